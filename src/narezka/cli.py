@@ -1,0 +1,205 @@
+"""Command-line interface: parse options, call one pipeline function, format the result.
+
+Exit codes: 0 success; 1 some input file was skipped and ``--strict`` was given; 2 usage
+or configuration error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from narezka import pipeline
+from narezka.errors import ConfigError
+from narezka.split import strategy_names
+from narezka.stats import chunk_stats
+from narezka.tokens import get_counter
+
+PREVIEW_CHARS = 200
+
+
+def _levels(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    lo, _, hi = value.partition("-")
+    try:
+        return int(lo), int(hi or lo)
+    except ValueError:
+        raise click.BadParameter(f"expected FROM-TO like 2-3, got {value!r}") from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="narezka")
+def cli() -> None:
+    """narezka: Markdown-aware chunking for retrieval (RAG)."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--strategy",
+    "-s",
+    type=click.Choice(strategy_names()),
+    default="headings",
+    show_default=True,
+    help="How to split.",
+)
+@click.option(
+    "--size",
+    type=int,
+    default=800,
+    show_default=True,
+    help="Maximum size of each chunk's embed_text, in --unit.",
+)
+@click.option(
+    "--overlap",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Units each chunk repeats from the previous one (overlap, recursive, sentences).",
+)
+@click.option("--unit", type=click.Choice(["chars", "tokens"]), default="chars", show_default=True)
+@click.option(
+    "--tokenizer",
+    default="cl100k_base",
+    show_default=True,
+    help="tiktoken encoding name or a tokenizer.json path (with --unit tokens).",
+)
+@click.option("--levels", default=None, help="Heading levels that open sections, e.g. 2-3.")
+@click.option(
+    "--min-chars",
+    type=int,
+    default=None,
+    help="Merge chunks shorter than this into a neighbour when they fit (headings).",
+)
+@click.option(
+    "--breadcrumbs/--no-breadcrumbs",
+    default=None,
+    help="Prefix the heading path to embed_text (default: on for headings only).",
+)
+@click.option("--include", multiple=True, help="Glob of files to read (repeatable).")
+@click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "jsonl", "json"]),
+    default="text",
+    show_default=True,
+    help="text: previews for people; jsonl/json: the contract fields.",
+)
+@click.option("--stats", is_flag=True, help="Print a summary (to stderr unless --format text).")
+@click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
+def chunk(
+    paths: Sequence[str],
+    strategy: str,
+    size: int,
+    overlap: int,
+    unit: str,
+    tokenizer: str,
+    levels: str | None,
+    min_chars: int | None,
+    breadcrumbs: bool | None,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    fmt: str,
+    stats: bool,
+    strict: bool,
+) -> None:
+    """Split Markdown files into retrieval-ready chunks.
+
+    Example: narezka chunk examples/kb --strategy headings --size 800 --format jsonl
+    """
+    err = Console(stderr=True)
+    params: dict[str, Any] = {
+        "size": size,
+        "overlap": overlap,
+        "unit": unit,
+        "tokenizer": tokenizer,
+        "levels": _levels(levels),
+        "min_chars": min_chars,
+        "breadcrumbs": breadcrumbs,
+    }
+    globs = {"include": tuple(include) or pipeline.DEFAULT_INCLUDE, "exclude": tuple(exclude)}
+    total = pipeline.count_files(paths, **globs)
+    progress = Progress(
+        TextColumn("chunking"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=total < 50 or not err.is_terminal,
+    )
+    try:
+        with progress:
+            task = progress.add_task("chunk", total=total)
+            report = pipeline.chunk_documents(
+                paths, strategy, on_file=lambda _: progress.advance(task), **globs, **params
+            )
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    for problem in report.skipped:
+        click.echo(f"skipped: {problem}", err=True)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+    out = sys.stdout
+    summary = chunk_stats(report)
+    if fmt == "jsonl":
+        for c in report.chunks:
+            out.write(json.dumps(c.to_json(), ensure_ascii=False) + "\n")
+    elif fmt == "json":
+        doc = {"chunks": [c.to_json() for c in report.chunks], "stats": summary}
+        out.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+    else:
+        # People read sizes in tokens too; in chars mode count them with cl100k for display.
+        display = None if unit == "tokens" else get_counter("tokens", "cl100k_base")
+        for c in report.chunks:
+            where = " > ".join(c.section) or "(no section)"
+            tokens = c.tokens if display is None else display.count(c.embed_text)
+            out.write(f"--- {c.source} | {where} | {c.chars} chars, {tokens} tokens ---\n")
+            preview = c.text[:PREVIEW_CHARS]
+            out.write(preview + ("…" if len(c.text) > PREVIEW_CHARS else "") + "\n\n")
+    if stats:
+        _print_stats(summary, Console(stderr=fmt != "text"))
+    if strict and report.skipped:
+        sys.exit(1)
+
+
+def _print_stats(summary: dict[str, Any], console: Console) -> None:
+    table = Table(title="narezka chunk", show_header=False, box=None)
+    labels = {
+        "files": "Files",
+        "chunks": "Chunks",
+        "avg_chars": "Avg chars/chunk",
+        "total_chars": "Total chars",
+        "p50_chars": "p50 chars",
+        "p95_chars": "p95 chars",
+        "max_chars": "Max chars",
+        "max_tokens": "Max size (unit)",
+        "empty_files": "Empty files",
+        "skipped_files": "Skipped files",
+        "removed_chars": "Removed characters",
+    }
+    for key, label in labels.items():
+        table.add_row(label, str(summary[key]))
+    console.print(table)
+
+
+@cli.command()
+def strategies() -> None:
+    """List the splitting strategies."""
+    for name in strategy_names():
+        click.echo(name)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``narezka`` console script."""
+    cli.main(args=list(argv) if argv is not None else None, prog_name="narezka")

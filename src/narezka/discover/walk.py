@@ -1,0 +1,197 @@
+"""Find the input files under the given paths and read them into ``RawDocument`` values."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from narezka.discover.decode import decode_bytes
+from narezka.errors import SourceError
+from narezka.types import RawDocument
+
+__all__ = ["DEFAULT_INCLUDE", "iter_files", "read_all", "read_document"]
+
+DEFAULT_INCLUDE = ("**/*.md", "**/*.markdown", "**/*.mdx", "**/*.txt")
+# Version-control, tool and cache folders. Other dot-folders are walked: `.github/` holds
+# real Markdown (templates, guides) that users expect to find in their index.
+_SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".narezka",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".idea",
+        ".vscode",
+        ".cache",
+        "node_modules",
+        "__pycache__",
+    }
+)
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob over POSIX relative paths: ``**/`` is any number of directories (also
+    none), ``**`` anything, ``*`` and ``?`` stay inside one path segment, ``[...]`` a class."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end]
+            negate = body.startswith("!")
+            body = re.sub(r"([\\^\[])", r"\\\1", body[1:] if negate else body)
+            out.append(f"[^/{body}]" if negate else f"[{body}]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _matches(rel: str, patterns: Sequence[str]) -> bool:
+    return any(_glob_regex(p).fullmatch(rel) for p in patterns)
+
+
+def _walk(
+    root: Path, include: Sequence[str], exclude: Sequence[str], problems: list[SourceError]
+) -> list[Path]:
+    """Files under ``root`` that pass the globs, in order of their relative POSIX path.
+
+    Directories that cannot be listed are appended to ``problems`` and the walk goes on.
+    """
+    found: dict[str, Path] = {}
+    seen: set[tuple[int, int]] = set()
+    pending = [root]
+    # Symlinked directories wait until every real one is walked, so a tree reached both ways
+    # is listed under its real path; ``seen`` holds (device, inode) so loops end.
+    linked: list[Path] = []
+    while pending or linked:
+        directory = pending.pop() if pending else linked.pop(0)
+        try:
+            st = directory.stat()
+            if (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(SourceError(str(directory), f"cannot list: {exc.strerror or exc}"))
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            rel = path.relative_to(root).as_posix()
+            try:
+                is_dir, is_file, is_link = entry.is_dir(), entry.is_file(), entry.is_symlink()
+            except OSError:  # a symlink loop such as ``a -> a`` cannot be stat-ed; skip it
+                continue
+            if is_dir:
+                hidden = entry.name in _SKIP_DIRS
+                # Excluding a directory excludes everything inside it, as in .gitignore.
+                if not hidden and not _matches(rel, exclude):
+                    (linked if is_link else pending).append(path)
+            elif is_file and _matches(rel, include) and not _matches(rel, exclude):
+                found[rel] = path
+    return [found[rel] for rel in sorted(found)]
+
+
+def iter_files(
+    paths: Sequence[str | Path],
+    include: Sequence[str] = DEFAULT_INCLUDE,
+    exclude: Sequence[str] = (),
+    *,
+    errors: list[SourceError] | None = None,
+) -> Iterator[tuple[Path, Path]]:
+    """Yield ``(root, file)`` for every input file, in a deterministic order.
+
+    Paths are taken in the order given; a directory yields its matching files sorted by relative
+    POSIX path, skipping dot-directories, ``node_modules`` and ``__pycache__``; a file yields
+    itself with its parent as root, whatever the globs. A file reached twice is yielded once.
+    Problems (a missing path, an unlistable directory) raise ``SourceError``, or are appended
+    to ``errors`` when a list is given, and the walk goes on.
+    """
+    yielded: set[str] = set()
+    for given in paths:
+        path = Path(given)
+        problems: list[SourceError] = []
+        pairs: list[tuple[Path, Path]] = []
+        if path.is_dir():
+            pairs = [(path, file) for file in _walk(path, include, exclude, problems)]
+        elif path.exists():
+            pairs = [(path.parent, path)]
+        else:
+            problems.append(SourceError(str(given), "no such file or directory"))
+        if problems and errors is None:
+            raise problems[0]
+        if errors is not None:
+            errors.extend(problems)
+        for root, file in pairs:
+            key = os.path.abspath(file)
+            if key not in yielded:
+                yielded.add(key)
+                yield root, file
+
+
+def read_document(root: Path, file: Path) -> tuple[RawDocument, list[str]]:
+    """Read and decode one file; ``source`` is its POSIX path relative to ``root``.
+
+    Raises ``SourceError`` (or its ``BinaryFileError``/``DecodeError``) naming the file.
+    """
+    try:
+        raw = file.read_bytes()
+        mtime = file.stat().st_mtime
+    except OSError as exc:
+        raise SourceError(str(file), f"cannot read: {exc.strerror or exc}") from exc
+    text, encoding, warnings = decode_bytes(raw, str(file))
+    try:
+        source = file.relative_to(root).as_posix()
+    except ValueError:
+        source = file.name
+    doc = RawDocument(source=source, text=text, encoding=encoding, mtime=mtime, size=len(raw))
+    return doc, warnings
+
+
+def read_all(
+    paths: Sequence[str | Path],
+    include: Sequence[str] = DEFAULT_INCLUDE,
+    exclude: Sequence[str] = (),
+) -> tuple[list[RawDocument], list[SourceError], list[str]]:
+    """Read every input file: ``(documents, per-file errors, warnings)``.
+
+    A file that cannot be read or decoded becomes an error in the list and the others are still
+    read; every error and warning names its file.
+    """
+    docs: list[RawDocument] = []
+    errors: list[SourceError] = []
+    warnings: list[str] = []
+    for root, file in iter_files(paths, include, exclude, errors=errors):
+        try:
+            doc, file_warnings = read_document(root, file)
+        except SourceError as exc:
+            errors.append(exc)
+            continue
+        docs.append(doc)
+        warnings.extend(file_warnings)
+    return docs, errors, warnings

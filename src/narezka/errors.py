@@ -1,0 +1,52 @@
+"""Exceptions raised by narezka.
+
+::
+
+    NarezkaError
+    ├── ConfigError            bad parameters or settings (the CLI exits 2)
+    │   └── UnknownStrategyError
+    ├── SourceError            one input file cannot be used; the run goes on with the others
+    │   ├── BinaryFileError
+    │   └── DecodeError
+    └── MissingDependencyError an optional extra is not installed
+"""
+
+from __future__ import annotations
+
+
+class NarezkaError(Exception):
+    """Root of every error narezka raises on purpose."""
+
+
+class ConfigError(NarezkaError, ValueError):
+    """Parameters that cannot work together, e.g. an overlap not smaller than the size."""
+
+
+class UnknownStrategyError(ConfigError):
+    """A strategy name that is not registered."""
+
+
+class SourceError(NarezkaError):
+    """A file that cannot be chunked; carries the file so messages can name it."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+class BinaryFileError(SourceError):
+    """The file looks binary (NUL bytes or mostly control bytes)."""
+
+
+class DecodeError(SourceError):
+    """The bytes are not UTF-8 and no supported legacy encoding explains them."""
+
+
+class MissingDependencyError(NarezkaError, ImportError):
+    """An optional dependency is needed: the message names the extra to install."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(f"{package} is not installed: pip install 'narezka[{extra}]'")
+        self.package = package
+        self.extra = extra

@@ -1,0 +1,237 @@
+"""Markdown block map: leaf blocks with character offsets, and YAML front matter.
+
+Block structure comes from markdown-it-py (CommonMark + GFM tables) with inline parsing
+switched off: we need where blocks are, not what their inline content means.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import yaml
+from markdown_it import MarkdownIt
+
+from narezka.types import Block, BlockKind, Document, RawDocument
+
+_FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.M)
+_EXPLICIT_ANCHOR = re.compile(r"[ \t]*\{#([^}\s]+)\}[ \t]*$")
+# A backtick fence whose info string holds a backtick (```` ```warn header="`x`" ````):
+# CommonMark reads that line as a paragraph, but the authors who write it (javascript.info,
+# several doc generators) mean a fence, and so does the chunk checker. The parser gets a copy
+# with those backticks masked; offsets do not move.
+_LENIENT_FENCE = re.compile(r"^( {0,3}`{3,})([^`\n]+`[^\n]*)$", re.M)
+_CONTAINER_PREFIX = re.compile(r"(?:[ \t]*(?:>|[-*+]|\d{1,9}[.)])(?=[ \t]|$))*[ \t]*")
+_SLUG_DROP = re.compile(r"[^\w\- ]+", re.U)
+_SLUG_SPACE = re.compile(r"[\s_]+", re.U)
+
+_LEAF_KINDS = {
+    "paragraph_open": BlockKind.PARAGRAPH,
+    "fence": BlockKind.CODE,
+    "code_block": BlockKind.CODE,
+    "html_block": BlockKind.HTML,
+    "table_open": BlockKind.TABLE,
+    "hr": BlockKind.RULE,
+}
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark").enable("table")
+    md.core.ruler.disable(["inline", "text_join"])
+    return md
+
+
+def split_front_matter(text: str) -> tuple[int, Mapping[str, Any], str]:
+    """Return (body offset, parsed metadata, problem) for a leading ``---`` YAML block.
+
+    A block that is not valid YAML mapping is still excluded from the body (it is metadata by
+    position) and reported through ``problem`` so the caller can warn.
+    """
+    if not text.startswith("---\n"):
+        return 0, {}, ""
+    close = _FRONT_MATTER_CLOSE.search(text, 4)
+    if close is None:
+        return 0, {}, ""
+    end = close.end()
+    body = end + 1 if text[end : end + 1] == "\n" else end
+    try:
+        meta = yaml.safe_load(text[4 : close.start()])
+    except yaml.YAMLError as exc:
+        return body, {}, f"front matter is not valid YAML ({exc.__class__.__name__})"
+    if meta is None:
+        return body, {}, ""
+    if not isinstance(meta, dict):
+        return body, {}, "front matter is not a YAML mapping"
+    return body, {str(k): _plain(v) for k, v in meta.items()}, ""
+
+
+def _plain(value: Any) -> Any:
+    """YAML dates and other objects become JSON-friendly values."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return str(value)
+
+
+def slugify(title: str) -> str:
+    """GitHub-style slug: lowercase, punctuation dropped, spaces to hyphens; keeps Cyrillic."""
+    slug = _SLUG_DROP.sub("", title.strip().lower())
+    return _SLUG_SPACE.sub("-", slug).strip("-")
+
+
+def heading_title(raw_title: str) -> tuple[str, str]:
+    """Split a heading's content into (title, explicit anchor or '')."""
+    match = _EXPLICIT_ANCHOR.search(raw_title)
+    if match is None:
+        return raw_title.strip(), ""
+    return raw_title[: match.start()].strip(), match.group(1)
+
+
+def parse_blocks(text: str, start: int = 0) -> list[Block]:
+    """Leaf blocks of ``text[start:]`` with offsets into ``text``, in document order.
+
+    A block spans whole lines, from its first line's start to its last line's end (without
+    the newline), container markers (``>``, list bullets) included.
+    """
+    body = text[start:]
+    line_starts = [0]
+    find = body.find
+    pos = find("\n")
+    while pos != -1:
+        line_starts.append(pos + 1)
+        pos = find("\n", pos + 1)
+    n_lines = len(line_starts)
+
+    def span(first: int, last_exclusive: int) -> tuple[int, int]:
+        last = min(last_exclusive, n_lines) - 1
+        end = line_starts[last + 1] - 1 if last + 1 < n_lines else len(body)
+        return start + line_starts[first], start + max(end, line_starts[first])
+
+    blocks: list[Block] = []
+    parser_input = body
+    if "`" in body:
+        parser_input = _LENIENT_FENCE.sub(_mask_info_backticks, body)
+    tokens = _parser().parse(parser_input)
+    list_depth = 0
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        kind = tok.type
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            list_depth += 1
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            list_depth -= 1
+        elif kind == "heading_open" and tok.map is not None:
+            raw_title = tokens[i + 1].content if i + 1 < len(tokens) else ""
+            title, anchor = heading_title(raw_title)
+            s, e = span(*tok.map)
+            blocks.append(
+                Block(
+                    BlockKind.HEADING,
+                    s,
+                    e,
+                    level=int(tok.tag[1]),
+                    title=title,
+                    anchor=anchor or slugify(title),
+                )
+            )
+        elif kind in _LEAF_KINDS and tok.map is not None:
+            s, e = span(*tok.map)
+            block_kind = _LEAF_KINDS[kind]
+            if block_kind is BlockKind.PARAGRAPH and list_depth:
+                block_kind = BlockKind.LIST_ITEM
+            fence = fence_close = ""
+            if kind == "fence":
+                fence, fence_close = _fence_lines(text, s, e, tok.markup)
+                if not fence_close and e == start + len(body.rstrip("\n")):
+                    # An unterminated fence owns the rest of the file, final newlines too:
+                    # a chunk may not end between its last line and the end of the file.
+                    e = len(text)
+            blocks.append(
+                Block(
+                    block_kind,
+                    s,
+                    e,
+                    level=list_depth,
+                    fence=fence,
+                    fence_close=fence_close,
+                )
+            )
+            if kind in ("paragraph_open", "table_open"):
+                i = _skip_to_close(tokens, i)
+        i += 1
+    return blocks
+
+
+def _mask_info_backticks(match: re.Match[str]) -> str:
+    fence, info = match.group(1), match.group(2)
+    # ```` ```rm -rf``` is dangerous ```` is inline code (a closing run as long as the
+    # opening one), not a fence with a quoted info string: leave it to CommonMark.
+    if "`" * len(fence.strip()) in info:
+        return match.group(0)
+    return fence + info.replace("`", "'")
+
+
+def _skip_to_close(tokens: list[Any], i: int) -> int:
+    close = tokens[i].type.replace("_open", "_close")
+    nesting = tokens[i].level
+    while i < len(tokens) and not (tokens[i].type == close and tokens[i].level == nesting):
+        i += 1
+    return i
+
+
+def _fence_lines(text: str, start: int, end: int, marker: str) -> tuple[str, str]:
+    """The opening fence line and the closing one ('' when the fence runs to end of file).
+
+    Container markers (``>`` of a quote, a list bullet) are not part of either line.
+    """
+    first_end = text.find("\n", start, end)
+    opening_line = text[start : end if first_end == -1 else first_end]
+    opening_prefix = _CONTAINER_PREFIX.match(opening_line)
+    open_indent = opening_prefix.end() if opening_prefix else 0
+    opening = opening_line[open_indent:].strip()
+    last_start = text.rfind("\n", start, end) + 1
+    if last_start <= start:
+        return opening, ""
+    closing_line = text[last_start:end]
+    closing_prefix = _CONTAINER_PREFIX.match(closing_line)
+    close_indent = closing_prefix.end() if closing_prefix else 0
+    closing = closing_line[close_indent:].strip()
+    # A closing fence may be indented at most 3 columns more than its container allows;
+    # deeper, the line is code content and the fence runs on.
+    too_deep = close_indent > max(open_indent, 0) + 3
+    if too_deep or not closing or set(closing) != {marker[0]} or len(closing) < len(marker):
+        return opening, ""
+    return opening, closing
+
+
+def parse_document(raw: RawDocument) -> tuple[Document, list[str]]:
+    """Parse front matter and the block map; return the document and warnings."""
+    body_start, meta, problem = split_front_matter(raw.text)
+    warnings = [f"{raw.source}: {problem}"] if problem else []
+    blocks = parse_blocks(raw.text, body_start)
+    doc = Document(
+        source=raw.source,
+        text=raw.text,
+        body_start=body_start,
+        meta=meta,
+        blocks=tuple(blocks),
+        encoding=raw.encoding,
+        mtime=raw.mtime,
+    )
+    return doc, warnings
+
+
+def block_at(blocks: tuple[Block, ...] | list[Block], starts: list[int], pos: int) -> Block | None:
+    """The block containing ``pos`` (given the blocks' sorted start offsets), if any."""
+    k = bisect_right(starts, pos) - 1
+    if k >= 0 and blocks[k].start <= pos < blocks[k].end:
+        return blocks[k]
+    return None

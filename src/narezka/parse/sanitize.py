@@ -1,0 +1,43 @@
+"""Sanitization of the text a model sees (``embed_text``); chunk spans are never altered.
+
+The rules follow the production pipeline narezka was specified from: replacement characters,
+control and invisible format characters carry no meaning for an embedding model, and long
+unbroken runs (base64, hashes) or runs of blank space only burn the token budget.
+"""
+
+from __future__ import annotations
+
+import re
+
+LONG_RUN = 200
+"""Long non-space runs are shortened to this many characters plus ``...``."""
+
+# C0 controls except \t and \n, DEL and C1 controls, the replacement character, and
+# zero-width / invisible format characters (ZWSP, ZWNJ, ZWJ, LRM/RLM, bidi embeddings and
+# isolates, word joiner and invisible operators, BOM, soft hyphen).
+_DROP = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd\u00ad\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff]+"
+)
+# Runs of up to LONG_RUN + 3 stay: shortening them would not make them shorter.
+_LONG_RUN = re.compile(rf"\S{{{LONG_RUN + 4},}}")
+_SPACE_RUN = re.compile(r"[ \t]{10,}")
+_NEWLINE_RUN = re.compile(r"\n{5,}")
+
+
+def sanitize(text: str) -> str:
+    """Return ``text`` cleaned for embedding: see the module docstring for the rules."""
+    if _DROP.search(text) is not None:
+        text = _DROP.sub("", text)
+    if len(text) > LONG_RUN and _LONG_RUN.search(text) is not None:
+        text = _LONG_RUN.sub(lambda m: m.group(0)[:LONG_RUN] + "...", text)
+    if "  " in text or "\t" in text:
+        text = _SPACE_RUN.sub(" ", text)
+    if "\n\n\n\n\n" in text:
+        text = _NEWLINE_RUN.sub("\n\n", text)
+    return text
+
+
+def removed_characters(text: str) -> int:
+    """How many characters of ``text`` sanitization drops outright (control/invisible)."""
+    return sum(len(m.group(0)) for m in _DROP.finditer(text))

@@ -1,0 +1,157 @@
+"""The wiring between stages: the only module that crosses them (besides the CLI)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from narezka.discover import iter_files, normalize_newlines, read_document
+from narezka.errors import NarezkaError, SourceError
+from narezka.parse.markdown import parse_document
+from narezka.parse.sanitize import removed_characters
+from narezka.split import SplitParams, Strategy, get_strategy
+from narezka.tokens import TokenCounter, get_counter
+from narezka.types import Chunk, RawDocument
+
+DEFAULT_INCLUDE = ("**/*.md", "**/*.markdown", "**/*.mdx", "**/*.txt")
+
+ProgressCallback = Callable[[str], None]
+"""Called with each file's source name once it is done (for progress bars)."""
+
+
+@dataclass(slots=True)
+class ChunkReport:
+    """What a chunking run produced and everything it had to say about its inputs."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    files: int = 0
+    empty_files: list[str] = field(default_factory=list)
+    skipped: list[SourceError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    removed_chars: int = 0
+    """Control and invisible characters that sanitization dropped from ``embed_text``."""
+    input_chars: int = 0
+    strategies: dict[str, str] = field(default_factory=dict)
+    """Which strategy each file got."""
+
+
+def make_params(**params: Any) -> SplitParams:
+    """SplitParams from keyword arguments, accepting lists where tuples are stored."""
+    for key in ("levels", "separators"):
+        if key in params and params[key] is not None:
+            params[key] = tuple(params[key])
+    return SplitParams(**{k: v for k, v in params.items() if v is not None})
+
+
+def chunk_raw(
+    raw: RawDocument, strategy: Strategy, params: SplitParams, counter: TokenCounter
+) -> tuple[list[Chunk], list[str], int]:
+    """Chunks of one decoded document, its warnings, and the characters sanitization drops."""
+    doc, warnings = parse_document(raw)
+    chunks = strategy.split(doc, params, counter)
+    return chunks, warnings, removed_characters(doc.text[doc.body_start :])
+
+
+def chunk_text(
+    text: str,
+    strategy: str = "headings",
+    *,
+    source: str = "<text>",
+    **params: Any,
+) -> list[Chunk]:
+    """Chunk one Markdown text. ``params`` are :class:`~narezka.split.SplitParams` fields.
+
+    Example::
+
+        chunks = chunk_text(open("kb/delivery.md").read(), "headings", size=800)
+    """
+    split_params = make_params(**params)
+    counter = get_counter(split_params.unit, split_params.tokenizer)
+    raw = RawDocument(source=source, text=normalize_newlines(text))
+    chunks, _, _ = chunk_raw(raw, get_strategy(strategy), split_params, counter)
+    return chunks
+
+
+def chunk_documents(
+    paths: Sequence[str | Path],
+    strategy: str = "headings",
+    *,
+    include: Sequence[str] = DEFAULT_INCLUDE,
+    exclude: Sequence[str] = (),
+    on_file: ProgressCallback | None = None,
+    **params: Any,
+) -> ChunkReport:
+    """Chunk every matching file under ``paths``; a bad file is reported, never fatal."""
+    split_params = make_params(**params)
+    counter = get_counter(split_params.unit, split_params.tokenizer)
+    chosen = get_strategy(strategy)
+    report = ChunkReport()
+    for root, file in _files(paths, include, exclude, report):
+        try:
+            raw, warnings = read_document(root, file)
+        except SourceError as exc:
+            report.skipped.append(exc)
+            continue
+        report.files += 1
+        report.warnings.extend(warnings)
+        report.input_chars += len(raw.text)
+        if not raw.text.strip():
+            report.empty_files.append(raw.source)
+            continue
+        try:
+            chunks, doc_warnings, removed = chunk_raw(raw, chosen, split_params, counter)
+        except NarezkaError as exc:
+            report.skipped.append(SourceError(raw.source, str(exc)))
+            continue
+        report.warnings.extend(doc_warnings)
+        report.removed_chars += removed
+        report.strategies[raw.source] = chosen.name
+        if not chunks:
+            report.empty_files.append(raw.source)
+        report.chunks.extend(_with_file_meta(chunks, raw))
+        if on_file is not None:
+            on_file(raw.source)
+    return report
+
+
+def chunk_path(path: str | Path, strategy: str = "headings", **kwargs: Any) -> list[Chunk]:
+    """Chunks of a file or of every matching file under a folder (skipped files are dropped;
+    use :func:`chunk_documents` to see why)."""
+    return chunk_documents([path], strategy, **kwargs).chunks
+
+
+def count_files(
+    paths: Sequence[str | Path],
+    include: Sequence[str] = DEFAULT_INCLUDE,
+    exclude: Sequence[str] = (),
+) -> int:
+    """How many files a run over ``paths`` would read (for a progress bar's total)."""
+    try:
+        return sum(1 for _ in iter_files(paths, include, exclude))
+    except SourceError:
+        return 0
+
+
+def _files(
+    paths: Sequence[str | Path],
+    include: Sequence[str],
+    exclude: Sequence[str],
+    report: ChunkReport,
+) -> Iterable[tuple[Path, Path]]:
+    # A missing path is one bad input among several, like an unreadable file.
+    for path in paths:
+        try:
+            yield from iter_files([path], include, exclude)
+        except SourceError as exc:
+            report.skipped.append(exc)
+
+
+def _with_file_meta(chunks: list[Chunk], raw: RawDocument) -> list[Chunk]:
+    import dataclasses
+    import hashlib
+
+    doc_hash = hashlib.sha256(raw.text.encode()).hexdigest()[:32]
+    extra: Mapping[str, Any] = {"mtime": raw.mtime, "doc_hash": doc_hash}
+    return [dataclasses.replace(c, meta={**c.meta, **extra}) for c in chunks]

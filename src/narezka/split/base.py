@@ -1,0 +1,103 @@
+"""Strategy parameters and the interface every splitting strategy implements."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import ClassVar, Protocol
+
+from narezka.errors import ConfigError
+from narezka.split.context import RAW_CHARS_PER_TOKEN, DocumentContext
+from narezka.split.packer import extend_back
+from narezka.tokens import TokenCounter
+from narezka.types import Chunk, Document
+
+SENTENCE = "<sentence>"
+"""A separator that stands for "a sentence end" in the recursive strategy's list."""
+DEFAULT_SEPARATORS = ("\n\n", "\n", SENTENCE, ", ", " ", "")
+
+
+@dataclass(frozen=True, slots=True)
+class SplitParams:
+    """Validated parameters shared by all strategies; each uses the ones it needs."""
+
+    size: int = 800
+    unit: str = "chars"
+    tokenizer: str = "cl100k_base"
+    overlap: int = 0
+    levels: tuple[int, int] = (1, 6)
+    """Heading levels that open a section (``--levels 2-3`` splits only at H2/H3)."""
+    min_chars: int = 150
+    """Chunks shorter than this merge with a neighbour when the result fits (headings)."""
+    separators: tuple[str, ...] = field(default=DEFAULT_SEPARATORS)
+    breadcrumbs: bool | None = None
+    """Prefix the heading path to ``embed_text``; None = the strategy's own default."""
+
+    def __post_init__(self) -> None:
+        if self.unit not in ("chars", "tokens"):
+            raise ConfigError(f"unit must be 'chars' or 'tokens', not {self.unit!r}")
+        if self.size < 16:
+            raise ConfigError(f"size must be at least 16 {self.unit}, got {self.size}")
+        if self.overlap < 0 or self.overlap >= self.size // 2:
+            raise ConfigError(
+                f"overlap must be between 0 and half the size ({self.size // 2}), "
+                f"got {self.overlap}"
+            )
+        lo, hi = self.levels
+        if not 1 <= lo <= hi <= 6:
+            raise ConfigError(f"heading levels must satisfy 1 <= from <= to <= 6, got {lo}-{hi}")
+        if self.min_chars < 0:
+            raise ConfigError(f"min_chars must not be negative, got {self.min_chars}")
+
+    def fingerprint(self, strategy: str) -> str:
+        """Stable text naming everything that changes the chunks (used in content hashes)."""
+        fields = asdict(self)
+        fields["levels"] = list(self.levels)
+        fields["separators"] = list(self.separators)
+        return strategy + ":" + json.dumps(fields, sort_keys=True, ensure_ascii=False)
+
+
+class Strategy(Protocol):
+    """Turns one parsed document into chunks under the chunk contract."""
+
+    name: ClassVar[str]
+    breadcrumbs: ClassVar[bool]
+    respects_atoms: ClassVar[bool]
+
+    def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]: ...
+
+
+def context_for(
+    strategy: Strategy, doc: Document, params: SplitParams, counter: TokenCounter
+) -> DocumentContext:
+    """The per-document context with the strategy's breadcrumb default applied."""
+    crumbs = strategy.breadcrumbs if params.breadcrumbs is None else params.breadcrumbs
+    return DocumentContext(
+        doc,
+        counter,
+        params.size,
+        strategy=strategy.name,
+        fingerprint=params.fingerprint(strategy.name),
+        breadcrumbs=crumbs,
+    )
+
+
+def with_overlap(
+    ctx: DocumentContext, ranges: list[tuple[int, int]], params: SplitParams
+) -> list[tuple[int, int]]:
+    """Extend each chunk back over its predecessor's tail, snapped to sentence or word starts.
+
+    Strategies pack at ``size - overlap`` first, so the extension nearly always fits.
+    """
+    if params.overlap <= 0:
+        return ranges
+    text = ctx.text
+
+    def snap(lo: int, hi: int) -> list[int]:
+        return ctx.sentence_cuts(lo, hi) or ctx.word_cuts(lo, hi)
+
+    def measure(start: int, end: int) -> int:
+        return ctx.counter.count(text[start:end])
+
+    reach = params.overlap * (1 if ctx.chars else RAW_CHARS_PER_TOKEN)
+    return extend_back(text, ranges, params.overlap, ctx.cost, params.size, snap, measure, reach)

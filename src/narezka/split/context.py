@@ -1,0 +1,353 @@
+"""Per-document state shared by all strategies: sections, atoms, embed_text, costs, chunks.
+
+A strategy decides *where* to cut; this module decides what a range becomes: its breadcrumb,
+the repeated table header or restored code fence around a piece of an atom, the sanitized
+text the model sees, its exact size, and finally the ``Chunk`` with its identity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from narezka.parse.sanitize import sanitize
+from narezka.parse.sentences import sentence_ends
+from narezka.split.packer import Packer, Refiner, trim_whitespace
+from narezka.tokens import TokenCounter
+from narezka.types import Block, BlockKind, Chunk, Document
+
+BREADCRUMB_SHARE = 0.2
+"""A breadcrumb may take at most this share of the budget; an atom of 80% always fits."""
+RAW_CHARS_PER_TOKEN = 8
+"""Raw span length cap per budget token, so sanitization cannot hide a 300k-char blob."""
+
+_WORD_GAP = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A heading's territory: from its line to the next heading."""
+
+    start: int
+    path: tuple[str, ...]
+    anchors: tuple[str, ...]
+
+
+class DocumentContext:
+    """Everything about one document that turns ranges into chunks."""
+
+    def __init__(
+        self,
+        doc: Document,
+        counter: TokenCounter,
+        budget: int,
+        *,
+        strategy: str,
+        fingerprint: str,
+        breadcrumbs: bool,
+    ) -> None:
+        self.doc = doc
+        self.text = doc.text
+        self.counter = counter
+        self.budget = budget
+        self.strategy = strategy
+        self.fingerprint = fingerprint
+        self.breadcrumbs = breadcrumbs
+        self.chars = counter.name == "chars"
+        self.sections = _sections(doc.blocks)
+        self.section_starts = [s.start for s in self.sections]
+        self.blocks = list(doc.blocks)
+        self.block_starts = [b.start for b in self.blocks]
+        self.atoms = [b for b in self.blocks if b.is_atom]
+        self.atom_starts = [a.start for a in self.atoms]
+        title = doc.meta.get("title")
+        self.title = title.strip() if isinstance(title, str) else ""
+        body = self.text[doc.body_start :]
+        # Most documents need no sanitizing at all; knowing it once lets every range skip the
+        # regex passes and lets character costs be pure arithmetic.
+        self.clean = sanitize(body) == body
+        self._cost: dict[tuple[int, int], int] = {}
+        self._tokens: dict[tuple[int, int], int] = {}
+        self._prefix: dict[tuple[str, ...], str] = {}
+        self._embed: dict[tuple[int, int], str] = {}
+
+    # ---- sections and breadcrumbs -------------------------------------------------------
+
+    def section_index(self, pos: int) -> int:
+        """Index of the section holding ``pos``; -1 before the first heading."""
+        return bisect_right(self.section_starts, pos) - 1
+
+    def common_section(self, start: int, end: int) -> tuple[tuple[str, ...], str]:
+        """The section path shared by every section the range touches, and its anchor."""
+        first = self.section_index(start)
+        last = self.section_index(max(start, end - 1))
+        if first < 0:
+            return (), ""
+        path, anchors = self.sections[first].path, self.sections[first].anchors
+        for k in range(first + 1, last + 1):
+            other = self.sections[k].path
+            n = 0
+            while n < min(len(path), len(other)) and path[n] == other[n]:
+                n += 1
+            path, anchors = path[:n], anchors[:n]
+        return path, (anchors[-1] if anchors else "")
+
+    def prefix(self, path: tuple[str, ...]) -> str:
+        """The breadcrumb line plus blank line that starts ``embed_text`` (may be empty)."""
+        cached = self._prefix.get(path)
+        if cached is not None:
+            return cached
+        crumbs = [title for title in path if title]
+        if self.title and (not crumbs or crumbs[0] != self.title):
+            crumbs.insert(0, self.title)
+        result = ""
+        if self.breadcrumbs and crumbs:
+            cap = int(self.budget * BREADCRUMB_SHARE) - 3
+            line = " > ".join(crumbs)
+            # Deepest titles say most about the chunk: drop from the root first.
+            while len(crumbs) > 1 and self.counter.count(line) > cap:
+                crumbs.pop(0)
+                line = "… > " + " > ".join(crumbs)
+            while line and self.counter.count(line) > cap:
+                line = line[: len(line) * 3 // 4]
+            result = line + "\n\n" if line else ""
+        self._prefix[path] = result
+        return result
+
+    # ---- atoms --------------------------------------------------------------------------
+
+    def atom_at(self, pos: int) -> Block | None:
+        """The atom strictly containing ``pos`` (a cut there would break it), if any."""
+        k = bisect_right(self.atom_starts, pos) - 1
+        if k >= 0 and self.atoms[k].start < pos < self.atoms[k].end:
+            return self.atoms[k]
+        return None
+
+    def _atom_context(self, start: int, end: int) -> tuple[str, str]:
+        """Text to put around a piece of a split atom: table header rows, code fences."""
+        before = after = ""
+        atom = self.atom_at(start)
+        if atom is not None and atom.kind is BlockKind.TABLE:
+            header_end = self.table_body_start(atom)
+            if start >= header_end:
+                before = self.text[atom.start : header_end]
+        elif atom is not None and atom.kind is BlockKind.CODE and atom.fence:
+            before = atom.fence + "\n"
+        closing = self.atom_at(end)
+        if closing is not None and closing.kind is BlockKind.CODE and closing.fence:
+            after = "\n" + (closing.fence_close or closing.fence.lstrip()[:3])
+        return before, after
+
+    def table_body_start(self, table: Block) -> int:
+        """Offset of the first data row (just past the delimiter row's newline)."""
+        pos = table.start
+        for _ in range(2):
+            nl = self.text.find("\n", pos, table.end)
+            if nl == -1:
+                return table.end
+            pos = nl + 1
+        return pos
+
+    # ---- what the model sees, and its size ----------------------------------------------
+
+    def embed_text(self, start: int, end: int) -> str:
+        key = (start, end)
+        cached = self._embed.get(key)
+        if cached is not None:
+            return cached
+        before, after = self._atom_context(start, end)
+        body = before + self.text[start:end] + after
+        if not self.clean:
+            body = sanitize(body)
+        path, _ = self.common_section(start, end)
+        result = self.prefix(path) + body
+        if len(self._embed) > 4096:
+            self._embed.clear()
+        self._embed[key] = result
+        return result
+
+    def cost(self, start: int, end: int) -> int:
+        """Exact size of the range's ``embed_text``, never less than a raw-length bound."""
+        key = (start, end)
+        cached = self._cost.get(key)
+        if cached is not None:
+            return cached
+        raw = end - start
+        if self.chars and self.clean:
+            before, after = self._atom_context(start, end)
+            value = len(self.prefix(self.common_section(start, end)[0])) + len(before) + raw
+            value += len(after)
+        elif self.chars:
+            value = max(len(self.embed_text(start, end)), raw)
+        else:
+            # A cheap lower bound settles far-too-long ranges without tokenizing them.
+            floor = -(-raw // RAW_CHARS_PER_TOKEN)
+            if floor > self.budget:
+                value = floor
+            else:
+                exact = self.counter.count(self.embed_text(start, end))
+                self._tokens[key] = exact
+                value = max(exact, floor)
+        self._cost[key] = value
+        return value
+
+    def max_probe(self) -> int:
+        return self.budget if self.chars else self.budget * RAW_CHARS_PER_TOKEN
+
+    def packer(
+        self, refiners: Sequence[Refiner], budget: int | None = None, *, ceiling: int | None = None
+    ) -> Packer:
+        """A packer over this document; atoms may use ``ceiling`` (default: the full budget)."""
+        return Packer(
+            self.text,
+            self.budget if budget is None else budget,
+            self.cost,
+            refiners,
+            max_probe=self.max_probe(),
+            ceiling=self.budget if ceiling is None else ceiling,
+            atom_of=self.atom_range,
+            trim=self.trim,
+        )
+
+    def trim(self, start: int, end: int) -> tuple[int, int]:
+        """Trim whitespace, but keep an atom's indentation: a cut there would cut the atom."""
+        s, e = trim_whitespace(self.text, start, end)
+        if s < e:
+            atom = self.atom_at(s)
+            if atom is not None and atom.start >= start:
+                s = atom.start
+            atom = self.atom_at(e)
+            if atom is not None and atom.end <= end:
+                e = atom.end
+        return s, e
+
+    def atom_range(self, start: int, end: int) -> tuple[int, int] | None:
+        """The span of the atom the range lies in, if it lies in one."""
+        atom = self.atom_at(start + 1) if end - start > 1 else None
+        if atom is not None and atom.start <= start and end <= atom.end:
+            return atom.start, atom.end
+        return None
+
+    def within_atom(self, start: int, end: int) -> bool:
+        """Whether the range lies inside one atom (a whole table, code block, or a piece)."""
+        atom = self.atom_at(start + 1) if end - start > 1 else None
+        return atom is not None and atom.start <= start and end <= atom.end
+
+    # ---- candidate cuts (refiners) ------------------------------------------------------
+
+    def _outside_atoms(self, start: int, end: int, cuts: list[int]) -> list[int]:
+        """Drop cuts inside atoms; inside one oversized atom, prefer its own row cuts.
+
+        Every text refiner goes through here, so whatever level the packer has reached, a
+        too-long table is cut between rows and a too-long code block between lines first.
+        """
+        if self.within_atom(start, end):
+            return self.atom_row_cuts(start, end) or cuts
+        return [c for c in cuts if self.atom_at(c) is None]
+
+    def block_cuts(self, start: int, end: int) -> list[int]:
+        lo = bisect_right(self.block_starts, start)
+        hi = bisect_left(self.block_starts, end)
+        return [self.block_starts[k] for k in range(lo, hi)]
+
+    def atom_row_cuts(self, start: int, end: int) -> list[int]:
+        """Line starts inside an oversized atom: table rows past the header, code lines."""
+        atom = self.atom_at(start) or self.atom_at(start + 1)
+        if atom is None or not (atom.start <= start and end <= atom.end):
+            return []
+        first = self.table_body_start(atom) if atom.kind is BlockKind.TABLE else atom.start
+        if atom.kind is BlockKind.CODE and atom.fence:
+            first = self.text.find("\n", atom.start, atom.end) + 1
+        cuts = []
+        pos = self.text.find("\n", max(start, first - 1), end)
+        while pos != -1 and pos + 1 < end:
+            if pos + 1 > first:
+                cuts.append(pos + 1)
+            pos = self.text.find("\n", pos + 1, end)
+        if atom.kind is BlockKind.CODE and atom.fence_close and cuts:
+            # A cut before the closing fence line would leave the fence alone in a piece.
+            last_line = self.text.rfind("\n", atom.start, atom.end) + 1
+            cuts = [c for c in cuts if c != last_line]
+        return cuts
+
+    def sentence_cuts(self, start: int, end: int) -> list[int]:
+        ends = [c for c in sentence_ends(self.text, start, end) if start < c < end]
+        return self._outside_atoms(start, end, ends)
+
+    def line_cuts(self, start: int, end: int) -> list[int]:
+        cuts = []
+        pos = self.text.find("\n", start, end)
+        while pos != -1:
+            if start < pos + 1 < end:
+                cuts.append(pos + 1)
+            pos = self.text.find("\n", pos + 1, end)
+        return self._outside_atoms(start, end, cuts)
+
+    def separator_cuts(self, separator: str) -> Refiner:
+        """Cuts just after every occurrence of a literal separator."""
+
+        def refine(start: int, end: int) -> list[int]:
+            cuts = []
+            pos = self.text.find(separator, start, end)
+            while pos != -1:
+                cut = pos + len(separator)
+                if start < cut < end:
+                    cuts.append(cut)
+                pos = self.text.find(separator, cut, end)
+            return self._outside_atoms(start, end, cuts)
+
+        return refine
+
+    def word_cuts(self, start: int, end: int) -> list[int]:
+        cuts = [m.end() for m in _WORD_GAP.finditer(self.text, start, end)]
+        return self._outside_atoms(start, end, [c for c in cuts if start < c < end])
+
+    # ---- chunks -------------------------------------------------------------------------
+
+    def make_chunks(self, ranges: list[tuple[int, int]]) -> list[Chunk]:
+        chunks = []
+        source = self.doc.source
+        meta = dict(self.doc.meta)
+        for index, (start, end) in enumerate(ranges):
+            embed = self.embed_text(start, end)
+            path, anchor = self.common_section(start, end)
+            tokens = self._tokens.get((start, end))
+            if tokens is None:
+                tokens = len(embed) if self.chars else self.counter.count(embed)
+            digest = hashlib.sha256(f"{self.fingerprint}\0{embed}".encode()).hexdigest()[:32]
+            chunks.append(
+                Chunk(
+                    source=source,
+                    index=index,
+                    start=start,
+                    end=end,
+                    text=self.text[start:end],
+                    embed_text=embed,
+                    section=path,
+                    anchor=anchor,
+                    url=f"{source}#{anchor}" if anchor else source,
+                    chars=len(embed),
+                    tokens=tokens,
+                    tokenizer=self.counter.name,
+                    strategy=self.strategy,
+                    content_hash=digest,
+                    meta=meta,
+                )
+            )
+        return chunks
+
+
+def _sections(blocks: tuple[Block, ...]) -> list[Section]:
+    sections: list[Section] = []
+    path: list[tuple[int, str, str]] = []
+    for block in blocks:
+        if block.kind is not BlockKind.HEADING:
+            continue
+        while path and path[-1][0] >= block.level:
+            path.pop()
+        path.append((block.level, block.title, block.anchor))
+        sections.append(Section(block.start, tuple(p[1] for p in path), tuple(p[2] for p in path)))
+    return sections

@@ -1,0 +1,102 @@
+"""``headings``: one section per chunk where it fits, breadcrumbs first (seed 003, strategy 3).
+
+Sections open at headings of the configured levels (``levels=(2, 3)`` splits only at H2 and
+H3, like the seed pipeline). A section that fits is one chunk; a longer one is cut between
+blocks, then sentences, lines and words; tables and code blocks are atoms, split by rows or
+lines only when one alone is too long, with the table header or the code fence repeated in
+each piece's ``embed_text``. Chunks shorter than ``min_chars`` merge with a neighbour when
+the merged chunk still fits. ``embed_text`` starts with the heading path
+(``Доставка > Курьером > Тарифы``) so a bare table still says what it is about.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import ClassVar
+
+from narezka.split.base import SplitParams, context_for
+from narezka.split.context import DocumentContext
+from narezka.split.packer import Refiner
+from narezka.tokens import TokenCounter
+from narezka.types import BlockKind, Chunk, Document
+
+
+class HeadingsStrategy:
+    """Structure-first splitting by Markdown headings."""
+
+    name: ClassVar[str] = "headings"
+    breadcrumbs: ClassVar[bool] = True
+    respects_atoms: ClassVar[bool] = True
+
+    def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
+        ctx = context_for(self, doc, params, counter)
+        lo, hi = params.levels
+        bounds = [doc.body_start]
+        bounds += [
+            b.start
+            for b in doc.blocks
+            if b.kind is BlockKind.HEADING and lo <= b.level <= hi and b.start > doc.body_start
+        ]
+        bounds.append(len(doc.text))
+        after_heading = {
+            nxt.start
+            for prev, nxt in zip(doc.blocks, doc.blocks[1:], strict=False)
+            if prev.kind is BlockKind.HEADING
+        }
+
+        def block_cuts(start: int, end: int) -> list[int]:
+            # A heading stays with the block under it: alone it would be an empty chunk.
+            return [c for c in ctx.block_cuts(start, end) if c not in after_heading]
+
+        refiners: list[Refiner] = [block_cuts, ctx.sentence_cuts, ctx.line_cuts, ctx.word_cuts]
+        packer = ctx.packer(refiners)
+        headings = {b.start: b for b in doc.blocks if b.kind is BlockKind.HEADING}
+        ranges: list[tuple[int, int]] = []
+        for start, end in itertools.pairwise(bounds):
+            heading = headings.get(start)
+            if heading is None or packer.fits(start, end):
+                ranges.extend(packer.pack(start, end))
+            else:
+                ranges.extend(_pack_under_heading(ctx, refiners, heading.end, start, end))
+        return ctx.make_chunks(merge_short(ctx, ranges, params.min_chars))
+
+
+def _pack_under_heading(
+    ctx: DocumentContext, refiners: list[Refiner], heading_end: int, start: int, end: int
+) -> list[tuple[int, int]]:
+    """Pack a too-long section so its heading line opens the first chunk, not one of its own."""
+    packer = ctx.packer(refiners)
+    ranges = packer.pack(heading_end, end)
+    if not ranges:
+        return packer.pack(start, heading_end)
+    if packer.fits(start, ranges[0][1]):
+        return [(start, ranges[0][1]), *ranges[1:]]
+    # Re-pack the first piece with room left for the heading line.
+    room = ctx.budget - ctx.cost(start, heading_end)
+    if room > ctx.budget // 4:
+        tight = ctx.packer(refiners, budget=room).pack(*ranges[0])
+        if tight and packer.fits(start, tight[0][1]):
+            return [(start, tight[0][1]), *tight[1:], *ranges[1:]]
+    return [*packer.pack(start, heading_end), *ranges]
+
+
+def merge_short(
+    ctx: DocumentContext, ranges: list[tuple[int, int]], min_chars: int
+) -> list[tuple[int, int]]:
+    """Merge each range shorter than ``min_chars`` into its next, else previous, neighbour."""
+    if min_chars <= 0:
+        return ranges
+    out = list(ranges)
+    i = 0
+    while i < len(out):
+        start, end = out[i]
+        if end - start < min_chars:
+            if i + 1 < len(out) and ctx.cost(start, out[i + 1][1]) <= ctx.budget:
+                out[i : i + 2] = [(start, out[i + 1][1])]
+                continue
+            if i > 0 and ctx.cost(out[i - 1][0], end) <= ctx.budget:
+                out[i - 1 : i + 1] = [(out[i - 1][0], end)]
+                i -= 1
+                continue
+        i += 1
+    return out

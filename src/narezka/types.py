@@ -1,0 +1,125 @@
+"""Frozen value types passed between pipeline stages.
+
+Every offset in narezka indexes ``Document.text``: the decoded file with the BOM removed and
+CRLF/CR turned into LF, and nothing else changed.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class RawDocument:
+    """A file that was read and decoded, before any Markdown parsing."""
+
+    source: str
+    """Path relative to the corpus root, with forward slashes; the chunk's ``source``."""
+    text: str
+    """Decoded text, BOM removed, CRLF/CR turned into LF."""
+    encoding: str = "utf-8"
+    mtime: float = 0.0
+    size: int = 0
+
+
+class BlockKind(enum.Enum):
+    """Kinds of Markdown blocks that the splitters care about."""
+
+    HEADING = "heading"
+    PARAGRAPH = "paragraph"
+    CODE = "code"
+    """Fenced or indented code: an atom."""
+    TABLE = "table"
+    """A GFM table: an atom, split by rows only when it alone is too long."""
+    HTML = "html"
+    """An HTML block or comment: an atom."""
+    LIST_ITEM = "list_item"
+    QUOTE = "quote"
+    RULE = "rule"
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One leaf block of the Markdown block map, as a character range of ``Document.text``."""
+
+    kind: BlockKind
+    start: int
+    end: int
+    """Exclusive; the block's last line without its newline."""
+    level: int = 0
+    """Heading level 1–6 for headings; list nesting depth for list items."""
+    title: str = ""
+    """Heading title with trailing ``#`` and ``{#anchor}`` removed."""
+    anchor: str = ""
+    """Explicit ``{#id}`` of a heading, else a slug of its title."""
+    fence: str = ""
+    """For fenced code: the opening fence line, e.g. ```` ```python ````."""
+    fence_close: str = ""
+    """For fenced code: the closing fence line, empty when the fence runs to end of file."""
+
+    @property
+    def is_atom(self) -> bool:
+        return self.kind in (BlockKind.CODE, BlockKind.TABLE, BlockKind.HTML)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A parsed document: normalized text, front matter, and its block map."""
+
+    source: str
+    text: str
+    body_start: int = 0
+    """Offset just past the YAML front matter; 0 when there is none."""
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    blocks: tuple[Block, ...] = ()
+    encoding: str = "utf-8"
+    mtime: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A retrieval unit: an exact span of a document plus the text its embedding is made from.
+
+    ``text == document.text[start:end]`` always holds; size limits apply to ``embed_text``.
+    """
+
+    source: str
+    index: int
+    start: int
+    end: int
+    text: str
+    embed_text: str
+    section: tuple[str, ...] = ()
+    anchor: str = ""
+    url: str = ""
+    chars: int = 0
+    """Length of ``embed_text`` in characters."""
+    tokens: int = 0
+    """Length of ``embed_text`` in the configured tokenizer's tokens (characters for chars)."""
+    tokenizer: str = "chars"
+    strategy: str = ""
+    content_hash: str = ""
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSONL export of the chunk contract."""
+        return {
+            "source": self.source,
+            "index": self.index,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "embed_text": self.embed_text,
+            "section": list(self.section),
+            "anchor": self.anchor,
+            "url": self.url,
+            "chars": self.chars,
+            "tokens": self.tokens,
+            "tokenizer": self.tokenizer,
+            "strategy": self.strategy,
+            "content_hash": self.content_hash,
+            "meta": dict(self.meta),
+        }

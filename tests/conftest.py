@@ -1,0 +1,35 @@
+"""Shared fixtures: where the read-only shared data lives (configurable), example paths."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples" / "kb"
+TEST_DATA = REPO / "tests" / "data"
+SHARED = Path(os.environ.get("NAREZKA_SHARED", REPO.parent / "shared"))
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=60
+)
+settings.register_profile(
+    "ci",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    max_examples=120,
+    derandomize=True,
+)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+@pytest.fixture(scope="session")
+def check_chunks_tool() -> Path:
+    """The chunk contract in executable form (shared/tools/check_chunks.py)."""
+    tool = SHARED / "tools" / "check_chunks.py"
+    if not tool.is_file():
+        pytest.skip(f"{tool} not found; set NAREZKA_SHARED to the shared/ folder")
+    return tool

@@ -1,0 +1,162 @@
+"""Tests for narezka.discover.decode: UTF-8 normalization, legacy Russian encodings, refusals."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from narezka.discover import decode_bytes, normalize_newlines
+from narezka.errors import BinaryFileError, DecodeError, SourceError
+
+# Lines without CR/LF and without control characters (those would make the bytes look binary).
+_line = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1)
+
+
+@given(
+    lines=st.lists(_line, min_size=1, max_size=8),
+    breaks=st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=7, max_size=7),
+    bom=st.booleans(),
+)
+def test_utf8_decodes_to_text_with_lf_newlines(
+    lines: list[str], breaks: list[str], bom: bool
+) -> None:
+    body = lines[0] + "".join(b + line for b, line in zip(breaks, lines[1:], strict=False))
+    raw = (b"\xef\xbb\xbf" if bom else b"") + body.encode("utf-8")
+    # The lines are non-empty, so every break is exactly one LF in the result. Only one BOM
+    # goes: a text that itself starts with U+FEFF loses it only when no BOM was written.
+    expected = "\n".join(lines)
+    if not bom:
+        expected = expected.removeprefix("\ufeff")
+
+    text, encoding, warnings = decode_bytes(raw, "doc.md")
+
+    assert text == expected
+    assert encoding == "utf-8"
+    assert warnings == []
+
+
+def test_mixed_newline_runs_each_become_one_lf() -> None:
+    text, _, _ = decode_bytes(b"a\r\r\nb\n\rc\r", "x.md")
+    assert text == "a\n\nb\n\nc\n"
+
+
+def test_other_line_breaks_and_inner_boms_are_kept() -> None:
+    original = "a\u2028b\u0085c\x0bd\ufeffe\tf"
+    text, _, _ = decode_bytes(original.encode("utf-8"), "x.md")
+    assert text == original
+
+
+def test_normalize_newlines_strips_one_bom_only() -> None:
+    assert normalize_newlines("\ufeff\ufeffa\r\nb") == "\ufeffa\nb"
+
+
+RUSSIAN = [
+    "Привет, мир! Это короткий тест кодировки.",
+    "Москва является столицей России и крупнейшим по численности населения городом страны.\r\n"
+    "Город стоит на реке Москве в центре Восточно-Европейской равнины.",
+    "## Установка\n\nЗапустите `pip install narezka`, затем выполните SQL-запрос к базе.",
+    "ГЛАВА ПЕРВАЯ. ОБЩИЕ ПОЛОЖЕНИЯ\n\nНастоящий документ описывает порядок работы.",
+    "В чащах юга жил бы цитрус? Да, но фальшивый экземпляр! Съешь ещё этих булок.",
+]
+
+
+@pytest.mark.parametrize("encoding", ["cp1251", "koi8-r"])
+@pytest.mark.parametrize("sample", RUSSIAN)
+def test_russian_legacy_encodings_are_detected(sample: str, encoding: str) -> None:
+    text, detected, warnings = decode_bytes(sample.encode(encoding), "ru.md")
+    assert detected == encoding
+    assert text == sample.replace("\r\n", "\n")
+    assert warnings == [f"ru.md: decoded as {encoding} (not UTF-8)"]
+
+
+@pytest.mark.parametrize("encoding", ["cp1251", "koi8-r"])
+@pytest.mark.parametrize("sample", ["ВВЕДЕНИЕ В ТЕОРИЮ ЧИСЕЛ", "ГЛАВА ПЕРВАЯ. ОБЩИЕ ПОЛОЖЕНИЯ"])
+def test_all_capitals_are_told_apart_by_letter_frequencies(sample: str, encoding: str) -> None:
+    # The other table turns capitals into lowercase, so the case signal points the wrong way.
+    text, detected, _ = decode_bytes(sample.encode(encoding), "caps.md")
+    assert (text, detected) == (sample, encoding)
+
+
+@pytest.mark.parametrize(
+    ("sample", "encoding"), [("Щедрый Вечер", "cp1251"), ("Эхо Юга", "koi8-r")]
+)
+def test_short_title_case_is_told_apart_by_capitals_inside_words(
+    sample: str, encoding: str
+) -> None:
+    # Rare capitals (Щ, Э, Ю) leave the letter frequencies undecided on so few letters.
+    text, detected, _ = decode_bytes(sample.encode(encoding), "title.md")
+    assert (text, detected) == (sample, encoding)
+
+
+@pytest.mark.parametrize(("sample", "encoding"), [("фьорд", "cp1251"), ("цапля", "koi8-r")])
+def test_short_lowercase_is_told_apart_by_case(sample: str, encoding: str) -> None:
+    # Letter frequencies alone favour the other table's capitals here; prose is mostly lowercase.
+    text, detected, _ = decode_bytes(sample.encode(encoding), "word.md")
+    assert (text, detected) == (sample, encoding)
+
+
+def test_cp1251_typography_is_read() -> None:
+    sample = "ООО «Рога и копыта» — лучшая компания № 1… Ёлки!"
+    text, detected, _ = decode_bytes(sample.encode("cp1251"), "t.md")
+    assert (text, detected) == (sample, "cp1251")
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_with_bom(codec: str) -> None:
+    bom = b"\xff\xfe" if codec == "utf-16-le" else b"\xfe\xff"
+    raw = bom + "Заголовок\r\nтекст".encode(codec)
+    text, detected, warnings = decode_bytes(raw, "w.txt")
+    assert (text, detected) == ("Заголовок\nтекст", codec)
+    assert warnings == [f"w.txt: decoded as {codec} (not UTF-8)"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"%PDF-1.4\n\x00\x01binary",
+        bytes(range(1, 8)) * 50 + b"some text",
+    ],
+    ids=["nul", "control-bytes"],
+)
+def test_binary_is_refused(raw: bytes) -> None:
+    with pytest.raises(BinaryFileError, match=r"^img/logo\.png: binary file, skipped$"):
+        decode_bytes(raw, "img/logo.png")
+
+
+def test_a_few_control_bytes_are_still_text() -> None:
+    raw = b"\x1b[1m" * 10 + b"bold text, mostly readable " * 3
+    text, _, _ = decode_bytes(raw, "ansi.txt")
+    assert text == raw.decode("ascii")
+
+
+def test_only_the_first_8_kib_are_sniffed_for_nul() -> None:
+    raw = b"a" * 9000 + b"\x00"
+    text, _, _ = decode_bytes(raw, "late.txt")
+    assert text == raw.decode("ascii")
+
+
+def test_random_high_bytes_are_undecodable() -> None:
+    rng = random.Random(20240601)
+    raw = b"ok " + bytes(rng.randrange(0x80, 0x100) for _ in range(400))
+    with pytest.raises(DecodeError) as info:
+        decode_bytes(raw, "noise.md")
+    assert str(info.value).startswith("noise.md: invalid UTF-8 at byte 3 ")
+    assert "not cp1251/koi8-r" in str(info.value)
+    assert isinstance(info.value, SourceError)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Ça va très bien, garçon. Déjà vu, naïve café.".encode("latin-1"),
+        "Grüße aus München, schöne Straße".encode("latin-1"),
+        b"Prices \x80\x81\x82 \x8a\x8c\x8d\x8e \x9a\x9c\x9d\x9e \x83\x84\x85 end",
+    ],
+    ids=["french", "german", "c1-bytes"],
+)
+def test_latin1_text_is_undecodable(raw: bytes) -> None:
+    with pytest.raises(DecodeError, match=r"^latin\.md: invalid UTF-8 at byte \d+"):
+        decode_bytes(raw, "latin.md")

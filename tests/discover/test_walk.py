@@ -1,0 +1,200 @@
+"""Tests for narezka.discover.walk: finding input files and reading them."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from narezka.discover import iter_files, read_all, read_document
+from narezka.errors import BinaryFileError, DecodeError, SourceError
+
+
+def _write(root: Path, rel: str, data: str | bytes = "text\n") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        path.write_text(data, encoding="utf-8")
+    else:
+        path.write_bytes(data)
+    return path
+
+
+def _rels(
+    root: Path, include: Sequence[str] | None = None, exclude: Sequence[str] = ()
+) -> list[str]:
+    pairs = (
+        list(iter_files([root], exclude=exclude))
+        if include is None
+        else list(iter_files([root], include, exclude))
+    )
+    assert all(r == root for r, _ in pairs)
+    return [f.relative_to(root).as_posix() for _, f in pairs]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    for rel in ["b.md", "a.md", "z.txt", "sub/c.md", "sub/a.markdown", "sub/deep/d.mdx", "x.png"]:
+        _write(tmp_path, rel)
+    return tmp_path
+
+
+def test_walk_yields_default_extensions_in_sorted_order(tree: Path) -> None:
+    assert _rels(tree) == ["a.md", "b.md", "sub/a.markdown", "sub/c.md", "sub/deep/d.mdx", "z.txt"]
+
+
+def test_double_star_slash_matches_zero_or_more_dirs(tree: Path) -> None:
+    assert _rels(tree, ["**/*.md"]) == ["a.md", "b.md", "sub/c.md"]
+    assert _rels(tree, ["*.md"]) == ["a.md", "b.md"]
+    assert _rels(tree, ["sub/**/*.md?"]) == ["sub/deep/d.mdx"]
+    assert _rels(tree, ["[ab].md"]) == ["a.md", "b.md"]
+    assert _rels(tree, ["[!a].md"]) == ["b.md"]
+
+
+def test_exclude_wins_and_prunes_directories(tree: Path) -> None:
+    assert _rels(tree, ["**/*.md"], ["a.md"]) == ["b.md", "sub/c.md"]
+    assert _rels(tree, exclude=["sub/**"]) == ["a.md", "b.md", "z.txt"]
+    assert _rels(tree, exclude=["**/deep"]) == [
+        "a.md",
+        "b.md",
+        "sub/a.markdown",
+        "sub/c.md",
+        "z.txt",
+    ]
+
+
+def test_tool_dirs_are_skipped_but_other_dot_dirs_are_read(tmp_path: Path) -> None:
+    for rel in [
+        ".git/x.md",
+        ".narezka/y.md",
+        ".github/PULL_REQUEST_TEMPLATE.md",
+        "node_modules/pkg/readme.md",
+        "docs/__pycache__/q.md",
+        "docs/.venv/lib/readme.md",
+        "docs/ok.md",
+    ]:
+        _write(tmp_path, rel)
+    assert _rels(tmp_path) == [".github/PULL_REQUEST_TEMPLATE.md", "docs/ok.md"]
+
+
+def test_a_file_path_is_yielded_whatever_the_globs(tmp_path: Path) -> None:
+    file = _write(tmp_path, "notes/readme.rst", "Hello\r\n")
+    assert list(iter_files([file], ["**/*.md"], ["**"])) == [(file.parent, file)]
+    doc, warnings = read_document(file.parent, file)
+    assert (doc.source, doc.text, warnings) == ("readme.rst", "Hello\n", [])
+
+
+def test_paths_keep_their_order_and_files_are_not_repeated(tree: Path) -> None:
+    pairs = list(iter_files([tree / "sub", tree / "a.md", tree, tree / "sub" / "c.md"]))
+    assert [(r.name, f.relative_to(tree).as_posix()) for r, f in pairs] == [
+        ("sub", "sub/a.markdown"),
+        ("sub", "sub/c.md"),
+        ("sub", "sub/deep/d.mdx"),
+        (tree.name, "a.md"),
+        (tree.name, "b.md"),
+        (tree.name, "z.txt"),
+    ]
+
+
+def test_missing_path_raises_source_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    with pytest.raises(SourceError, match="no such file or directory") as info:
+        list(iter_files([missing]))
+    assert info.value.path == str(missing)
+
+
+def test_missing_path_is_collected_when_asked(tree: Path) -> None:
+    errors: list[SourceError] = []
+    pairs = list(iter_files([tree / "nope", tree / "a.md"], errors=errors))
+    assert pairs == [(tree, tree / "a.md")]
+    assert [e.path for e in errors] == [str(tree / "nope")]
+
+
+def _run_with_timeout(paths: list[Path]) -> list[tuple[Path, Path]]:
+    result: list[tuple[Path, Path]] = []
+    thread = threading.Thread(target=lambda: result.extend(iter_files(paths)), daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), "walk did not finish: symlink loop?"
+    return result
+
+
+def test_symlinks_are_followed_and_loops_end(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    _write(root, "a.md")
+    _write(root, "sub/b.md")
+    real = _write(tmp_path, "outside/real.md", "outside\n")
+    (root / "link.md").symlink_to(real)
+    (root / "sub" / "up").symlink_to(root, target_is_directory=True)  # loop back to root
+    (root / "ext").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (root / "self.md").symlink_to(root / "self.md")  # a -> a: cannot be resolved
+    (root / "dangling.md").symlink_to(root / "gone.md")
+
+    rels = [f.relative_to(root).as_posix() for _, f in _run_with_timeout([root])]
+
+    assert rels == ["a.md", "ext/real.md", "link.md", "sub/b.md"]
+    doc, _ = read_document(root, root / "link.md")
+    assert (doc.source, doc.text) == ("link.md", "outside\n")
+
+
+def test_read_document_fills_the_raw_document(tmp_path: Path) -> None:
+    raw = "# Заголовок\r\nтекст\r\n".encode("cp1251")
+    file = _write(tmp_path, "ru/doc.md", raw)
+
+    doc, warnings = read_document(tmp_path, file)
+
+    assert doc.source == "ru/doc.md"
+    assert doc.text == "# Заголовок\nтекст\n"
+    assert doc.encoding == "cp1251"
+    assert doc.size == len(raw)
+    assert doc.mtime == file.stat().st_mtime
+    assert warnings == [f"{file}: decoded as cp1251 (not UTF-8)"]
+
+
+def test_unreadable_file_raises_source_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = _write(tmp_path, "secret.md")
+    real_read_bytes = Path.read_bytes
+
+    # Tests may run as root, where chmod 000 does not stop reading; fake the refusal instead.
+    def refuse(self: Path) -> bytes:
+        if self == file:
+            raise PermissionError(13, "Permission denied")
+        return real_read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    with pytest.raises(SourceError, match=r"secret\.md: cannot read: Permission denied") as info:
+        read_document(tmp_path, file)
+    assert info.value.path == str(file)
+
+
+def test_read_all_goes_on_past_bad_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path, "1-good.md", "# Good\n")
+    _write(tmp_path, "2-binary.md", b"\x89PNG\r\n\x1a\n\x00\x00")
+    _write(tmp_path, "3-noise.md", bytes(range(0x80, 0x100)) * 3)
+    _write(tmp_path, "4-legacy.md", "Привет, это старый файл в кодировке Windows.".encode("cp1251"))
+    _write(tmp_path, "locked/5-hidden-by-permissions.md")
+    _write(tmp_path, "6-last.txt", "last\n")
+    real_scandir = os.scandir
+
+    def scandir(path: Path) -> object:
+        if Path(path).name == "locked":
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)  # the walker lists directories with it
+
+    docs, errors, warnings = read_all([tmp_path, tmp_path / "missing.md"])
+
+    assert [d.source for d in docs] == ["1-good.md", "4-legacy.md", "6-last.txt"]
+    assert docs[1].text.startswith("Привет")
+    by_name = {Path(e.path).name: e for e in errors}
+    assert sorted(by_name) == ["2-binary.md", "3-noise.md", "locked", "missing.md"]
+    assert isinstance(by_name["2-binary.md"], BinaryFileError)
+    assert isinstance(by_name["3-noise.md"], DecodeError)
+    assert all(Path(e.path).name in str(e) for e in errors)
+    assert warnings == [f"{tmp_path / '4-legacy.md'}: decoded as cp1251 (not UTF-8)"]

@@ -1,0 +1,73 @@
+"""Bad input: nothing crashes, one bad file never stops the others."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import narezka
+from narezka.tokens import get_counter
+
+from contract import assert_contract
+
+
+def test_empty_and_whitespace_files_yield_no_chunks_and_are_counted(tmp_path: Path) -> None:
+    (tmp_path / "empty.md").write_text("", encoding="utf-8")
+    (tmp_path / "blank.md").write_text(" \n\t\n\n", encoding="utf-8")
+    (tmp_path / "front-matter-only.md").write_text("---\ntitle: X\n---\n", encoding="utf-8")
+    report = narezka.chunk_documents([tmp_path])
+    assert report.chunks == []
+    assert sorted(report.empty_files) == ["blank.md", "empty.md", "front-matter-only.md"]
+    assert report.files == 3 and report.skipped == []
+
+
+@pytest.mark.parametrize("strategy", ["fixed", "overlap", "recursive", "sentences", "headings"])
+def test_a_300k_line_without_spaces_is_split(strategy: str) -> None:
+    text = "# Данные\n\n" + "QUJD" * 75_000 + "\n\nКонец."
+    chunks = narezka.chunk_text(text, strategy, size=800)
+    assert_contract(text, chunks, 800, get_counter("chars"), atoms=False)
+    assert max(len(c.text) for c in chunks) <= 800
+
+
+def test_a_300k_line_in_tokens_keeps_raw_spans_bounded() -> None:
+    text = "x" * 300_000
+    chunks = narezka.chunk_text(text, "recursive", size=256, unit="tokens")
+    assert_contract(text, chunks, 256, get_counter("tokens", "cl100k_base"), atoms=False)
+
+
+def test_invalid_utf8_is_skipped_with_a_message_and_others_go_on(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# Первый\n\nТекст.\n", encoding="utf-8")
+    (tmp_path / "b.md").write_bytes(b"# \xff\xfe\x80\x81 broken " * 20)
+    (tmp_path / "c.md").write_text("# Третий\n\nЕщё текст.\n", encoding="utf-8")
+    report = narezka.chunk_documents([tmp_path])
+    assert [c.source for c in report.chunks] == ["a.md", "c.md"]
+    assert len(report.skipped) == 1
+    assert "b.md" in str(report.skipped[0])
+
+
+def test_legacy_encoding_is_decoded_with_a_warning(tmp_path: Path) -> None:
+    text = "# Оплата\n\nОплатить заказ можно картой или наличными при получении.\n"
+    (tmp_path / "pay.md").write_bytes(text.encode("koi8-r"))
+    report = narezka.chunk_documents([tmp_path])
+    assert report.chunks[0].text.startswith("# Оплата")
+    assert any("pay.md" in w and "koi8" in w for w in report.warnings)
+
+
+def test_control_characters_are_kept_in_spans_and_dropped_from_embed_text() -> None:
+    text = "# Тест\n\nНевидимый\u200b пробел и\x07 звонок \ufffd здесь."
+    report_chunks = narezka.chunk_text(text, "headings", size=200)
+    (chunk,) = report_chunks
+    assert "\u200b" in chunk.text and "\x07" in chunk.text
+    assert not any(ch in chunk.embed_text for ch in "\u200b\x07\ufffd")
+
+
+def test_removed_characters_are_counted(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# T\n\nText\u200b\u200b with \x07 marks.\n", encoding="utf-8")
+    assert narezka.chunk_documents([tmp_path]).removed_chars == 3
+
+
+def test_unterminated_fence_keeps_the_rest_of_the_file_as_code() -> None:
+    text = "# A\n\n```\ncode\n# not a heading\n\nmore code\n"
+    chunks = narezka.chunk_text(text, "headings", size=200)
+    assert all(c.section == ("A",) for c in chunks)

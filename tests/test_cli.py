@@ -1,0 +1,173 @@
+"""The command line: formats, statistics, exit codes, and the shared contract checker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from narezka.cli import cli
+
+from conftest import EXAMPLES, TEST_DATA
+
+STRATEGIES = ["fixed", "overlap", "recursive", "sentences", "headings"]
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_jsonl_has_every_contract_field() -> None:
+    code, out, _ = run("chunk", str(EXAMPLES), "--format", "jsonl", "--size", "600")
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) > 30
+    fields = set(
+        "source index start end text embed_text section anchor url chars tokens "
+        "tokenizer strategy content_hash meta".split()
+    )
+    assert all(fields <= set(row) for row in rows)
+    assert {row["source"] for row in rows} >= {"delivery.md", "products/lamp-svet.md"}
+    archived = [row for row in rows if row["source"] == "returns-2023-archive.md"]
+    assert archived and all(row["meta"]["archived"] is True for row in archived)
+
+
+def test_text_format_previews_each_chunk() -> None:
+    code, out, _ = run("chunk", str(EXAMPLES / "delivery.md"), "--size", "500")
+    assert code == 0
+    headers = [line for line in out.splitlines() if line.startswith("--- delivery.md | ")]
+    assert headers and all(line.endswith(" tokens ---") for line in headers)
+    assert "Доставка по России > Тарифы курьерской доставки" in out
+
+
+def test_stats_count_files_chunks_and_problems(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nТекст раздела.\n", encoding="utf-8")
+    (tmp_path / "empty.md").write_text("", encoding="utf-8")
+    (tmp_path / "bad.md").write_bytes(b"\x00\x01\x02binary")
+    code, out, err = run("chunk", str(tmp_path), "--format", "json", "--stats")
+    assert code == 0
+    stats = json.loads(out)["stats"]
+    assert (stats["files"], stats["chunks"], stats["empty_files"], stats["skipped_files"]) == (
+        2,
+        1,
+        1,
+        1,
+    )
+    assert "bad.md" in err and "binary" in err
+    assert "Avg chars/chunk" in err and "Skipped files" in err
+
+
+def test_strict_exits_1_when_a_file_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "good.md").write_text("# Хорошо\n\nВсё в порядке.\n", encoding="utf-8")
+    (tmp_path / "broken.md").write_bytes(bytes(range(128, 256)) * 4)
+    code, out, err = run("chunk", str(tmp_path), "--strict", "--format", "jsonl")
+    assert code == 1
+    assert "broken.md" in err
+    assert [json.loads(line)["source"] for line in out.splitlines()] == ["good.md"]
+    assert run("chunk", str(tmp_path), "--format", "jsonl")[0] == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--size", "0"],
+        ["--overlap", "900"],
+        ["--levels", "x-y"],
+        ["--strategy", "magic"],
+        ["--unit", "tokens", "--tokenizer", "no_such_encoding"],
+    ],
+)
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    code, _, err = run("chunk", str(EXAMPLES / "faq.md"), *args)
+    assert code == 2
+    assert "Error" in err
+
+
+def test_missing_path_is_reported_and_others_still_chunked(tmp_path: Path) -> None:
+    code, out, err = run(
+        "chunk", str(tmp_path / "nope"), str(EXAMPLES / "faq.md"), "--format", "jsonl"
+    )
+    assert code == 0
+    assert "nope" in err and "no such file" in err
+    assert out.strip()
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("corpus", [EXAMPLES, TEST_DATA], ids=["examples", "tests-data"])
+def test_shared_checker_accepts_chars_output(
+    strategy: str, corpus: Path, tmp_path: Path, check_chunks_tool: Path
+) -> None:
+    size = "400"
+    extra = ["--overlap", "60"] if strategy in ("overlap", "recursive") else []
+    code, out, _ = run(
+        "chunk", str(corpus), "--strategy", strategy, "--size", size, "--format", "jsonl", *extra
+    )
+    assert code == 0
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text(out, encoding="utf-8")
+    check = [
+        sys.executable,
+        str(check_chunks_tool),
+        str(corpus),
+        str(chunks),
+        "--size",
+        size,
+        "--unit",
+        "chars",
+    ]
+    if strategy == "fixed":
+        check.append("--no-atoms")
+    result = subprocess.run(check, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.strip().splitlines()[-1].startswith("ok:")
+
+
+@pytest.mark.parametrize("strategy", ["recursive", "headings"])
+def test_shared_checker_accepts_token_output(
+    strategy: str, tmp_path: Path, check_chunks_tool: Path
+) -> None:
+    code, out, _ = run(
+        "chunk",
+        str(EXAMPLES),
+        "--strategy",
+        strategy,
+        "--size",
+        "128",
+        "--unit",
+        "tokens",
+        "--format",
+        "jsonl",
+    )
+    assert code == 0
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text(out, encoding="utf-8")
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(check_chunks_tool),
+            str(EXAMPLES),
+            str(chunks),
+            "--size",
+            "128",
+            "--unit",
+            "tokens",
+            "--tokenizer",
+            "cl100k_base",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout
+
+
+def test_console_script_and_module_entry_point() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "narezka", "strategies"], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == STRATEGIES
