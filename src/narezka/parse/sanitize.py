@@ -20,7 +20,7 @@ _DROP = re.compile(
     "\u2060-\u2064\u2066-\u206f\ufeff]+"
 )
 # Runs of up to LONG_RUN + 3 stay: shortening them would not make them shorter.
-_LONG_RUN = re.compile(rf"\S{{{LONG_RUN + 4},}}")
+_LONG_RUN = re.compile(rf"(?<!\S)\S{{{LONG_RUN + 4},}}")  # tried at run starts only: linear
 _SPACE_RUN = re.compile(r"[ \t]{10,}")
 _NEWLINE_RUN = re.compile(r"\n{5,}")
 
@@ -36,6 +36,18 @@ def sanitize(text: str) -> str:
     if "\n\n\n\n\n" in text:
         text = _NEWLINE_RUN.sub("\n\n", text)
     return text
+
+
+def needs_sanitizing(text: str) -> bool:
+    """Whether :func:`sanitize` would change ``text`` (a quick check: fast substring tests
+    first, regex passes only when they cannot rule a rule out)."""
+    return (
+        _DROP.search(text) is not None
+        or "\n\n\n\n\n" in text
+        or " " * 10 in text
+        or ("\t" in text and _SPACE_RUN.search(text) is not None)
+        or (len(text) > LONG_RUN and _LONG_RUN.search(text) is not None)
+    )
 
 
 def removed_characters(text: str) -> int:

@@ -13,7 +13,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from narezka.parse.sanitize import sanitize
+from narezka.parse.sanitize import needs_sanitizing, sanitize
 from narezka.parse.sentences import sentence_ends
 from narezka.split.packer import Packer, Refiner, trim_whitespace
 from narezka.tokens import TokenCounter
@@ -68,9 +68,11 @@ class DocumentContext:
         body = self.text[doc.body_start :]
         # Most documents need no sanitizing at all; knowing it once lets every range skip the
         # regex passes and lets character costs be pure arithmetic.
-        self.clean = sanitize(body) == body
+        self.clean = not needs_sanitizing(body)
         self._cost: dict[tuple[int, int], int] = {}
         self._tokens: dict[tuple[int, int], int] = {}
+        self._body: dict[tuple[int, int], int] = {}
+        self._extra: dict[str, int] = {}
         self._prefix: dict[tuple[str, ...], str] = {}
         self._embed: dict[tuple[int, int], str] = {}
 
@@ -210,7 +212,29 @@ class DocumentContext:
             ceiling=self.budget if ceiling is None else ceiling,
             atom_of=self.atom_range,
             trim=self.trim,
+            estimate=None if self.chars else self.body_tokens,
+            overhead=self.overhead_tokens,
         )
+
+    def overhead_tokens(self, start: int, end: int) -> int:
+        """Tokens of what ``embed_text`` adds around the range: breadcrumb, atom context."""
+        before, after = self._atom_context(start, end)
+        extra = self.prefix(self.common_section(start, end)[0]) + before + after
+        cached = self._extra.get(extra)
+        if cached is None:
+            cached = self.counter.count(extra)
+            self._extra[extra] = cached
+        return cached
+
+    def body_tokens(self, start: int, end: int) -> int:
+        """Tokens of the range's own text (no breadcrumb): a summand for group estimates."""
+        key = (start, end)
+        cached = self._body.get(key)
+        if cached is None:
+            raw = self.text[start:end]
+            cached = self.counter.count(raw if self.clean else sanitize(raw))
+            self._body[key] = cached
+        return cached
 
     def trim(self, start: int, end: int) -> tuple[int, int]:
         """Trim whitespace, but keep an atom's indentation: a cut there would cut the atom."""

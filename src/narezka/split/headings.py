@@ -38,26 +38,28 @@ class HeadingsStrategy:
             if b.kind is BlockKind.HEADING and lo <= b.level <= hi and b.start > doc.body_start
         ]
         bounds.append(len(doc.text))
-        after_heading = {
+        # A heading stays with the block under it (alone it would be an empty chunk), and so
+        # does a lead-in that ends with a colon («Как выбрать пункт выдачи:» + its list).
+        glued = {
             nxt.start
-            for prev, nxt in zip(doc.blocks, doc.blocks[1:], strict=False)
-            if prev.kind is BlockKind.HEADING
+            for prev, nxt in itertools.pairwise(doc.blocks)
+            if prev.kind is BlockKind.HEADING or doc.text[prev.end - 1 : prev.end] == ":"
         }
 
         def block_cuts(start: int, end: int) -> list[int]:
-            # A heading stays with the block under it: alone it would be an empty chunk.
-            return [c for c in ctx.block_cuts(start, end) if c not in after_heading]
+            return [c for c in ctx.block_cuts(start, end) if c not in glued]
 
         refiners: list[Refiner] = [block_cuts, ctx.sentence_cuts, ctx.line_cuts, ctx.word_cuts]
         packer = ctx.packer(refiners)
         headings = {b.start: b for b in doc.blocks if b.kind is BlockKind.HEADING}
         ranges: list[tuple[int, int]] = []
         for start, end in itertools.pairwise(bounds):
+            section = packer.pack(start, end)
             heading = headings.get(start)
-            if heading is None or packer.fits(start, end):
-                ranges.extend(packer.pack(start, end))
-            else:
-                ranges.extend(_pack_under_heading(ctx, refiners, heading.end, start, end))
+            if heading is not None and len(section) > 1 and section[0] == (start, heading.end):
+                # The heading line was left alone: glue it to the start of what follows.
+                section = _pack_under_heading(ctx, refiners, heading.end, start, end)
+            ranges.extend(section)
         return ctx.make_chunks(merge_short(ctx, ranges, params.min_chars))
 
 

@@ -49,6 +49,8 @@ class Packer:
         ceiling: int | None = None,
         atom_of: Callable[[int, int], tuple[int, int] | None] | None = None,
         trim: Callable[[int, int], tuple[int, int]] | None = None,
+        estimate: Cost | None = None,
+        overhead: Cost | None = None,
     ) -> None:
         self.text = text
         self.budget = budget
@@ -62,6 +64,11 @@ class Packer:
         self.ceiling = budget if ceiling is None else max(budget, ceiling)
         self.atom_of = atom_of
         self.trim = trim or (lambda s, e: trim_whitespace(text, s, e))
+        # Size of a range's own text without breadcrumb or other context, for summing pieces;
+        # None when exact costs are cheap enough to ask for every candidate group.
+        self.estimate = estimate
+        # Size of what surrounds a range's text in its chunk (breadcrumb, repeated headers).
+        self.overhead: Cost = overhead or (lambda s, e: 0)
 
     def fits(self, start: int, end: int) -> bool:
         cost = self.cost(start, end)
@@ -77,32 +84,60 @@ class Packer:
         start, end = self.trim(start, end)
         if start >= end:
             return []
-        if self.fits(start, end):
+        # With costly exact costs, asking whether the whole range fits would tokenize it once
+        # more: grouping its pieces answers that too (a range that fits becomes one group).
+        inside_atom = self.atom_of is not None and self.atom_of(start, end) is not None
+        if (self.estimate is None or inside_atom) and self.fits(start, end):
             return [(start, end)]
         for depth in range(level, len(self.refiners)):
             cuts = self.refiners[depth](start, end)
             if cuts:
                 return self._merge(start, end, cuts, depth)
+        if self.estimate is not None and self.fits(start, end):
+            return [(start, end)]
         return self.hard_split(start, end)
 
     def _merge(self, start: int, end: int, cuts: list[int], depth: int) -> list[tuple[int, int]]:
-        out: list[tuple[int, int]] = []
-        bounds = [start, *cuts, end]
-        group_start = group_end = -1
-        for a, b in itertools.pairwise(bounds):
+        pieces = []
+        for a, b in itertools.pairwise([start, *cuts, end]):
             a, b = self.trim(a, b)
-            if a >= b:
-                continue
-            if group_start < 0:
-                group_start, group_end = a, b
-            elif self.cost(group_start, b) <= self.budget:
-                group_end = b
+            if a < b:
+                pieces.append((a, b))
+        out: list[tuple[int, int]] = []
+        i, n = 0, len(pieces)
+        while i < n:
+            j = self._grow(pieces, i)
+            if j > i or self.fits(*pieces[i]):
+                out.append((pieces[i][0], pieces[j][1]))
             else:
-                out.extend(self.pack(group_start, group_end, depth + 1))
-                group_start, group_end = a, b
-        if group_start >= 0:
-            out.extend(self.pack(group_start, group_end, depth + 1))
+                out.extend(self.pack(*pieces[i], depth + 1))
+            i = j + 1
         return out
+
+    def _grow(self, pieces: list[tuple[int, int]], i: int) -> int:
+        """Index of the last piece that can join a group starting at piece ``i``."""
+        n = len(pieces)
+        group_start = pieces[i][0]
+        j = i
+        if self.estimate is None:
+            # Exact costs are cheap (characters): ask for each extension.
+            while j + 1 < n and self.cost(group_start, pieces[j + 1][1]) <= self.budget:
+                j += 1
+            return j
+        # Exact costs mean tokenizing, and asking for every extension would tokenize each
+        # chunk once per piece. Sum the pieces' own sizes instead (a line break between them
+        # is one more token; a space joins the next word's token), then confirm the group
+        # once and back off if the estimate was low.
+        total = self.overhead(*pieces[i]) + self.estimate(*pieces[i])
+        while j + 1 < n:
+            gap = 1 if "\n" in self.text[pieces[j][1] : pieces[j + 1][0]] else 0
+            grown = total + gap + self.estimate(*pieces[j + 1])
+            if grown > self.budget:
+                break
+            total, j = grown, j + 1
+        while j > i and self.cost(group_start, pieces[j][1]) > self.budget:
+            j -= 1
+        return j
 
     def hard_split(self, start: int, end: int) -> list[tuple[int, int]]:
         """Cut wherever needed: the longest fitting prefix, again and again."""
