@@ -171,3 +171,26 @@ def test_console_script_and_module_entry_point() -> None:
         [sys.executable, "-m", "narezka", "strategies"], capture_output=True, text=True, check=True
     )
     assert result.stdout.split() == STRATEGIES
+
+
+def test_recursive_separators_from_the_command_line(tmp_path: Path) -> None:
+    doc = tmp_path / "s.md"
+    doc.write_text("a;b;c;d;e;f;g;h;i;j\n\nновая строка\nещё", encoding="utf-8")
+    code, out, _ = run(
+        "chunk",
+        str(doc),
+        "--strategy",
+        "recursive",
+        "--size",
+        "16",
+        "--separator",
+        ";",
+        "--separator",
+        "\\n",
+        "--format",
+        "jsonl",
+    )
+    assert code == 0
+    texts = [json.loads(line)["text"] for line in out.splitlines()]
+    assert texts[0] == "a;b;c;d;e;f;g;h;"
+    assert "ещё" in texts[-1] and all(len(t) <= 16 for t in texts)

@@ -18,11 +18,16 @@ from rich.table import Table
 
 from narezka import pipeline
 from narezka.errors import ConfigError
-from narezka.split import strategy_names
+from narezka.split import SENTENCE, strategy_names
 from narezka.stats import chunk_stats
 from narezka.tokens import get_counter
 
 PREVIEW_CHARS = 200
+
+
+def _unescape(separator: str) -> str:
+    """Shells make typing a newline awkward: accept backslash escapes like ``\\n``."""
+    return separator.encode("latin-1", "backslashreplace").decode("unicode_escape")
 
 
 def _levels(value: str | None) -> tuple[int, int] | None:
@@ -87,6 +92,13 @@ def cli() -> None:
 @click.option("--include", multiple=True, help="Glob of files to read (repeatable).")
 @click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable).")
 @click.option(
+    "--separator",
+    "separators",
+    multiple=True,
+    help="recursive: a separator, coarsest first (repeatable; '\\n' escapes work; "
+    f"'{SENTENCE}' means sentence ends).",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "jsonl", "json"]),
@@ -108,6 +120,7 @@ def chunk(
     breadcrumbs: bool | None,
     include: Sequence[str],
     exclude: Sequence[str],
+    separators: Sequence[str],
     fmt: str,
     stats: bool,
     strict: bool,
@@ -125,6 +138,7 @@ def chunk(
         "levels": _levels(levels),
         "min_chars": min_chars,
         "breadcrumbs": breadcrumbs,
+        "separators": tuple(_unescape(s) for s in separators) or None,
     }
     globs = {"include": tuple(include) or pipeline.DEFAULT_INCLUDE, "exclude": tuple(exclude)}
     total = pipeline.count_files(paths, **globs)
