@@ -6,6 +6,7 @@ per-embedder counters) plug in through the same ``TokenCounter`` protocol.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -42,6 +43,7 @@ class TiktokenCounter:
     """OpenAI BPE encodings through tiktoken; special-token text counts as ordinary text."""
 
     def __init__(self, encoding: Any, name: str) -> None:
+        self._encoding = encoding
         self._encode: Callable[[str], list[int]] = encoding.encode_ordinary
         self._encode_batch: Callable[..., list[list[int]]] = encoding.encode_ordinary_batch
         self.name = name
@@ -51,6 +53,29 @@ class TiktokenCounter:
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
         return [len(ids) for ids in self._encode_batch(list(texts), num_threads=1)]
+
+    def cut_points(self, text: str, every: int) -> list[int]:
+        """Character offsets after every ``every`` tokens of one encoding of ``text``.
+
+        Offsets are snapped back to a character boundary (a token may end inside a multi-byte
+        character); a window between two points may still count differently on its own, so
+        callers verify each window.
+        """
+        ids = self._encode(text)
+        ends = list(itertools.accumulate(len(b) for b in self._encoding.decode_tokens_bytes(ids)))
+        data = text.encode("utf-8")
+        points: list[int] = []
+        byte_pos = char_pos = 0
+        for k in range(every, len(ids), every):
+            target = ends[k - 1]
+            while target < len(data) and (data[target] & 0xC0) == 0x80:
+                target -= 1
+            if target <= byte_pos:
+                continue
+            char_pos += len(data[byte_pos:target].decode("utf-8"))
+            byte_pos = target
+            points.append(char_pos)
+        return points
 
 
 class HuggingFaceCounter:
