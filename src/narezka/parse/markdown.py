@@ -97,6 +97,18 @@ def heading_title(raw_title: str) -> tuple[str, str]:
 def parse_blocks(text: str, start: int = 0) -> list[Block]:
     """Leaf blocks of ``text[start:]`` with offsets into ``text``, in document order.
 
+    The fast line scanner answers for almost every document; when it is unsure it says so and
+    markdown-it-py (:func:`parse_blocks_reference`, the oracle it is tested against) decides.
+    """
+    from narezka.parse.scanner import scan_blocks  # the scanner imports this module's helpers
+
+    blocks = scan_blocks(text, start)
+    return parse_blocks_reference(text, start) if blocks is None else blocks
+
+
+def parse_blocks_reference(text: str, start: int = 0) -> list[Block]:
+    """Leaf blocks of ``text[start:]`` by markdown-it-py: CommonMark plus GFM tables.
+
     A block spans whole lines, from its first line's start to its last line's end (without
     the newline), container markers (``>``, list bullets) included.
     """

@@ -1,0 +1,201 @@
+"""Differential tests: ``scan_blocks`` answers None or exactly what markdown-it returns."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from narezka.parse.markdown import parse_blocks_reference, split_front_matter
+from narezka.parse.scanner import scan_blocks
+
+from markdown_gen import markdown
+
+SHARED = Path(os.environ.get("NAREZKA_SHARED", Path(__file__).resolve().parents[3] / "shared"))
+CORPUS = SHARED / "data" / "md_corpus"
+FULL = os.environ.get("NAREZKA_FULL") == "1"
+
+
+def same_or_none(text: str, start: int = 0) -> bool:
+    got = scan_blocks(text, start)
+    if got is not None:
+        assert got == parse_blocks_reference(text, start), text
+    return got is not None
+
+
+def handled(text: str) -> None:
+    """The scanner must answer (not fall back) and agree with markdown-it."""
+    assert same_or_none(text), f"scanner fell back on {text!r}"
+
+
+# ---- the real corpus ----------------------------------------------------------------------
+
+
+def corpus_files() -> list[Path]:
+    files = sorted(CORPUS.rglob("*.md")) if CORPUS.is_dir() else []
+    return files if FULL else files[::4]
+
+
+def test_corpus_differential() -> None:
+    files = corpus_files()
+    if not files:
+        pytest.skip(f"{CORPUS} not found; set NAREZKA_SHARED to the shared/ folder")
+    # The fallback share is reported by benchmarks/bench_parse.py, not asserted here.
+    for path in files:
+        text = path.read_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
+        start = split_front_matter(text)[0]
+        got = scan_blocks(text, start)
+        assert got is None or got == parse_blocks_reference(text, start), path
+
+
+# ---- generated Markdown -------------------------------------------------------------------
+
+# Single lines that, glued in random order, hit the interactions between block rules.
+LINES = [
+    "",
+    "",
+    "",
+    "Обычный текст абзаца.",
+    "plain text line",
+    "  indented text",
+    "# Заголовок",
+    "## Title ##",
+    "### x {#anchor}",
+    "#5 not a heading",
+    "#",
+    "   ###### six",
+    "Setext title",
+    "===",
+    "---",
+    "- - -",
+    "***",
+    "___",
+    "-",
+    "```",
+    "```python",
+    "````",
+    "~~~",
+    "~~~ text",
+    "```js`x`",
+    "  ```",
+    "# comment in code",
+    "| Вес | Зона |",
+    "|---|---:|",
+    "| a | b |",
+    "a | b",
+    ":--|--:",
+    "| only |",
+    "- item",
+    "- пункт",
+    "* star item",
+    "+ plus item",
+    "  - nested",
+    "    - deeper",
+    "      - deepest",
+    "1. first",
+    "2. second",
+    "1) paren",
+    "10. ten",
+    "   continued item text",
+    "  - ```",
+    "    code in item",
+    "- [ ] task",
+    "> quote",
+    "> # heading in quote",
+    ">",
+    "> ```",
+    "> - list in quote",
+    "<!-- comment -->",
+    "<!--",
+    "-->",
+    "<div>",
+    "</div>",
+    "<details>",
+    "<summary>x</summary>",
+    "<span>inline</span>",
+    "<custom-tag>",
+    "<br>",
+    "    indented code",
+    "        more code",
+    "[ref]: https://example.com",
+    "[ref]: /url 'title'",
+    "[link](x)",
+    "\tTab",
+    "-\ttab item",
+    "text with trailing spaces   ",
+    "   ",
+]
+
+
+@st.composite
+def line_soup(draw: st.DrawFn) -> str:
+    lines = draw(st.lists(st.sampled_from(LINES), max_size=30))
+    text = "\n".join(lines)
+    return text + draw(st.sampled_from(["", "\n", "\n\n", "  "]))
+
+
+@given(line_soup())
+@settings(max_examples=400)
+def test_line_soup_differential(text: str) -> None:
+    same_or_none(text)
+
+
+@given(markdown())
+def test_generated_documents_differential(text: str) -> None:
+    text = text.replace("\r\n", "\n")
+    same_or_none(text, split_front_matter(text)[0])
+
+
+@given(st.text(alphabet="-=#>`~|:*+_1.) \t\nab<![]", max_size=60))
+@settings(max_examples=300)
+def test_punctuation_noise_differential(text: str) -> None:
+    same_or_none(text)
+
+
+# ---- targeted cases -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# A\n\n## B ##\n\n#5 no\n\n#\n\n   ### C {#c}",
+        "Title\nmore\n===\n\npara\n---\n\n---\n\n- - -",
+        "text\n```py\n# not heading\n\n````\nafter",
+        "~~~\nunterminated\n\n",
+        '```warn header="`x`"\nbody\n```',
+        "para\n    lazy\n\n    code\n\n      more\ntext",
+        "<!--\nmulti\n\nline -->\ntext\n\n<div>\nx\n\n<span>a</span>\npara\n<span>b</span>",
+        "| a | b |\n|---|:-:|\n| 1 | 2 |\n- list ends table\n\ntext\n| h |\n|---|\nrow",
+        "- a\n  - b\n    ```\n    code\n    ```\n  text\n- c\n\n  para in c\n\n1. one\n2) two",
+        "- item\nlazy line\n* other list\n\n10. ten\n11. eleven",
+        "> quote\n> # head\n>\n> ```rust\n> code\n> ```\n\nafter",
+        "[a]: https://example.com\n[b]: ch1.html#x\n\ntext [a]",
+        "Привет, мир.\n\n## Раздел\n\nТекст.",
+    ],
+)
+def test_targeted_cases_are_handled(text: str) -> None:
+    handled(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "> quote\nlazy continuation",
+        "- item\n\n\t- tab indented",
+        '[a]: /url\n"title"',
+        "[multi\nline]: /url",
+    ],
+)
+def test_uncertain_constructs_fall_back(text: str) -> None:
+    assert scan_blocks(text) is None
+
+
+def test_offsets_follow_start() -> None:
+    text = "---\ntitle: x\n---\n# Head\n\ntext\n"
+    start = split_front_matter(text)[0]
+    blocks = scan_blocks(text, start)
+    assert blocks == parse_blocks_reference(text, start)
+    assert blocks is not None and blocks[0].start == start
