@@ -172,18 +172,20 @@ class DocumentContext:
         return result
 
     def cost(self, start: int, end: int) -> int:
-        """Exact size of the range's ``embed_text``, never less than a raw-length bound."""
+        """Size of the range as a chunk: exact tokens of its ``embed_text`` (never less than a
+        raw-length floor); in characters, an upper bound with the raw span in place of the
+        sanitized one."""
         key = (start, end)
         cached = self._cost.get(key)
         if cached is not None:
             return cached
         raw = end - start
-        if self.chars and self.clean:
+        if self.chars:
+            # Sanitizing never lengthens text, so the raw length bounds the sanitized one: no
+            # need to build embed_text, and a raw span never exceeds the budget either.
             before, after = self._atom_context(start, end)
             value = len(self.prefix(self.common_section(start, end)[0])) + len(before) + raw
             value += len(after)
-        elif self.chars:
-            value = max(len(self.embed_text(start, end)), raw)
         else:
             # A cheap lower bound settles far-too-long ranges without tokenizing them.
             floor = -(-raw // RAW_CHARS_PER_TOKEN)
