@@ -52,4 +52,6 @@ def needs_sanitizing(text: str) -> bool:
 
 def removed_characters(text: str) -> int:
     """How many characters of ``text`` sanitization drops outright (control/invisible)."""
-    return sum(len(m.group(0)) for m in _DROP.finditer(text))
+    if _DROP.search(text) is None:
+        return 0
+    return len(text) - len(_DROP.sub("", text))

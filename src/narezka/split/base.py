@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import ClassVar, Protocol
 
 from narezka.errors import ConfigError
@@ -51,10 +52,15 @@ class SplitParams:
 
     def fingerprint(self, strategy: str) -> str:
         """Stable text naming everything that changes the chunks (used in content hashes)."""
-        fields = asdict(self)
-        fields["levels"] = list(self.levels)
-        fields["separators"] = list(self.separators)
-        return strategy + ":" + json.dumps(fields, sort_keys=True, ensure_ascii=False)
+        return _fingerprint(self, strategy)
+
+
+@lru_cache(maxsize=64)
+def _fingerprint(params: SplitParams, strategy: str) -> str:
+    fields = asdict(params)
+    fields["levels"] = list(params.levels)
+    fields["separators"] = list(params.separators)
+    return strategy + ":" + json.dumps(fields, sort_keys=True, ensure_ascii=False)
 
 
 class Strategy(Protocol):
