@@ -159,3 +159,13 @@ def test_bad_parameters_are_config_errors(params: dict[str, object]) -> None:
 def test_unknown_strategy_names_the_choices() -> None:
     with pytest.raises(UnknownStrategyError, match="headings"):
         get_strategy("semantic-magic")
+
+
+@pytest.mark.parametrize("strategy", ["overlap", "sentences", "recursive"])
+def test_overlap_never_starts_inside_an_indented_fence(strategy: str) -> None:
+    lead = "Some words before the list. " * 8
+    text = f"{lead}We can use methods:\n\n  ```js run\n  alert(1); // one\n  ```\n\nAfter it. " * 6
+    chunks = narezka.chunk_text(text, strategy, size=300, overlap=80)
+    fence_line_starts = {i for i in range(len(text)) if text.startswith("  ```js", i)}
+    for c in chunks:
+        assert c.start - 2 not in fence_line_starts, "a chunk starts inside a fence's indentation"

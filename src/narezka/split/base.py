@@ -106,4 +106,6 @@ def with_overlap(
         return ctx.counter.count(text[start:end])
 
     reach = params.overlap * (1 if ctx.chars else RAW_CHARS_PER_TOKEN)
-    return extend_back(text, ranges, params.overlap, ctx.cost, params.size, snap, measure, reach)
+    return extend_back(
+        text, ranges, params.overlap, ctx.cost, params.size, snap, measure, reach, ctx.trim
+    )

@@ -185,6 +185,7 @@ def extend_back(
     snap: Callable[[int, int], list[int]],
     measure: Callable[[int, int], int],
     reach: int,
+    trim: Callable[[int, int], tuple[int, int]] | None = None,
 ) -> list[tuple[int, int]]:
     """Give each range after the first up to ``overlap`` units of its predecessor's tail.
 
@@ -200,7 +201,7 @@ def extend_back(
         floor = out[-1][0] + 1
         new_start = start
         for cand in snap(max(floor, ranges[k - 1][0], start - reach), start):
-            s, _ = trim_whitespace(text, cand, start)
+            s, _ = trim(cand, start) if trim else trim_whitespace(text, cand, start)
             if s >= start or s < floor:
                 continue
             if measure(s, start) <= overlap and cost(s, end) <= budget:
