@@ -73,7 +73,7 @@ def main() -> None:
         and got != parse_blocks_reference(text, start)
     )
     rows = [
-        ("markdown-it parse_blocks_reference", timed(parse_blocks_reference, docs, args.repeat)),
+        ("markdown-it (reference)", timed(parse_blocks_reference, docs, args.repeat)),
         ("scan_blocks (no fallback)", timed(scan_blocks, docs, args.repeat)),
         ("scan_blocks + fallback", timed(with_fallback, docs, args.repeat)),
     ]
