@@ -1,0 +1,140 @@
+"""Store benchmark: upsert throughput, delete-by-file latency, query p50/p95 per mode.
+
+Synthetic data: random normalized 512-d vectors, BM25 vectors of 40-word pseudo-documents
+(Zipf-distributed vocabulary), payloads like narezka's (10 chunks per file, zone, project,
+archived 0/1, category). The filtered queries ask for ``zone == "hot"`` and not archived.
+
+EdgeStore runs at every size; ServerStore runs in qdrant-client's *local mode* at the
+smallest size only — a pure-Python engine, not representative of a real Qdrant server.
+
+    python benchmarks/bench_store.py [--sizes 10000 100000] [--queries 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from narezka.store import Eq, Filter, SparseVector, StoredPoint, VectorStore, point_id
+from narezka.store.sparse import Bm25Encoder
+
+DIM = 512
+ZONES = ("hot", "warm", "warm", "cold")
+FILTER = Filter(must=(Eq("zone", "hot"),), must_not=(Eq("archived", True),))
+
+
+def make_points(n: int, seed: int = 0) -> tuple[list[StoredPoint], list[str]]:
+    """``n`` synthetic points and the word list their texts come from."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((n, DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    vocab = [f"term{i}" for i in range(20_000)]
+    ranks = np.minimum(rng.zipf(1.3, size=(n, 40)), len(vocab)) - 1
+    bm25 = Bm25Encoder()
+    points = []
+    for i in range(n):
+        text = " ".join(vocab[r] for r in ranks[i])
+        payload = {
+            "file_path": f"docs/file{i // 10}.md",
+            "chunk_index": i % 10,
+            "zone": ZONES[i % 4],
+            "project": f"p{i % 5}",
+            "archived": i % 10 == 0,
+            "category": f"c{i % 7}",
+            "content_hash": f"{i:032x}",
+        }
+        points.append(
+            StoredPoint(point_id(str(i)), vectors[i], payload, bm25.encode_document(text))
+        )
+    return points, vocab
+
+
+def percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def run(name: str, opener: Callable[[], VectorStore], n: int, queries: int) -> list[str]:
+    points, _ = make_points(n)
+    store = opener()
+    store.ensure(DIM, sparse=True)
+    started = time.perf_counter()
+    batch = 1000
+    for start in range(0, n, batch):
+        store.upsert(points[start : start + batch])
+    upsert_s = time.perf_counter() - started
+    assert store.count() == n
+
+    rng = np.random.default_rng(1)
+    deletes = []
+    for f in rng.choice(n // 10, size=20, replace=False):
+        t = time.perf_counter()
+        store.delete_where("file_path", f"docs/file{f}.md")
+        deletes.append((time.perf_counter() - t) * 1000)
+
+    bm25 = Bm25Encoder()
+    qvecs = rng.standard_normal((queries, DIM)).astype(np.float32)
+    qtexts = [
+        " ".join(f"term{int(r)}" for r in rng.integers(0, 200, size=3)) for _ in range(queries)
+    ]
+    rows = [
+        f"{name:<22} {n:>7} {'upsert':<16} {n / upsert_s:>10.0f} pts/s {upsert_s:>7.2f} s total",
+        f"{name:<22} {n:>7} {'delete file':<16} p50 {percentile(deletes, 50):7.2f} ms"
+        f"  p95 {percentile(deletes, 95):7.2f} ms",
+    ]
+    for mode in ("dense", "bm25", "hybrid"):
+        for where in (None, FILTER):
+            times = []
+            for i in range(queries):
+                sparse: SparseVector | None = bm25.encode_query(qtexts[i])
+                t = time.perf_counter()
+                store.query(qvecs[i], sparse, filter=where, k=10, mode=mode)  # type: ignore[arg-type]
+                times.append((time.perf_counter() - t) * 1000)
+            label = f"{mode}{' +filter' if where else ''}"
+            rows.append(
+                f"{name:<22} {n:>7} {label:<16} p50 {percentile(times, 50):7.2f} ms"
+                f"  p95 {percentile(times, 95):7.2f} ms"
+            )
+    started = time.perf_counter()
+    store.close()
+    rows.append(f"{name:<22} {n:>7} {'close':<16} {time.perf_counter() - started:>10.2f} s"
+                " (flush + optimize for edge)")  # fmt: skip
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=50)
+    args = parser.parse_args()
+    from narezka.store.edge import EdgeStore
+
+    print(f"{'backend':<22} {'points':>7} {'operation':<16} result")
+    for n in args.sizes:
+        tmp = Path(tempfile.mkdtemp(prefix="bench_store_"))
+        try:
+            for line in run("EdgeStore", lambda t=tmp: EdgeStore(t / "edge"), n, args.queries):
+                print(line, flush=True)
+            if n == min(args.sizes):
+                from qdrant_client import QdrantClient
+
+                from narezka.store.server import ServerStore
+
+                def local() -> VectorStore:
+                    return ServerStore(client=QdrantClient(":memory:"))
+
+                for line in run("ServerStore (local)*", local, n, args.queries):
+                    print(line, flush=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("* qdrant-client local mode: pure Python, for tests only; not a Qdrant server.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""Vector storage: the ``VectorStore`` protocol, the embedded and server backends, BM25
+sparse vectors and the crash-safe sync manifest.
+
+Backends import their engines, so they are loaded on first use (``open_store`` or importing
+``narezka.store.edge`` / ``narezka.store.server``), not by importing this package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from narezka.store.base import (
+    AnyOf,
+    Eq,
+    Filter,
+    Range,
+    SparseVector,
+    StoredHit,
+    StoredPoint,
+    VectorStore,
+    chunk_point_id,
+    point_id,
+    rrf_fuse,
+)
+from narezka.store.errors import (
+    DimensionMismatchError,
+    IndexInUseError,
+    StoreConfigError,
+    StoreError,
+    StoreUnavailableError,
+)
+from narezka.store.manifest import ChunkEntry, FileEntry, FilePlan, Manifest
+
+
+def open_store(
+    path: str | Path | None = None, *, url: str | None = None, **options: Any
+) -> VectorStore:
+    """An ``EdgeStore`` in directory ``path``, or a ``ServerStore`` for ``url``."""
+    if url:
+        from narezka.store.server import ServerStore
+
+        return ServerStore(url, **options)
+    if path is None:
+        raise StoreConfigError("give an index directory or a Qdrant server URL")
+    from narezka.errors import MissingDependencyError
+
+    try:
+        from narezka.store.edge import EdgeStore
+    except ImportError as exc:  # pragma: no cover - exercised without the extra
+        raise MissingDependencyError("qdrant-edge-py", "index") from exc
+    return EdgeStore(path, **options)
+
+
+__all__ = [
+    "AnyOf",
+    "ChunkEntry",
+    "DimensionMismatchError",
+    "Eq",
+    "FileEntry",
+    "FilePlan",
+    "Filter",
+    "IndexInUseError",
+    "Manifest",
+    "Range",
+    "SparseVector",
+    "StoreConfigError",
+    "StoreError",
+    "StoreUnavailableError",
+    "StoredHit",
+    "StoredPoint",
+    "VectorStore",
+    "chunk_point_id",
+    "open_store",
+    "point_id",
+    "rrf_fuse",
+]

@@ -1,0 +1,271 @@
+"""The ``VectorStore`` protocol and the backend-neutral values it speaks in.
+
+A store keeps points: a deterministic id, one dense vector (``"dense"``), optionally one
+BM25 sparse vector (``"bm25"``), and a JSON payload. Backends translate the small typed
+filter language below (equals / any-of / range, combined by must / must-not) into their own.
+
+Two behaviours are the same on every backend because they live here, not in the engines:
+
+* **Booleans.** qdrant-edge never matches a filter on Python ``True``/``False`` against a
+  boolean payload (measured with and without a bool index), so top-level booleans are stored
+  as 0/1 and the names of those keys in ``BOOL_KEY``; reads turn them back into booleans and
+  filters given ``True`` match.
+* **Hybrid.** Reciprocal-rank fusion is computed here from the dense and the sparse ranking
+  (``1 / (60 + rank)``, rank from 1), because the engines disagree on the formula: edge ranks
+  from 0, qdrant-client's local mode differs again.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
+
+import numpy as np
+from numpy.typing import NDArray
+
+DENSE = "dense"
+"""Name of the dense vector in every backend."""
+SPARSE = "bm25"
+"""Name of the BM25 sparse vector (IDF applied by the engine's ``idf`` modifier)."""
+BOOL_KEY = "_bools"
+"""Payload key listing the top-level keys whose 0/1 values are booleans."""
+RRF_K = 60
+"""The usual reciprocal-rank-fusion constant (Cormack et al.)."""
+
+NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/narezka/point-id")
+
+Mode: TypeAlias = Literal["dense", "bm25", "hybrid"]
+Scalar: TypeAlias = str | int | float | bool
+Vector: TypeAlias = NDArray[np.floating[Any]] | Sequence[float]
+
+
+def point_id(key: str) -> str:
+    """A deterministic point id (UUID string) for a key: same key, same id, on every run."""
+    return str(uuid.uuid5(NAMESPACE, key))
+
+
+def is_point_id(value: str) -> bool:
+    """Whether ``value`` is a UUID string, the only id form narezka stores."""
+    try:
+        uuid.UUID(value)
+    except (ValueError, TypeError, AttributeError):
+        return False
+    return True
+
+
+def chunk_point_id(source: str, fingerprint: str, index: int) -> str:
+    """The id of chunk ``index`` of ``source`` under a strategy fingerprint (chunk contract)."""
+    return point_id(f"{source}\0{fingerprint}\0{index}")
+
+
+@dataclass(frozen=True, slots=True)
+class SparseVector:
+    """A sparse vector: sorted unique ``indices`` and their ``values``."""
+
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPoint:
+    """One point to write, or one point read back by ``get`` (``dense`` None if not asked)."""
+
+    id: str
+    dense: Vector | None
+    payload: Mapping[str, Any] = field(default_factory=dict)
+    sparse: SparseVector | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredHit:
+    """A query result: point id, engine score (RRF score in hybrid mode), payload."""
+
+    id: str
+    score: float
+    payload: Mapping[str, Any]
+
+
+# ---- filters --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Eq:
+    """``field == value`` (for a list payload: the list contains value)."""
+
+    field: str
+    value: str | int | bool
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOf:
+    """``field`` equals one of ``values`` (all strings, or all integers/booleans)."""
+
+    field: str
+    values: tuple[str | int | bool, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """Numeric range on ``field``; unset bounds are open."""
+
+    field: str
+    gte: float | None = None
+    gt: float | None = None
+    lte: float | None = None
+    lt: float | None = None
+
+
+Condition: TypeAlias = Eq | AnyOf | Range
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """All of ``must`` hold and none of ``must_not``."""
+
+    must: tuple[Condition, ...] = ()
+    must_not: tuple[Condition, ...] = ()
+
+    @classmethod
+    def where(cls, **equals: str | int | bool) -> Filter:
+        """Shorthand: ``Filter.where(zone="hot", archived=False)``."""
+        return cls(must=tuple(Eq(k, v) for k, v in equals.items()))
+
+
+def match_value(value: str | int | bool) -> str | int:
+    """The stored form of a filter value: booleans become 0/1 (the edge boolean trap)."""
+    return int(value) if isinstance(value, bool) else value
+
+
+# ---- payload codec --------------------------------------------------------------------
+
+
+def encode_payload(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """Payload as stored: top-level booleans (and lists of them) as 0/1, their keys noted."""
+    out: dict[str, Any] = {}
+    bools: list[str] = []
+    for key, value in payload.items():
+        if key == BOOL_KEY:
+            continue
+        if isinstance(value, bool):
+            out[key] = int(value)
+            bools.append(key)
+        elif isinstance(value, list | tuple) and value and all(isinstance(v, bool) for v in value):
+            out[key] = [int(v) for v in value]
+            bools.append(key)
+        else:
+            out[key] = value
+    if bools:
+        out[BOOL_KEY] = bools
+    return out
+
+
+def decode_payload(stored: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The payload as it was given to ``upsert``."""
+    if not stored:
+        return {}
+    out = dict(stored)
+    for key in out.pop(BOOL_KEY, None) or ():
+        value = out.get(key)
+        if isinstance(value, list):
+            out[key] = [bool(v) for v in value]
+        elif value is not None:
+            out[key] = bool(value)
+    return out
+
+
+def as_floats(vector: Vector) -> list[float]:
+    """A dense vector as a list of Python floats (what the engines' bindings take)."""
+    result: list[float] = np.asarray(vector, dtype=np.float32).tolist()
+    return result
+
+
+# ---- fusion ---------------------------------------------------------------------------
+
+
+def rrf_fuse(
+    rankings: Iterable[Sequence[StoredHit]], k: int, rrf_k: int = RRF_K
+) -> list[StoredHit]:
+    """Reciprocal-rank fusion: score = Σ 1/(rrf_k + rank), rank from 1; ties by first seen."""
+    scores: dict[str, float] = {}
+    payloads: dict[str, Mapping[str, Any]] = {}
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking, start=1):
+            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (rrf_k + rank)
+            payloads.setdefault(hit.id, hit.payload)
+    # sorted() is stable and dict order is first-seen order, so ties stay deterministic.
+    ordered = sorted(scores.items(), key=lambda item: -item[1])[:k]
+    return [StoredHit(pid, score, payloads[pid]) for pid, score in ordered]
+
+
+def candidates(k: int) -> int:
+    """How many hits each ranking contributes to hybrid fusion."""
+    return max(4 * k, 50)
+
+
+# ---- the protocol ---------------------------------------------------------------------
+
+
+class VectorStore(Protocol):
+    """A vector index: batch-first, deterministic ids, dense + optional BM25 sparse vectors."""
+
+    def ensure(self, dim: int, sparse: bool = True) -> None:
+        """Create the index or open it; raise ``DimensionMismatchError`` if ``dim`` differs."""
+        ...
+
+    def upsert(self, points: Sequence[StoredPoint]) -> None:
+        """Insert or replace points by id."""
+        ...
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete points by id; unknown ids are ignored."""
+        ...
+
+    def delete_where(self, field: str, value: str | int | bool) -> None:
+        """Delete every point whose payload ``field`` equals ``value`` (e.g. one file's)."""
+        ...
+
+    def query(
+        self,
+        dense: Vector | None = None,
+        sparse: SparseVector | None = None,
+        *,
+        filter: Filter | None = None,
+        k: int = 10,
+        mode: Mode = "dense",
+    ) -> list[StoredHit]:
+        """Top ``k`` points by dense similarity, BM25, or their RRF fusion (``hybrid``)."""
+        ...
+
+    def get(self, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]:
+        """The points that exist among ``ids``, in the order asked."""
+        ...
+
+    def count(self, filter: Filter | None = None) -> int:
+        """Number of points (matching ``filter``)."""
+        ...
+
+    def close(self) -> None:
+        """Flush and release the index; safe to call twice."""
+        ...
+
+
+def check_query(
+    mode: Mode, dense: Vector | None, sparse: SparseVector | None, has_sparse: bool
+) -> None:
+    """Reject a query whose inputs do not fit its mode (same message on every backend)."""
+    from narezka.store.errors import StoreConfigError
+
+    if mode not in ("dense", "bm25", "hybrid"):
+        raise StoreConfigError(f"unknown search mode {mode!r}; use dense, bm25 or hybrid")
+    if mode in ("dense", "hybrid") and dense is None:
+        raise StoreConfigError(f"{mode} search needs a dense query vector")
+    if mode in ("bm25", "hybrid"):
+        if sparse is None:
+            raise StoreConfigError(f"{mode} search needs a sparse (BM25) query vector")
+        if not has_sparse:
+            raise StoreConfigError(
+                f"{mode} search needs BM25 vectors, but this index was built without them; "
+                "re-create it with --rebuild"
+            )

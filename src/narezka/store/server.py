@@ -1,0 +1,292 @@
+"""``ServerStore``: a collection on a Qdrant server or cluster, through ``qdrant-client``.
+
+Same ids, payload codec, vectors (``dense`` + ``bm25`` with the ``idf`` modifier) and
+client-side RRF as ``EdgeStore``, so an index can be pushed from one to the other. The API
+key comes from ``QDRANT_API_KEY`` unless given.
+
+qdrant-client's *local mode* (``QdrantClient(":memory:")`` or ``path=``) speaks the same API
+and is what the tests run against, but it is a pure-Python brute-force engine without payload
+indexes: use it for tests and tiny corpora only (filtered queries take seconds at 50k points).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from narezka.errors import MissingDependencyError
+from narezka.store.base import (
+    DENSE,
+    SPARSE,
+    AnyOf,
+    Condition,
+    Eq,
+    Filter,
+    Mode,
+    Range,
+    SparseVector,
+    StoredHit,
+    StoredPoint,
+    Vector,
+    as_floats,
+    candidates,
+    check_query,
+    decode_payload,
+    encode_payload,
+    is_point_id,
+    match_value,
+    rrf_fuse,
+)
+from narezka.store.errors import DimensionMismatchError, StoreConfigError, StoreUnavailableError
+
+try:
+    from qdrant_client import QdrantClient
+    from qdrant_client import models as qm
+    from qdrant_client.http.exceptions import ApiException
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise MissingDependencyError("qdrant-client", "server") from exc
+
+BATCH = 256
+KEYWORD_FIELDS = ("file_path", "zone", "category")
+TENANT_FIELD = "project"
+INTEGER_FIELDS = ("archived",)
+
+
+class ServerStore:
+    """A ``VectorStore`` in a Qdrant collection (server, cluster, or local mode for tests)."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        collection: str = "narezka",
+        api_key: str | None = None,
+        client: QdrantClient | None = None,
+        shard_number: int | None = None,
+        replication_factor: int | None = None,
+        timeout: int = 10,
+    ) -> None:
+        if client is None:
+            if not url:
+                raise StoreConfigError("ServerStore needs a url or a client")
+            key = api_key if api_key is not None else os.environ.get("QDRANT_API_KEY")
+            # check_compatibility would probe the server now and only warn; ensure() probes
+            # it and fails with the URL and the reason instead.
+            client = QdrantClient(url=url, api_key=key, timeout=timeout, check_compatibility=False)
+        self.url = url or "local"
+        self.collection = collection
+        self.shard_number = shard_number
+        self.replication_factor = replication_factor
+        self._client: QdrantClient | None = client
+        self._sparse = False
+        self._ready = False
+        self.dim = 0
+
+    def __enter__(self) -> ServerStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _need(self) -> QdrantClient:
+        if self._client is None or not self._ready:
+            raise StoreConfigError(f"collection {self.collection} is not open: call ensure(dim)")
+        return self._client
+
+    def _call(self, action: Any) -> Any:
+        try:
+            return action()
+        except ApiException as exc:
+            raise StoreUnavailableError(self.url, str(exc) or type(exc).__name__) from exc
+        except OSError as exc:
+            raise StoreUnavailableError(self.url, str(exc)) from exc
+
+    # ---- lifecycle ----------------------------------------------------------------------
+
+    def ensure(self, dim: int, sparse: bool = True) -> None:
+        """Create the collection with payload indexes, or check the existing one's size."""
+        if self._client is None:
+            raise StoreConfigError(f"collection {self.collection} is closed")
+        client = self._client
+        name = self.collection
+        if self._call(lambda: client.collection_exists(name)):
+            info = self._call(lambda: client.get_collection(name))
+            vectors = info.config.params.vectors
+            found = vectors.get(DENSE) if isinstance(vectors, dict) else None
+            if found is None:
+                raise StoreConfigError(f"collection {name} has no {DENSE!r} vector; --rebuild")
+            if found.size != dim:
+                raise DimensionMismatchError(f"{self.url}/{name}", dim, found.size)
+            has_sparse = SPARSE in (info.config.params.sparse_vectors or {})
+            if sparse and not has_sparse:
+                raise StoreConfigError(f"collection {name} has no BM25 vectors; use --rebuild")
+            self._sparse = has_sparse
+        else:
+            sparse_config = {SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)}
+            self._call(
+                lambda: client.create_collection(
+                    name,
+                    vectors_config={DENSE: qm.VectorParams(size=dim, distance=qm.Distance.COSINE)},
+                    sparse_vectors_config=sparse_config if sparse else None,
+                    shard_number=self.shard_number,
+                    replication_factor=self.replication_factor,
+                )
+            )
+            self._sparse = sparse
+            self._create_payload_indexes(client)
+        self.dim = dim
+        self._ready = True
+
+    def _create_payload_indexes(self, client: QdrantClient) -> None:
+        wanted: list[tuple[str, Any]] = [(f, qm.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS]
+        # The tenant flag co-locates a project's points on disk: per-project search is fast.
+        tenant = qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True)
+        wanted.append((TENANT_FIELD, tenant))
+        wanted += [(f, qm.PayloadSchemaType.INTEGER) for f in INTEGER_FIELDS]
+        with warnings.catch_warnings():
+            # Local mode warns that payload indexes have no effect there; that is expected.
+            warnings.filterwarnings("ignore", message="Payload indexes have no effect")
+            for field_name, schema in wanted:
+                self._call(
+                    lambda f=field_name, s=schema: client.create_payload_index(
+                        self.collection, f, field_schema=s
+                    )
+                )
+
+    def close(self) -> None:
+        """Close the client connection; idempotent."""
+        client, self._client = self._client, None
+        self._ready = False
+        if client is not None:
+            client.close()
+
+    # ---- writes ---------------------------------------------------------------------------
+
+    def upsert(self, points: Sequence[StoredPoint]) -> None:
+        """Insert or replace points by id, in batches of ``BATCH``, waiting for each."""
+        client = self._need()
+        for start in range(0, len(points), BATCH):
+            batch = [self._point(p) for p in points[start : start + BATCH]]
+            self._call(lambda b=batch: client.upsert(self.collection, b, wait=True))
+
+    def _point(self, point: StoredPoint) -> qm.PointStruct:
+        if not is_point_id(point.id):
+            raise StoreConfigError(
+                f"point id {point.id!r} is not a UUID: derive it with point_id()"
+            )
+        if point.dense is None:
+            raise StoreConfigError(f"point {point.id} has no dense vector")
+        vectors: dict[str, Any] = {DENSE: as_floats(point.dense)}
+        if point.sparse is not None:
+            if not self._sparse:
+                raise StoreConfigError(f"collection {self.collection} has no sparse vectors")
+            vectors[SPARSE] = qm.SparseVector(
+                indices=list(point.sparse.indices), values=list(point.sparse.values)
+            )
+        return qm.PointStruct(id=point.id, vector=vectors, payload=encode_payload(point.payload))
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete points by id."""
+        client = self._need()
+        valid = [pid for pid in ids if is_point_id(pid)]
+        for start in range(0, len(valid), BATCH):
+            selector = qm.PointIdsList(points=list(valid[start : start + BATCH]))
+            self._call(lambda s=selector: client.delete(self.collection, s, wait=True))
+
+    def delete_where(self, field: str, value: str | int | bool) -> None:
+        """Delete every point whose payload ``field`` equals ``value``."""
+        client = self._need()
+        condition = qm.FieldCondition(key=field, match=qm.MatchValue(value=match_value(value)))
+        selector = qm.FilterSelector(filter=qm.Filter(must=[condition]))
+        self._call(lambda: client.delete(self.collection, selector, wait=True))
+
+    # ---- reads ----------------------------------------------------------------------------
+
+    def query(
+        self,
+        dense: Vector | None = None,
+        sparse: SparseVector | None = None,
+        *,
+        filter: Filter | None = None,
+        k: int = 10,
+        mode: Mode = "dense",
+    ) -> list[StoredHit]:
+        """Top ``k`` hits; ``hybrid`` fuses dense and BM25 rankings by RRF (k=60) here."""
+        check_query(mode, dense, sparse, self._sparse)
+        client = self._need()
+        where = server_filter(filter)
+        requests = []
+        limit = k if mode != "hybrid" else candidates(k)
+        if mode in ("dense", "hybrid"):
+            assert dense is not None
+            requests.append(_request(as_floats(dense), DENSE, limit, where))
+        if mode in ("bm25", "hybrid"):
+            assert sparse is not None
+            vector = qm.SparseVector(indices=list(sparse.indices), values=list(sparse.values))
+            requests.append(_request(vector, SPARSE, limit, where))
+        responses = self._call(lambda: client.query_batch_points(self.collection, requests))
+        rankings = [
+            [StoredHit(str(p.id), float(p.score), decode_payload(p.payload)) for p in r.points]
+            for r in responses
+        ]
+        return rankings[0] if mode != "hybrid" else rrf_fuse(rankings, k)
+
+    def get(self, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]:
+        """The points that exist among ``ids``, in the order asked."""
+        client = self._need()
+        valid = [pid for pid in ids if is_point_id(pid)]
+        records = self._call(
+            lambda: client.retrieve(
+                self.collection, valid, with_payload=True, with_vectors=with_vectors
+            )
+        )
+        found = {str(r.id): r for r in records}
+        out = []
+        for pid in ids:
+            record = found.get(pid)
+            if record is None:
+                continue
+            dense: list[float] | None = None
+            sparse: SparseVector | None = None
+            if with_vectors and isinstance(record.vector, dict):
+                raw = record.vector.get(DENSE)
+                dense = [float(x) for x in raw] if isinstance(raw, list) else None
+                sv = record.vector.get(SPARSE)
+                if isinstance(sv, qm.SparseVector):
+                    sparse = SparseVector(tuple(sv.indices), tuple(float(v) for v in sv.values))
+            out.append(StoredPoint(pid, dense, decode_payload(record.payload), sparse))
+        return out
+
+    def count(self, filter: Filter | None = None) -> int:
+        """Exact number of points (matching ``filter``)."""
+        client = self._need()
+        where = server_filter(filter)
+        result = self._call(lambda: client.count(self.collection, count_filter=where, exact=True))
+        return int(result.count)
+
+
+def server_filter(where: Filter | None) -> qm.Filter | None:
+    """narezka's filter in qdrant-client terms."""
+    if where is None or not (where.must or where.must_not):
+        return None
+    must: Any = [_condition(c) for c in where.must] or None
+    must_not: Any = [_condition(c) for c in where.must_not] or None
+    return qm.Filter(must=must, must_not=must_not)
+
+
+def _condition(cond: Condition) -> qm.FieldCondition:
+    if isinstance(cond, Eq):
+        return qm.FieldCondition(key=cond.field, match=qm.MatchValue(value=match_value(cond.value)))
+    if isinstance(cond, AnyOf):
+        values: Any = [match_value(v) for v in cond.values]
+        return qm.FieldCondition(key=cond.field, match=qm.MatchAny(any=values))
+    if isinstance(cond, Range):
+        bounds = qm.Range(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)
+        return qm.FieldCondition(key=cond.field, range=bounds)
+    raise TypeError(f"not a filter condition: {cond!r}")  # pragma: no cover
+
+
+def _request(vector: Any, using: str, limit: int, where: qm.Filter | None) -> qm.QueryRequest:
+    return qm.QueryRequest(query=vector, using=using, limit=limit, filter=where, with_payload=True)

@@ -1,0 +1,164 @@
+"""BM25 sparse vectors for documents and queries, Russian and English at once.
+
+Why not ``qdrant_edge.Bm25``: it exists and works offline, but one model stems one language,
+and Russian notes are full of English terms (``deploy``, ``API``). This encoder stems each
+word by its script — Cyrillic with the Russian Snowball stemmer, Latin with the English one
+(PyStemmer, the same Snowball algorithms the engine uses) — and is otherwise built to produce
+the *same vectors* as ``qdrant_edge.Bm25`` for one-language text (a test checks it):
+
+* token id = ``abs(murmur3_32(stem))`` as a signed 32-bit int, as Qdrant/fastembed do;
+* document weight = ``tf·(k1+1) / (tf + k1·(1 − b + b·len/avg_len))``, ``len`` counted after
+  stop words are removed; k1=1.2, b=0.75, avg_len=256 by default;
+* query weight = 1 for each unique token; IDF is applied by the engine at search time through
+  the sparse vector's ``idf`` modifier (qdrant-edge and qdrant-client both support it), so
+  adding documents never requires re-encoding old ones.
+
+``avg_len`` is a fixed parameter, not a corpus statistic, for the same reason: a running
+average would change every stored vector's weights. Record it in the index fingerprint.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+
+from narezka.errors import MissingDependencyError
+from narezka.store.base import SparseVector
+
+_WORD = re.compile(r"[^\W_]+")
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_LATIN = re.compile(r"[a-z]")
+
+RUSSIAN_STOP = frozenset(
+    """и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только
+    ее её мне было вот от меня еще ещё нет о из ему теперь когда даже ну вдруг ли если уже или ни
+    быть был него до вас нибудь опять уж вам ведь там потом себя ничего ей может они тут где
+    есть надо ней для мы тебя их чем была сам чтоб без будто чего раз тоже себе под будет ж
+    тогда кто этот того потому этого какой совсем ним здесь этом один почти мой тем чтобы нее
+    сейчас были куда зачем всех никогда можно при наконец два об другой хоть после над больше
+    тот через эти нас про всего них какая много разве три эту моя впрочем хорошо свою этой
+    перед иногда лучше чуть том нельзя такой им более всегда конечно всю между это также""".split()
+)
+ENGLISH_STOP = frozenset(
+    """a an and are as at be but by for if in into is it no not of on or such that the their
+    then there these they this to was will with i me my we our you your he him his she her its
+    them what which who whom am were been being have has had do does did doing from up down out
+    off over under again further once here when where why how all any both each few more most
+    other some own same so than too very can just should now""".split()
+)
+
+
+@lru_cache(maxsize=2)
+def _stemmer(language: str) -> object:
+    try:
+        import Stemmer
+    except ImportError as exc:  # pragma: no cover - PyStemmer ships with narezka[index]
+        raise MissingDependencyError("PyStemmer", "index") from exc
+    return Stemmer.Stemmer(language)
+
+
+def murmur3_32(data: bytes, seed: int = 0) -> int:
+    """MurmurHash3 x86 32-bit, unsigned: the hash Qdrant's BM25 uses for token ids."""
+    c1, c2, mask = 0xCC9E2D51, 0x1B873593, 0xFFFFFFFF
+    h = seed
+    length = len(data)
+    tail = length & ~3
+    for i in range(0, tail, 4):
+        k = int.from_bytes(data[i : i + 4], "little")
+        k = (k * c1) & mask
+        k = ((k << 15) | (k >> 17)) & mask
+        h ^= (k * c2) & mask
+        h = ((h << 13) | (h >> 19)) & mask
+        h = (h * 5 + 0xE6546B64) & mask
+    k = 0
+    rest = length & 3
+    if rest == 3:
+        k ^= data[tail + 2] << 16
+    if rest >= 2:
+        k ^= data[tail + 1] << 8
+    if rest >= 1:
+        k ^= data[tail]
+        k = (k * c1) & mask
+        k = ((k << 15) | (k >> 17)) & mask
+        h ^= (k * c2) & mask
+    h ^= length
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & mask
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & mask
+    h ^= h >> 16
+    return h
+
+
+@lru_cache(maxsize=65536)
+def token_id(stem: str) -> int:
+    """Sparse index of a stem: ``abs`` of its signed murmur3, as Qdrant computes it."""
+    unsigned = murmur3_32(stem.encode("utf-8"))
+    return abs(unsigned - (1 << 32) if unsigned >= 1 << 31 else unsigned)
+
+
+class Bm25Encoder:
+    """Turns text into BM25 sparse vectors; ``name`` identifies the settings for fingerprints."""
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75, avg_len: float = 256.0) -> None:
+        if k1 < 0 or not 0.0 <= b <= 1.0 or avg_len <= 0:
+            raise ValueError(f"bad BM25 parameters k1={k1}, b={b}, avg_len={avg_len}")
+        self.k1 = k1
+        self.b = b
+        self.avg_len = avg_len
+        self.name = f"bm25-ru-en:k1={k1}:b={b}:avg={avg_len}"
+        self._ru = _stemmer("russian")
+        self._en = _stemmer("english")
+        self._stems: dict[str, str] = {}
+
+    def tokens(self, text: str) -> list[str]:
+        """Stems of the text's words: lowercased, stop words dropped, ё read as е."""
+        out = []
+        stems = self._stems
+        for match in _WORD.finditer(text.lower()):
+            word = match.group()
+            stem = stems.get(word)
+            if stem is None:
+                stem = self._stem(word)
+                if len(stems) < 200_000:
+                    stems[word] = stem
+            if stem:
+                out.append(stem)
+        return out
+
+    def _stem(self, word: str) -> str:
+        if word in RUSSIAN_STOP or word in ENGLISH_STOP:
+            return ""
+        if _CYRILLIC.search(word):
+            word = word.replace("ё", "е")
+            return str(self._ru.stemWord(word))  # type: ignore[attr-defined]
+        if _LATIN.search(word):
+            return str(self._en.stemWord(word))  # type: ignore[attr-defined]
+        return word
+
+    def encode_document(self, text: str) -> SparseVector:
+        """Term-frequency weights saturated by k1 and normalized by length (b, avg_len)."""
+        stems = self.tokens(text)
+        if not stems:
+            return SparseVector((), ())
+        norm = self.k1 * (1.0 - self.b + self.b * len(stems) / self.avg_len)
+        weights: dict[int, float] = {}
+        for stem, tf in Counter(stems).items():
+            # Two stems may share a murmur id; adding keeps the vector valid (unique indices).
+            tid = token_id(stem)
+            weights[tid] = weights.get(tid, 0.0) + tf * (self.k1 + 1.0) / (tf + norm)
+        return _sorted(weights)
+
+    def encode_query(self, text: str) -> SparseVector:
+        """Weight 1 per unique stem; the engine multiplies by IDF."""
+        return _sorted(dict.fromkeys((token_id(s) for s in self.tokens(text)), 1.0))
+
+    def encode_documents(self, texts: list[str]) -> list[SparseVector]:
+        """Batch form of ``encode_document``."""
+        return [self.encode_document(t) for t in texts]
+
+
+def _sorted(weights: dict[int, float]) -> SparseVector:
+    items = sorted(weights.items())
+    return SparseVector(tuple(i for i, _ in items), tuple(w for _, w in items))
