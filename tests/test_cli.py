@@ -140,6 +140,8 @@ def test_shared_checker_accepts_token_output(
         "128",
         "--unit",
         "tokens",
+        "--tokenizer",
+        "cl100k_base",
         "--format",
         "jsonl",
     )
@@ -194,3 +196,16 @@ def test_recursive_separators_from_the_command_line(tmp_path: Path) -> None:
     texts = [json.loads(line)["text"] for line in out.splitlines()]
     assert texts[0] == "a;b;c;d;e;f;g;h;"
     assert "ещё" in texts[-1] and all(len(t) <= 16 for t in texts)
+
+
+def test_tokens_default_to_the_embedders_own_tokenizer_and_budget() -> None:
+    code, out, _ = run(
+        "chunk", str(EXAMPLES / "delivery.md"), "--unit", "tokens", "--format", "jsonl"
+    )
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    from narezka.embed import get_embedder
+
+    model = get_embedder("use")
+    assert {r["tokenizer"] for r in rows} == {model.counter.name}
+    assert all(model.counter.count(r["embed_text"]) == r["tokens"] <= model.budget for r in rows)

@@ -32,7 +32,16 @@ CASES = {
     "sentences-500": (["--strategy", "sentences", "--size", "500"], ["--size", "500"]),
     "fixed-1500": (["--strategy", "fixed", "--size", "1500"], ["--size", "1500", "--no-atoms"]),
     "headings-256-tokens": (
-        ["--strategy", "headings", "--size", "256", "--unit", "tokens"],
+        [
+            "--strategy",
+            "headings",
+            "--size",
+            "256",
+            "--unit",
+            "tokens",
+            "--tokenizer",
+            "cl100k_base",
+        ],
         ["--size", "256", "--unit", "tokens", "--tokenizer", "cl100k_base"],
     ),
 }

@@ -17,7 +17,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from narezka import pipeline
-from narezka.errors import ConfigError
+from narezka.cli_index import COMMANDS
+from narezka.embed import DEFAULT_EMBEDDER, get_embedder
+from narezka.errors import ConfigError, NarezkaError
 from narezka.split import SENTENCE, strategy_names
 from narezka.stats import chunk_stats
 from narezka.tokens import get_counter
@@ -59,9 +61,9 @@ def cli() -> None:
 @click.option(
     "--size",
     type=int,
-    default=800,
-    show_default=True,
-    help="Maximum size of each chunk's embed_text, in --unit.",
+    default=None,
+    help="Maximum size of each chunk's embed_text, in --unit  [default: 800 chars, or the "
+    "embedder's budget in tokens].",
 )
 @click.option(
     "--overlap",
@@ -73,9 +75,15 @@ def cli() -> None:
 @click.option("--unit", type=click.Choice(["chars", "tokens"]), default="chars", show_default=True)
 @click.option(
     "--tokenizer",
-    default="cl100k_base",
-    show_default=True,
-    help="tiktoken encoding name or a tokenizer.json path (with --unit tokens).",
+    default=None,
+    help="With --unit tokens: a tiktoken encoding (cl100k_base) or a tokenizer.json path; "
+    "default: the embedder's own tokenizer.",
+)
+@click.option(
+    "--embedder",
+    default=None,
+    help="Size --unit tokens in this embedder's tokens (use, e5, minilm, ollama:MODEL, …); "
+    "default: use. With --size omitted, its budget is the size.",
 )
 @click.option("--levels", default=None, help="Heading levels that open sections, e.g. 2-3.")
 @click.option(
@@ -111,10 +119,11 @@ def cli() -> None:
 def chunk(
     paths: Sequence[str],
     strategy: str,
-    size: int,
+    size: int | None,
     overlap: int,
     unit: str,
-    tokenizer: str,
+    tokenizer: str | None,
+    embedder: str | None,
     levels: str | None,
     min_chars: int | None,
     breadcrumbs: bool | None,
@@ -130,11 +139,18 @@ def chunk(
     Example: narezka chunk examples/kb --strategy headings --size 800 --format jsonl
     """
     err = Console(stderr=True)
+    counter = None
+    try:
+        if unit == "tokens" and tokenizer is None:
+            model = get_embedder(embedder or DEFAULT_EMBEDDER)
+            counter, size = model.counter, model.budget if size is None else size
+    except NarezkaError as exc:
+        raise click.UsageError(str(exc)) from None
     params: dict[str, Any] = {
-        "size": size,
+        "size": 800 if size is None else size,
         "overlap": overlap,
         "unit": unit,
-        "tokenizer": tokenizer,
+        "tokenizer": tokenizer or "cl100k_base",
         "levels": _levels(levels),
         "min_chars": min_chars,
         "breadcrumbs": breadcrumbs,
@@ -155,7 +171,12 @@ def chunk(
         with progress:
             task = progress.add_task("chunk", total=total)
             report = pipeline.chunk_documents(
-                paths, strategy, on_file=lambda _: progress.advance(task), **globs, **params
+                paths,
+                strategy,
+                on_file=lambda _: progress.advance(task),
+                counter=counter,
+                **globs,
+                **params,
             )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
@@ -212,6 +233,10 @@ def strategies() -> None:
     """List the splitting strategies."""
     for name in strategy_names():
         click.echo(name)
+
+
+for _command in COMMANDS:
+    cli.add_command(_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Sequence
-from functools import lru_cache
 from pathlib import Path
 
 from narezka.discover.decode import decode_bytes
 from narezka.errors import SourceError
+from narezka.globs import glob_regex
 from narezka.types import RawDocument
 
 __all__ = ["DEFAULT_INCLUDE", "iter_files", "read_all", "read_document"]
@@ -40,39 +39,8 @@ _SKIP_DIRS = frozenset(
 )
 
 
-@lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a glob over POSIX relative paths: ``**/`` is any number of directories (also
-    none), ``**`` anything, ``*`` and ``?`` stay inside one path segment, ``[...]`` a class."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and (end := pattern.find("]", i + 2)) != -1:
-            body = pattern[i + 1 : end]
-            negate = body.startswith("!")
-            body = re.sub(r"([\\^\[])", r"\\\1", body[1:] if negate else body)
-            out.append(f"[^/{body}]" if negate else f"[{body}]")
-            i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out), re.DOTALL)
-
-
 def _matches(rel: str, patterns: Sequence[str]) -> bool:
-    return any(_glob_regex(p).fullmatch(rel) for p in patterns)
+    return any(glob_regex(p).fullmatch(rel) for p in patterns)
 
 
 def _walk(

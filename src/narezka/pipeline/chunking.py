@@ -81,11 +81,19 @@ def chunk_documents(
     include: Sequence[str] = DEFAULT_INCLUDE,
     exclude: Sequence[str] = (),
     on_file: ProgressCallback | None = None,
+    counter: TokenCounter | None = None,
     **params: Any,
 ) -> ChunkReport:
-    """Chunk every matching file under ``paths``; a bad file is reported, never fatal."""
+    """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
+
+    ``counter`` measures sizes in a model's own tokens (an embedder's); its ``name`` is then
+    the tokenizer recorded in the chunks and the strategy fingerprint.
+    """
+    if counter is not None:
+        params = {**params, "unit": "tokens", "tokenizer": counter.name}
     split_params = make_params(**params)
-    counter = get_counter(split_params.unit, split_params.tokenizer)
+    if counter is None:
+        counter = get_counter(split_params.unit, split_params.tokenizer)
     chosen = get_strategy(strategy)
     report = ChunkReport()
     for root, file in _files(paths, include, exclude, report):

@@ -1,0 +1,280 @@
+"""Commands over an index: ``index``, ``search``, ``models``, ``cache``.
+
+Thin like :mod:`narezka.cli`: options in, one pipeline call, output formatted for people
+(tables) or scripts (``--format json``/``jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from narezka.embed import DEFAULT_EMBEDDER, EmbeddingCache, embedder_specs
+from narezka.errors import NarezkaError
+from narezka.pipeline import count_files
+from narezka.pipeline.indexing import default_store_dir, index
+from narezka.pipeline.searching import MODES, search
+from narezka.split import strategy_names
+
+
+def _fail(exc: Exception) -> None:
+    click.echo(f"Error: {exc}", err=True)
+    sys.exit(2)
+
+
+@click.command("index")
+@click.argument("corpus", type=click.Path(path_type=Path))
+@click.option(
+    "--store",
+    "store_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Index directory  [default: CORPUS/.narezka].",
+)
+@click.option(
+    "--qdrant-url",
+    default=None,
+    envvar="NAREZKA_QDRANT_URL",
+    help="A Qdrant server or cluster instead of the embedded engine (API key from QDRANT_API_KEY).",
+)
+@click.option("--embedder", default=DEFAULT_EMBEDDER, show_default=True)
+@click.option(
+    "--strategy", "-s", type=click.Choice(strategy_names()), default="headings", show_default=True
+)
+@click.option(
+    "--size",
+    type=int,
+    default=None,
+    help="Chunk size  [default: the embedder's budget, in its tokens].",
+)
+@click.option("--unit", type=click.Choice(["chars", "tokens"]), default=None)
+@click.option("--overlap", type=int, default=None)
+@click.option("--rebuild", is_flag=True, help="Drop the index and build it anew.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def index_command(
+    corpus: Path,
+    store_dir: Path | None,
+    qdrant_url: str | None,
+    embedder: str,
+    strategy: str,
+    size: int | None,
+    unit: str | None,
+    overlap: int | None,
+    rebuild: bool,
+    as_json: bool,
+) -> None:
+    """Chunk, embed and store a corpus; re-runs only touch what changed.
+
+    Example: narezka index examples/kb && narezka search "вернуть вскрытый чай" --store examples/kb
+    """
+    err = Console(stderr=True)
+    total = count_files([corpus]) if corpus.exists() else 0
+    progress = Progress(
+        TextColumn("indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    )
+    try:
+        with progress:
+            task = progress.add_task("index", total=total)
+            report = index(
+                corpus,
+                store_dir=store_dir,
+                url=qdrant_url,
+                strategy=strategy,
+                embedder=embedder,
+                rebuild=rebuild,
+                on_file=lambda _: progress.advance(task),
+                size=size,
+                unit=unit,
+                overlap=overlap,
+            )
+    except NarezkaError as exc:
+        _fail(exc)
+    for problem in report.skipped:
+        click.echo(f"skipped: {problem}", err=True)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=1))
+        return
+    table = Table(title=f"narezka index → {report.store}", show_header=False, box=None)
+    rows = [
+        (
+            "Files",
+            f"{report.files_new} new, {report.files_changed} changed, "
+            f"{report.files_unchanged} unchanged, {report.files_deleted} deleted",
+        ),
+        (
+            "Chunks",
+            f"{report.chunks_embedded} embedded, {report.chunks_reused} reused, "
+            f"{report.chunks_kept} kept, {report.chunks_deleted} deleted",
+        ),
+        ("Embedding cache", f"{report.cache_hits} hits, {report.cache_misses} misses"),
+        ("Seconds", ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items())),
+        ("Embedder", report.embedder),
+        ("Skipped files", str(len(report.skipped))),
+    ]
+    if report.recovered:
+        rows.append(("Repaired", ", ".join(report.recovered)))
+    for label, value in rows:
+        table.add_row(label, value)
+    Console().print(table)
+
+
+@click.command("search")
+@click.argument("query")
+@click.option(
+    "--store",
+    default=".",
+    show_default=True,
+    help="Index directory, or the corpus folder that holds .narezka/.",
+)
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option("-k", "k", type=int, default=5, show_default=True)
+@click.option("--zone", default=None)
+@click.option("--project", default=None)
+@click.option("--category", default=None)
+@click.option("--path", "path_glob", default=None, help="Only files matching this glob.")
+@click.option("--include-archived", is_flag=True, help="Archived pages are left out by default.")
+@click.option(
+    "--expand",
+    type=click.Choice(["section"]),
+    default=None,
+    help="Return each hit's whole heading section (small-to-big).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "jsonl"]),
+    default="table",
+    show_default=True,
+)
+def search_command(
+    query: str,
+    store: str,
+    mode: str,
+    k: int,
+    zone: str | None,
+    project: str | None,
+    category: str | None,
+    path_glob: str | None,
+    include_archived: bool,
+    expand: str | None,
+    fmt: str,
+) -> None:
+    """Search an index: dense, BM25 or hybrid (reciprocal-rank fusion).
+
+    Example: narezka search "гарантия на лампу Свет мини" --store examples/kb -k 3
+    """
+    try:
+        hits = search(
+            query,
+            store,
+            mode=mode,
+            k=k,
+            zone=zone,
+            project=project,
+            category=category,
+            path=path_glob,
+            include_archived=include_archived,
+            expand=expand,
+        )
+    except NarezkaError as exc:
+        _fail(exc)
+    if fmt == "json":
+        click.echo(json.dumps([h.to_json() for h in hits], ensure_ascii=False, indent=1))
+        return
+    if fmt == "jsonl":
+        for h in hits:
+            click.echo(json.dumps(h.to_json(), ensure_ascii=False))
+        return
+    table = Table(title=f"{query!r} — {mode}")
+    for column in ("#", "score", "url", "section", "snippet"):
+        table.add_column(column, overflow="fold")
+    for rank, h in enumerate(hits, 1):
+        table.add_row(
+            str(rank), f"{h.score:.3f}", h.url, " > ".join(h.section), _highlight(h.snippet, query)
+        )
+    Console().print(table)
+    if not hits:
+        sys.exit(1)
+
+
+def _highlight(text: str, query: str) -> str:
+    from rich.markup import escape
+
+    out = escape(text)
+    for word in {w for w in query.split() if len(w) > 3}:
+        stem = escape(word[:5])
+        out = out.replace(stem, f"[bold yellow]{stem}[/]")
+    return out
+
+
+@click.command("models")
+@click.option("--json", "as_json", is_flag=True)
+def models_command(as_json: bool) -> None:
+    """List embedders: dimension, window, tokenizer, and whether they run offline here."""
+    specs = embedder_specs()
+    if as_json:
+        click.echo(json.dumps([vars_of(s) for s in specs], ensure_ascii=False, indent=1))
+        return
+    table = Table(title="narezka embedders")
+    for column in ("spec", "model", "dim", "window", "tokenizer", "extra", "offline here"):
+        table.add_column(column)
+    for s in specs:
+        table.add_row(
+            s.spec,
+            s.model,
+            s.dim,
+            s.window,
+            s.tokenizer,
+            s.extra,
+            "yes" if s.usable_offline_here else "no",
+        )
+    Console().print(table)
+
+
+def vars_of(obj: Any) -> dict[str, Any]:
+    return {k: getattr(obj, k) for k in obj.__dataclass_fields__}
+
+
+@click.group("cache")
+def cache_group() -> None:
+    """The embedding cache kept beside an index."""
+
+
+@cache_group.command("stats")
+@click.option("--store", type=click.Path(path_type=Path), default=Path("."))
+def cache_stats(store: Path) -> None:
+    """Entries and size per embedder."""
+    with EmbeddingCache(_cache_path(store)) as cache:
+        click.echo(json.dumps(vars_of(cache.stats()), ensure_ascii=False, indent=1, default=str))
+
+
+@cache_group.command("clear")
+@click.option("--store", type=click.Path(path_type=Path), default=Path("."))
+@click.option("--embedder", default=None, help="Only this embedder's vectors.")
+def cache_clear(store: Path, embedder: str | None) -> None:
+    """Drop cached vectors."""
+    with EmbeddingCache(_cache_path(store)) as cache:
+        click.echo(f"removed {cache.clear(embedder)} vectors")
+
+
+def _cache_path(store: Path) -> Path:
+    home = store if (store / "embeddings.sqlite").exists() else default_store_dir(store)
+    return home / "embeddings.sqlite"
+
+
+COMMANDS = [index_command, search_command, models_command, cache_group]

@@ -1,0 +1,46 @@
+"""Embedders: texts to L2-normalized float32 vectors, measured in the model's own tokens.
+
+``get_embedder(spec)`` builds one (``use`` — the bundled offline default —, ``e5``,
+``minilm``, ``st:PATH``, ``ollama:MODEL``, ``openai:MODEL@URL``, ``hash[:DIM]``);
+``embedder_specs()`` lists them. ``CachedEmbedder`` + ``EmbeddingCache`` add a sqlite cache;
+``embed_all`` / ``embed_grouped`` batch and, given a ``resplit`` callback, re-split inputs a
+model rejects as too long instead of truncating them. ``HashEmbedder`` is a deterministic
+test double for other stages' tests.
+"""
+
+from __future__ import annotations
+
+from narezka.embed.base import Embedder, HashEmbedder, Matrix, l2_normalize
+from narezka.embed.cache import CachedEmbedder, CacheStats, EmbeddingCache, default_cache_path
+from narezka.embed.errors import (
+    BackendUnavailableError,
+    ContextLengthError,
+    EmbedError,
+    InputTooLongError,
+    ModelNotFoundError,
+)
+from narezka.embed.registry import DEFAULT_EMBEDDER, EmbedderSpec, embedder_specs, get_embedder
+from narezka.embed.resilient import Embedded, embed_all, embed_grouped
+
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "BackendUnavailableError",
+    "CacheStats",
+    "CachedEmbedder",
+    "ContextLengthError",
+    "EmbedError",
+    "Embedded",
+    "Embedder",
+    "EmbedderSpec",
+    "EmbeddingCache",
+    "HashEmbedder",
+    "InputTooLongError",
+    "Matrix",
+    "ModelNotFoundError",
+    "default_cache_path",
+    "embed_all",
+    "embed_grouped",
+    "embedder_specs",
+    "get_embedder",
+    "l2_normalize",
+]

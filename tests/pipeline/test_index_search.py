@@ -1,0 +1,169 @@
+"""Index and search end to end on the example KB, with the deterministic HashEmbedder."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from narezka.cli import cli
+from narezka.embed import HashEmbedder
+from narezka.errors import ConfigError
+from narezka.pipeline.indexing import index
+from narezka.pipeline.searching import fold_neighbours, search
+from narezka.store import Manifest, open_store
+
+from conftest import EXAMPLES
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    corpus = tmp_path / "kb"
+    shutil.copytree(EXAMPLES, corpus)
+    return corpus
+
+
+def model() -> HashEmbedder:
+    return HashEmbedder(64)
+
+
+def stored_ids(corpus: Path) -> set[str]:
+    with Manifest(corpus / ".narezka") as manifest:
+        return {c.point_id for p in manifest.paths() for c in manifest.get(p).chunks}  # type: ignore[union-attr]
+
+
+def store_count(corpus: Path) -> int:
+    store = open_store(corpus / ".narezka")
+    try:
+        store.ensure(64)
+        return store.count()
+    finally:
+        store.close()
+
+
+def test_first_sync_indexes_everything_and_a_rerun_touches_nothing(kb: Path) -> None:
+    first = index(kb, embedder=model())
+    assert first.files_new == 18 and first.chunks_embedded > 50 and not first.skipped
+    assert store_count(kb) == first.chunks_embedded == len(stored_ids(kb))
+    again = index(kb, embedder=model())
+    assert again.files_unchanged == 18
+    assert (again.chunks_embedded, again.chunks_deleted, again.files_changed) == (0, 0, 0)
+
+
+def test_a_one_line_edit_re_embeds_only_the_chunks_it_touches(kb: Path) -> None:
+    index(kb, embedder=model())
+    page = kb / "delivery.md"
+    page.write_text(
+        page.read_text(encoding="utf-8").replace("Курьер привозит", "Курьер бережно привозит"),
+        encoding="utf-8",
+    )
+    report = index(kb, embedder=model())
+    assert report.files_changed == 1 and report.files_unchanged == 17
+    assert 1 <= report.chunks_embedded <= 3
+    assert store_count(kb) == len(stored_ids(kb))
+
+
+def test_a_deleted_file_loses_its_points_and_no_others(kb: Path) -> None:
+    index(kb, embedder=model())
+    before = store_count(kb)
+    (kb / "faq.md").unlink()
+    report = index(kb, embedder=model())
+    assert report.files_deleted == 1 and report.chunks_deleted > 0
+    assert store_count(kb) == before - report.chunks_deleted == len(stored_ids(kb))
+
+
+def test_inserting_a_section_reuses_the_vectors_of_moved_chunks(kb: Path) -> None:
+    index(kb, embedder=model())
+    page = kb / "returns.md"
+    text = page.read_text(encoding="utf-8")
+    cut = text.index("\n## ")
+    page.write_text(
+        text[:cut] + "\n\n## Новый раздел\n\nСовсем новый текст.\n" + text[cut:], encoding="utf-8"
+    )
+    report = index(kb, embedder=model())
+    assert report.chunks_embedded <= 2
+    assert report.chunks_reused + report.chunks_kept > 3
+    assert store_count(kb) == len(stored_ids(kb))
+
+
+def test_a_bad_file_is_reported_and_keeps_its_old_points(kb: Path) -> None:
+    index(kb, embedder=model())
+    before = store_count(kb)
+    (kb / "payment.md").write_bytes(b"\x00\x01binary now")
+    report = index(kb, embedder=model())
+    assert [e.path for e in report.skipped] == [str(kb / "payment.md")] or any(
+        "payment.md" in str(e) for e in report.skipped
+    )
+    assert store_count(kb) == before
+
+
+def test_search_finds_the_rule_and_skips_the_archived_page(kb: Path) -> None:
+    index(kb, embedder=model())
+    hits = search("вскрытый чай возврат", kb, mode="bm25", k=5, embedder=model())
+    assert hits and all(not h.payload["archived"] for h in hits)
+    assert any(h.file_path == "returns.md" for h in hits)
+    with_archive = search(
+        "вскрытый чай возврат", kb, mode="bm25", k=8, include_archived=True, embedder=model()
+    )
+    assert any(h.file_path == "returns-2023-archive.md" for h in with_archive)
+
+
+@pytest.mark.parametrize("mode", ["dense", "bm25", "hybrid"])
+def test_filters_and_modes(kb: Path, mode: str) -> None:
+    index(kb, embedder=model())
+    hits = search("гарантия лампа", kb, mode=mode, k=4, category="products", embedder=model())
+    assert hits and all(h.payload["category"] == "products" for h in hits)
+    only = search("гарантия", kb, mode=mode, k=4, path="products/*", embedder=model())
+    assert only and all(h.file_path.startswith("products/") for h in only)
+
+
+def test_expand_section_returns_the_whole_heading_section(kb: Path) -> None:
+    index(kb, embedder=model(), size=40)
+    (hit,) = search("тарифы курьерской доставки зона", kb, mode="bm25", k=1, embedder=model())
+    (big,) = search(
+        "тарифы курьерской доставки зона", kb, mode="bm25", k=1, expand="section", embedder=model()
+    )
+    assert len(big.text) > len(hit.text)
+    assert hit.text.split("\n")[-1] in big.text
+
+
+def test_neighbouring_chunks_of_a_section_fold_into_one_hit() -> None:
+    from narezka.pipeline.searching import Hit
+
+    def hit(i: int, section: str = "A") -> Hit:
+        return Hit(1.0 / (i + 1), "u", "f.md", (section,), "t", "t", i, 0, 1)
+
+    folded = fold_neighbours([hit(3), hit(4), hit(9), hit(2), hit(4, "B")])
+    assert [(h.chunk_index, h.merged) for h in folded] == [(3, (2, 4)), (9, ()), (4, ())]
+
+
+def test_search_without_an_index_says_how_to_make_one(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="narezka index"):
+        search("x", tmp_path)
+
+
+def test_cli_index_and_search(kb: Path) -> None:
+    runner = CliRunner()
+    first = runner.invoke(cli, ["index", str(kb), "--embedder", "hash", "--json"])
+    assert first.exit_code == 0, first.output
+    result = runner.invoke(
+        cli,
+        [
+            "search",
+            "вскрытый чай",
+            "--store",
+            str(kb),
+            "--mode",
+            "bm25",
+            "--format",
+            "jsonl",
+            "-k",
+            "2",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.strip().splitlines()) == 2
+    missing = runner.invoke(cli, ["search", "x", "--store", str(kb / "nope")])
+    assert missing.exit_code == 2 and "narezka index" in missing.stderr
