@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from narezka.cli import cli
-from narezka.embed import HashEmbedder
+from narezka.embed import HashEmbedder, Matrix
+from narezka.embed.base import WordCounter, check_window
 from narezka.errors import ConfigError
 from narezka.pipeline.indexing import index
 from narezka.pipeline.searching import fold_neighbours, search
@@ -167,3 +169,54 @@ def test_cli_index_and_search(kb: Path) -> None:
     assert len(result.stdout.strip().splitlines()) == 2
     missing = runner.invoke(cli, ["search", "x", "--store", str(kb / "nope")])
     assert missing.exit_code == 2 and "narezka index" in missing.stderr
+
+
+class HalfCounter:
+    """Counts half the words: a tokenizer that only approximates the server's."""
+
+    name = "approx-half"
+
+    def count(self, text: str) -> int:
+        return WordCounter().count(text) // 2
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [self.count(t) for t in texts]
+
+
+class UndercountingServer(HashEmbedder):
+    """A model that refuses inputs over its window by its real count, while narezka's
+    tokenizer for it counts half: what happens with a server narezka cannot size exactly."""
+
+    def __init__(self) -> None:
+        super().__init__(64, max_tokens=120)
+        self.counter = HalfCounter()
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        check_window(self.name, WordCounter(), self.max_tokens, texts)
+        return super().embed(texts)
+
+
+def test_a_refused_chunk_is_re_split_at_exact_boundaries_never_truncated(kb: Path) -> None:
+    server = UndercountingServer()
+    report = index(kb, embedder=server, size=110)
+    assert not report.skipped
+    assert any("re-split" in w for w in report.warnings)
+    hits = search("тарифы доставки", kb, mode="bm25", k=50, include_archived=True, embedder=server)
+    assert hits
+    store = open_store(kb / ".narezka")
+    try:
+        store.ensure(64)
+        points = store.get(sorted(stored_ids(kb)))
+    finally:
+        store.close()
+    by_file: dict[str, list[tuple[int, int]]] = {}
+    for p in points:
+        by_file.setdefault(p.payload["file_path"], []).append(
+            (p.payload["start"], p.payload["end"])
+        )
+    text = (kb / "delivery-zones.md").read_text(encoding="utf-8")
+    spans = sorted(by_file["delivery-zones.md"])
+    covered = {i for s, e in spans for i in range(s, e)}
+    body = text.index("\n---", 3) + 4
+    lost = [i for i in range(body, len(text)) if i not in covered and not text[i].isspace()]
+    assert not lost

@@ -21,7 +21,14 @@ from typing import Any
 
 from narezka.config import load_rules
 from narezka.discover import iter_files, read_document
-from narezka.embed import CachedEmbedder, Embedder, EmbeddingCache, embed_all, get_embedder
+from narezka.embed import (
+    CachedEmbedder,
+    Embedder,
+    EmbeddingCache,
+    InputTooLongError,
+    embed_all,
+    get_embedder,
+)
 from narezka.enrich import Rules, chunk_payload
 from narezka.errors import ConfigError, NarezkaError, SourceError
 from narezka.pipeline.chunking import DEFAULT_INCLUDE, chunk_raw, make_params
@@ -43,6 +50,9 @@ from narezka.types import Chunk
 STORE_DIRNAME = ".narezka"
 INDEX_META = "index.json"
 INDEX_VERSION = 1
+RESPLIT_ATTEMPTS = 3
+RESPLIT_SHRINK = 0.75
+"""A file whose chunk a model refuses is re-chunked this much smaller, a few times at most."""
 
 
 @dataclass(slots=True)
@@ -150,24 +160,45 @@ class Syncer:
         started = time.perf_counter()
         raw, warnings = read_document(root, file)
         report.warnings.extend(warnings)
-        chunks, doc_warnings, _ = chunk_raw(raw, self.strategy, self.params, self.counter)
-        report.warnings.extend(doc_warnings)
-        chunks = [_with_mtime(c, raw.mtime) for c in chunks]
         report.seconds["chunk"] += time.perf_counter() - started
-
-        entries = [
-            ChunkEntry(c.index, chunk_point_id(source, self.fingerprint, c.index), c.content_hash)
-            for c in chunks
-        ]
-        old = self.manifest.get(source)
-        plan = self.manifest.plan(
-            source, entries, fingerprint=self.fingerprint, embedder=self.embedder.name
-        )
-        if old is None:
+        params = self.params
+        for attempt in range(RESPLIT_ATTEMPTS + 1):
+            started = time.perf_counter()
+            chunks, doc_warnings, _ = chunk_raw(raw, self.strategy, params, self.counter)
+            chunks = [_with_meta(c, raw.mtime, resplit=attempt > 0) for c in chunks]
+            report.seconds["chunk"] += time.perf_counter() - started
+            entries = [
+                ChunkEntry(
+                    c.index, chunk_point_id(source, self.fingerprint, c.index), c.content_hash
+                )
+                for c in chunks
+            ]
+            plan = self.manifest.plan(
+                source, entries, fingerprint=self.fingerprint, embedder=self.embedder.name
+            )
+            by_index = {c.index: c for c in chunks}
+            started = time.perf_counter()
+            try:
+                vectors = embed_all(
+                    [by_index[e.index].embed_text for e in plan.embed], self.embedder
+                )
+                break
+            except InputTooLongError as exc:
+                # The server counted more tokens than our tokenizer for its model did: cut
+                # the file finer at exact boundaries and try again; nothing is truncated.
+                if attempt == RESPLIT_ATTEMPTS:
+                    raise
+                report.warnings.append(
+                    f"{source}: {exc}; re-split at {int(params.size * RESPLIT_SHRINK)} tokens"
+                )
+                params = dataclasses.replace(params, size=int(params.size * RESPLIT_SHRINK))
+            finally:
+                report.seconds["embed"] += time.perf_counter() - started
+        report.warnings.extend(doc_warnings)
+        if self.known.get(source) is None:
             report.files_new += 1
         else:
             report.files_changed += 1
-        by_index = {c.index: c for c in chunks}
 
         started = time.perf_counter()
         reused = {}
@@ -175,11 +206,6 @@ class Syncer:
             stored = self.store.get([old_id for _, old_id in plan.reuse], with_vectors=True)
             reused = {p.id: p for p in stored}
         report.seconds["store"] += time.perf_counter() - started
-
-        started = time.perf_counter()
-        to_embed = [by_index[e.index] for e in plan.embed]
-        vectors = embed_all([c.embed_text for c in to_embed], self.embedder)
-        report.seconds["embed"] += time.perf_counter() - started
 
         started = time.perf_counter()
         points = [
@@ -327,5 +353,8 @@ def _remove_index(home: Path) -> None:
         shutil.rmtree(home)
 
 
-def _with_mtime(chunk: Chunk, mtime: float) -> Chunk:
-    return dataclasses.replace(chunk, meta={**chunk.meta, "mtime": mtime})
+def _with_meta(chunk: Chunk, mtime: float, *, resplit: bool) -> Chunk:
+    extra: dict[str, Any] = {"mtime": mtime}
+    if resplit:
+        extra["resplit"] = True
+    return dataclasses.replace(chunk, meta={**chunk.meta, **extra})
