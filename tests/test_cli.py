@@ -17,6 +17,19 @@ from conftest import EXAMPLES, TEST_DATA
 STRATEGIES = ["fixed", "overlap", "recursive", "sentences", "headings"]
 
 
+def markdown_only(corpus: Path, tmp_path: Path) -> Path:
+    """A copy of the corpus's Markdown: the checker reads every file in a folder, and an
+    example folder may also hold a golden set or a local index (.narezka/)."""
+    copy = tmp_path / "corpus"
+    for file in corpus.rglob("*.md"):
+        if ".narezka" in file.parts:
+            continue
+        target = copy / file.relative_to(corpus)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(file.read_bytes())
+    return copy
+
+
 def run(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, list(args))
     return result.exit_code, result.stdout, result.stderr
@@ -103,6 +116,7 @@ def test_shared_checker_accepts_chars_output(
     strategy: str, corpus: Path, tmp_path: Path, check_chunks_tool: Path
 ) -> None:
     size = "400"
+    corpus = markdown_only(corpus, tmp_path)
     extra = ["--overlap", "60"] if strategy in ("overlap", "recursive") else []
     code, out, _ = run(
         "chunk", str(corpus), "--strategy", strategy, "--size", size, "--format", "jsonl", *extra
@@ -131,9 +145,10 @@ def test_shared_checker_accepts_chars_output(
 def test_shared_checker_accepts_token_output(
     strategy: str, tmp_path: Path, check_chunks_tool: Path
 ) -> None:
+    corpus = markdown_only(EXAMPLES, tmp_path)
     code, out, _ = run(
         "chunk",
-        str(EXAMPLES),
+        str(corpus),
         "--strategy",
         strategy,
         "--size",
@@ -152,7 +167,7 @@ def test_shared_checker_accepts_token_output(
         [
             sys.executable,
             str(check_chunks_tool),
-            str(EXAMPLES),
+            str(corpus),
             str(chunks),
             "--size",
             "128",
