@@ -177,3 +177,16 @@ def test_other_client_errors_are_not_retried(url: str, state: FakeState) -> None
 def test_empty_batch_makes_no_embed_request(url: str, state: FakeState) -> None:
     assert make(url).embed([]).shape == (0, 16)
     assert state.embed_requests() == []
+
+
+def test_calibration_measures_the_servers_token_density(url: str) -> None:
+    from narezka.embed.calibrate import calibrate
+
+    emb = make(url, counter=CharCounter())  # a poor local counter, as for an unknown model
+    sample = ["one two three four", "Доставка курьером по России", "", LONG]
+    result = calibrate(emb, sample, safety=0.9)
+    assert (result.samples, result.rejected, result.window) == (2, 1, 32)
+    # The fake server counts words + 2: "one two three four" is 6 tokens over 18 chars.
+    assert result.tokens_per_char == pytest.approx(6 / 18)
+    assert result.safe_chars == int(32 * 0.9 / (6 / 18))
+    assert result.safe_local_tokens == result.safe_chars  # CharCounter counts characters

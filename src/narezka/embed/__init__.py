@@ -4,14 +4,16 @@
 ``minilm``, ``st:PATH``, ``ollama:MODEL``, ``openai:MODEL@URL``, ``hash[:DIM]``);
 ``embedder_specs()`` lists them. ``CachedEmbedder`` + ``EmbeddingCache`` add a sqlite cache;
 ``embed_all`` / ``embed_grouped`` batch and, given a ``resplit`` callback, re-split inputs a
-model rejects as too long instead of truncating them. ``HashEmbedder`` is a deterministic
-test double for other stages' tests.
+model rejects as too long instead of truncating them; ``calibrate`` measures a served
+model's token density when narezka cannot count its tokens exactly. ``HashEmbedder`` is a
+deterministic test double for other stages' tests.
 """
 
 from __future__ import annotations
 
 from narezka.embed.base import Embedder, HashEmbedder, Matrix, l2_normalize
 from narezka.embed.cache import CachedEmbedder, CacheStats, EmbeddingCache, default_cache_path
+from narezka.embed.calibrate import Calibration, calibrate
 from narezka.embed.errors import (
     BackendUnavailableError,
     ContextLengthError,
@@ -27,6 +29,7 @@ __all__ = [
     "BackendUnavailableError",
     "CacheStats",
     "CachedEmbedder",
+    "Calibration",
     "ContextLengthError",
     "EmbedError",
     "Embedded",
@@ -37,6 +40,7 @@ __all__ = [
     "InputTooLongError",
     "Matrix",
     "ModelNotFoundError",
+    "calibrate",
     "default_cache_path",
     "embed_all",
     "embed_grouped",

@@ -8,13 +8,15 @@
         ├── InputTooLongError      an input could not be embedded whole nor re-split smaller
         ├── ModelNotFoundError     the backend does not know the model (says how to get it)
         └── BackendUnavailableError timeouts, connection errors or 5xx persisted past retries
+    MissingDependencyError
+    └── MissingModelPackageError   an extra alone cannot install it: the message says how
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from narezka.errors import NarezkaError
+from narezka.errors import MissingDependencyError, NarezkaError
 
 
 class EmbedError(NarezkaError):
@@ -90,10 +92,23 @@ class BackendUnavailableError(EmbedError):
         )
 
 
+class MissingModelPackageError(MissingDependencyError):
+    """A package the extra cannot pull in safely; ``step`` is the extra command to run."""
+
+    def __init__(self, package: str, extra: str, step: str) -> None:
+        super().__init__(package, extra)
+        self.step = step
+        message = f"{package} is not installed: pip install 'narezka[{extra}]', then {step}"
+        # ImportError's str() is its ``msg``, not ``args``: set both.
+        self.msg = message
+        self.args = (message,)
+
+
 __all__ = [
     "BackendUnavailableError",
     "ContextLengthError",
     "EmbedError",
     "InputTooLongError",
+    "MissingModelPackageError",
     "ModelNotFoundError",
 ]

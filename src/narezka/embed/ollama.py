@@ -183,6 +183,18 @@ class OllamaEmbedder:
     def embed_queries(self, texts: Sequence[str]) -> Matrix:
         return self.embed(texts)
 
+    def server_token_count(self, text: str) -> int | None:
+        """Tokens the server counts for ``text`` alone (``prompt_eval_count``), for calibration."""
+        self.info  # noqa: B018 - num_ctx needs the window
+        try:
+            response = self._embed_once([text])
+        except LengthRejected as exc:
+            raise ContextLengthError(
+                f"ollama:{self.model}", [0], window=self.info.window, detail=str(exc)
+            ) from None
+        count = response.prompt_eval_count
+        return int(count) if count is not None else None
+
 
 def _model_info(show: Any) -> ModelInfo:
     info: dict[str, Any] = dict(show.modelinfo or {})

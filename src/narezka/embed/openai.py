@@ -137,6 +137,17 @@ class OpenAIEmbedder:
     def embed_queries(self, texts: Sequence[str]) -> Matrix:
         return self.embed(texts)
 
+    def server_token_count(self, text: str) -> int | None:
+        """Tokens the server counts for ``text`` alone (``usage.prompt_tokens``)."""
+        try:
+            payload = self._post([text])
+        except LengthRejected as exc:
+            raise ContextLengthError(
+                self.name, [0], window=self.max_tokens, detail=str(exc)
+            ) from None
+        count = (payload.get("usage") or {}).get("prompt_tokens")
+        return int(count) if count is not None else None
+
 
 def _error_text(response: httpx.Response) -> str:
     try:

@@ -165,7 +165,7 @@ def embedder_specs() -> list[EmbedderSpec]:
             "server's",
             "given or unknown",
             "family match or UTF-8 bound",
-            "(none)",
+            "openai",
             False,
         ),
         EmbedderSpec(

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from narezka.embed.base import Matrix, check_window, default_budget, empty_matrix, l2_normalize
-from narezka.errors import ConfigError, MissingDependencyError
+from narezka.embed.errors import MissingModelPackageError
+from narezka.errors import ConfigError
 from narezka.tokens.models import file_digest
 
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "config.json")
@@ -52,7 +53,12 @@ class SentenceTransformerEmbedder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
-            raise MissingDependencyError("sentence-transformers", "st") from exc
+            # Plain `torch` from PyPI is the multi-GB CUDA build: ask for the CPU wheel first.
+            raise MissingModelPackageError(
+                "sentence-transformers",
+                "st",
+                "first install the CPU build of torch==2.13.0 (a +cpu wheel), never plain torch",
+            ) from exc
         model: Any = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
         self._model = model
         prompts: dict[str, str] = dict(self._model.prompts or {})
