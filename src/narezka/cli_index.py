@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from narezka.embed import DEFAULT_EMBEDDER, EmbeddingCache, embedder_specs
-from narezka.errors import NarezkaError
-from narezka.pipeline import count_files
+from narezka.embed import DEFAULT_EMBEDDER, EmbeddingCache, embedder_specs, get_embedder
+from narezka.embed.calibrate import ServerCounted, calibrate, save_calibration
+from narezka.errors import ConfigError, NarezkaError
+from narezka.pipeline import chunk_documents, count_files
 from narezka.pipeline.indexing import default_store_dir, index
 from narezka.pipeline.searching import MODES, search
 from narezka.split import strategy_names
@@ -277,4 +279,46 @@ def _cache_path(store: Path) -> Path:
     return home / "embeddings.sqlite"
 
 
-COMMANDS = [index_command, search_command, models_command, cache_group]
+@click.command("calibrate")
+@click.argument("corpus", type=click.Path(exists=True, path_type=Path))
+@click.option("--embedder", required=True, help="A served model: ollama:MODEL or openai:MODEL@URL.")
+@click.option(
+    "--sample",
+    type=int,
+    default=40,
+    show_default=True,
+    help="How many of the corpus's largest chunks to send.",
+)
+@click.option("--safety", type=float, default=0.9, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def calibrate_command(
+    corpus: Path, embedder: str, sample: int, safety: float, as_json: bool
+) -> None:
+    """Measure a served model's real token density on a corpus and store a safe budget.
+
+    For models narezka cannot tokenize exactly: later `index` runs size chunks to the stored
+    budget. Example: narezka calibrate docs/ --embedder ollama:bge-m3
+    """
+    try:
+        model = get_embedder(embedder)
+        if not hasattr(model, "server_token_count"):
+            raise ConfigError(f"{embedder} is counted exactly by narezka: nothing to calibrate")
+        report = chunk_documents([corpus], "headings", counter=model.counter, size=model.budget)
+        texts = sorted((c.embed_text for c in report.chunks), key=len, reverse=True)[:sample]
+        result = calibrate(cast(ServerCounted, model), texts, safety=safety)
+        path = save_calibration(result)
+    except NarezkaError as exc:
+        _fail(exc)
+    if as_json:
+        click.echo(
+            json.dumps({**asdict(result), "stored": str(path)}, ensure_ascii=False, indent=1)
+        )
+        return
+    table = Table(title=f"calibrated {result.embedder}", show_header=False, box=None)
+    for key, value in asdict(result).items():
+        table.add_row(key, str(value))
+    table.add_row("stored in", str(path))
+    Console().print(table)
+
+
+COMMANDS = [index_command, search_command, models_command, cache_group, calibrate_command]

@@ -10,10 +10,13 @@ characters, one in the local counter's tokens. Meant for ``narezka calibrate``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Protocol
 
+from narezka.embed.cache import default_cache_path
 from narezka.embed.errors import ContextLengthError
 from narezka.errors import ConfigError
 from narezka.tokens import TokenCounter
@@ -89,4 +92,44 @@ def calibrate(
     )
 
 
-__all__ = ["Calibration", "ServerCounted", "calibrate"]
+def calibration_path() -> Path:
+    """Where measured budgets are kept: beside the user-wide embedding cache."""
+    return default_cache_path().parent / "calibration.json"
+
+
+def save_calibration(result: Calibration, path: Path | None = None) -> Path:
+    """Store a calibration under its embedder's name (replacing an older one)."""
+    path = path or calibration_path()
+    data = load_calibrations(path)
+    data[result.embedder] = asdict(result)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_calibrations(path: Path | None = None) -> dict[str, dict[str, object]]:
+    """Every stored calibration, by embedder name ({} when none was made)."""
+    path = path or calibration_path()
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else {}
+
+
+def calibrated_budget(embedder_name: str, path: Path | None = None) -> int | None:
+    """The safe budget in local-counter tokens measured for an embedder, if any."""
+    value = load_calibrations(path).get(embedder_name, {}).get("safe_local_tokens")
+    return value if isinstance(value, int) else None
+
+
+__all__ = [
+    "Calibration",
+    "ServerCounted",
+    "calibrate",
+    "calibrated_budget",
+    "calibration_path",
+    "load_calibrations",
+    "save_calibration",
+]

@@ -29,6 +29,7 @@ from narezka.embed import (
     embed_all,
     get_embedder,
 )
+from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
 from narezka.errors import ConfigError, NarezkaError, SourceError
 from narezka.pipeline.chunking import DEFAULT_INCLUDE, chunk_raw, make_params
@@ -115,7 +116,9 @@ def sizing(embedder: Embedder, params: dict[str, Any]) -> tuple[SplitParams, Tok
         params = {**params, "unit": "tokens", "tokenizer": counter.name}
         params.setdefault("size", None)
         if params["size"] is None:
-            params["size"] = embedder.budget
+            # A served model narezka cannot tokenize exactly may have a measured budget.
+            measured = calibrated_budget(embedder.name)
+            params["size"] = min(embedder.budget, measured or embedder.budget)
         return make_params(**params), counter
     split_params = make_params(**{**params, "unit": unit})
     return split_params, get_counter(split_params.unit, split_params.tokenizer)
