@@ -8,7 +8,18 @@
     ├── SourceError            one input file cannot be used; the run goes on with the others
     │   ├── BinaryFileError
     │   └── DecodeError
-    └── MissingDependencyError an optional extra is not installed
+    ├── MissingDependencyError an optional extra is not installed
+    │   └── MissingModelPackageError     (narezka.embed.errors) a model wheel needs a manual step
+    ├── EmbedError             (narezka.embed.errors) an embedding backend failed
+    │   ├── ContextLengthError           inputs over the model's window; nothing truncated
+    │   ├── InputTooLongError            an input still too long with no way to re-split it
+    │   ├── ModelNotFoundError           unknown model (says how to get it: ollama pull …)
+    │   └── BackendUnavailableError      host down or failing after retries (names host, model)
+    └── StoreError             (narezka.store.errors) the vector index cannot be used as asked
+        ├── IndexInUseError              another live process holds the index (names its PID)
+        ├── DimensionMismatchError       built with another embedder's dimension: --rebuild
+        ├── StoreConfigError             also a ConfigError
+        └── StoreUnavailableError        a Qdrant server cannot be reached (URL and reason)
 """
 
 from __future__ import annotations
