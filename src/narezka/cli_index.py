@@ -21,9 +21,11 @@ from narezka.embed import DEFAULT_EMBEDDER, EmbeddingCache, embedder_specs, get_
 from narezka.embed.calibrate import ServerCounted, calibrate, save_calibration
 from narezka.errors import ConfigError, NarezkaError
 from narezka.pipeline import chunk_documents, count_files
-from narezka.pipeline.indexing import default_store_dir, index
+from narezka.pipeline.indexing import IndexReport, default_store_dir, index, open_embedder
+from narezka.pipeline.maintenance import push, sync, watch
 from narezka.pipeline.searching import MODES, search
 from narezka.split import strategy_names
+from narezka.store import open_store
 
 
 def _fail(exc: Exception) -> None:
@@ -163,6 +165,11 @@ def index_command(
     default="table",
     show_default=True,
 )
+@click.option(
+    "--embedder",
+    default=None,
+    help="Default: the one the index was built with (a different one is an error).",
+)
 def search_command(
     query: str,
     store: str,
@@ -175,12 +182,14 @@ def search_command(
     include_archived: bool,
     expand: str | None,
     fmt: str,
+    embedder: str | None,
 ) -> None:
     """Search an index: dense, BM25 or hybrid (reciprocal-rank fusion).
 
     Example: narezka search "гарантия на лампу Свет мини" --store examples/kb -k 3
     """
     try:
+        model = open_embedder(embedder, None) if embedder else None
         hits = search(
             query,
             store,
@@ -192,6 +201,7 @@ def search_command(
             path=path_glob,
             include_archived=include_archived,
             expand=expand,
+            embedder=model,
         )
     except NarezkaError as exc:
         _fail(exc)
@@ -321,4 +331,71 @@ def calibrate_command(
     Console().print(table)
 
 
-COMMANDS = [index_command, search_command, models_command, cache_group, calibrate_command]
+def _summary(report: IndexReport) -> str:
+    return (
+        f"{report.files_new} new, {report.files_changed} changed, "
+        f"{report.files_unchanged} unchanged, {report.files_deleted} deleted files; "
+        f"{report.chunks_embedded} chunks embedded, {report.chunks_deleted} deleted; "
+        f"{len(report.skipped)} skipped; {report.seconds['total']:.2f} s"
+    )
+
+
+@click.command("sync")
+@click.argument("store", default=".")
+@click.option("--json", "as_json", is_flag=True)
+def sync_command(store: str, as_json: bool) -> None:
+    """Bring an index up to date with its corpus, with the settings it was built with.
+
+    For cron or a systemd timer (see examples/systemd/). Example: narezka sync examples/kb
+    """
+    try:
+        report = sync(store)
+    except NarezkaError as exc:
+        _fail(exc)
+    for problem in report.skipped:
+        click.echo(f"skipped: {problem}", err=True)
+    click.echo(json.dumps(report.as_dict(), ensure_ascii=False) if as_json else _summary(report))
+
+
+@click.command("watch")
+@click.argument("store", default=".")
+@click.option("--debounce-ms", type=int, default=1600, show_default=True)
+def watch_command(store: str, debounce_ms: int) -> None:
+    """Sync now, then again whenever files in the corpus change (Ctrl-C stops cleanly)."""
+    try:
+        for report in watch(store, debounce_ms=debounce_ms):
+            click.echo(_summary(report), err=True)
+    except NarezkaError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        click.echo("stopped; the next sync resumes where this one stopped", err=True)
+
+
+@click.command("push")
+@click.argument("store", default=".")
+@click.option(
+    "--qdrant-url",
+    required=True,
+    envvar="NAREZKA_QDRANT_URL",
+    help="The Qdrant server or cluster (API key from QDRANT_API_KEY).",
+)
+@click.option("--collection", default="narezka", show_default=True)
+def push_command(store: str, qdrant_url: str, collection: str) -> None:
+    """Copy an embedded index to a Qdrant server: same ids, vectors and payloads."""
+    try:
+        copied = push(store, open_store(url=qdrant_url, collection=collection))
+    except NarezkaError as exc:
+        _fail(exc)
+    click.echo(f"copied {copied} points to {qdrant_url} ({collection})")
+
+
+COMMANDS = [
+    index_command,
+    search_command,
+    models_command,
+    cache_group,
+    calibrate_command,
+    sync_command,
+    watch_command,
+    push_command,
+]

@@ -343,6 +343,14 @@ def _write_index_meta(
         "dim": model.dim,
         "strategy": strategy,
         "fingerprint": params.fingerprint(strategy),
+        "params": {
+            "size": params.size,
+            "unit": params.unit,
+            "tokenizer": None if spec and params.unit == "tokens" else params.tokenizer,
+            "overlap": params.overlap,
+            "levels": list(params.levels),
+            "min_chars": params.min_chars,
+        },
         "url": url,
     }
     home.mkdir(parents=True, exist_ok=True)

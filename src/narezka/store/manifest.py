@@ -173,6 +173,11 @@ class Manifest:
         """Every path the manifest knows, sorted."""
         return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
 
+    def point_ids(self) -> list[str]:
+        """Every point id the manifest knows, file by file in chunk order."""
+        rows = self._db.execute("SELECT point_id FROM chunks ORDER BY path, idx")
+        return [r[0] for r in rows]
+
     def stats(self) -> dict[str, tuple[int, float, str, str]]:
         """path → (size, mtime, fingerprint, embedder), for stat-only skipping of many files."""
         rows = self._db.execute("SELECT path, size, mtime, fingerprint, embedder FROM files")

@@ -1,0 +1,93 @@
+"""Keeping an index current: ``sync`` (cron, systemd), ``watch`` (file events), ``push``.
+
+``sync`` re-runs ``index`` with the settings the index was built with, read from its
+``index.json``; ``watch`` does the same whenever files change, debounced; ``push`` copies an
+embedded index into a Qdrant server (same ids, vectors and payloads).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from narezka.errors import ConfigError, MissingDependencyError
+from narezka.pipeline.indexing import STORE_DIRNAME, IndexReport, index, read_index_meta
+from narezka.pipeline.searching import resolve_store
+from narezka.store import Manifest, VectorStore, open_store
+
+PUSH_BATCH = 256
+
+
+def sync(location: str | Path, **overrides: Any) -> IndexReport:
+    """Re-index the corpus of an existing index with the settings it was built with."""
+    home = resolve_store(location)
+    meta = read_index_meta(home)
+    spec = meta.get("embedder_spec")
+    if not spec and "embedder" not in overrides:
+        raise ConfigError(f"{home} was built with an embedder object: pass it to sync")
+    settings: dict[str, Any] = {
+        "store_dir": home,
+        "url": meta.get("url"),
+        "strategy": meta.get("strategy", "headings"),
+        "embedder": spec,
+        **dict(meta.get("params") or {}),
+    }
+    settings.update(overrides)
+    return index(meta["corpus"], **settings)
+
+
+def watch(
+    location: str | Path,
+    *,
+    debounce_ms: int = 1600,
+    on_sync: Callable[[IndexReport], None] | None = None,
+    stop_event: threading.Event | None = None,
+) -> Iterator[IndexReport]:
+    """Sync once, then again after every burst of file changes in the corpus."""
+    try:
+        from watchfiles import watch as file_events
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise MissingDependencyError("watchfiles", "watch") from exc
+    home = resolve_store(location)
+    corpus = Path(read_index_meta(home)["corpus"])
+    report = sync(home)
+    if on_sync:
+        on_sync(report)
+    yield report
+
+    def outside_index(_: object, path: str) -> bool:
+        # The index lives inside the corpus: its own writes must not trigger a sync.
+        return STORE_DIRNAME not in Path(path).parts
+
+    for _changes in file_events(
+        corpus,
+        watch_filter=outside_index,
+        debounce=debounce_ms,
+        stop_event=stop_event,
+    ):
+        report = sync(home)
+        if on_sync:
+            on_sync(report)
+        yield report
+
+
+def push(location: str | Path, target: VectorStore) -> int:
+    """Copy every point of an embedded index into ``target``; returns how many."""
+    home = resolve_store(location)
+    meta = read_index_meta(home)
+    source = open_store(home)
+    copied = 0
+    try:
+        source.ensure(int(meta["dim"]), sparse=True)
+        target.ensure(int(meta["dim"]), sparse=True)
+        with Manifest(home) as manifest:
+            ids = manifest.point_ids()
+        for start in range(0, len(ids), PUSH_BATCH):
+            points = source.get(ids[start : start + PUSH_BATCH], with_vectors=True)
+            target.upsert(points)
+            copied += len(points)
+    finally:
+        source.close()
+    return copied
