@@ -220,3 +220,37 @@ def test_a_refused_chunk_is_re_split_at_exact_boundaries_never_truncated(kb: Pat
     body = text.index("\n---", 3) + 4
     lost = [i for i in range(body, len(text)) if i not in covered and not text[i].isspace()]
     assert not lost
+
+
+def test_zones_and_projects_come_from_narezka_toml(kb: Path) -> None:
+    (kb / "narezka.toml").write_text(
+        '[zones]\n"faq.md" = "hot"\n"returns-2023-archive.md" = "cold"\n\n'
+        '[projects]\n"products/**" = "catalog"\n',
+        encoding="utf-8",
+    )
+    index(kb, embedder=model())
+    hot = search("вопросы", kb, mode="bm25", k=3, zone="hot", embedder=model())
+    assert hot and {h.file_path for h in hot} == {"faq.md"}
+    catalog = search("лампа", kb, mode="bm25", k=3, project="catalog", embedder=model())
+    assert catalog and all(h.file_path.startswith("products/") for h in catalog)
+    warm = search("доставка", kb, mode="bm25", k=3, zone="warm", embedder=model())
+    assert warm and all(h.payload["zone"] == "warm" for h in warm)
+
+
+def test_a_strategy_change_re_indexes_and_leaves_no_stale_points(kb: Path) -> None:
+    index(kb, embedder=model())
+    report = index(kb, embedder=model(), strategy="sentences", size=200, unit="chars")
+    assert report.files_changed == 18 and report.chunks_deleted > 0
+    assert store_count(kb) == len(stored_ids(kb))
+
+
+def test_an_index_of_another_format_version_asks_for_rebuild(kb: Path) -> None:
+    import json
+
+    index(kb, embedder=model())
+    meta_path = kb / ".narezka" / "index.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta_path.write_text(json.dumps({**meta, "version": 999}), encoding="utf-8")
+    with pytest.raises(ConfigError, match="--rebuild"):
+        index(kb, embedder=model())
+    assert index(kb, embedder=model(), rebuild=True).files_new == 18

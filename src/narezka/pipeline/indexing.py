@@ -286,6 +286,13 @@ def index(
     home = Path(store_dir) if store_dir else default_store_dir(root)
     if rebuild:
         _remove_index(home)
+    elif (home / INDEX_META).is_file():
+        version = read_index_meta(home).get("version")
+        if version != INDEX_VERSION:
+            raise ConfigError(
+                f"{home} was written by another narezka version (index format {version}, "
+                f"this one reads {INDEX_VERSION}): re-create it with --rebuild"
+            )
     model = open_embedder(embedder, home)
     split_params, counter = sizing(model, params)
     store = open_store(home if url is None else None, url=url)
