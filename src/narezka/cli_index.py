@@ -27,6 +27,9 @@ from narezka.pipeline.searching import MODES, search
 from narezka.split import strategy_names
 from narezka.store import open_store
 
+TABLE_SNIPPET = 160
+"""Characters of a hit's snippet shown in the table (JSON output carries all of it)."""
+
 
 def _fail(exc: Exception) -> None:
     click.echo(f"Error: {exc}", err=True)
@@ -217,7 +220,11 @@ def search_command(
         table.add_column(column, overflow="fold")
     for rank, h in enumerate(hits, 1):
         table.add_row(
-            str(rank), f"{h.score:.3f}", h.url, " > ".join(h.section), _highlight(h.snippet, query)
+            str(rank),
+            f"{h.score:.3f}",
+            h.url,
+            " > ".join(h.section),
+            _highlight(h.snippet[:TABLE_SNIPPET], query),
         )
     Console().print(table)
     if not hits:
