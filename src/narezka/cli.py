@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from narezka import pipeline
+from narezka.cli_eval import eval_command
 from narezka.cli_index import COMMANDS
 from narezka.embed import DEFAULT_EMBEDDER, get_embedder
 from narezka.errors import ConfigError, NarezkaError
@@ -235,7 +236,7 @@ def strategies() -> None:
         click.echo(name)
 
 
-for _command in COMMANDS:
+for _command in [*COMMANDS, eval_command]:
     cli.add_command(_command)
 
 

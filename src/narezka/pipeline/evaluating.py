@@ -1,0 +1,207 @@
+"""Evaluate chunking strategies on a golden set: the wiring of chunk → index → search → score.
+
+Per strategy the corpus is indexed into its own temporary store with one shared embedder
+whose vectors sit in one cache file, so a second strategy re-embeds only chunks it cut
+differently and a re-run embeds nothing. Golden-set problems (bad lines, strings that occur
+nowhere) are found before any embedding.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from narezka.discover import iter_files, read_document
+from narezka.embed import CachedEmbedder, Embedder, EmbeddingCache, get_embedder
+from narezka.embed.cache import default_cache_path
+from narezka.errors import ConfigError, SourceError
+from narezka.evaluate import (
+    ChunkView,
+    EvalRun,
+    GoldenQuestion,
+    GoldenSet,
+    Retrieved,
+    StrategySpec,
+    check_against_corpus,
+    compare_all,
+    load_golden,
+    parse_ks,
+    parse_strategies,
+    score_strategy,
+)
+from narezka.pipeline.chunking import DEFAULT_INCLUDE, chunk_raw
+from narezka.pipeline.indexing import index, sizing
+from narezka.pipeline.searching import MODES, Hit, search
+from narezka.split import SplitParams, get_strategy
+from narezka.types import RawDocument
+
+Progress = Callable[[str], None]
+_PARAM_NAMES = frozenset(f.name for f in dataclasses.fields(SplitParams))
+
+
+def evaluate(
+    corpus: str | Path,
+    golden: str | Path | GoldenSet,
+    *,
+    strategies: str | Sequence[str] = "headings",
+    ks: str | Sequence[int] = (1, 3, 5),
+    mode: str = "hybrid",
+    embedder: str | Embedder = "use",
+    cache_path: str | Path | None = None,
+    include_archived: bool = False,
+    include: Sequence[str] = DEFAULT_INCLUDE,
+    exclude: Sequence[str] = (),
+    work_dir: str | Path | None = None,
+    on_progress: Progress | None = None,
+) -> EvalRun:
+    """Index ``corpus`` once per strategy spec (``"fixed:size=1500 headings"``), ask every
+    golden question with ``k = max(ks)`` and score it; see :class:`~narezka.evaluate.EvalRun`.
+
+    ``cache_path`` is the one embedding cache shared by all strategies (default: the user
+    cache); temporary stores go under ``work_dir`` (default: the system temp dir) and are
+    removed afterwards.
+    """
+    say = on_progress or (lambda _: None)
+    root = Path(corpus)
+    if not root.exists():
+        raise ConfigError(f"{root}: no such file or directory")
+    if mode not in MODES:
+        raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    specs = parse_strategies(strategies)
+    for spec in specs:
+        _check_spec(spec)
+    k_values = parse_ks(ks)
+    golden_set = golden if isinstance(golden, GoldenSet) else load_golden(golden)
+    raws = _read_corpus(root, include, exclude)
+    texts = {raw.source: raw.text for raw in raws}
+    checked, absent = check_against_corpus(golden_set, texts)
+    if not checked.questions:
+        raise ConfigError("the golden set has no usable question")
+    say(f"{len(checked.questions)} questions, {len(raws)} files")
+
+    model = _cached(embedder, cache_path)
+    run = EvalRun(
+        corpus=str(root),
+        golden=str(golden) if not isinstance(golden, GoldenSet) else "<golden set>",
+        embedder=model.name,
+        max_tokens=model.max_tokens,
+        mode=mode,
+        ks=k_values,
+        include_archived=include_archived,
+        problems=checked.problems,
+    )
+    try:
+        with tempfile.TemporaryDirectory(prefix="narezka-eval-", dir=work_dir) as tmp:
+            for number, spec in enumerate(specs):
+                say(f"{spec.label}: indexing")
+                started = time.perf_counter()
+                store = Path(tmp) / f"store-{number}"
+                params: dict[str, Any] = dict(spec.params)
+                report = index(
+                    root,
+                    store_dir=store,
+                    strategy=spec.name,
+                    embedder=model,
+                    include=include,
+                    exclude=exclude,
+                    **params,
+                )
+                chunks = _chunks(raws, spec, model)
+
+                def retrieve(question: GoldenQuestion, store: Path = store) -> list[Retrieved]:
+                    hits = search(
+                        question.q,
+                        store,
+                        mode=mode,
+                        k=max(k_values),
+                        include_archived=include_archived,
+                        embedder=model,
+                    )
+                    return [_retrieved(h) for h in hits]
+
+                say(f"{spec.label}: {len(chunks)} chunks, searching")
+                result = score_strategy(
+                    spec,
+                    checked.questions,
+                    chunks,
+                    retrieve,
+                    k_values,
+                    max_tokens=model.max_tokens,
+                    absent=absent,
+                )
+                result.warnings = [str(e) for e in report.skipped]
+                result.seconds = time.perf_counter() - started
+                run.strategies.append(result)
+    finally:
+        if isinstance(model, CachedEmbedder):
+            model.cache.close()
+    run.comparisons = compare_all(run.strategies, run.headline_k)
+    return run
+
+
+def _check_spec(spec: StrategySpec) -> None:
+    """Fail on an unknown strategy or parameter before anything is embedded."""
+    get_strategy(spec.name)
+    unknown = sorted(set(spec.params) - _PARAM_NAMES)
+    if unknown:
+        raise ConfigError(
+            f"strategy {spec.label!r}: unknown parameter {', '.join(unknown)} "
+            f"(known: {', '.join(sorted(_PARAM_NAMES))})"
+        )
+
+
+def _cached(spec: str | Embedder, cache_path: str | Path | None) -> Embedder:
+    model = get_embedder(spec) if isinstance(spec, str) else spec
+    if isinstance(model, CachedEmbedder):
+        return model
+    return CachedEmbedder(model, EmbeddingCache(cache_path or default_cache_path()))
+
+
+def _read_corpus(root: Path, include: Sequence[str], exclude: Sequence[str]) -> list[RawDocument]:
+    # Unreadable files are skipped here silently: indexing meets them too and reports them.
+    raws = []
+    for base, file in iter_files([root], include, exclude, errors=[]):
+        try:
+            raws.append(read_document(base, file)[0])
+        except SourceError:
+            continue
+    return raws
+
+
+def _chunks(raws: Sequence[RawDocument], spec: StrategySpec, model: Embedder) -> list[ChunkView]:
+    """The strategy's chunks, cut exactly as :func:`index` cuts them, sized in model tokens.
+
+    Indexing may re-split a file a windowed model refused; such files are rare and would be
+    reported in the index's warnings.
+    """
+    params: dict[str, Any] = dict(spec.params)
+    split_params, counter = sizing(model, params)
+    strategy = get_strategy(spec.name)
+    views: list[ChunkView] = []
+    for raw in raws:
+        chunks, _, _ = chunk_raw(raw, strategy, split_params, counter)
+        if not chunks:
+            continue
+        tokens = model.counter.count_batch([c.embed_text for c in chunks])
+        views.extend(
+            ChunkView(c.source, c.text, c.chars, n) for c, n in zip(chunks, tokens, strict=True)
+        )
+    return views
+
+
+def _retrieved(hit: Hit) -> Retrieved:
+    return Retrieved(
+        url=hit.url,
+        file_path=hit.file_path,
+        text=hit.text,
+        category=str(hit.payload.get("category") or ""),
+        archived=bool(hit.payload.get("archived", False)),
+        score=hit.score,
+    )
+
+
+__all__ = ["evaluate"]
