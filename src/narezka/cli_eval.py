@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from narezka.cli_index import fail
 from narezka.embed import DEFAULT_EMBEDDER
 from narezka.errors import NarezkaError
 from narezka.evaluate import as_dict, markdown_report, terminal_table
@@ -85,8 +86,7 @@ def eval_command(
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
     except NarezkaError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(2)
+        fail(exc)
     for problem in run.problems:
         err.print(f"[yellow]golden {problem}[/yellow]", markup=True, highlight=False)
     for strategy in run.strategies:

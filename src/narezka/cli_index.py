@@ -10,7 +10,7 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import click
 from rich.console import Console
@@ -31,7 +31,8 @@ TABLE_SNIPPET = 160
 """Characters of a hit's snippet shown in the table (JSON output carries all of it)."""
 
 
-def _fail(exc: Exception) -> None:
+def fail(exc: Exception) -> NoReturn:
+    """Report a library error the way every command does: one line, exit status 2."""
     click.echo(f"Error: {exc}", err=True)
     sys.exit(2)
 
@@ -108,7 +109,7 @@ def index_command(
                 overlap=overlap,
             )
     except NarezkaError as exc:
-        _fail(exc)
+        fail(exc)
     for problem in report.skipped:
         click.echo(f"skipped: {problem}", err=True)
     for warning in report.warnings:
@@ -207,7 +208,7 @@ def search_command(
             embedder=model,
         )
     except NarezkaError as exc:
-        _fail(exc)
+        fail(exc)
     if fmt == "json":
         click.echo(json.dumps([h.to_json() for h in hits], ensure_ascii=False, indent=1))
         return
@@ -325,7 +326,7 @@ def calibrate_command(
         result = calibrate(cast(ServerCounted, model), texts, safety=safety)
         path = save_calibration(result)
     except NarezkaError as exc:
-        _fail(exc)
+        fail(exc)
     if as_json:
         click.echo(
             json.dumps({**asdict(result), "stored": str(path)}, ensure_ascii=False, indent=1)
@@ -358,7 +359,7 @@ def sync_command(store: str, as_json: bool) -> None:
     try:
         report = sync(store)
     except NarezkaError as exc:
-        _fail(exc)
+        fail(exc)
     for problem in report.skipped:
         click.echo(f"skipped: {problem}", err=True)
     click.echo(json.dumps(report.as_dict(), ensure_ascii=False) if as_json else _summary(report))
@@ -373,7 +374,7 @@ def watch_command(store: str, debounce_ms: int) -> None:
         for report in watch(store, debounce_ms=debounce_ms):
             click.echo(_summary(report), err=True)
     except NarezkaError as exc:
-        _fail(exc)
+        fail(exc)
     except KeyboardInterrupt:
         click.echo("stopped; the next sync resumes where this one stopped", err=True)
 
@@ -392,7 +393,7 @@ def push_command(store: str, qdrant_url: str, collection: str) -> None:
     try:
         copied = push(store, open_store(url=qdrant_url, collection=collection))
     except NarezkaError as exc:
-        _fail(exc)
+        fail(exc)
     click.echo(f"copied {copied} points to {qdrant_url} ({collection})")
 
 
