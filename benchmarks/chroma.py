@@ -102,7 +102,7 @@ def chunkers() -> dict[str, Callable[[], Chunker]]:
         "langchain RecursiveCharacter 200/0 (paper baseline)": lambda: langchain_recursive(200, 0),
         "TokenText 250/125": lambda: token_windows(250, 125),
         "narezka recursive 200": lambda: narezka("recursive", size=200),
-        "narezka recursive 250/125": lambda: narezka("recursive", size=250, overlap=120),
+        "narezka recursive 250/120": lambda: narezka("recursive", size=250, overlap=120),
         "narezka sentences 200": lambda: narezka("sentences", size=200),
         "narezka sentences 250/120": lambda: narezka("sentences", size=250, overlap=120),
         "narezka headings 200": lambda: narezka("headings", size=200, breadcrumbs=False),
