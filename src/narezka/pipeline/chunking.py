@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,10 +158,11 @@ def _files(
             report.skipped.append(exc)
 
 
-def _with_file_meta(chunks: list[Chunk], raw: RawDocument) -> list[Chunk]:
-    import dataclasses
-    import hashlib
+def doc_hash(text: str) -> str:
+    """The document's content hash, as chunk metadata and the sync manifest record it."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
-    doc_hash = hashlib.sha256(raw.text.encode()).hexdigest()[:32]
-    extra: Mapping[str, Any] = {"mtime": raw.mtime, "doc_hash": doc_hash}
+
+def _with_file_meta(chunks: list[Chunk], raw: RawDocument) -> list[Chunk]:
+    extra: Mapping[str, Any] = {"mtime": raw.mtime, "doc_hash": doc_hash(raw.text)}
     return [dataclasses.replace(c, meta={**c.meta, **extra}) for c in chunks]

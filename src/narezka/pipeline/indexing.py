@@ -10,7 +10,6 @@ leaves an index the next sync repairs (see :mod:`narezka.store.manifest`).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import shutil
 import time
@@ -32,7 +31,7 @@ from narezka.embed import (
 from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
 from narezka.errors import ConfigError, NarezkaError, SourceError
-from narezka.pipeline.chunking import DEFAULT_INCLUDE, chunk_raw, make_params
+from narezka.pipeline.chunking import DEFAULT_INCLUDE, chunk_raw, doc_hash, make_params
 from narezka.split import SplitParams, get_strategy
 from narezka.store import (
     ChunkEntry,
@@ -234,7 +233,7 @@ class Syncer:
                 source,
                 stat.st_size,
                 stat.st_mtime,
-                hashlib.sha256(raw.text.encode()).hexdigest()[:32],
+                doc_hash(raw.text),
                 self.fingerprint,
                 self.embedder.name,
                 tuple(entries),

@@ -259,8 +259,7 @@ class DocumentContext:
 
     def within_atom(self, start: int, end: int) -> bool:
         """Whether the range lies inside one atom (a whole table, code block, or a piece)."""
-        atom = self.atom_at(start + 1) if end - start > 1 else None
-        return atom is not None and atom.start <= start and end <= atom.end
+        return self.atom_range(start, end) is not None
 
     # ---- candidate cuts (refiners) ------------------------------------------------------
 
