@@ -13,12 +13,11 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from narezka import pipeline
 from narezka.cli_eval import eval_command
-from narezka.cli_index import COMMANDS
+from narezka.cli_index import COMMANDS, progress_bar
 from narezka.embed import DEFAULT_EMBEDDER, get_embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.split import SENTENCE, strategy_names
@@ -159,15 +158,7 @@ def chunk(
     }
     globs = {"include": tuple(include) or pipeline.DEFAULT_INCLUDE, "exclude": tuple(exclude)}
     total = pipeline.count_files(paths, **globs)
-    progress = Progress(
-        TextColumn("chunking"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=total < 50 or not err.is_terminal,
-    )
+    progress = progress_bar("chunking", err, enabled=total >= 50)
     try:
         with progress:
             task = progress.add_task("chunk", total=total)

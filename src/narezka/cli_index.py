@@ -31,6 +31,19 @@ TABLE_SNIPPET = 160
 """Characters of a hit's snippet shown in the table (JSON output carries all of it)."""
 
 
+def progress_bar(label: str, console: Console, *, enabled: bool = True) -> Progress:
+    """The stderr progress bar every long command shows (only on a terminal)."""
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not (enabled and console.is_terminal),
+    )
+
+
 def fail(exc: Exception) -> NoReturn:
     """Report a library error the way every command does: one line, exit status 2."""
     click.echo(f"Error: {exc}", err=True)
@@ -84,15 +97,7 @@ def index_command(
     """
     err = Console(stderr=True)
     total = count_files([corpus]) if corpus.exists() else 0
-    progress = Progress(
-        TextColumn("indexing"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    )
+    progress = progress_bar("indexing", err)
     try:
         with progress:
             task = progress.add_task("index", total=total)
