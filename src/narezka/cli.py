@@ -18,9 +18,16 @@ from rich.table import Table
 from narezka import pipeline
 from narezka.cli_eval import eval_command
 from narezka.cli_index import COMMANDS, progress_bar
-from narezka.embed import DEFAULT_EMBEDDER, get_embedder
+from narezka.embed import (
+    DEFAULT_EMBEDDER,
+    CachedEmbedder,
+    EmbeddingCache,
+    default_cache_path,
+    get_embedder,
+    signal_embedder,
+)
 from narezka.errors import ConfigError, NarezkaError
-from narezka.split import SENTENCE, strategy_names
+from narezka.split import NEEDS_EMBEDDER, SENTENCE, strategy_names
 from narezka.stats import chunk_stats
 from narezka.tokens import get_counter
 
@@ -97,7 +104,30 @@ def cli() -> None:
     default=None,
     help="Prefix the heading path to embed_text (default: on for headings only).",
 )
-@click.option("--include", multiple=True, help="Glob of files to read (repeatable).")
+@click.option(
+    "--threshold",
+    type=float,
+    default=None,
+    help="semantic: cut where neighbouring sentences' cosine similarity drops below this.",
+)
+@click.option(
+    "--percentile",
+    type=float,
+    default=None,
+    help="semantic: cut at the lowest PERCENTILE percent of neighbour similarities.",
+)
+@click.option(
+    "--parent-size",
+    type=int,
+    default=None,
+    help="parent-child: the parents' size limit, in --unit  [default: 4 × --size].",
+)
+@click.option(
+    "--include",
+    multiple=True,
+    help="Glob of files to read (repeatable)  [default: the strategy's: Markdown and text; "
+    "code reads source files, chat JSON/JSONL/text, auto all of them].",
+)
 @click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable).")
 @click.option(
     "--separator",
@@ -127,6 +157,9 @@ def chunk(
     levels: str | None,
     min_chars: int | None,
     breadcrumbs: bool | None,
+    threshold: float | None,
+    percentile: float | None,
+    parent_size: int | None,
     include: Sequence[str],
     exclude: Sequence[str],
     separators: Sequence[str],
@@ -140,10 +173,15 @@ def chunk(
     """
     err = Console(stderr=True)
     counter = None
+    embed = None
     try:
         if unit == "tokens" and tokenizer is None:
             model = get_embedder(embedder or DEFAULT_EMBEDDER)
             counter, size = model.counter, model.budget if size is None else size
+        if strategy in NEEDS_EMBEDDER:
+            cache = EmbeddingCache(default_cache_path())
+            model = get_embedder(embedder or DEFAULT_EMBEDDER)
+            embed = signal_embedder(CachedEmbedder(model, cache))
     except NarezkaError as exc:
         raise click.UsageError(str(exc)) from None
     params: dict[str, Any] = {
@@ -155,9 +193,12 @@ def chunk(
         "min_chars": min_chars,
         "breadcrumbs": breadcrumbs,
         "separators": tuple(_unescape(s) for s in separators) or None,
+        "threshold": threshold,
+        "percentile": percentile,
+        "parent_size": parent_size,
     }
-    globs = {"include": tuple(include) or pipeline.DEFAULT_INCLUDE, "exclude": tuple(exclude)}
-    total = pipeline.count_files(paths, **globs)
+    globs: dict[str, Any] = {"include": tuple(include) or None, "exclude": tuple(exclude)}
+    total = pipeline.count_files(paths, strategy=strategy, **globs)
     progress = progress_bar("chunking", err, enabled=total >= 50)
     try:
         with progress:
@@ -167,6 +208,7 @@ def chunk(
                 strategy,
                 on_file=lambda _: progress.advance(task),
                 counter=counter,
+                embed=embed,
                 **globs,
                 **params,
             )

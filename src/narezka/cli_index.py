@@ -96,7 +96,7 @@ def index_command(
     Example: narezka index examples/kb && narezka search "вернуть вскрытый чай" --store examples/kb
     """
     err = Console(stderr=True)
-    total = count_files([corpus]) if corpus.exists() else 0
+    total = count_files([corpus], strategy=strategy) if corpus.exists() else 0
     progress = progress_bar("indexing", err)
     try:
         with progress:

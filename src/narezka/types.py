@@ -11,6 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+MARKDOWN_GLOBS = ("**/*.md", "**/*.markdown", "**/*.mdx", "**/*.txt")
+"""The files read when nobody names ``--include``: Markdown and plain text."""
+
 
 @dataclass(frozen=True, slots=True)
 class RawDocument:

@@ -9,11 +9,11 @@ from pathlib import Path
 from narezka.discover.decode import decode_bytes
 from narezka.errors import SourceError
 from narezka.globs import glob_regex
-from narezka.types import RawDocument
+from narezka.types import MARKDOWN_GLOBS, RawDocument
 
 __all__ = ["DEFAULT_INCLUDE", "iter_files", "read_all", "read_document"]
 
-DEFAULT_INCLUDE = ("**/*.md", "**/*.markdown", "**/*.mdx", "**/*.txt")
+DEFAULT_INCLUDE = MARKDOWN_GLOBS
 # Version-control, tool and cache folders. Other dot-folders are walked: `.github/` holds
 # real Markdown (templates, guides) that users expect to find in their index.
 _SKIP_DIRS = frozenset(

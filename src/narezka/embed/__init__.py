@@ -22,7 +22,7 @@ from narezka.embed.errors import (
     ModelNotFoundError,
 )
 from narezka.embed.registry import DEFAULT_EMBEDDER, EmbedderSpec, embedder_specs, get_embedder
-from narezka.embed.resilient import Embedded, embed_all, embed_grouped
+from narezka.embed.resilient import Embedded, embed_all, embed_grouped, signal_embedder
 
 __all__ = [
     "DEFAULT_EMBEDDER",
@@ -47,4 +47,5 @@ __all__ = [
     "embedder_specs",
     "get_embedder",
     "l2_normalize",
+    "signal_embedder",
 ]

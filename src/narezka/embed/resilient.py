@@ -170,4 +170,31 @@ def _assemble(
     return out
 
 
-__all__ = ["Embedded", "ProgressCallback", "Resplit", "embed_all", "embed_grouped"]
+def signal_embedder(embedder: Embedder, *, batch_size: int = 32) -> Callable[[list[str]], Matrix]:
+    """An embed function for strategies that read meaning while splitting (``semantic``).
+
+    The vectors steer where to cut and are never stored, so an input over the model's budget
+    is shortened to a prefix that fits instead of failing the file: its opening words carry
+    enough of its meaning to compare with its neighbours.
+    """
+    counter, budget = embedder.counter, embedder.budget
+
+    def fit(text: str) -> str:
+        while len(text) > 1 and counter.count(text) > budget:
+            text = text[: len(text) * 3 // 4]
+        return text
+
+    def embed(texts: list[str]) -> Matrix:
+        return embed_all([fit(t) for t in texts], embedder, batch_size=batch_size)
+
+    return embed
+
+
+__all__ = [
+    "Embedded",
+    "ProgressCallback",
+    "Resplit",
+    "embed_all",
+    "embed_grouped",
+    "signal_embedder",
+]

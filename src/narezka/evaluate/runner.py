@@ -25,7 +25,7 @@ from narezka.evaluate.metrics import (
     size_stats,
 )
 
-ParamValue = int | str
+ParamValue = int | float | str
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ class StrategySpec:
 
 
 def parse_strategy(text: str) -> StrategySpec:
-    """Parse ``name`` or ``name:key=value,...``; numeric values become ints."""
+    """Parse ``name`` or ``name:key=value,...``; numeric values become ints or floats."""
     name, _, rest = text.strip().partition(":")
     if not name:
         raise ConfigError(f"strategy spec {text!r} has no name")
@@ -53,9 +53,17 @@ def parse_strategy(text: str) -> StrategySpec:
         key, eq, value = item.partition("=")
         if not eq or not key.strip() or not value.strip():
             raise ConfigError(f"strategy spec {text!r}: expected key=value, got {item!r}")
-        value = value.strip()
-        params[key.strip()] = int(value) if value.lstrip("-").isdigit() else value
+        params[key.strip()] = _number(value.strip())
     return StrategySpec(name, params)
+
+
+def _number(value: str) -> ParamValue:
+    if value.lstrip("-").isdigit():
+        return int(value)
+    try:
+        return float(value)
+    except ValueError:
+        return value
 
 
 def parse_strategies(text: str | Sequence[str]) -> list[StrategySpec]:

@@ -241,6 +241,13 @@ def parse_document(raw: RawDocument) -> tuple[Document, list[str]]:
     return doc, warnings
 
 
+def plain_document(raw: RawDocument) -> Document:
+    """The document as plain text: no front matter, no block map (code, chats)."""
+    return Document(
+        source=raw.source, text=raw.text, encoding=raw.encoding, mtime=raw.mtime, blocks=()
+    )
+
+
 def block_at(blocks: tuple[Block, ...] | list[Block], starts: list[int], pos: int) -> Block | None:
     """The block containing ``pos`` (given the blocks' sorted start offsets), if any."""
     k = bisect_right(starts, pos) - 1

@@ -11,13 +11,13 @@ from typing import Any
 
 from narezka.discover import iter_files, normalize_newlines, read_document
 from narezka.errors import NarezkaError, SourceError
-from narezka.parse.markdown import parse_document
+from narezka.parse.markdown import parse_document, plain_document
 from narezka.parse.sanitize import removed_characters
-from narezka.split import SplitParams, Strategy, get_strategy
+from narezka.split import Chooser, EmbedFunction, SplitParams, Strategy, get_strategy
 from narezka.tokens import TokenCounter, get_counter
-from narezka.types import Chunk, RawDocument
+from narezka.types import MARKDOWN_GLOBS, Chunk, RawDocument
 
-DEFAULT_INCLUDE = ("**/*.md", "**/*.markdown", "**/*.mdx", "**/*.txt")
+DEFAULT_INCLUDE = MARKDOWN_GLOBS
 
 ProgressCallback = Callable[[str], None]
 """Called with each file's source name once it is done (for progress bars)."""
@@ -47,13 +47,32 @@ def make_params(**params: Any) -> SplitParams:
     return SplitParams(**{k: v for k, v in params.items() if v is not None})
 
 
+@dataclass(frozen=True, slots=True)
+class FileChunks:
+    """One file's chunks, its warnings, what sanitization drops, and the strategy it got."""
+
+    chunks: list[Chunk]
+    warnings: list[str]
+    removed: int
+    strategy: str
+
+
 def chunk_raw(
     raw: RawDocument, strategy: Strategy, params: SplitParams, counter: TokenCounter
-) -> tuple[list[Chunk], list[str], int]:
-    """Chunks of one decoded document, its warnings, and the characters sanitization drops."""
-    doc, warnings = parse_document(raw)
-    chunks = strategy.split(doc, params, counter)
-    return chunks, warnings, removed_characters(doc.text[doc.body_start :])
+) -> FileChunks:
+    """Chunks of one decoded document; ``auto`` first picks the strategy for this file."""
+    chosen = strategy.choose(raw) if isinstance(strategy, Chooser) else strategy
+    if chosen.markdown:
+        doc, warnings = parse_document(raw)
+    else:
+        doc, warnings = plain_document(raw), []
+    chunks = chosen.split(doc, params, counter)
+    return FileChunks(chunks, warnings, removed_characters(doc.text[doc.body_start :]), chosen.name)
+
+
+def include_for(strategy: Strategy, include: Sequence[str] | None) -> tuple[str, ...]:
+    """The globs to read: the user's, else the strategy's own (code reads ``*.py``…)."""
+    return tuple(include) if include else tuple(strategy.include)
 
 
 def chunk_text(
@@ -61,9 +80,12 @@ def chunk_text(
     strategy: str = "headings",
     *,
     source: str = "<text>",
+    embed: EmbedFunction | None = None,
     **params: Any,
 ) -> list[Chunk]:
-    """Chunk one Markdown text. ``params`` are :class:`~narezka.split.SplitParams` fields.
+    """Chunk one text. ``params`` are :class:`~narezka.split.SplitParams` fields; ``source``
+    is the file name it came from (``auto`` and ``code`` choose by its extension); ``embed``
+    serves ``semantic`` (default: the default embedder).
 
     Example::
 
@@ -72,33 +94,34 @@ def chunk_text(
     split_params = make_params(**params)
     counter = get_counter(split_params.unit, split_params.tokenizer)
     raw = RawDocument(source=source, text=normalize_newlines(text))
-    chunks, _, _ = chunk_raw(raw, get_strategy(strategy), split_params, counter)
-    return chunks
+    return chunk_raw(raw, get_strategy(strategy, embed=embed), split_params, counter).chunks
 
 
 def chunk_documents(
     paths: Sequence[str | Path],
     strategy: str = "headings",
     *,
-    include: Sequence[str] = DEFAULT_INCLUDE,
+    include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
     on_file: ProgressCallback | None = None,
     counter: TokenCounter | None = None,
+    embed: EmbedFunction | None = None,
     **params: Any,
 ) -> ChunkReport:
     """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
 
-    ``counter`` measures sizes in a model's own tokens (an embedder's); its ``name`` is then
-    the tokenizer recorded in the chunks and the strategy fingerprint.
+    ``include`` defaults to the strategy's own globs (Markdown and text for most). ``counter``
+    measures sizes in a model's own tokens (an embedder's); its ``name`` is then the tokenizer
+    recorded in the chunks and the strategy fingerprint. ``embed`` serves ``semantic``.
     """
     if counter is not None:
         params = {**params, "unit": "tokens", "tokenizer": counter.name}
     split_params = make_params(**params)
     if counter is None:
         counter = get_counter(split_params.unit, split_params.tokenizer)
-    chosen = get_strategy(strategy)
+    chosen = get_strategy(strategy, embed=embed)
     report = ChunkReport()
-    for root, file in _files(paths, include, exclude, report):
+    for root, file in _files(paths, include_for(chosen, include), exclude, report):
         try:
             raw, warnings = read_document(root, file)
         except SourceError as exc:
@@ -111,13 +134,14 @@ def chunk_documents(
             report.empty_files.append(raw.source)
             continue
         try:
-            chunks, doc_warnings, removed = chunk_raw(raw, chosen, split_params, counter)
+            result = chunk_raw(raw, chosen, split_params, counter)
         except NarezkaError as exc:
             report.skipped.append(SourceError(raw.source, str(exc)))
             continue
-        report.warnings.extend(doc_warnings)
-        report.removed_chars += removed
-        report.strategies[raw.source] = chosen.name
+        chunks = result.chunks
+        report.warnings.extend(result.warnings)
+        report.removed_chars += result.removed
+        report.strategies[raw.source] = result.strategy
         if not chunks:
             report.empty_files.append(raw.source)
         report.chunks.extend(_with_file_meta(chunks, raw))
@@ -134,12 +158,14 @@ def chunk_path(path: str | Path, strategy: str = "headings", **kwargs: Any) -> l
 
 def count_files(
     paths: Sequence[str | Path],
-    include: Sequence[str] = DEFAULT_INCLUDE,
+    include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
+    strategy: str = "headings",
 ) -> int:
     """How many files a run over ``paths`` would read (for a progress bar's total)."""
     try:
-        return sum(1 for _ in iter_files(paths, include, exclude))
+        globs = include_for(get_strategy(strategy), include)
+        return sum(1 for _ in iter_files(paths, globs, exclude))
     except SourceError:
         return 0
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.discover import iter_files, read_document
-from narezka.embed import CachedEmbedder, Embedder, EmbeddingCache, get_embedder
+from narezka.embed import CachedEmbedder, Embedder, EmbeddingCache, get_embedder, signal_embedder
 from narezka.embed.cache import default_cache_path
 from narezka.errors import ConfigError, SourceError
 from narezka.evaluate import (
@@ -33,7 +33,7 @@ from narezka.evaluate import (
     parse_strategies,
     score_strategy,
 )
-from narezka.pipeline.chunking import DEFAULT_INCLUDE, chunk_raw
+from narezka.pipeline.chunking import chunk_raw, include_for
 from narezka.pipeline.indexing import index, sizing
 from narezka.pipeline.searching import MODES, Hit, search
 from narezka.split import SplitParams, get_strategy
@@ -53,7 +53,7 @@ def evaluate(
     embedder: str | Embedder = "use",
     cache_path: str | Path | None = None,
     include_archived: bool = False,
-    include: Sequence[str] = DEFAULT_INCLUDE,
+    include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
     work_dir: str | Path | None = None,
     on_progress: Progress | None = None,
@@ -76,7 +76,16 @@ def evaluate(
         _check_spec(spec)
     k_values = parse_ks(ks)
     golden_set = golden if isinstance(golden, GoldenSet) else load_golden(golden)
-    raws = _read_corpus(root, include, exclude)
+    # Every strategy reads the same files, so the comparison is fair: the union of their
+    # default globs unless the caller names some.
+    globs = (
+        tuple(include)
+        if include
+        else tuple(
+            dict.fromkeys(g for spec in specs for g in include_for(get_strategy(spec.name), None))
+        )
+    )
+    raws = _read_corpus(root, globs, exclude)
     texts = {raw.source: raw.text for raw in raws}
     checked, absent = check_against_corpus(golden_set, texts)
     if not checked.questions:
@@ -106,7 +115,7 @@ def evaluate(
                     store_dir=store,
                     strategy=spec.name,
                     embedder=model,
-                    include=include,
+                    include=globs,
                     exclude=exclude,
                     **params,
                 )
@@ -180,10 +189,10 @@ def _chunks(raws: Sequence[RawDocument], spec: StrategySpec, model: Embedder) ->
     """
     params: dict[str, Any] = dict(spec.params)
     split_params, counter = sizing(model, params)
-    strategy = get_strategy(spec.name)
+    strategy = get_strategy(spec.name, embed=signal_embedder(model))
     views: list[ChunkView] = []
     for raw in raws:
-        chunks, _, _ = chunk_raw(raw, strategy, split_params, counter)
+        chunks = chunk_raw(raw, strategy, split_params, counter).chunks
         if not chunks:
             continue
         tokens = model.counter.count_batch([c.embed_text for c in chunks])

@@ -27,11 +27,12 @@ from narezka.embed import (
     InputTooLongError,
     embed_all,
     get_embedder,
+    signal_embedder,
 )
 from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
 from narezka.errors import ConfigError, NarezkaError, SourceError
-from narezka.pipeline.chunking import DEFAULT_INCLUDE, chunk_raw, doc_hash, make_params
+from narezka.pipeline.chunking import chunk_raw, doc_hash, include_for, make_params
 from narezka.split import SplitParams, get_strategy
 from narezka.store import (
     ChunkEntry,
@@ -141,7 +142,7 @@ class Syncer:
         self.store = store
         self.manifest = manifest
         self.embedder = embedder
-        self.strategy = get_strategy(strategy)
+        self.strategy = get_strategy(strategy, embed=signal_embedder(embedder))
         self.params = params
         self.counter = counter
         self.rules = rules
@@ -166,8 +167,9 @@ class Syncer:
         params = self.params
         for attempt in range(RESPLIT_ATTEMPTS + 1):
             started = time.perf_counter()
-            chunks, doc_warnings, _ = chunk_raw(raw, self.strategy, params, self.counter)
-            chunks = [_with_meta(c, raw.mtime, resplit=attempt > 0) for c in chunks]
+            result = chunk_raw(raw, self.strategy, params, self.counter)
+            doc_warnings = result.warnings
+            chunks = [_with_meta(c, raw.mtime, resplit=attempt > 0) for c in result.chunks]
             report.seconds["chunk"] += time.perf_counter() - started
             entries = [
                 ChunkEntry(
@@ -270,7 +272,7 @@ def index(
     strategy: str = "headings",
     embedder: str | Embedder = "use",
     rebuild: bool = False,
-    include: Sequence[str] = DEFAULT_INCLUDE,
+    include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
     on_file: Callable[[str], None] | None = None,
     **params: Any,
@@ -306,7 +308,8 @@ def index(
             report.recovered = manifest.recover(store)
             seen: set[str] = set()
             errors: list[SourceError] = []
-            for base, file in iter_files([root], include, exclude, errors=errors):
+            globs = include_for(syncer.strategy, include)
+            for base, file in iter_files([root], globs, exclude, errors=errors):
                 source = file.relative_to(base).as_posix()
                 seen.add(source)
                 try:

@@ -5,7 +5,14 @@ from __future__ import annotations
 from importlib import import_module
 
 from narezka.errors import UnknownStrategyError
-from narezka.split.base import SENTENCE, SplitParams, Strategy
+from narezka.split.base import (
+    MARKDOWN_INCLUDE,
+    SENTENCE,
+    Chooser,
+    EmbedFunction,
+    SplitParams,
+    Strategy,
+)
 
 # name -> "module:Class", imported on first use so listing strategies stays cheap.
 _BUILTIN = {
@@ -15,6 +22,8 @@ _BUILTIN = {
     "sentences": "narezka.split.sentences:SentencesStrategy",
     "headings": "narezka.split.headings:HeadingsStrategy",
 }
+NEEDS_EMBEDDER = frozenset({"semantic"})
+"""Strategies that embed while they split; they take an ``embed`` function."""
 
 
 def strategy_names() -> list[str]:
@@ -22,15 +31,30 @@ def strategy_names() -> list[str]:
     return list(_BUILTIN)
 
 
-def get_strategy(name: str) -> Strategy:
-    """A strategy instance by name."""
+def get_strategy(name: str, *, embed: EmbedFunction | None = None) -> Strategy:
+    """A strategy instance by name.
+
+    ``embed`` reaches the strategies that need meaning (``semantic``); without it they open
+    the default embedder themselves.
+    """
     target = _BUILTIN.get(name)
     if target is None:
         known = ", ".join(_BUILTIN)
         raise UnknownStrategyError(f"unknown strategy {name!r}; choose one of: {known}")
     module, cls = target.split(":")
-    strategy: Strategy = getattr(import_module(module), cls)()
+    factory = getattr(import_module(module), cls)
+    strategy: Strategy = factory(embed=embed) if name in NEEDS_EMBEDDER else factory()
     return strategy
 
 
-__all__ = ["SENTENCE", "SplitParams", "Strategy", "get_strategy", "strategy_names"]
+__all__ = [
+    "MARKDOWN_INCLUDE",
+    "NEEDS_EMBEDDER",
+    "SENTENCE",
+    "Chooser",
+    "EmbedFunction",
+    "SplitParams",
+    "Strategy",
+    "get_strategy",
+    "strategy_names",
+]

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from narezka.errors import ConfigError
-from narezka.split.context import RAW_CHARS_PER_TOKEN, DocumentContext
+from narezka.split.context import RAW_CHARS_PER_TOKEN, DocumentContext, Section
 from narezka.split.packer import extend_back
 from narezka.tokens import TokenCounter
-from narezka.types import Chunk, Document
+from narezka.types import MARKDOWN_GLOBS, Chunk, Document, RawDocument
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SENTENCE = "<sentence>"
 """A separator that stands for "a sentence end" in the recursive strategy's list."""
@@ -33,6 +37,12 @@ class SplitParams:
     separators: tuple[str, ...] = field(default=DEFAULT_SEPARATORS)
     breadcrumbs: bool | None = None
     """Prefix the heading path to ``embed_text``; None = the strategy's own default."""
+    threshold: float | None = None
+    """semantic: cut where neighbouring sentences' cosine similarity falls below this."""
+    percentile: float | None = None
+    """semantic: cut at the lowest ``percentile`` percent of neighbour similarities."""
+    parent_size: int | None = None
+    """parent-child: the parents' size limit in ``unit`` (default: four times ``size``)."""
 
     def __post_init__(self) -> None:
         if self.unit not in ("chars", "tokens"):
@@ -49,18 +59,34 @@ class SplitParams:
             raise ConfigError(f"heading levels must satisfy 1 <= from <= to <= 6, got {lo}-{hi}")
         if self.min_chars < 0:
             raise ConfigError(f"min_chars must not be negative, got {self.min_chars}")
+        if self.threshold is not None and not -1.0 <= self.threshold <= 1.0:
+            raise ConfigError(f"threshold is a cosine similarity in [-1, 1], got {self.threshold}")
+        if self.percentile is not None and not 0.0 < self.percentile < 100.0:
+            raise ConfigError(f"percentile must be between 0 and 100, got {self.percentile}")
+        if self.parent_size is not None and self.parent_size < self.size:
+            raise ConfigError(
+                f"parent_size ({self.parent_size}) must not be below size ({self.size})"
+            )
 
     def fingerprint(self, strategy: str) -> str:
         """Stable text naming everything that changes the chunks (used in content hashes)."""
         return _fingerprint(self, strategy)
 
 
+_OPTIONAL = frozenset({"threshold", "percentile", "parent_size"})
+
+
 @lru_cache(maxsize=64)
 def _fingerprint(params: SplitParams, strategy: str) -> str:
-    fields = asdict(params)
+    # Unset strategy-specific options are left out, so adding an option never changes the
+    # fingerprint (and so the point ids) of indexes that do not use it.
+    fields = {k: v for k, v in asdict(params).items() if not (v is None and k in _OPTIONAL)}
     fields["levels"] = list(params.levels)
     fields["separators"] = list(params.separators)
     return strategy + ":" + json.dumps(fields, sort_keys=True, ensure_ascii=False)
+
+
+MARKDOWN_INCLUDE = MARKDOWN_GLOBS
 
 
 class Strategy(Protocol):
@@ -69,14 +95,40 @@ class Strategy(Protocol):
     name: ClassVar[str]
     breadcrumbs: ClassVar[bool]
     respects_atoms: ClassVar[bool]
+    markdown: ClassVar[bool]
+    """Whether the document arrives with its Markdown block map (else ``blocks == ()``)."""
+    include: ClassVar[tuple[str, ...]]
+    """Default file globs for this strategy."""
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]: ...
 
 
+@runtime_checkable
+class Chooser(Protocol):
+    """A strategy that picks another strategy per file (``auto``)."""
+
+    def choose(self, raw: RawDocument) -> Strategy: ...
+
+
+EmbedFunction = Callable[[list[str]], "np.ndarray[Any, Any]"]
+"""Texts in, one L2-normalized row per text out: how a strategy that needs meaning
+(``semantic``) reaches the embedder without the split stage importing the embed stage."""
+
+
 def context_for(
-    strategy: Strategy, doc: Document, params: SplitParams, counter: TokenCounter
+    strategy: Strategy,
+    doc: Document,
+    params: SplitParams,
+    counter: TokenCounter,
+    *,
+    sections: Sequence[Section] | None = None,
 ) -> DocumentContext:
-    """The per-document context with the strategy's breadcrumb default applied."""
+    """The per-document context with the strategy's breadcrumb default applied.
+
+    ``sections`` replaces the heading sections for strategies that find structure of their
+    own (code's classes and functions, legal articles); each section's ``path`` then becomes
+    the chunks' ``section`` and breadcrumb.
+    """
     crumbs = strategy.breadcrumbs if params.breadcrumbs is None else params.breadcrumbs
     return DocumentContext(
         doc,
@@ -85,6 +137,7 @@ def context_for(
         strategy=strategy.name,
         fingerprint=params.fingerprint(strategy.name),
         breadcrumbs=crumbs,
+        sections=sections,
     )
 
 

@@ -29,7 +29,8 @@ _WORD_GAP = re.compile(r"\s+")
 
 @dataclass(frozen=True, slots=True)
 class Section:
-    """A heading's territory: from its line to the next heading."""
+    """A heading's territory, from its line to the next heading (or, for strategies that
+    find their own structure, a class, function or article: see ``context_for``)."""
 
     start: int
     path: tuple[str, ...]
@@ -48,6 +49,7 @@ class DocumentContext:
         strategy: str,
         fingerprint: str,
         breadcrumbs: bool,
+        sections: Sequence[Section] | None = None,
     ) -> None:
         self.doc = doc
         self.text = doc.text
@@ -57,7 +59,7 @@ class DocumentContext:
         self.fingerprint = fingerprint
         self.breadcrumbs = breadcrumbs
         self.chars = counter.name == "chars"
-        self.sections = _sections(doc.blocks)
+        self.sections = list(sections) if sections is not None else _sections(doc.blocks)
         self.section_starts = [s.start for s in self.sections]
         self.blocks = list(doc.blocks)
         self.block_starts = [b.start for b in self.blocks]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import ClassVar
 
-from narezka.split.base import SplitParams, context_for
+from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk, Document
 
@@ -19,6 +19,8 @@ class FixedStrategy:
     name: ClassVar[str] = "fixed"
     breadcrumbs: ClassVar[bool] = False
     respects_atoms: ClassVar[bool] = False
+    markdown: ClassVar[bool] = True
+    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         ctx = context_for(self, doc, params, counter)

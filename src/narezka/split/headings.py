@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from typing import ClassVar
 
-from narezka.split.base import SplitParams, context_for
+from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for
 from narezka.split.context import DocumentContext
 from narezka.split.packer import Refiner
 from narezka.tokens import TokenCounter
@@ -27,6 +27,8 @@ class HeadingsStrategy:
     name: ClassVar[str] = "headings"
     breadcrumbs: ClassVar[bool] = True
     respects_atoms: ClassVar[bool] = True
+    markdown: ClassVar[bool] = True
+    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         ctx = context_for(self, doc, params, counter)

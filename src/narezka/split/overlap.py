@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from narezka.split.base import SplitParams, context_for, with_overlap
+from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for, with_overlap
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk, Document
 
@@ -20,6 +20,8 @@ class OverlapStrategy:
     name: ClassVar[str] = "overlap"
     breadcrumbs: ClassVar[bool] = False
     respects_atoms: ClassVar[bool] = True
+    markdown: ClassVar[bool] = True
+    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         ctx = context_for(self, doc, params, counter)

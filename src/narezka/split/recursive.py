@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from narezka.split.base import SENTENCE, SplitParams, context_for, with_overlap
+from narezka.split.base import MARKDOWN_INCLUDE, SENTENCE, SplitParams, context_for, with_overlap
 from narezka.split.packer import Refiner
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk, Document
@@ -22,6 +22,8 @@ class RecursiveStrategy:
     name: ClassVar[str] = "recursive"
     breadcrumbs: ClassVar[bool] = False
     respects_atoms: ClassVar[bool] = True
+    markdown: ClassVar[bool] = True
+    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         ctx = context_for(self, doc, params, counter)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from narezka.split.base import SplitParams, context_for, with_overlap
+from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for, with_overlap
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk, Document
 
@@ -15,6 +15,8 @@ class SentencesStrategy:
     name: ClassVar[str] = "sentences"
     breadcrumbs: ClassVar[bool] = False
     respects_atoms: ClassVar[bool] = True
+    markdown: ClassVar[bool] = True
+    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         ctx = context_for(self, doc, params, counter)
