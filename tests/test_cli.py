@@ -187,7 +187,10 @@ def test_console_script_and_module_entry_point() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "narezka", "strategies"], capture_output=True, text=True, check=True
     )
-    assert result.stdout.split() == STRATEGIES
+    assert result.stdout.split() == [
+        *STRATEGIES,
+        *("semantic", "code", "legal", "chat", "parent-child", "auto"),
+    ]
 
 
 def test_recursive_separators_from_the_command_line(tmp_path: Path) -> None:

@@ -21,6 +21,12 @@ _BUILTIN = {
     "recursive": "narezka.split.recursive:RecursiveStrategy",
     "sentences": "narezka.split.sentences:SentencesStrategy",
     "headings": "narezka.split.headings:HeadingsStrategy",
+    "semantic": "narezka.split.semantic:SemanticStrategy",
+    "code": "narezka.split.code:CodeStrategy",
+    "legal": "narezka.split.legal:LegalStrategy",
+    "chat": "narezka.split.chat:ChatStrategy",
+    "parent-child": "narezka.split.parent_child:ParentChildStrategy",
+    "auto": "narezka.split.auto:AutoStrategy",
 }
 NEEDS_EMBEDDER = frozenset({"semantic"})
 """Strategies that embed while they split; they take an ``embed`` function."""
