@@ -237,12 +237,16 @@ def chunk(
             preview = c.text[:PREVIEW_CHARS]
             out.write(preview + ("…" if len(c.text) > PREVIEW_CHARS else "") + "\n\n")
     if stats:
-        _print_stats(summary, Console(stderr=fmt != "text"))
+        _print_stats(summary, Console(stderr=fmt != "text"), per_file=strategy == "auto")
     if strict and report.skipped:
         sys.exit(1)
 
 
-def _print_stats(summary: dict[str, Any], console: Console) -> None:
+PER_FILE_LINES = 200
+"""With ``auto``, --stats lists each file's strategy; JSON output always holds them all."""
+
+
+def _print_stats(summary: dict[str, Any], console: Console, *, per_file: bool = False) -> None:
     table = Table(title="narezka chunk", show_header=False, box=None)
     labels = {
         "files": "Files",
@@ -259,7 +263,20 @@ def _print_stats(summary: dict[str, Any], console: Console) -> None:
     }
     for key, label in labels.items():
         table.add_row(label, str(summary[key]))
+    counts = summary["strategy_counts"]
+    if per_file or len(counts) > 1:
+        table.add_row("Strategies", ", ".join(f"{n} {c}" for n, c in counts.items()))
+    spent = summary["embedding"]
+    if spent:
+        table.add_row("Embedding calls", f"{spent.get('calls', 0)} ({spent.get('texts', 0)} texts)")
     console.print(table)
+    if per_file:
+        chosen = summary["strategies"]
+        shown = list(chosen.items())[:PER_FILE_LINES]
+        for source, name in shown:
+            console.print(f"  {name:<10} {source}", highlight=False, markup=False)
+        if len(chosen) > len(shown):
+            console.print(f"  … {len(chosen) - len(shown)} more files (all in --format json)")
 
 
 @cli.command()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NoReturn, cast
@@ -77,6 +78,20 @@ def fail(exc: Exception) -> NoReturn:
 )
 @click.option("--unit", type=click.Choice(["chars", "tokens"]), default=None)
 @click.option("--overlap", type=int, default=None)
+@click.option(
+    "--parent-size",
+    type=int,
+    default=None,
+    help="parent-child: the parents' size limit  [default: 4 × --size].",
+)
+@click.option("--threshold", type=float, default=None, help="semantic: similarity threshold.")
+@click.option("--percentile", type=float, default=None, help="semantic: breakpoint percentile.")
+@click.option(
+    "--include",
+    multiple=True,
+    help="Glob of files to read (repeatable)  [default: the strategy's own].",
+)
+@click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable).")
 @click.option("--rebuild", is_flag=True, help="Drop the index and build it anew.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def index_command(
@@ -88,6 +103,11 @@ def index_command(
     size: int | None,
     unit: str | None,
     overlap: int | None,
+    parent_size: int | None,
+    threshold: float | None,
+    percentile: float | None,
+    include: Sequence[str],
+    exclude: Sequence[str],
     rebuild: bool,
     as_json: bool,
 ) -> None:
@@ -96,7 +116,8 @@ def index_command(
     Example: narezka index examples/kb && narezka search "вернуть вскрытый чай" --store examples/kb
     """
     err = Console(stderr=True)
-    total = count_files([corpus], strategy=strategy) if corpus.exists() else 0
+    globs = tuple(include) or None
+    total = count_files([corpus], globs, exclude, strategy) if corpus.exists() else 0
     progress = progress_bar("indexing", err)
     try:
         with progress:
@@ -112,6 +133,11 @@ def index_command(
                 size=size,
                 unit=unit,
                 overlap=overlap,
+                parent_size=parent_size,
+                threshold=threshold,
+                percentile=percentile,
+                include=globs,
+                exclude=tuple(exclude),
             )
     except NarezkaError as exc:
         fail(exc)
@@ -163,9 +189,10 @@ def index_command(
 @click.option("--include-archived", is_flag=True, help="Archived pages are left out by default.")
 @click.option(
     "--expand",
-    type=click.Choice(["section"]),
+    type=click.Choice(["section", "parent"]),
     default=None,
-    help="Return each hit's whole heading section (small-to-big).",
+    help="Return each hit's whole heading section, or its parent (an index built with "
+    "--strategy parent-child): small-to-big.",
 )
 @click.option(
     "--format",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from narezka.pipeline import ChunkReport
@@ -35,4 +36,6 @@ def chunk_stats(report: ChunkReport) -> dict[str, Any]:
         "skipped": [{"path": e.path, "problem": e.problem} for e in report.skipped],
         "removed_chars": report.removed_chars,
         "strategies": report.strategies,
+        "strategy_counts": dict(Counter(report.strategies.values()).most_common()),
+        "embedding": report.embedding,
     }

@@ -69,4 +69,18 @@ def chunk_payload(chunk: Chunk, rules: Rules) -> dict[str, Any]:
         "tags": [str(t) for t in tags] if isinstance(tags, list) else [],
         "title": str(meta.get("title") or ""),
         "tokens": chunk.tokens,
+        **_parent_fields(meta.get("parent")),
+    }
+
+
+def _parent_fields(parent: Any) -> dict[str, Any]:
+    """A parent-child chunk's parent span and text, for ``search --expand parent``."""
+    if not isinstance(parent, Mapping):
+        return {}
+    return {
+        "parent_index": int(parent.get("index", 0)),
+        "parent_start": int(parent.get("start", 0)),
+        "parent_end": int(parent.get("end", 0)),
+        "parent_text": str(parent.get("text", "")),
+        "parent_section": [str(s) for s in parent.get("section") or ()],
     }

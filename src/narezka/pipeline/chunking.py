@@ -37,6 +37,8 @@ class ChunkReport:
     input_chars: int = 0
     strategies: dict[str, str] = field(default_factory=dict)
     """Which strategy each file got."""
+    embedding: dict[str, int] = field(default_factory=dict)
+    """What a strategy that embeds while splitting (``semantic``) spent: calls, texts, chars."""
 
 
 def make_params(**params: Any) -> SplitParams:
@@ -147,6 +149,9 @@ def chunk_documents(
         report.chunks.extend(_with_file_meta(chunks, raw))
         if on_file is not None:
             on_file(raw.source)
+    spent = getattr(chosen, "stats", None)
+    if isinstance(spent, Mapping):
+        report.embedding = {str(k): int(v) for k, v in spent.items()}
     return report
 
 

@@ -111,7 +111,9 @@ def open_embedder(spec: str | Embedder, store_dir: Path | None) -> Embedder:
 def sizing(embedder: Embedder, params: dict[str, Any]) -> tuple[SplitParams, TokenCounter]:
     """Split parameters and counter: by default the embedder's own tokens and budget."""
     unit = params.get("unit") or "tokens"
-    if unit == "tokens" and not params.get("tokenizer"):
+    # An index records its embedder's tokenizer by name; sync hands that name back.
+    own = params.get("tokenizer") in (None, "", embedder.counter.name)
+    if unit == "tokens" and own:
         counter = embedder.counter
         params = {**params, "unit": "tokens", "tokenizer": counter.name}
         params.setdefault("size", None)
@@ -326,7 +328,9 @@ def index(
             report.skipped.extend(errors)
             syncer.delete_missing(seen)
             spec = embedder if isinstance(embedder, str) else None
-            _write_index_meta(home, root, model, spec, strategy, split_params, url)
+            _write_index_meta(
+                home, root, model, spec, strategy, split_params, url, include, exclude
+            )
     finally:
         store.close()
     if isinstance(model, CachedEmbedder):
@@ -343,7 +347,14 @@ def _write_index_meta(
     strategy: str,
     params: SplitParams,
     url: str | None,
+    include: Sequence[str] | None,
+    exclude: Sequence[str],
 ) -> None:
+    optional = {
+        name: value
+        for name in ("threshold", "percentile", "parent_size")
+        if (value := getattr(params, name)) is not None
+    }
     meta = {
         "version": INDEX_VERSION,
         "corpus": str(root.resolve()),
@@ -359,7 +370,11 @@ def _write_index_meta(
             "overlap": params.overlap,
             "levels": list(params.levels),
             "min_chars": params.min_chars,
+            **optional,
         },
+        # sync and watch must read the same files the first run read.
+        "include": list(include) if include else None,
+        "exclude": list(exclude),
         "url": url,
     }
     home.mkdir(parents=True, exist_ok=True)

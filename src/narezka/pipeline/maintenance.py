@@ -32,6 +32,8 @@ def sync(location: str | Path, **overrides: Any) -> IndexReport:
         "url": meta.get("url"),
         "strategy": meta.get("strategy", "headings"),
         "embedder": spec,
+        "include": meta.get("include"),
+        "exclude": tuple(meta.get("exclude") or ()),
         **dict(meta.get("params") or {}),
     }
     settings.update(overrides)

@@ -3,7 +3,8 @@
 Archived pages are left out unless asked for (an old returns page must not answer for the
 current one). Overlapping or adjacent chunks of one section collapse into the best-scoring
 hit; ``expand="section"`` replaces a hit's text by its whole heading section, read from the
-source file (small-to-big).
+source file, and ``expand="parent"`` (for a ``parent-child`` index) by its parent's stored
+text, one result per parent (small-to-big).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from narezka.store.sparse import Bm25Encoder
 from narezka.types import BlockKind
 
 MODES = ("dense", "bm25", "hybrid")
+EXPANSIONS = (None, "section", "parent")
 SNIPPET_CHARS = 240
 
 
@@ -95,10 +97,15 @@ def search(
         raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     if k < 1:
         raise ConfigError(f"k must be at least 1, got {k}")
-    if expand not in (None, "section"):
-        raise ConfigError(f"expand must be 'section', not {expand!r}")
+    if expand not in EXPANSIONS:
+        raise ConfigError(f"expand must be 'section' or 'parent', not {expand!r}")
     home = resolve_store(store)
     meta = read_index_meta(home)
+    if expand == "parent" and meta.get("strategy") != "parent-child":
+        raise ConfigError(
+            f"--expand parent needs an index built with --strategy parent-child; {home} was "
+            f"built with {meta.get('strategy')!r} (use --expand section, or re-index)"
+        )
     must = [
         Eq(name, value)
         for name, value in (("zone", zone), ("project", project), ("category", category))
@@ -134,7 +141,10 @@ def search(
     if path:
         pattern = glob_regex(path)
         stored = [h for h in stored if pattern.match(str(h.payload.get("file_path", "")))]
-    hits = fold_neighbours([_hit(h, query) for h in stored])[:k]
+    hits = fold_neighbours([_hit(h, query) for h in stored])
+    if expand == "parent":
+        hits = to_parents(hits, query)
+    hits = hits[:k]
     if expand == "section":
         hits = [_expand(h, Path(meta["corpus"]), query) for h in hits]
     return hits
@@ -170,6 +180,31 @@ def fold_neighbours(hits: Sequence[Hit]) -> list[Hit]:
         else:
             kept.append(hit)
     return kept
+
+
+def to_parents(hits: Sequence[Hit], query: str) -> list[Hit]:
+    """Each hit replaced by its parent span and text; children of one parent fold into the
+    best of them (hits come best first), so k results are k different parents."""
+    best: dict[tuple[str, int], Hit] = {}
+    for hit in hits:
+        p = hit.payload
+        if "parent_text" not in p:
+            best.setdefault((hit.file_path, -1 - len(best)), hit)
+            continue
+        key = (hit.file_path, int(p["parent_index"]))
+        if key in best:
+            best[key] = _replace_merged(best[key], (*best[key].merged, hit.chunk_index))
+            continue
+        text = str(p["parent_text"])
+        best[key] = dataclasses.replace(
+            hit,
+            text=text,
+            snippet=snippet(text, query),
+            start=int(p["parent_start"]),
+            end=int(p["parent_end"]),
+            section=tuple(p.get("parent_section") or hit.section),
+        )
+    return list(best.values())
 
 
 def _replace_merged(hit: Hit, merged: tuple[int, ...]) -> Hit:

@@ -40,18 +40,7 @@ class HeadingsStrategy:
             if b.kind is BlockKind.HEADING and lo <= b.level <= hi and b.start > doc.body_start
         ]
         bounds.append(len(doc.text))
-        # A heading stays with the block under it (alone it would be an empty chunk), and so
-        # does a lead-in that ends with a colon («Как выбрать пункт выдачи:» + its list).
-        glued = {
-            nxt.start
-            for prev, nxt in itertools.pairwise(doc.blocks)
-            if prev.kind is BlockKind.HEADING or doc.text[prev.end - 1 : prev.end] == ":"
-        }
-
-        def block_cuts(start: int, end: int) -> list[int]:
-            return [c for c in ctx.block_cuts(start, end) if c not in glued]
-
-        refiners: list[Refiner] = [block_cuts, ctx.sentence_cuts, ctx.line_cuts, ctx.word_cuts]
+        refiners = structure_refiners(ctx)
         packer = ctx.packer(refiners)
         headings = {b.start: b for b in doc.blocks if b.kind is BlockKind.HEADING}
         ranges: list[tuple[int, int]] = []
@@ -63,6 +52,23 @@ class HeadingsStrategy:
                 section = _pack_under_heading(ctx, refiners, heading.end, start, end)
             ranges.extend(section)
         return ctx.make_chunks(merge_short(ctx, ranges, params.min_chars))
+
+
+def structure_refiners(ctx: DocumentContext) -> list[Refiner]:
+    """Cuts between blocks, then sentences, lines and words — but never right after a
+    heading (alone it would be an empty chunk) or after a lead-in ending in a colon
+    («Как выбрать пункт выдачи:» + its list)."""
+    blocks = ctx.blocks
+    glued = {
+        nxt.start
+        for prev, nxt in itertools.pairwise(blocks)
+        if prev.kind is BlockKind.HEADING or ctx.text[prev.end - 1 : prev.end] == ":"
+    }
+
+    def block_cuts(start: int, end: int) -> list[int]:
+        return [c for c in ctx.block_cuts(start, end) if c not in glued]
+
+    return [block_cuts, ctx.sentence_cuts, ctx.line_cuts, ctx.word_cuts]
 
 
 def _pack_under_heading(
