@@ -181,7 +181,7 @@ def chunk(
         if strategy in NEEDS_EMBEDDER:
             cache = EmbeddingCache(default_cache_path())
             model = get_embedder(embedder or DEFAULT_EMBEDDER)
-            embed = signal_embedder(CachedEmbedder(model, cache))
+            embed = signal_embedder(CachedEmbedder(model, cache), batch_size=64)
     except NarezkaError as exc:
         raise click.UsageError(str(exc)) from None
     params: dict[str, Any] = {

@@ -40,8 +40,8 @@ def test_children_keep_the_contract_and_nest_inside_their_parents(
         assert parent["text"] == normalized[parent["start"] : parent["end"]]
     # Parents are exactly what headings cuts at the parent size.
     expected = narezka.chunk_text(text, "headings", size=size * factor)
-    for index, parent in parents_of(chunks).items():
-        assert (parent["start"], parent["end"]) == (expected[index].start, expected[index].end)
+    for number, parent in parents_of(chunks).items():
+        assert (parent["start"], parent["end"]) == (expected[number].start, expected[number].end)
 
 
 @given(text=markdown(), size=st.sampled_from([32, 100]))

@@ -49,7 +49,7 @@ class HeadingsStrategy:
             heading = headings.get(start)
             if heading is not None and len(section) > 1 and section[0] == (start, heading.end):
                 # The heading line was left alone: glue it to the start of what follows.
-                section = _pack_under_heading(ctx, refiners, heading.end, start, end)
+                section = pack_under_heading(ctx, refiners, heading.end, start, end)
             ranges.extend(section)
         return ctx.make_chunks(merge_short(ctx, ranges, params.min_chars))
 
@@ -71,7 +71,7 @@ def structure_refiners(ctx: DocumentContext) -> list[Refiner]:
     return [block_cuts, ctx.sentence_cuts, ctx.line_cuts, ctx.word_cuts]
 
 
-def _pack_under_heading(
+def pack_under_heading(
     ctx: DocumentContext, refiners: list[Refiner], heading_end: int, start: int, end: int
 ) -> list[tuple[int, int]]:
     """Pack a too-long section so its heading line opens the first chunk, not one of its own."""
