@@ -102,7 +102,8 @@ def cli() -> None:
 @click.option(
     "--breadcrumbs/--no-breadcrumbs",
     default=None,
-    help="Prefix the heading path to embed_text (default: on for headings only).",
+    help="Prefix the section path to embed_text (default: the strategy's own: on for "
+    "headings, parent-child, semantic, code and legal).",
 )
 @click.option(
     "--threshold",

@@ -20,9 +20,16 @@
         ├── DimensionMismatchError       built with another embedder's dimension: --rebuild
         ├── StoreConfigError             also a ConfigError
         └── StoreUnavailableError        a Qdrant server cannot be reached (URL and reason)
+
+    NarezkaWarning (a UserWarning)  something degraded but the run went on; the pipeline
+    └── MissingGrammarWarning        (narezka.split.code) records it in the run's warnings
 """
 
 from __future__ import annotations
+
+
+class NarezkaWarning(UserWarning):
+    """Root of narezka's warnings: the pipeline adds them to a run's report."""
 
 
 class NarezkaError(Exception):

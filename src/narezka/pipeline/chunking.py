@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import warnings as warnings_module
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from narezka.discover import iter_files, normalize_newlines, read_document
-from narezka.errors import NarezkaError, SourceError
+from narezka.errors import NarezkaError, NarezkaWarning, SourceError
 from narezka.parse.markdown import parse_document, plain_document
 from narezka.parse.sanitize import removed_characters
 from narezka.split import Chooser, EmbedFunction, SplitParams, Strategy, get_strategy
@@ -57,6 +58,8 @@ class FileChunks:
     warnings: list[str]
     removed: int
     strategy: str
+    caught: list[warnings_module.WarningMessage] = field(default_factory=list)
+    """The strategy's own warnings (also in ``warnings`` as text)."""
 
 
 def chunk_raw(
@@ -68,8 +71,12 @@ def chunk_raw(
         doc, warnings = parse_document(raw)
     else:
         doc, warnings = plain_document(raw), []
-    chunks = chosen.split(doc, params, counter)
-    return FileChunks(chunks, warnings, removed_characters(doc.text[doc.body_start :]), chosen.name)
+    with warnings_module.catch_warnings(record=True) as caught:
+        warnings_module.simplefilter("always", NarezkaWarning)
+        chunks = chosen.split(doc, params, counter)
+    notes = [*warnings, *(f"{raw.source}: {w.message}" for w in caught)]
+    removed = removed_characters(doc.text[doc.body_start :])
+    return FileChunks(chunks, notes, removed, chosen.name, caught)
 
 
 def include_for(strategy: Strategy, include: Sequence[str] | None) -> tuple[str, ...]:
@@ -96,7 +103,11 @@ def chunk_text(
     split_params = make_params(**params)
     counter = get_counter(split_params.unit, split_params.tokenizer)
     raw = RawDocument(source=source, text=normalize_newlines(text))
-    return chunk_raw(raw, get_strategy(strategy, embed=embed), split_params, counter).chunks
+    result = chunk_raw(raw, get_strategy(strategy, embed=embed), split_params, counter)
+    # A single text has no report to carry warnings: hand them to the caller as warnings.
+    for caught in result.caught:
+        warnings_module.warn(caught.message, caught.category, stacklevel=2)
+    return result.chunks
 
 
 def chunk_documents(
