@@ -202,12 +202,24 @@ class Reference:
                 self._walk(handler.body, own)
 
     def expected_section(self, start: int, end: int) -> tuple[str, ...]:
-        """The path of the innermost definition holding the whole span."""
+        """The path of the innermost definition holding the whole span — by name: a span over
+        two definitions of the same qualified name (a redefinition) is in that name."""
         best: tuple[str, ...] = ()
         for s, e, path, is_def in self.nodes:
             if is_def and s <= start and end <= e and len(path) > len(best):
                 best = path
+        touched = [path for s, e, path, is_def in self.nodes if is_def and start < s < end]
+        if touched and all(path == touched[0] for path in touched):
+            ends_inside = [p for s, e, p, d in self.nodes if d and s <= end - 1 < e]
+            first = self.innermost(start)
+            last = max(ends_inside, key=len, default=())
+            if first == last == touched[0]:
+                return first
         return best
+
+    def innermost(self, pos: int) -> tuple[str, ...]:
+        inside = [path for s, e, path, is_def in self.nodes if is_def and s <= pos < e]
+        return max(inside, key=len, default=())
 
 
 # ---- properties on generated modules ------------------------------------------------------

@@ -148,6 +148,9 @@ def chunk_documents(
             continue
         try:
             result = chunk_raw(raw, chosen, split_params, counter)
+        except SourceError as exc:
+            report.skipped.append(exc)
+            continue
         except NarezkaError as exc:
             report.skipped.append(SourceError(raw.source, str(exc)))
             continue
