@@ -1,5 +1,5 @@
 """``narezka eval``: compare chunking strategies on a golden set (thin: options in, one
-pipeline call, a table, JSON or RESULTS.md out)."""
+pipeline call, tables, JSON, RESULTS.md or a plot out)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,20 @@ from rich.console import Console
 from narezka.cli_index import fail
 from narezka.embed import DEFAULT_EMBEDDER
 from narezka.errors import NarezkaError
-from narezka.evaluate import as_dict, markdown_report, terminal_table
+from narezka.evaluate import (
+    EvalRun,
+    as_dict,
+    best_comparisons,
+    markdown_report,
+    plot_run,
+    require_matplotlib,
+    size_tables,
+    terminal_table,
+)
 from narezka.pipeline.evaluating import evaluate
 from narezka.pipeline.searching import MODES
+
+EXPANDS = ("section", "parent")
 
 
 @click.command("eval")
@@ -25,17 +36,34 @@ from narezka.pipeline.searching import MODES
     "--golden",
     required=True,
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Golden set: JSONL lines {q, must_contain, category?, source?}.",
+    help="Golden set: JSONL lines {q, must_contain, category?, source?} or "
+    "{q, references: [{doc, start, end, content?}]} (character offsets), or Chroma's "
+    "questions CSV (question, references, corpus_id; corpus x is the file x.md).",
 )
 @click.option(
     "--strategies",
     default="headings",
     show_default=True,
-    help='Space-separated specs, e.g. "fixed:size=1500 overlap:size=1500,overlap=250 headings".',
+    help="Space-separated specs NAME[:key=value,...], e.g. "
+    '"fixed:unit=chars,size=800 overlap:size=300,overlap=50 headings". size is in unit: '
+    "the embedder's own tokens by default, characters with unit=chars; without size a "
+    "strategy gets the embedder's budget (or each --sizes value).",
+)
+@click.option(
+    "--sizes",
+    default=None,
+    help="Sweep: run every spec at each size, e.g. 128,256,512 (in the spec's unit, by "
+    "default the embedder's tokens); a spec that sets size runs once.",
 )
 @click.option("-k", "ks", default="1,3,5", show_default=True, help="Comma-separated ks.")
 @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
 @click.option("--embedder", default=DEFAULT_EMBEDDER, show_default=True)
+@click.option(
+    "--expand",
+    type=click.Choice(EXPANDS),
+    default=None,
+    help="Score hits expanded to their heading section or parent chunk (as search --expand).",
+)
 @click.option(
     "--include-archived", is_flag=True, help="Let archived pages answer (search excludes them)."
 )
@@ -53,38 +81,57 @@ from narezka.pipeline.searching import MODES
     default=None,
     help="Write the results and miss analysis as Markdown (e.g. RESULTS.md).",
 )
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write hit@k (and IoU for span sets) against mean chunk tokens as a PNG; needs "
+    "pip install 'narezka[plot]'.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full results as JSON.")
 def eval_command(
     corpus: Path,
     golden: Path,
     strategies: str,
+    sizes: str | None,
     ks: str,
     mode: str,
     embedder: str,
+    expand: str | None,
     include_archived: bool,
     cache_path: Path | None,
     report_path: Path | None,
+    plot_path: Path | None,
     as_json: bool,
 ) -> None:
-    """Index CORPUS once per strategy, ask the golden questions, report hit@k, MRR, ceiling.
+    """Index CORPUS once per strategy, ask the golden questions, report hit@k, MRR, ceiling
+    (and span recall, precision, IoU for span golden sets) plus a size-normalized view.
 
     Example: narezka eval examples/kb --golden examples/kb/golden.jsonl
-    --strategies "fixed:size=800 overlap:size=800,overlap=150 headings" --report RESULTS.md
+    --strategies "fixed:unit=chars,size=800 recursive headings" --sizes 128,256,384
+    --report RESULTS.md --plot results.png
     """
     err = Console(stderr=True)
     try:
+        if plot_path is not None:
+            require_matplotlib()  # before the long run, not after it
         run = evaluate(
             corpus,
             golden,
             strategies=strategies,
+            sizes=sizes,
             ks=ks,
             mode=mode,
             embedder=embedder,
             cache_path=cache_path,
             include_archived=include_archived,
-            exclude=_report_exclude(corpus, report_path),
+            expand=expand,
+            exclude=_report_exclude(corpus, report_path, plot_path),
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
+        if plot_path is not None:
+            plot_run(run, plot_path)
     except NarezkaError as exc:
         fail(exc)
     for problem in run.problems:
@@ -92,34 +139,71 @@ def eval_command(
     for strategy in run.strategies:
         for warning in strategy.warnings:
             err.print(f"[yellow]{strategy.label}: {warning}[/yellow]", highlight=False)
+    err.print(
+        f"embedding cache: {run.cache_hits} texts from the cache, {run.cache_misses} embedded",
+        highlight=False,
+    )
     if report_path is not None:
-        args = [str(corpus), "--golden", str(golden), "--strategies", strategies, "-k", ks]
-        args += ["--mode", mode, "--embedder", embedder, "--report", str(report_path)]
+        command = _command(corpus, golden, strategies, sizes, ks, mode, embedder, expand)
+        command += " --report " + shlex.quote(str(report_path))
         if include_archived:
-            args.append("--include-archived")
-        command = "narezka eval " + " ".join(shlex.quote(a) for a in args)
+            command += " --include-archived"
         report_path.write_text(markdown_report(run, command=command), encoding="utf-8")
     if as_json:
         click.echo(json.dumps(as_dict(run), ensure_ascii=False, indent=1))
     else:
-        # Piped output has no width: give the ten columns room instead of 80 columns.
-        Console(width=None if sys.stdout.isatty() else 160).print(terminal_table(run))
-        for c in run.comparisons:
-            click.echo(
-                f"sign test hit@{c.k}: {c.a} vs {c.b}: only A {c.test.a_only}, "
-                f"only B {c.test.b_only}, p = {c.test.p_value:.3f}"
-            )
+        _print_tables(run)
 
 
-def _report_exclude(corpus: Path, report: Path | None) -> tuple[str, ...]:
+def _command(
+    corpus: Path,
+    golden: Path,
+    strategies: str,
+    sizes: str | None,
+    ks: str,
+    mode: str,
+    embedder: str,
+    expand: str | None,
+) -> str:
+    args = [str(corpus), "--golden", str(golden), "--strategies", strategies]
+    args += ["--sizes", sizes] if sizes else []
+    args += ["-k", ks, "--mode", mode, "--embedder", embedder]
+    args += ["--expand", expand] if expand else []
+    return "narezka eval " + " ".join(shlex.quote(a) for a in args)
+
+
+def _print_tables(run: EvalRun) -> None:
+    # Piped output has no width: give the many columns room instead of 80 columns.
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    console.print(terminal_table(run))
+    for table in size_tables(run):
+        console.print(table)
+    comparisons = best_comparisons(run) if len(run.comparisons) > 10 else run.comparisons
+    for c in comparisons:
+        click.echo(
+            f"sign test hit@{c.k}: {c.a} vs {c.b}: only A {c.test.a_only}, "
+            f"only B {c.test.b_only}, p = {c.test.p_value:.3f}"
+        )
+    if len(comparisons) < len(run.comparisons):
+        click.echo(
+            f"(best against the others; all {len(run.comparisons)} pairs in --report/--json)"
+        )
+
+
+def _report_exclude(corpus: Path, *outputs: Path | None) -> tuple[str, ...]:
     """A report written inside the corpus must not be indexed by the next run: it quotes
     every expected string and would answer the golden set itself."""
-    if report is None or not corpus.is_dir():
+    if not corpus.is_dir():
         return ()
-    try:
-        return (report.resolve().relative_to(corpus.resolve()).as_posix(),)
-    except ValueError:
-        return ()
+    excluded = []
+    for output in outputs:
+        if output is None:
+            continue
+        try:
+            excluded.append(output.resolve().relative_to(corpus.resolve()).as_posix())
+        except ValueError:
+            continue
+    return tuple(excluded)
 
 
 __all__ = ["eval_command"]

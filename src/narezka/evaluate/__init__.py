@@ -1,21 +1,28 @@
 """Evaluation: golden sets, retrieval metrics, per-strategy scoring and reports.
 
-``golden`` loads seed-format JSONL and checks it against the corpus text; ``metrics`` holds
-hit@k, MRR, the ceiling, size statistics and the paired sign test; ``runner`` parses strategy
-specs and scores one strategy's retrievals; ``report`` renders tables and RESULTS.md. The
-wiring that indexes and searches lives in :mod:`narezka.pipeline.evaluating`.
+``golden`` loads golden sets (seed strings or reference spans, JSONL or Chroma's CSV) and
+checks them against the corpus text; ``metrics`` holds hit@k, MRR, the ceiling, size statistics
+and the paired sign test; ``spans`` Chroma's span metrics; ``specs`` parses strategy specs and
+size sweeps; ``runner`` scores one strategy's retrievals; ``normalize`` the size-normalized
+view; ``report``, ``export`` and ``plot`` render tables, RESULTS.md, JSON and a PNG. The wiring
+that indexes and searches lives in :mod:`narezka.pipeline.evaluating`.
 """
 
+from narezka.evaluate.export import as_dict
 from narezka.evaluate.golden import (
     GoldenProblem,
     GoldenQuestion,
     GoldenSet,
+    Reference,
     check_against_corpus,
     load_golden,
+    parse_chroma_csv,
     parse_golden,
 )
 from narezka.evaluate.metrics import SignTest, SizeStats, ceiling, sign_test, size_stats
-from narezka.evaluate.report import markdown_report, terminal_table
+from narezka.evaluate.normalize import SizeView, size_view
+from narezka.evaluate.plot import plot_run, require_matplotlib
+from narezka.evaluate.report import markdown_report, size_tables, terminal_table
 from narezka.evaluate.runner import (
     ChunkView,
     Comparison,
@@ -23,14 +30,18 @@ from narezka.evaluate.runner import (
     QuestionResult,
     Retrieved,
     StrategyResult,
-    StrategySpec,
-    as_dict,
+    best_comparisons,
     compare_all,
     miss_cause,
+    score_strategy,
+)
+from narezka.evaluate.specs import (
+    StrategySpec,
     parse_ks,
+    parse_sizes,
     parse_strategies,
     parse_strategy,
-    score_strategy,
+    sweep,
 )
 
 __all__ = [
@@ -41,24 +52,34 @@ __all__ = [
     "GoldenQuestion",
     "GoldenSet",
     "QuestionResult",
+    "Reference",
     "Retrieved",
     "SignTest",
     "SizeStats",
+    "SizeView",
     "StrategyResult",
     "StrategySpec",
     "as_dict",
+    "best_comparisons",
     "ceiling",
     "check_against_corpus",
     "compare_all",
     "load_golden",
     "markdown_report",
     "miss_cause",
+    "parse_chroma_csv",
     "parse_golden",
     "parse_ks",
+    "parse_sizes",
     "parse_strategies",
     "parse_strategy",
+    "plot_run",
+    "require_matplotlib",
     "score_strategy",
     "sign_test",
     "size_stats",
+    "size_tables",
+    "size_view",
+    "sweep",
     "terminal_table",
 ]

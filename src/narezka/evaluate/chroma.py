@@ -7,6 +7,11 @@ columns ``question``, ``references``, ``corpus_id``. ``references`` is a JSON li
 text, ``content`` being the excerpt itself. Each reference becomes a
 :class:`~narezka.evaluate.spans.Span` whose ``doc`` is the corpus id.
 
+This loader serves ``benchmarks/chroma.py`` (corpus ids as document names). ``narezka eval
+CORPORA --golden questions_df.csv`` reads the same CSV through
+:func:`narezka.evaluate.golden.parse_chroma_csv` instead, as a span golden set over the
+corpus files ``<corpus_id>.md``; both share :func:`~narezka.evaluate.golden.chroma_reference`.
+
 Loading never crashes on a bad row or reference: it is recorded as a :class:`ChromaProblem`
 (with its 1-based CSV data row) and skipped; a reference whose ``content`` differs from the
 corpus slice is kept (its offsets are what scoring uses) and counted in
@@ -19,13 +24,13 @@ import csv
 import json
 import os
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from narezka.errors import ConfigError
+from narezka.evaluate.golden import chroma_reference
 from narezka.evaluate.spans import Span, SpanQuestion
 
 QUESTIONS_FILE = "questions_df.csv"
@@ -80,17 +85,14 @@ def _reference_span(
     def problem(msg: str, skipped: bool = True) -> None:
         problems.append(ChromaProblem(row, index, msg, skipped))
 
-    if not isinstance(ref, Mapping):
-        problem("reference is not an object")
+    parsed = chroma_reference(ref)
+    if isinstance(parsed, str):
+        problem("reference is not an object" if parsed == "not an object" else parsed)
         return None
-    start, end = ref.get("start_index"), ref.get("end_index")
-    if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
-        problem(f"non-integer offsets {start!r}, {end!r}")
-        return None
+    start, end, content = parsed
     if not 0 <= start <= end <= len(text):
         problem(f"offsets [{start}, {end}) outside {corpus_id} (length {len(text)})")
         return None
-    content = ref.get("content")
     if content is not None and content != text[start:end]:
         problem(f"content mismatch at [{start}, {end})", skipped=False)
     return Span(corpus_id, start, end)

@@ -1,25 +1,55 @@
-"""Golden sets in the seed format: JSONL lines ``{"q", "must_contain": [...], "category"?,
-"source"?}``; a hit is one retrieved chunk containing every string, case-insensitive.
+"""Golden sets in two formats, one per file:
 
-Loading never stops at a bad line: it is reported with its line number and skipped. Checks
-against the corpus text (strings that occur nowhere, unknown source documents) run before
-any embedding, so a question that can never be hit is known up front.
+* **strings** (the seed's): JSONL lines ``{"q", "must_contain": [...], "category"?, "source"?}``;
+  a hit is one retrieved chunk containing every string, case-insensitive;
+* **reference spans**: JSONL lines ``{"q", "references": [{"doc", "start", "end",
+  "content"?}, ...], "category"?}``, half-open character offsets into a corpus document's
+  normalized text (BOM removed, CRLF/CR turned into LF: the text every chunk offset indexes);
+  ``content``, when given, must equal that slice. Chroma's benchmark CSV (``question,
+  references, corpus_id``) loads as this format, corpus ``x`` naming the file ``x.md``.
+
+The first valid question decides a file's format. Loading never stops at a bad line: it is
+reported with its line number and skipped. Checks against the corpus text (strings that occur
+nowhere, unknown documents, offsets outside a document, content that differs) run before any
+embedding, so a question that can never be hit is known up front.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from narezka.errors import ConfigError
+from narezka.evaluate.spans import Span
+
+STRINGS = "strings"
+SPANS = "spans"
+CSV_COLUMNS = ("question", "references", "corpus_id")
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One expected excerpt: ``[start, end)`` in document ``doc`` (corpus-relative path)."""
+
+    doc: str
+    start: int
+    end: int
+    content: str | None = None
+    """The excerpt's text as the golden file gives it (checked against the corpus)."""
+
+    @property
+    def span(self) -> Span:
+        return Span(self.doc, self.start, self.end)
 
 
 @dataclass(frozen=True, slots=True)
 class GoldenQuestion:
-    """One question and the strings a retrieved chunk must contain to answer it."""
+    """One question and what answers it: strings a chunk must contain, or reference spans."""
 
     q: str
     must_contain: tuple[str, ...]
@@ -28,6 +58,12 @@ class GoldenQuestion:
     """The corpus file that answers it (POSIX path relative to the corpus), when known."""
     line: int = 0
     """1-based line in the golden file (0 for questions built in code)."""
+    references: tuple[Reference, ...] = ()
+    """Expected excerpts (span format; ``must_contain`` is then empty)."""
+
+    @property
+    def format(self) -> str:
+        return SPANS if self.references else STRINGS
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +86,28 @@ class GoldenSet:
     questions: list[GoldenQuestion] = field(default_factory=list)
     problems: list[GoldenProblem] = field(default_factory=list)
 
+    @property
+    def format(self) -> str:
+        """``"spans"`` when the questions carry reference spans, else ``"strings"``."""
+        return SPANS if any(q.references for q in self.questions) else STRINGS
+
+    def add(self, question: GoldenQuestion) -> None:
+        """Keep a question unless its format differs from the set's (the first one decides)."""
+        if self.questions and question.format != self.questions[0].format:
+            self.problems.append(
+                GoldenProblem(
+                    question.line,
+                    f"a {question.format} question in a golden set of {self.questions[0].format}"
+                    " (the first question decides the format)",
+                )
+            )
+        else:
+            self.questions.append(question)
+
 
 def parse_golden(lines: Iterable[str]) -> GoldenSet:
-    """Parse seed-format JSONL lines; blank lines are ignored, bad ones reported and skipped."""
+    """Parse JSONL lines of either format; blank lines are ignored, bad ones reported and
+    skipped."""
     golden = GoldenSet()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -61,12 +116,13 @@ def parse_golden(lines: Iterable[str]) -> GoldenSet:
         if problem is not None:
             golden.problems.append(GoldenProblem(number, problem))
         elif question is not None:
-            golden.questions.append(question)
+            golden.add(question)
     return golden
 
 
 def load_golden(path: str | Path) -> GoldenSet:
-    """Read a seed-format golden file; see :func:`parse_golden`."""
+    """Read a golden file: JSONL (see :func:`parse_golden`) or Chroma's questions CSV
+    (see :func:`parse_chroma_csv`), told apart by the ``.csv`` suffix or the CSV header."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8-sig")
@@ -74,7 +130,87 @@ def load_golden(path: str | Path) -> GoldenSet:
         raise ConfigError(f"cannot read golden set {file}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"golden set {file} is not UTF-8: {exc}") from exc
+    if is_chroma_csv(file, text):
+        return parse_chroma_csv(text, name=str(file))
     return parse_golden(text.splitlines())
+
+
+def is_chroma_csv(path: Path, text: str) -> bool:
+    """A ``.csv`` file, or one whose first line is a CSV header with Chroma's columns."""
+    if path.suffix.lower() == ".csv":
+        return True
+    first = text.lstrip().partition("\n")[0]
+    if first.startswith("{"):
+        return False
+    header = next(csv.reader([first]), [])
+    return {"question", "references"} <= {h.strip() for h in header}
+
+
+def parse_chroma_csv(text: str, *, name: str = "questions CSV") -> GoldenSet:
+    """Chroma's ``questions_df.csv`` as a span golden set; corpus ``x`` becomes ``x.md``.
+
+    Problems carry the file line where the row starts (quoted fields may span lines).
+    """
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise ConfigError(f"{name}: missing CSV column {', '.join(missing)}")
+    golden = GoldenSet()
+    line = reader.line_num + 1
+    for row in reader:
+        question, problem = _parse_csv_row(row, line)
+        if problem is not None:
+            golden.problems.append(GoldenProblem(line, problem))
+        elif question is not None:
+            golden.add(question)
+        line = reader.line_num + 1
+    return golden
+
+
+def _parse_csv_row(
+    row: Mapping[str, str | None], line: int
+) -> tuple[GoldenQuestion | None, str | None]:
+    q = (row.get("question") or "").strip()
+    corpus_id = (row.get("corpus_id") or "").strip()
+    if not q:
+        return None, "empty question"
+    if not corpus_id:
+        return None, "empty corpus_id"
+    try:
+        raw = json.loads(row.get("references") or "")
+    except json.JSONDecodeError as exc:
+        return None, f"references are not valid JSON ({exc.msg})"
+    if not isinstance(raw, list):
+        return None, "references are not a JSON list"
+    if not raw:
+        return None, "empty references"
+    refs = []
+    for number, item in enumerate(raw, start=1):
+        parsed = chroma_reference(item)
+        if isinstance(parsed, str):
+            return None, f"reference {number}: {parsed}"
+        start, end, content = parsed
+        if start >= end:
+            return None, f"reference {number}: empty or reversed range [{start}, {end})"
+        refs.append(Reference(f"{corpus_id}.md", start, end, content))
+    return GoldenQuestion(q, (), corpus_id, f"{corpus_id}.md", line, tuple(refs)), None
+
+
+def chroma_reference(ref: Any) -> tuple[int, int, str | None] | str:
+    """``(start, end, content)`` of one Chroma reference object, or what is wrong with it."""
+    if not isinstance(ref, Mapping):
+        return "not an object"
+    start, end = ref.get("start_index"), ref.get("end_index")
+    if not _is_int(start) or not _is_int(end):
+        return f"non-integer offsets {start!r}, {end!r}"
+    content = ref.get("content")
+    if content is not None and not isinstance(content, str):
+        return '"content" is not a string'
+    return start, end, content
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _parse_line(line: str, number: int) -> tuple[GoldenQuestion | None, str | None]:
@@ -87,16 +223,45 @@ def _parse_line(line: str, number: int) -> tuple[GoldenQuestion | None, str | No
     q = data.get("q")
     if not isinstance(q, str) or not q.strip():
         return None, 'missing or empty "q"'
-    strings = data.get("must_contain")
-    if not isinstance(strings, list) or not all(isinstance(s, str) for s in strings):
-        return None, '"must_contain" must be a list of strings'
-    cleaned = tuple(s for s in strings if s.strip())
-    if not cleaned:
-        return None, 'empty "must_contain"'
     category, source = data.get("category") or "", data.get("source") or ""
     if not isinstance(category, str) or not isinstance(source, str):
         return None, '"category" and "source" must be strings'
+    if "references" in data:
+        if "must_contain" in data:
+            return None, 'give "must_contain" or "references", not both'
+        refs = _parse_references(data["references"])
+        if isinstance(refs, str):
+            return None, refs
+        return GoldenQuestion(q.strip(), (), category, source or refs[0].doc, number, refs), None
+    strings = data.get("must_contain")
+    if not isinstance(strings, list) or not all(isinstance(s, str) for s in strings):
+        return None, '"must_contain" must be a list of strings (or give "references")'
+    cleaned = tuple(s for s in strings if s.strip())
+    if not cleaned:
+        return None, 'empty "must_contain"'
     return GoldenQuestion(q.strip(), cleaned, category, source, number), None
+
+
+def _parse_references(raw: Any) -> tuple[Reference, ...] | str:
+    if not isinstance(raw, list):
+        return '"references" must be a list of {"doc", "start", "end"} objects'
+    if not raw:
+        return 'empty "references"'
+    refs = []
+    for number, item in enumerate(raw, start=1):
+        if not isinstance(item, dict):
+            return f"reference {number} is not an object"
+        doc, start, end, content = (item.get(k) for k in ("doc", "start", "end", "content"))
+        if not isinstance(doc, str) or not doc.strip():
+            return f'reference {number}: "doc" must be a non-empty string'
+        if not _is_int(start) or not _is_int(end):
+            return f'reference {number}: "start" and "end" must be integers'
+        if not 0 <= start < end:
+            return f"reference {number}: empty or reversed range [{start}, {end})"
+        if content is not None and not isinstance(content, str):
+            return f'reference {number}: "content" must be a string'
+        refs.append(Reference(doc.strip().removeprefix("./"), start, end, content))
+    return tuple(refs)
 
 
 def absent_strings(question: GoldenQuestion, corpus_lower: str) -> tuple[str, ...]:
@@ -109,16 +274,29 @@ def check_against_corpus(
 ) -> tuple[GoldenSet, dict[GoldenQuestion, tuple[str, ...]]]:
     """Check questions against the corpus files' text (``source`` → text), before embedding.
 
-    A question naming a ``source`` that is not a corpus file is reported and dropped. A
-    question with a string that occurs nowhere is kept (it counts as a miss: the golden set
-    or the corpus is wrong, and the report should say so) but flagged; the returned map gives
-    each such question's absent strings.
+    A question naming a ``source`` that is not a corpus file is reported and dropped, and so is
+    one with a reference into an unknown document, offsets past a document's end, or a
+    ``content`` that differs from the slice it points at (stale offsets would score the wrong
+    text). A question with a string that occurs nowhere is kept (it counts as a miss: the
+    golden set or the corpus is wrong, and the report should say so) but flagged; the returned
+    map gives each such question's absent strings.
     """
     # One joined text: a string cannot span files, and the separator occurs in no string.
     corpus_lower = "\x00".join(t.lower() for t in texts.values())
     kept = GoldenSet(problems=list(golden.problems))
     absent: dict[GoldenQuestion, tuple[str, ...]] = {}
     for question in golden.questions:
+        if question.references:
+            problem = reference_problem(question.references, texts)
+            if problem:
+                kept.problems.append(GoldenProblem(question.line, problem))
+                continue
+            # Reports quote the excerpt: fill it in where the golden line gave offsets only.
+            refs = tuple(
+                replace(r, content=texts[r.doc][r.start : r.end]) for r in question.references
+            )
+            kept.questions.append(replace(question, references=refs))
+            continue
         if question.source and question.source not in texts:
             kept.problems.append(
                 GoldenProblem(question.line, f"unknown document {question.source!r}")
@@ -140,12 +318,50 @@ def check_against_corpus(
     return kept, absent
 
 
+def reference_problem(refs: Iterable[Reference], texts: Mapping[str, str]) -> str | None:
+    """What is wrong with the first bad reference against the corpus text, or None."""
+    for number, ref in enumerate(refs, start=1):
+        text = texts.get(ref.doc)
+        if text is None:
+            return f"reference {number}: unknown document {ref.doc!r}"
+        if ref.end > len(text):
+            return (
+                f"reference {number}: offsets [{ref.start}, {ref.end}) outside {ref.doc} "
+                f"(length {len(text)})"
+            )
+        found = text[ref.start : ref.end]
+        if ref.content is not None and ref.content != found:
+            problem = (
+                f"reference {number}: content differs from {ref.doc}[{ref.start}:{ref.end}]: "
+                f"expected {shorten(ref.content)!r}, found {shorten(found)!r}"
+            )
+            at = text.find(ref.content)
+            if at >= 0:
+                problem += f"; the content occurs at [{at}, {at + len(ref.content)})"
+            return problem
+    return None
+
+
+def shorten(text: str, width: int = 60) -> str:
+    """One line of at most ``width`` characters, an ellipsis marking the cut."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+
+
 __all__ = [
+    "SPANS",
+    "STRINGS",
     "GoldenProblem",
     "GoldenQuestion",
     "GoldenSet",
+    "Reference",
     "absent_strings",
     "check_against_corpus",
+    "chroma_reference",
+    "is_chroma_csv",
     "load_golden",
+    "parse_chroma_csv",
     "parse_golden",
+    "reference_problem",
+    "shorten",
 ]

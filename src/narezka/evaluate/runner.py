@@ -1,18 +1,27 @@
-"""Strategy specs and the per-strategy evaluation: questions in, retrieved chunks scored.
+"""Strategy specs, size sweeps and the per-strategy evaluation: questions in, retrieved chunks
+scored.
 
 This module knows nothing of indexes or models: the wiring
 (:mod:`narezka.pipeline.evaluating`) chunks and indexes the corpus and hands over a
 ``retrieve(question) -> [Retrieved]`` callable plus the chunks it made.
+
+A question of a **strings** golden set is hit at rank r when the r-th retrieved chunk contains
+every expected string. A question of a **span** golden set is hit at rank r when the r-th
+retrieved chunk's range overlaps one of its reference excerpts by at least one character (same
+document); the stricter ``hit_full`` asks that every excerpt lie wholly inside some retrieved
+chunk. hit@k, MRR and the sign tests use the rank; span recall, precision and IoU (Chroma's
+definitions, :mod:`narezka.evaluate.spans`) score the top-k ranges.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import accumulate
 
-from narezka.errors import ConfigError
-from narezka.evaluate.golden import GoldenProblem, GoldenQuestion
+from narezka.evaluate.golden import SPANS, STRINGS, GoldenProblem, GoldenQuestion
 from narezka.evaluate.metrics import (
     SignTest,
     SizeStats,
@@ -24,74 +33,21 @@ from narezka.evaluate.metrics import (
     sign_test,
     size_stats,
 )
-
-ParamValue = int | float | str
-
-
-@dataclass(frozen=True, slots=True)
-class StrategySpec:
-    """A strategy name and its split parameters, as written on the command line."""
-
-    name: str
-    params: Mapping[str, ParamValue] = field(default_factory=dict)
-
-    @property
-    def label(self) -> str:
-        """``name:key=value,...`` in the order given: the strategy's name in reports."""
-        if not self.params:
-            return self.name
-        return self.name + ":" + ",".join(f"{k}={v}" for k, v in self.params.items())
-
-
-def parse_strategy(text: str) -> StrategySpec:
-    """Parse ``name`` or ``name:key=value,...``; numeric values become ints or floats."""
-    name, _, rest = text.strip().partition(":")
-    if not name:
-        raise ConfigError(f"strategy spec {text!r} has no name")
-    params: dict[str, ParamValue] = {}
-    for item in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip() or not value.strip():
-            raise ConfigError(f"strategy spec {text!r}: expected key=value, got {item!r}")
-        params[key.strip()] = _number(value.strip())
-    return StrategySpec(name, params)
-
-
-def _number(value: str) -> ParamValue:
-    if value.lstrip("-").isdigit():
-        return int(value)
-    try:
-        return float(value)
-    except ValueError:
-        return value
-
-
-def parse_strategies(text: str | Sequence[str]) -> list[StrategySpec]:
-    """Several specs separated by whitespace (a string) or given one per item."""
-    items = text.split() if isinstance(text, str) else [t for s in text for t in s.split()]
-    specs = [parse_strategy(t) for t in items]
-    if not specs:
-        raise ConfigError("no strategies given")
-    labels = [s.label for s in specs]
-    if len(set(labels)) != len(labels):
-        raise ConfigError(f"a strategy is given twice: {' '.join(labels)}")
-    return specs
-
-
-def parse_ks(text: str | Sequence[int]) -> tuple[int, ...]:
-    """``"1,3,5"`` (or ints) as sorted distinct positive ks."""
-    try:
-        ks = [int(k) for k in text.split(",") if k.strip()] if isinstance(text, str) else text
-    except ValueError:
-        raise ConfigError(f"k must be comma-separated integers, got {text!r}") from None
-    if not ks or min(ks) < 1:
-        raise ConfigError(f"k must be positive integers, got {text!r}")
-    return tuple(sorted(set(ks)))
+from narezka.evaluate.spans import (
+    Span,
+    SpanScores,
+    SpanSummary,
+    overlaps,
+    span_metrics,
+    span_metrics_tokens,
+    summarize,
+)
+from narezka.evaluate.specs import StrategySpec
 
 
 @dataclass(frozen=True, slots=True)
 class Retrieved:
-    """One retrieved chunk as the metrics see it."""
+    """One retrieved chunk (or expanded hit) as the metrics see it."""
 
     url: str
     file_path: str
@@ -99,6 +55,15 @@ class Retrieved:
     category: str = ""
     archived: bool = False
     score: float = 0.0
+    start: int = 0
+    end: int = 0
+    """Its character range in the document's normalized text."""
+    tokens: int = 0
+    """Length of ``text`` in the embedder's tokens: what a reader of the hit pays."""
+
+    @property
+    def span(self) -> Span:
+        return Span(self.file_path, self.start, self.end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +75,8 @@ class ChunkView:
     chars: int
     tokens: int
     """In the embedder's own tokens."""
+    start: int = 0
+    end: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,15 +85,23 @@ class QuestionResult:
 
     question: GoldenQuestion
     rank: int | None
-    """1-based rank of the first retrieved chunk containing all strings, or None."""
+    """1-based rank of the first retrieved chunk that hits (see the module docstring)."""
     retrieved: tuple[Retrieved, ...]
     in_one_chunk: bool
-    """Some chunk of this strategy contains all the strings (retrieved or not)."""
+    """Some chunk of this strategy holds the answer: all the strings, or each excerpt whole."""
     absent: tuple[str, ...] = ()
     """Strings that occur nowhere in the corpus."""
+    spans: Mapping[int, SpanScores] = field(default_factory=dict)
+    """Span golden sets: character-range scores of the top k, per k."""
+    token_spans: Mapping[int, SpanScores] = field(default_factory=dict)
+    """The same on cl100k token ranges, when computed."""
 
     def hit(self, k: int) -> bool:
         return hit_at(self.rank, k)
+
+    def tokens_at(self, k: int) -> int:
+        """Tokens of the top ``k`` retrieved texts together."""
+        return sum(r.tokens for r in self.retrieved[:k])
 
 
 @dataclass(slots=True)
@@ -145,6 +120,16 @@ class StrategyResult:
     questions: list[QuestionResult]
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    span: dict[int, SpanSummary] = field(default_factory=dict)
+    """Span golden sets: Chroma's metrics on character ranges, per k (the headline)."""
+    span_tokens: dict[int, SpanSummary] = field(default_factory=dict)
+    """The same on cl100k token ranges."""
+    retrieved_tokens: dict[int, float] = field(default_factory=dict)
+    """Mean tokens of the top k retrieved texts per question, per k."""
+    cached: int = 0
+    """Texts (chunks and queries) whose vectors came from the embedding cache."""
+    embedded: int = 0
+    """Texts the model had to embed."""
 
     @property
     def label(self) -> str:
@@ -178,16 +163,59 @@ class EvalRun:
     problems: list[GoldenProblem]
     strategies: list[StrategyResult] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
+    format: str = STRINGS
+    """``strings`` (must_contain) or ``spans`` (reference excerpts)."""
+    sizes: tuple[int, ...] = ()
+    """The ``--sizes`` sweep, empty without one."""
+    expand: str | None = None
+    cache_hits: int = 0
+    cache_misses: int = 0
 
     @property
     def headline_k(self) -> int:
         """The k the report ranks by: 3 as in the seed when measured, else the largest."""
         return 3 if 3 in self.ks else max(self.ks)
 
+    @property
+    def spans(self) -> bool:
+        return self.format == SPANS
+
     def best(self) -> StrategyResult | None:
         """Highest hit@headline_k, then MRR, then fewer chunks."""
         k = self.headline_k
         return max(self.strategies, key=lambda s: (s.hits[k], s.mrr, -s.chunks), default=None)
+
+
+class _Containers:
+    """Answers "does some chunk contain this span?" in O(log n) per span."""
+
+    def __init__(self, chunks: Sequence[ChunkView]) -> None:
+        by_doc: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for c in chunks:
+            by_doc[c.source].append((c.start, c.end))
+        self.starts: dict[str, list[int]] = {}
+        self.reach: dict[str, list[int]] = {}
+        for doc, ranges in by_doc.items():
+            ranges.sort()
+            self.starts[doc] = [s for s, _ in ranges]
+            # reach[i]: the furthest end among chunks starting at or before starts[i]; a chunk
+            # holds [s, e) exactly when one starting at or before s reaches e.
+            self.reach[doc] = list(accumulate((e for _, e in ranges), max))
+
+    def contains(self, span: Span) -> bool:
+        starts = self.starts.get(span.doc)
+        if not starts:
+            return False
+        i = bisect_right(starts, span.start) - 1
+        return i >= 0 and self.reach[span.doc][i] >= span.end
+
+
+def first_overlap_rank(retrieved: Sequence[Span], references: Sequence[Span]) -> int | None:
+    """1-based rank of the first retrieved range overlapping some reference, or None."""
+    for rank, span in enumerate(retrieved, start=1):
+        if any(overlaps(span, ref) for ref in references):
+            return rank
+    return None
 
 
 def score_strategy(
@@ -199,12 +227,21 @@ def score_strategy(
     *,
     max_tokens: int | None = None,
     absent: Mapping[GoldenQuestion, tuple[str, ...]] | None = None,
+    token_ends: Mapping[str, Sequence[int]] | None = None,
 ) -> StrategyResult:
-    """Ask every question, find the first chunk containing its strings, and compute metrics."""
+    """Ask every question, find its first hit, and compute the metrics.
+
+    ``token_ends`` (document → token end offsets, see
+    :func:`narezka.evaluate.chroma.token_ends`) adds the token variant of the span metrics.
+    """
     lowered = [c.text.lower() for c in chunks]
+    containers = _Containers(chunks)
     results = []
     for question in questions:
         retrieved = tuple(retrieve(question))
+        if question.references:
+            results.append(_span_result(question, retrieved, ks, containers, token_ends))
+            continue
         rank = first_hit_rank([r.text for r in retrieved], question.must_contain)
         results.append(
             QuestionResult(
@@ -217,6 +254,8 @@ def score_strategy(
         )
     ranks = [r.rank for r in results]
     n = len(results)
+    spanned = [r for r in results if r.spans]
+    tokened = [r for r in results if r.token_spans]
     return StrategyResult(
         spec=spec,
         chunks=len(chunks),
@@ -227,6 +266,33 @@ def score_strategy(
         mrr=mean_reciprocal_rank(ranks),
         ceiling=sum(r.in_one_chunk for r in results) / n if n else 0.0,
         questions=results,
+        span={k: summarize([r.spans[k] for r in spanned]) for k in ks} if spanned else {},
+        span_tokens=(
+            {k: summarize([r.token_spans[k] for r in tokened]) for k in ks} if tokened else {}
+        ),
+        retrieved_tokens={k: sum(r.tokens_at(k) for r in results) / n if n else 0.0 for k in ks},
+    )
+
+
+def _span_result(
+    question: GoldenQuestion,
+    retrieved: tuple[Retrieved, ...],
+    ks: Sequence[int],
+    containers: _Containers,
+    token_ends: Mapping[str, Sequence[int]] | None,
+) -> QuestionResult:
+    refs = [r.span for r in question.references]
+    spans = [r.span for r in retrieved]
+    tokens: dict[int, SpanScores] = {}
+    if token_ends is not None and all(s.doc in token_ends for s in spans):
+        tokens = {k: span_metrics_tokens(spans[:k], refs, token_ends) for k in ks}
+    return QuestionResult(
+        question,
+        first_overlap_rank(spans, refs),
+        retrieved,
+        all(containers.contains(ref) for ref in refs),
+        spans={k: span_metrics(spans[:k], refs) for k in ks},
+        token_spans=tokens,
     )
 
 
@@ -239,9 +305,26 @@ def compare_all(strategies: Sequence[StrategyResult], k: int) -> list[Comparison
     ]
 
 
+def best_comparisons(run: EvalRun) -> list[Comparison]:
+    """The run's headline-k sign tests that involve its best strategy, best as ``a``."""
+    best = run.best()
+    if best is None:
+        return []
+    out = []
+    for c in run.comparisons:
+        if c.k != run.headline_k or best.label not in (c.a, c.b):
+            continue
+        if c.b == best.label:
+            flipped = SignTest(c.test.b_only, c.test.a_only, c.test.ties, c.test.p_value)
+            c = Comparison(c.b, c.a, c.k, flipped)
+        out.append(c)
+    return out
+
+
 SPLIT = "answer split across chunks"
 ARCHIVED = "archived page won"
 SIMILAR = "similar page won"
+OTHER_PASSAGE = "another passage of the page won"
 NOT_IN_CORPUS = "answer not in corpus"
 BELOW_K = "ranked below k"
 
@@ -256,6 +339,12 @@ def miss_cause(result: QuestionResult) -> str:
     if top is not None and top.archived:
         return ARCHIVED
     question = result.question
+    if question.references:
+        if result.rank is not None:
+            return BELOW_K  # hit, but deeper than the k that was asked
+        if top is not None and top.file_path not in {r.doc for r in question.references}:
+            return SIMILAR
+        return OTHER_PASSAGE if top is not None else BELOW_K
     if (
         top is not None
         and question.category
@@ -266,66 +355,6 @@ def miss_cause(result: QuestionResult) -> str:
     return BELOW_K
 
 
-def as_dict(run: EvalRun) -> dict[str, Any]:
-    """The whole run as plain JSON-ready data (``--json``)."""
-    return {
-        "corpus": run.corpus,
-        "golden": run.golden,
-        "embedder": run.embedder,
-        "max_tokens": run.max_tokens,
-        "mode": run.mode,
-        "k": list(run.ks),
-        "include_archived": run.include_archived,
-        "problems": [
-            {"line": p.line, "problem": p.problem, "skipped": p.skipped} for p in run.problems
-        ],
-        "best": (best.label if (best := run.best()) else None),
-        "strategies": [_strategy_dict(s, run.headline_k) for s in run.strategies],
-        "comparisons": [
-            {
-                "a": c.a,
-                "b": c.b,
-                "k": c.k,
-                "a_only": c.test.a_only,
-                "b_only": c.test.b_only,
-                "ties": c.test.ties,
-                "p_value": c.test.p_value,
-            }
-            for c in run.comparisons
-        ],
-    }
-
-
-def _strategy_dict(s: StrategyResult, k: int) -> dict[str, Any]:
-    return {
-        "strategy": s.label,
-        "name": s.spec.name,
-        "params": dict(s.spec.params),
-        "chunks": s.chunks,
-        "chars": {"mean": s.chars.mean, "p95": s.chars.p95},
-        "tokens": {"mean": s.tokens.mean, "p95": s.tokens.p95},
-        "over_window": s.over_window,
-        "hits": {f"hit@{key}": value for key, value in s.hits.items()},
-        "mrr": s.mrr,
-        "ceiling": s.ceiling,
-        "seconds": s.seconds,
-        "warnings": s.warnings,
-        "questions": [
-            {
-                "line": r.question.line,
-                "q": r.question.q,
-                "must_contain": list(r.question.must_contain),
-                "rank": r.rank,
-                "in_one_chunk": r.in_one_chunk,
-                "absent": list(r.absent),
-                "cause": None if r.hit(k) else miss_cause(r),
-                "retrieved": [x.url for x in r.retrieved],
-            }
-            for r in s.questions
-        ],
-    }
-
-
 __all__ = [
     "ChunkView",
     "Comparison",
@@ -333,12 +362,9 @@ __all__ = [
     "QuestionResult",
     "Retrieved",
     "StrategyResult",
-    "StrategySpec",
-    "as_dict",
+    "best_comparisons",
     "compare_all",
+    "first_overlap_rank",
     "miss_cause",
-    "parse_ks",
-    "parse_strategies",
-    "parse_strategy",
     "score_strategy",
 ]

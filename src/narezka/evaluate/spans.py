@@ -79,6 +79,34 @@ class SpanScores:
     hit_full: bool
 
 
+@dataclass(frozen=True, slots=True)
+class SpanSummary:
+    """Span metrics averaged over questions (``hit_full`` as the share of questions)."""
+
+    recall: float
+    precision: float
+    iou: float
+    hit_full: float
+
+
+def summarize(scores: Sequence[SpanScores]) -> SpanSummary:
+    """Mean of each metric over per-question scores (macro average, as Chroma reports)."""
+    n = len(scores)
+    if not n:
+        return SpanSummary(0.0, 0.0, 0.0, 0.0)
+    return SpanSummary(
+        recall=sum(s.recall for s in scores) / n,
+        precision=sum(s.precision for s in scores) / n,
+        iou=sum(s.iou for s in scores) / n,
+        hit_full=sum(s.hit_full for s in scores) / n,
+    )
+
+
+def overlaps(a: Span, b: Span) -> bool:
+    """Whether two spans share at least one offset (same document, non-empty intersection)."""
+    return a.doc == b.doc and max(a.start, b.start) < min(a.end, b.end)
+
+
 def merge_ranges(ranges: Iterable[Range]) -> list[Range]:
     """Sorted, disjoint, non-touching ranges covering exactly the same offsets.
 

@@ -1,9 +1,10 @@
 """Evaluate chunking strategies on a golden set: the wiring of chunk → index → search → score.
 
-Per strategy the corpus is indexed into its own temporary store with one shared embedder
-whose vectors sit in one cache file, so a second strategy re-embeds only chunks it cut
-differently and a re-run embeds nothing. Golden-set problems (bad lines, strings that occur
-nowhere) are found before any embedding.
+Per strategy (and per size of a ``sizes`` sweep) the corpus is indexed into its own temporary
+store with one shared embedder whose vectors sit in one cache file, so a second strategy
+re-embeds only chunks it cut differently and a re-run embeds nothing; the run counts the cache
+hits. Golden-set problems (bad lines, strings that occur nowhere, references outside the
+corpus) and bad strategy parameters are found before any embedding.
 """
 
 from __future__ import annotations
@@ -30,9 +31,12 @@ from narezka.evaluate import (
     compare_all,
     load_golden,
     parse_ks,
+    parse_sizes,
     parse_strategies,
     score_strategy,
+    sweep,
 )
+from narezka.evaluate.chroma import token_ends
 from narezka.pipeline.chunking import chunk_raw, include_for
 from narezka.pipeline.indexing import index, sizing
 from narezka.pipeline.searching import MODES, Hit, search
@@ -48,11 +52,13 @@ def evaluate(
     golden: str | Path | GoldenSet,
     *,
     strategies: str | Sequence[str] = "headings",
+    sizes: str | Sequence[int] | None = None,
     ks: str | Sequence[int] = (1, 3, 5),
     mode: str = "hybrid",
     embedder: str | Embedder = "use",
     cache_path: str | Path | None = None,
     include_archived: bool = False,
+    expand: str | None = None,
     include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
     work_dir: str | Path | None = None,
@@ -61,9 +67,13 @@ def evaluate(
     """Index ``corpus`` once per strategy spec (``"fixed:size=1500 headings"``), ask every
     golden question with ``k = max(ks)`` and score it; see :class:`~narezka.evaluate.EvalRun`.
 
-    ``cache_path`` is the one embedding cache shared by all strategies (default: the user
-    cache); temporary stores go under ``work_dir`` (default: the system temp dir) and are
-    removed afterwards.
+    ``golden`` is a JSONL golden set (strings or reference spans) or Chroma's questions CSV
+    (see :mod:`narezka.evaluate.golden`). ``sizes`` (``"128,256,512"``) runs every spec at
+    each size unless the spec sets ``size`` itself; sizes are in the spec's unit (by default
+    the embedder's tokens). ``expand`` is passed to :func:`~narezka.pipeline.searching.search`
+    (``"section"``, ``"parent"``…) and the expanded hits are scored. ``cache_path`` is the
+    one embedding cache shared by all strategies (default: the user cache); temporary stores
+    go under ``work_dir`` (default: the system temp dir) and are removed afterwards.
     """
     say = on_progress or (lambda _: None)
     root = Path(corpus)
@@ -71,7 +81,7 @@ def evaluate(
         raise ConfigError(f"{root}: no such file or directory")
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-    specs = parse_strategies(strategies)
+    specs = sweep(parse_strategies(strategies), parse_sizes(sizes))
     for spec in specs:
         _check_spec(spec)
     k_values = parse_ks(ks)
@@ -93,6 +103,11 @@ def evaluate(
     say(f"{len(checked.questions)} questions, {len(raws)} files")
 
     model = _cached(embedder, cache_path)
+    for spec in specs:
+        sizing(model, dict(spec.params))  # a bad size or unit fails here, before any embedding
+    # The token variant of the span metrics maps ranges onto cl100k tokens of every document
+    # a hit may come from.
+    ends = {raw.source: token_ends(raw.text) for raw in raws} if checked.format == "spans" else None
     run = EvalRun(
         corpus=str(root),
         golden=str(golden) if not isinstance(golden, GoldenSet) else "<golden set>",
@@ -102,12 +117,16 @@ def evaluate(
         ks=k_values,
         include_archived=include_archived,
         problems=checked.problems,
+        format=checked.format,
+        sizes=parse_sizes(sizes),
+        expand=expand,
     )
     try:
         with tempfile.TemporaryDirectory(prefix="narezka-eval-", dir=work_dir) as tmp:
             for number, spec in enumerate(specs):
                 say(f"{spec.label}: indexing")
                 started = time.perf_counter()
+                hits_before, misses_before = _cache_counts(model)
                 store = Path(tmp) / f"store-{number}"
                 params: dict[str, Any] = dict(spec.params)
                 report = index(
@@ -128,9 +147,11 @@ def evaluate(
                         mode=mode,
                         k=max(k_values),
                         include_archived=include_archived,
+                        expand=expand,
                         embedder=model,
                     )
-                    return [_retrieved(h) for h in hits]
+                    counts = model.counter.count_batch([h.text for h in hits])
+                    return [_retrieved(h, n) for h, n in zip(hits, counts, strict=True)]
 
                 say(f"{spec.label}: {len(chunks)} chunks, searching")
                 result = score_strategy(
@@ -141,11 +162,16 @@ def evaluate(
                     k_values,
                     max_tokens=model.max_tokens,
                     absent=absent,
+                    token_ends=ends,
                 )
                 result.warnings = [str(e) for e in report.skipped]
                 result.seconds = time.perf_counter() - started
+                hits_after, misses_after = _cache_counts(model)
+                result.cached = hits_after - hits_before
+                result.embedded = misses_after - misses_before
                 run.strategies.append(result)
     finally:
+        run.cache_hits, run.cache_misses = _cache_counts(model)
         if isinstance(model, CachedEmbedder):
             model.cache.close()
     run.comparisons = compare_all(run.strategies, run.headline_k)
@@ -168,6 +194,10 @@ def _cached(spec: str | Embedder, cache_path: str | Path | None) -> Embedder:
     if isinstance(model, CachedEmbedder):
         return model
     return CachedEmbedder(model, EmbeddingCache(cache_path or default_cache_path()))
+
+
+def _cache_counts(model: Embedder) -> tuple[int, int]:
+    return (model.hits, model.misses) if isinstance(model, CachedEmbedder) else (0, 0)
 
 
 def _read_corpus(root: Path, include: Sequence[str], exclude: Sequence[str]) -> list[RawDocument]:
@@ -197,12 +227,13 @@ def _chunks(raws: Sequence[RawDocument], spec: StrategySpec, model: Embedder) ->
             continue
         tokens = model.counter.count_batch([c.embed_text for c in chunks])
         views.extend(
-            ChunkView(c.source, c.text, c.chars, n) for c, n in zip(chunks, tokens, strict=True)
+            ChunkView(c.source, c.text, c.chars, n, c.start, c.end)
+            for c, n in zip(chunks, tokens, strict=True)
         )
     return views
 
 
-def _retrieved(hit: Hit) -> Retrieved:
+def _retrieved(hit: Hit, tokens: int) -> Retrieved:
     return Retrieved(
         url=hit.url,
         file_path=hit.file_path,
@@ -210,6 +241,9 @@ def _retrieved(hit: Hit) -> Retrieved:
         category=str(hit.payload.get("category") or ""),
         archived=bool(hit.payload.get("archived", False)),
         score=hit.score,
+        start=hit.start,
+        end=hit.end,
+        tokens=tokens,
     )
 
 
