@@ -135,10 +135,31 @@ def test_neighbouring_chunks_of_a_section_fold_into_one_hit() -> None:
     from narezka.pipeline.searching import Hit
 
     def hit(i: int, section: str = "A") -> Hit:
-        return Hit(1.0 / (i + 1), "u", "f.md", (section,), "t", "t", i, 0, 1)
+        return Hit(1.0 / (i + 1), "u", "f.md", (section,), "t", "t", i, i * 10, i * 10 + 8)
 
     folded = fold_neighbours([hit(3), hit(4), hit(9), hit(2), hit(4, "B")])
     assert [(h.chunk_index, h.merged) for h in folded] == [(3, (2, 4)), (9, ()), (4, ())]
+    # The folded hit covers its neighbours' spans.
+    assert [(h.start, h.end) for h in folded] == [(20, 48), (90, 98), (40, 48)]
+
+
+def test_a_folded_hit_returns_the_text_of_its_whole_span(kb: Path) -> None:
+    index(kb, embedder=model(), size=40)
+    query = "бонусы баллы"
+    hits = search(query, kb, mode="bm25", k=5, embedder=model())
+    folded = [h for h in hits if h.merged]
+    assert folded, "the query should hit neighbouring chunks of one section"
+    for h in folded:
+        source = (kb / h.file_path).read_text(encoding="utf-8")
+        assert h.text == source[h.start : h.end]
+        assert h.end - h.start > h.payload["end"] - h.payload["start"]
+    # If the file changed since indexing, a folded hit falls back to its own chunk.
+    page = kb / folded[0].file_path
+    page.write_text("# Другое\n\n" + page.read_text(encoding="utf-8"), encoding="utf-8")
+    again = search(query, kb, mode="bm25", k=5, embedder=model())
+    same = next(h for h in again if h.chunk_index == folded[0].chunk_index)
+    assert (same.start, same.end) == (same.payload["start"], same.payload["end"])
+    assert same.text == same.payload["text"]
 
 
 def test_search_without_an_index_says_how_to_make_one(tmp_path: Path) -> None:

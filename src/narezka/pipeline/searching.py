@@ -18,7 +18,7 @@ from typing import Any, cast
 
 from narezka.discover import read_document
 from narezka.embed import Embedder
-from narezka.errors import ConfigError
+from narezka.errors import ConfigError, NarezkaError
 from narezka.globs import glob_regex
 from narezka.parse.markdown import parse_document
 from narezka.pipeline.indexing import default_store_dir, open_embedder, read_index_meta
@@ -141,10 +141,17 @@ def search(
     if path:
         pattern = glob_regex(path)
         stored = [h for h in stored if pattern.match(str(h.payload.get("file_path", "")))]
+    # Equal scores must come in one order, or a re-run could fold a different chunk in.
+    stored.sort(
+        key=lambda h: (-h.score, str(h.payload.get("file_path", "")), h.payload.get("start", 0))
+    )
     hits = fold_neighbours([_hit(h, query) for h in stored])
     if expand == "parent":
         hits = to_parents(hits, query)
     hits = hits[:k]
+    if expand != "parent":
+        corpus = Path(meta["corpus"])
+        hits = [_merged_text(h, corpus, query) if h.merged else h for h in hits]
     if expand == "section":
         hits = [_expand(h, Path(meta["corpus"]), query) for h in hits]
     return hits
@@ -168,14 +175,21 @@ def _hit(stored: StoredHit, query: str) -> Hit:
 
 
 def fold_neighbours(hits: Sequence[Hit]) -> list[Hit]:
-    """Keep the best of overlapping or adjacent chunks of one section (hits come best first)."""
+    """Fold overlapping or adjacent chunks of one section into the best of them (hits come
+    best first): its span grows to cover them all, so the neighbour that holds the rest of an
+    answer is returned with it instead of dropped. :func:`search` then reads the grown span's
+    text from the source file."""
     kept: list[Hit] = []
     for hit in hits:
         for i, best in enumerate(kept):
             same_section = best.file_path == hit.file_path and best.section == hit.section
             near = {best.chunk_index, *best.merged}
             if same_section and any(abs(hit.chunk_index - n) <= 1 for n in near):
-                kept[i] = _replace_merged(best, (*best.merged, hit.chunk_index))
+                kept[i] = dataclasses.replace(
+                    _replace_merged(best, (*best.merged, hit.chunk_index)),
+                    start=min(best.start, hit.start),
+                    end=max(best.end, hit.end),
+                )
                 break
         else:
             kept.append(hit)
@@ -222,6 +236,22 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
     begin = max(0, first - width // 3)
     piece = text[begin : begin + width].replace("\n", " ")
     return ("…" if begin else "") + piece + ("…" if begin + width < len(text) else "")
+
+
+def _merged_text(hit: Hit, corpus: Path, query: str) -> Hit:
+    """The text of a folded hit's whole span, read from its file; if the file changed since
+    it was indexed, the hit shrinks back to its best chunk."""
+    p = hit.payload
+    own = (int(p.get("start", 0)), int(p.get("end", 0)))
+    root = corpus if corpus.is_dir() else corpus.parent
+    try:
+        raw, _ = read_document(root, root / hit.file_path)
+    except (OSError, NarezkaError):
+        raw = None
+    if raw is None or raw.text[own[0] : own[1]] != p.get("text"):
+        return dataclasses.replace(hit, start=own[0], end=own[1])
+    text = raw.text[hit.start : hit.end]
+    return dataclasses.replace(hit, text=text, snippet=snippet(text, query))
 
 
 def _expand(hit: Hit, corpus: Path, query: str) -> Hit:
