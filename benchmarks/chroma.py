@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from narezka import chunk_text  # noqa: E402
-from narezka.embed import CachedEmbedder, Embedder, EmbeddingCache  # noqa: E402
+from narezka.embed import CachedEmbedder, Embedder, EmbeddingCache, signal_embedder  # noqa: E402
 from narezka.embed.minilm import MiniLMEmbedder  # noqa: E402
 from narezka.evaluate.chroma import ChromaBenchmark, load_chroma  # noqa: E402
 from narezka.evaluate.runner import parse_strategy  # noqa: E402
@@ -102,10 +102,16 @@ def narezka(strategy: str, **params: object) -> Chunker:
     params = {"unit": "tokens", "tokenizer": "cl100k_base", **params}
 
     def chunk(text: str) -> list[tuple[int, int, str]]:
-        chunks = chunk_text(text, strategy, source="corpus.md", **params)
+        # semantic reads meaning with the benchmark's own model (MiniLM), cached.
+        embed = signal_embedder(SIGNAL_MODEL[0]) if SIGNAL_MODEL else None
+        chunks = chunk_text(text, strategy, source="corpus.md", embed=embed, **params)
         return [(c.start, c.end, c.embed_text) for c in chunks]
 
     return chunk
+
+
+SIGNAL_MODEL: list[Embedder] = []
+"""The benchmark's cached MiniLM, set in main(), for strategies that embed while splitting."""
 
 
 def chunkers() -> dict[str, Callable[[], Chunker]]:
@@ -241,6 +247,7 @@ def main() -> int:
     bench = load_chroma()
     raw_model = MiniLMEmbedder()
     model = CachedEmbedder(raw_model, EmbeddingCache(args.cache))
+    SIGNAL_MODEL.append(model)
     questions = [q.q for q in bench.questions]
     queries = model.embed_queries(truncate_for_model(questions, raw_model))
     rows = chunkers()

@@ -185,7 +185,11 @@ def signal_embedder(embedder: Embedder, *, batch_size: int = 32) -> Callable[[li
         return text
 
     def embed(texts: list[str]) -> Matrix:
-        return embed_all([fit(t) for t in texts], embedder, batch_size=batch_size)
+        # One batched count: most texts fit, and counting them one by one cost more than a
+        # warm-cache run's whole lookup.
+        counts = counter.count_batch(texts)
+        fitted = [t if n <= budget else fit(t) for t, n in zip(texts, counts, strict=True)]
+        return embed_all(fitted, embedder, batch_size=batch_size)
 
     return embed
 
