@@ -141,6 +141,12 @@ def test_neighbouring_chunks_of_a_section_fold_into_one_hit() -> None:
     assert [(h.chunk_index, h.merged) for h in folded] == [(3, (2, 4)), (9, ()), (4, ())]
     # The folded hit covers its neighbours' spans.
     assert [(h.start, h.end) for h in folded] == [(20, 48), (90, 98), (40, 48)]
+    # With a limit, a neighbour ranked below the last returned result is not folded in.
+    limited = fold_neighbours([hit(3), hit(9), hit(4), hit(2)], limit=2)
+    assert [(h.chunk_index, h.merged) for h in limited] == [(3, (2, 4)), (9, ())]
+    assert [(h.chunk_index, h.merged) for h in fold_neighbours([hit(3), hit(9), hit(4)], 1)] == [
+        (3, ())
+    ]
 
 
 def test_a_folded_hit_returns_the_text_of_its_whole_span(kb: Path) -> None:

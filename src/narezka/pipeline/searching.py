@@ -145,9 +145,8 @@ def search(
     stored.sort(
         key=lambda h: (-h.score, str(h.payload.get("file_path", "")), h.payload.get("start", 0))
     )
-    hits = fold_neighbours([_hit(h, query) for h in stored])
-    if expand == "parent":
-        hits = to_parents(hits, query)
+    hits = [_hit(h, query) for h in stored]
+    hits = to_parents(hits, query) if expand == "parent" else fold_neighbours(hits, k)
     hits = hits[:k]
     if expand != "parent":
         corpus = Path(meta["corpus"])
@@ -174,11 +173,15 @@ def _hit(stored: StoredHit, query: str) -> Hit:
     )
 
 
-def fold_neighbours(hits: Sequence[Hit]) -> list[Hit]:
+def fold_neighbours(hits: Sequence[Hit], limit: int | None = None) -> list[Hit]:
     """Fold overlapping or adjacent chunks of one section into the best of them (hits come
     best first): its span grows to cover them all, so the neighbour that holds the rest of an
     answer is returned with it instead of dropped. :func:`search` then reads the grown span's
-    text from the source file."""
+    text from the source file.
+
+    With ``limit``, folding stops at the first hit that would be result ``limit + 1``: a
+    neighbour ranked below everything that is returned stays out, so a result grows only by
+    chunks that earned their rank."""
     kept: list[Hit] = []
     for hit in hits:
         for i, best in enumerate(kept):
@@ -192,6 +195,8 @@ def fold_neighbours(hits: Sequence[Hit]) -> list[Hit]:
                 )
                 break
         else:
+            if limit is not None and len(kept) >= limit:
+                break
             kept.append(hit)
     return kept
 
