@@ -304,3 +304,28 @@ def token_splitters(tokens: int, enc: Any, nz: ModuleType | None) -> list[Splitt
             "reference: one encode per document",
         ),
     ]
+
+
+def locate(text: str, pieces: Sequence[Piece]) -> list[tuple[int, int] | None]:
+    """Spans of string chunks: forward search from the last match, then on stripped text."""
+    spans: list[tuple[int, int] | None] = []
+    cursor = last_start = 0
+    for piece in pieces:
+        if piece.span is not None:
+            spans.append(piece.span)
+            cursor, last_start = piece.span[1], piece.span[0]
+            continue
+        found: tuple[int, int] | None = None
+        for needle in dict.fromkeys((piece.text, piece.text.strip())):
+            if not needle:
+                continue
+            pos = text.find(needle, cursor)
+            if pos < 0:  # chunks that overlap their predecessor
+                pos = text.find(needle, last_start)
+            if pos >= 0:
+                found = (pos, pos + len(needle))
+                break
+        spans.append(found)
+        if found is not None:
+            last_start, cursor = found
+    return spans

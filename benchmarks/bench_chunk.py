@@ -35,7 +35,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from _peers import Piece, Splitter, char_splitters, token_splitters
+from _peers import Splitter, char_splitters, locate, token_splitters
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared/data/md_corpus"
@@ -180,31 +180,6 @@ def fitting_atoms(checker: ModuleType, docs: Sequence[Doc], config: Config) -> l
         ]
         result.append(sorted(atoms))
     return result
-
-
-def locate(text: str, pieces: Sequence[Piece]) -> list[Span | None]:
-    """Spans of string chunks: forward search from the last match, then on stripped text."""
-    spans: list[Span | None] = []
-    cursor = last_start = 0
-    for piece in pieces:
-        if piece.span is not None:
-            spans.append(piece.span)
-            cursor, last_start = piece.span[1], piece.span[0]
-            continue
-        found: Span | None = None
-        for needle in dict.fromkeys((piece.text, piece.text.strip())):
-            if not needle:
-                continue
-            pos = text.find(needle, cursor)
-            if pos < 0:  # chunks that overlap their predecessor
-                pos = text.find(needle, last_start)
-            if pos >= 0:
-                found = (pos, pos + len(needle))
-                break
-        spans.append(found)
-        if found is not None:
-            last_start, cursor = found
-    return spans
 
 
 def cuts(span: Span, atoms: Sequence[Span]) -> bool:

@@ -54,6 +54,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from _peers import Piece, locate
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("NAREZKA_SHARED") or REPO_ROOT.parent / "shared")
 DEFAULT_CORPUS = SHARED / "data/md_corpus"
@@ -76,17 +78,6 @@ class Doc:
 def make_doc(source: str, text: str) -> Doc:
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     return Doc(source, text, len(text.encode("utf-8")))
-
-
-@dataclass(frozen=True, slots=True)
-class Piece:
-    """One chunk as the benchmark sees it."""
-
-    text: str
-    span: Span | None = None
-    """Offsets reported by the splitter itself; ``None`` means: locate ``text`` by search."""
-    sized: str | None = None
-    """The text the size limit applies to, when it is not ``text`` (narezka's ``embed_text``)."""
 
 
 Split = Callable[[Doc], Any]
@@ -695,31 +686,6 @@ def run_once(split: Split, docs: Sequence[Doc]) -> tuple[float, list[Any]]:
     for doc in docs:
         append(split(doc))
     return time.perf_counter() - start, out
-
-
-def locate(text: str, pieces: Sequence[Piece]) -> list[Span | None]:
-    """Spans of string chunks: forward search from the last match, then on stripped text."""
-    spans: list[Span | None] = []
-    cursor = last_start = 0
-    for piece in pieces:
-        if piece.span is not None:
-            spans.append(piece.span)
-            cursor, last_start = piece.span[1], piece.span[0]
-            continue
-        found: Span | None = None
-        for needle in dict.fromkeys((piece.text, piece.text.strip())):
-            if not needle:
-                continue
-            pos = text.find(needle, cursor)
-            if pos < 0:  # chunks that overlap their predecessor
-                pos = text.find(needle, last_start)
-            if pos >= 0:
-                found = (pos, pos + len(needle))
-                break
-        spans.append(found)
-        if found is not None:
-            last_start, cursor = found
-    return spans
 
 
 def assess(row: Row, block: Block, case: Case, outputs: Sequence[Any]) -> None:

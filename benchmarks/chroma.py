@@ -125,6 +125,17 @@ def chunkers() -> dict[str, Callable[[], Chunker]]:
         "narezka sentences 250/120": lambda: narezka("sentences", size=250, overlap=120),
         "narezka headings 200": lambda: narezka("headings", size=200, breadcrumbs=False),
         "narezka overlap 250/120": lambda: narezka("overlap", size=250, overlap=120),
+        "narezka recursive 170": lambda: narezka("recursive", size=170),
+        "narezka recursive 150": lambda: narezka("recursive", size=150),
+        "narezka recursive 120": lambda: narezka("recursive", size=120),
+        "narezka recursive 100": lambda: narezka("recursive", size=100),
+        "narezka sentences 150": lambda: narezka("sentences", size=150),
+        "narezka semantic 150 (MiniLM breakpoints)": lambda: narezka("semantic", size=150),
+        "narezka parent-child 150 (children scored)": lambda: narezka(
+            "parent-child", size=150, breadcrumbs=False
+        ),
+        # code, legal and chat have no input of their kind here (the corpora are prose, tables
+        # of figures and one chat log flattened into a Python-repr string).
     }
 
 
