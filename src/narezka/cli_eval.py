@@ -24,7 +24,7 @@ from narezka.evaluate import (
     size_tables,
     terminal_table,
 )
-from narezka.pipeline.evaluating import evaluate
+from narezka.pipeline.evaluating import evaluate, paths_inside
 from narezka.pipeline.searching import MODES
 
 EXPANDS = ("section", "parent")
@@ -127,7 +127,8 @@ def eval_command(
             cache_path=cache_path,
             include_archived=include_archived,
             expand=expand,
-            exclude=_report_exclude(corpus, report_path, plot_path),
+            # A report inside the corpus quotes every expected string: never index it.
+            exclude=paths_inside(corpus, report_path, plot_path),
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
         if plot_path is not None:
@@ -188,22 +189,6 @@ def _print_tables(run: EvalRun) -> None:
         click.echo(
             f"(best against the others; all {len(run.comparisons)} pairs in --report/--json)"
         )
-
-
-def _report_exclude(corpus: Path, *outputs: Path | None) -> tuple[str, ...]:
-    """A report written inside the corpus must not be indexed by the next run: it quotes
-    every expected string and would answer the golden set itself."""
-    if not corpus.is_dir():
-        return ()
-    excluded = []
-    for output in outputs:
-        if output is None:
-            continue
-        try:
-            excluded.append(output.resolve().relative_to(corpus.resolve()).as_posix())
-        except ValueError:
-            continue
-    return tuple(excluded)
 
 
 __all__ = ["eval_command"]

@@ -4,6 +4,7 @@ report; plus the command on a tiny corpus."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,21 @@ def test_the_command_prints_json_writes_the_report_and_never_indexes_it(tmp_path
 
     missing = CliRunner().invoke(eval_command, [str(corpus), "--golden", str(tmp_path / "no")])
     assert missing.exit_code == 2 and "cannot read golden set" in missing.output
+
+
+def test_a_golden_file_inside_the_corpus_is_never_indexed(tmp_path: Path) -> None:
+    corpus = tmp_path / "kb"
+    shutil.copytree(EXAMPLES, corpus)
+    golden = corpus / "golden.jsonl"
+    assert golden.is_file()
+    # auto reads *.jsonl too: without the exclusion the golden file would answer itself.
+    result = evaluate(
+        corpus,
+        golden,
+        strategies="auto",
+        mode="bm25",
+        embedder=HashEmbedder(64),
+        cache_path=tmp_path / "cache.sqlite",
+    )
+    retrieved = {r.file_path for s in result.strategies for q in s.questions for r in q.retrieved}
+    assert retrieved and "golden.jsonl" not in retrieved

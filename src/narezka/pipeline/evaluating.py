@@ -95,6 +95,10 @@ def evaluate(
             dict.fromkeys(g for spec in specs for g in include_for(get_strategy(spec.name), None))
         )
     )
+    if not isinstance(golden, GoldenSet):
+        # A golden file kept inside the corpus (kb/golden.jsonl) quotes every answer; a
+        # strategy that reads *.jsonl or *.csv would index it and answer itself.
+        exclude = (*exclude, *paths_inside(root, Path(golden)))
     raws = _read_corpus(root, globs, exclude)
     texts = {raw.source: raw.text for raw in raws}
     checked, absent = check_against_corpus(golden_set, texts)
@@ -178,6 +182,22 @@ def evaluate(
     return run
 
 
+def paths_inside(corpus: Path, *paths: Path | None) -> tuple[str, ...]:
+    """Those of ``paths`` that lie inside the corpus folder, as exclude globs (POSIX,
+    relative): evaluation inputs and outputs must never be indexed as documents."""
+    if not corpus.is_dir():
+        return ()
+    inside = []
+    for path in paths:
+        if path is None:
+            continue
+        try:
+            inside.append(path.resolve().relative_to(corpus.resolve()).as_posix())
+        except ValueError:
+            continue
+    return tuple(inside)
+
+
 def _check_spec(spec: StrategySpec) -> None:
     """Fail on an unknown strategy or parameter before anything is embedded."""
     get_strategy(spec.name)
@@ -247,4 +267,4 @@ def _retrieved(hit: Hit, tokens: int) -> Retrieved:
     )
 
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "paths_inside"]
