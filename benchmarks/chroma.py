@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO / "src"))
 from narezka import chunk_text  # noqa: E402
 from narezka.embed import CachedEmbedder, Embedder, EmbeddingCache, signal_embedder  # noqa: E402
 from narezka.embed.minilm import MiniLMEmbedder  # noqa: E402
-from narezka.evaluate.chroma import ChromaBenchmark, load_chroma  # noqa: E402
 from narezka.evaluate import parse_strategy  # noqa: E402
+from narezka.evaluate.chroma import ChromaBenchmark, load_chroma  # noqa: E402
 from narezka.evaluate.spans import Span, span_metrics  # noqa: E402
 from narezka.store import StoredPoint, open_store  # noqa: E402
 from narezka.store.base import point_id  # noqa: E402
