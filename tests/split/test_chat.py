@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 import narezka
 from narezka.errors import SourceError
+from narezka.parse.chat import decode_offsets, looks_like_chat, parse_chat
 from narezka.parse.sanitize import sanitize
-from narezka.split.chat import decode_offsets, looks_like_chat, parse_chat, render_turn
+from narezka.split.chat import render_turn
 from narezka.tokens import TokenCounter, get_counter
 
 from conftest import EXAMPLES, TEST_DATA
@@ -438,3 +439,10 @@ def test_cli_output_passes_the_shared_checker(
     )  # fmt: skip
     assert check.returncode == 0, check.stdout
     assert check.stdout.strip().splitlines()[-1].startswith("ok: 3 files")
+
+
+def test_a_jsonl_number_python_cannot_read_is_a_source_error_naming_the_line() -> None:
+    line = '{"role": "user", "content": "hi", "n": ' + "9" * 5000 + "}\n"
+    text = '{"role": "user", "content": "first"}\n' + line
+    with pytest.raises(SourceError, match=r"a\.jsonl: line 2: unreadable JSON value"):
+        narezka.chunk_text(text, "chat", source="a.jsonl")
