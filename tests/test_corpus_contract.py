@@ -31,6 +31,9 @@ CASES = {
     ),
     "sentences-500": (["--strategy", "sentences", "--size", "500"], ["--size", "500"]),
     "fixed-1500": (["--strategy", "fixed", "--size", "1500"], ["--size", "1500", "--no-atoms"]),
+    "parent-child-300": (["--strategy", "parent-child", "--size", "300"], ["--size", "300"]),
+    # legal on ordinary docs: numbered lists read as points must still keep the contract.
+    "legal-800": (["--strategy", "legal", "--size", "800"], ["--size", "800"]),
     "headings-256-tokens": (
         [
             "--strategy",
