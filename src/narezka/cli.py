@@ -18,14 +18,7 @@ from rich.table import Table
 from narezka import pipeline
 from narezka.cli_eval import eval_command
 from narezka.cli_index import COMMANDS, progress_bar
-from narezka.embed import (
-    DEFAULT_EMBEDDER,
-    CachedEmbedder,
-    EmbeddingCache,
-    default_cache_path,
-    get_embedder,
-    signal_embedder,
-)
+from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder, get_embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.split import NEEDS_EMBEDDER, SENTENCE, strategy_names
 from narezka.stats import chunk_stats
@@ -180,9 +173,7 @@ def chunk(
             model = get_embedder(embedder or DEFAULT_EMBEDDER)
             counter, size = model.counter, model.budget if size is None else size
         if strategy in NEEDS_EMBEDDER:
-            cache = EmbeddingCache(default_cache_path())
-            model = get_embedder(embedder or DEFAULT_EMBEDDER)
-            embed = signal_embedder(CachedEmbedder(model, cache), batch_size=64)
+            embed = cached_signal_embedder(embedder or DEFAULT_EMBEDDER)
     except NarezkaError as exc:
         raise click.UsageError(str(exc)) from None
     params: dict[str, Any] = {

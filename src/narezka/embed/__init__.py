@@ -21,7 +21,13 @@ from narezka.embed.errors import (
     InputTooLongError,
     ModelNotFoundError,
 )
-from narezka.embed.registry import DEFAULT_EMBEDDER, EmbedderSpec, embedder_specs, get_embedder
+from narezka.embed.registry import (
+    DEFAULT_EMBEDDER,
+    EmbedderSpec,
+    cached_signal_embedder,
+    embedder_specs,
+    get_embedder,
+)
 from narezka.embed.resilient import Embedded, embed_all, embed_grouped, signal_embedder
 
 __all__ = [
@@ -40,6 +46,7 @@ __all__ = [
     "InputTooLongError",
     "Matrix",
     "ModelNotFoundError",
+    "cached_signal_embedder",
     "calibrate",
     "default_cache_path",
     "embed_all",

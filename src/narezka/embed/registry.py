@@ -10,7 +10,9 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from narezka.embed.base import Embedder, HashEmbedder
+from narezka.embed.base import Embedder, HashEmbedder, Matrix
+from narezka.embed.cache import CachedEmbedder, EmbeddingCache, default_cache_path
+from narezka.embed.resilient import signal_embedder
 from narezka.errors import ConfigError
 
 DEFAULT_EMBEDDER = "use"
@@ -180,4 +182,19 @@ def embedder_specs() -> list[EmbedderSpec]:
     ]
 
 
-__all__ = ["DEFAULT_EMBEDDER", "EmbedderSpec", "embedder_specs", "get_embedder"]
+def cached_signal_embedder(
+    spec: str = DEFAULT_EMBEDDER, *, batch_size: int = 64
+) -> Callable[[list[str]], Matrix]:
+    """An embed function for strategies that read meaning while splitting (``semantic``):
+    the model ``spec`` behind the user's embedding cache, inputs fitted to its budget."""
+    model = CachedEmbedder(get_embedder(spec), EmbeddingCache(default_cache_path()))
+    return signal_embedder(model, batch_size=batch_size)
+
+
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "EmbedderSpec",
+    "cached_signal_embedder",
+    "embedder_specs",
+    "get_embedder",
+]

@@ -169,17 +169,9 @@ def _default_embed(batch_size: int) -> EmbedFunction:
     # Imported here, not at the top: a stage imports only types, errors and its own modules
     # (the pipeline wires embedders in); this is the one fallback for a caller who passed
     # no embed function, and only a semantic split that has gaps to judge pays for it.
-    from narezka.embed import (
-        DEFAULT_EMBEDDER,
-        CachedEmbedder,
-        EmbeddingCache,
-        default_cache_path,
-        get_embedder,
-        signal_embedder,
-    )
+    from narezka.embed import cached_signal_embedder
 
-    model = CachedEmbedder(get_embedder(DEFAULT_EMBEDDER), EmbeddingCache(default_cache_path()))
-    return signal_embedder(model, batch_size=batch_size)
+    return cached_signal_embedder(batch_size=batch_size)
 
 
 # ---- units and sections -----------------------------------------------------------------
