@@ -457,3 +457,20 @@ def test_cli_output_passes_the_shared_checker(tmp_path: Path, check_chunks_tool:
     )
     assert checked.returncode == 0, checked.stdout
     assert checked.stdout.strip().splitlines()[-1].startswith("ok:")
+
+
+def test_chunk_stats_report_the_embedding_calls() -> None:
+    corpus = str(TEST_DATA / "semantic")
+    as_json = CliRunner().invoke(
+        cli, ["chunk", corpus, "--strategy", "semantic", "--stats", "--format", "json"]
+    )
+    assert as_json.exit_code == 0, as_json.stderr
+    spent = json.loads(as_json.stdout)["stats"]["embedding"]
+    assert spent["calls"] >= 1 and spent["texts"] >= 10 and spent["chars"] > 1000
+    # The same run for people: the table names the calls (the cache is warm by now, but
+    # calls count what the strategy asked for, cached or not).
+    table = CliRunner().invoke(cli, ["chunk", corpus, "--strategy", "semantic", "--stats"])
+    line = next(x for x in table.output.splitlines() if "Embedding calls" in x)
+    assert line.split()[2:] == [str(spent["calls"]), f"({spent['texts']}", "texts)"]
+    plain = CliRunner().invoke(cli, ["chunk", corpus, "--strategy", "headings", "--stats"])
+    assert "Embedding calls" not in plain.output
