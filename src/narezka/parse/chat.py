@@ -31,6 +31,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from narezka.errors import SourceError
+from narezka.parse.sanitize import trim_whitespace
 
 CHAT_INCLUDE = ("**/*.json", "**/*.jsonl", "**/*.txt", "**/*.log")
 ROLE_KEYS = ("role", "author", "name", "from")
@@ -48,15 +49,13 @@ _FLAT_MEMBER = re.compile(
     re.S,
 )
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")
+"""Lone surrogates (an unpaired ``\\ud83d`` escape): they cannot be counted or written as UTF-8."""
 _TURN = re.compile(
     r"^[ \t]*(?:\[(?P<stamp>[^\]\n]{1,40})\][ \t]*|(?P<clock>\d{1,2}:\d{2}(?::\d{2})?)[ \t]+)?"
     r"(?P<name>[^\W\d_][\w'’.\-]*(?:[ \t]+[\w'’.\-]+){0,3})[ \t]*:(?:[ \t]+|$)",
     re.M,
 )
-# The same blank space as the packer trims (narezka.split.packer.trim_whitespace): a parse
-# stage module does not import the split stage.
-_WHITESPACE = frozenset(" \t\n\r\f\v\u00a0\u2028\u2029\u3000\u2000\u2001\u2002\u2003\u2009")
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +160,7 @@ def _parse_json(source: str, text: str) -> Conversation:
         members, _ = _members(text, pos)
         pos = members["messages"][1]
         title = next((data[k] for k in TITLE_KEYS if isinstance(data.get(k), str)), "")
-        title = _SURROGATE.sub("", title).strip()
+        title = SURROGATE.sub("", title).strip()
     elif not isinstance(data, list):
         raise SourceError(
             source, 'expected an array of messages or an object with a "messages" array'
@@ -311,7 +310,7 @@ def _turn(source: str, text: str, number: int, start: int, end: int, members: Me
             time = member[0]
             break
     if type(time) is str:
-        time = _SURROGATE.sub("", time)
+        time = SURROGATE.sub("", time)
     return Turn(start, end, role, content, time, value_start + 1, value_end - 1, True)
 
 
@@ -321,16 +320,7 @@ def _speaker(value: Any) -> str:
     if not isinstance(value, str):
         value = "" if value is None else json.dumps(value, ensure_ascii=False)
     # A lone surrogate (an unpaired \\ud83d escape) cannot be counted or written as UTF-8.
-    return _SURROGATE.sub("", value).strip()
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    """Shrink a range so it neither starts nor ends with whitespace."""
-    while start < end and (text[start] in _WHITESPACE or text[start].isspace()):
-        start += 1
-    while end > start and (text[end - 1] in _WHITESPACE or text[end - 1].isspace()):
-        end -= 1
-    return start, end
+    return SURROGATE.sub("", value).strip()
 
 
 def _transcript(text: str, min_share: float) -> list[Turn] | None:
@@ -343,13 +333,13 @@ def _transcript(text: str, min_share: float) -> list[Turn] | None:
     if len(said) < 2 or max(said.values()) < 2 or len(matches) < min_share * lines:
         return None
     turns: list[Turn] = []
-    first = _trim(text, 0, matches[0].start())
+    first = trim_whitespace(text, 0, matches[0].start())
     if first[0] < first[1]:
         turns.append(Turn(*first, "", text[slice(*first)], None, *first, False))
     for k, match in enumerate(matches):
         nxt = matches[k + 1].start() if k + 1 < len(matches) else len(text)
-        start, end = _trim(text, match.start(), nxt)
-        body_start, body_end = _trim(text, match.end(), end)
+        start, end = trim_whitespace(text, match.start(), nxt)
+        body_start, body_end = trim_whitespace(text, match.end(), end)
         body_start = min(body_start, end)
         body_end = max(body_end, body_start)
         time = match.group("stamp") or match.group("clock")
@@ -399,6 +389,7 @@ __all__ = [
     "CHAT_INCLUDE",
     "CONTENT_KEYS",
     "ROLE_KEYS",
+    "SURROGATE",
     "TIME_KEYS",
     "TITLE_KEYS",
     "Conversation",

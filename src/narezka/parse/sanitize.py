@@ -55,3 +55,15 @@ def removed_characters(text: str) -> int:
     if _DROP.search(text) is None:
         return 0
     return len(text) - len(_DROP.sub("", text))
+
+
+_WHITESPACE = frozenset(" \t\n\r\f\v\u00a0\u2028\u2029\u3000\u2000\u2001\u2002\u2003\u2009")
+
+
+def trim_whitespace(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink a range so it neither starts nor ends with whitespace."""
+    while start < end and (text[start] in _WHITESPACE or text[start].isspace()):
+        start += 1
+    while end > start and (text[end - 1] in _WHITESPACE or text[end - 1].isspace()):
+        end -= 1
+    return start, end

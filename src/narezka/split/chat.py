@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 
 from narezka.parse.chat import (
     CHAT_INCLUDE,
+    SURROGATE,
     Conversation,
     Turn,
     decode_offsets,
@@ -48,10 +49,10 @@ from narezka.parse.chat import (
     parse_chat,
 )
 from narezka.parse.markdown import slugify
-from narezka.parse.sanitize import sanitize
+from narezka.parse.sanitize import sanitize, trim_whitespace
 from narezka.split.base import SplitParams, context_for
 from narezka.split.context import DocumentContext, Section
-from narezka.split.packer import Packer, trim_whitespace
+from narezka.split.packer import Packer
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk, Document
 
@@ -60,7 +61,6 @@ SESSION_GAP = 30 * 60
 LABEL_SHARE = 0.25
 """A speaker's name may take at most this share of the budget (longer ones are shortened)."""
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
 
 
@@ -209,7 +209,7 @@ class _Splitter:
 
     def raw_line(self, turn: Turn) -> str:
         """A turn's line before sanitizing."""
-        return render_turn(self.label(turn.role), _SURROGATE.sub("", turn.content))
+        return render_turn(self.label(turn.role), SURROGATE.sub("", turn.content))
 
     def render(self, first: int, last: int) -> str:
         """Sanitized rendering of turns ``first..last`` (no breadcrumb): the sanitized text
@@ -326,7 +326,7 @@ class _Splitter:
         costs: dict[tuple[int, int], int] = {}
 
         def embed(a: int, b: int) -> str:
-            return self.prefix + sanitize(render_turn(label, _SURROGATE.sub("", content[a:b])))
+            return self.prefix + sanitize(render_turn(label, SURROGATE.sub("", content[a:b])))
 
         def cost(a: int, b: int) -> int:
             cached = costs.get((a, b))

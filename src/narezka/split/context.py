@@ -13,9 +13,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from narezka.parse.sanitize import needs_sanitizing, sanitize
+from narezka.parse.sanitize import needs_sanitizing, sanitize, trim_whitespace
 from narezka.parse.sentences import sentence_ends
-from narezka.split.packer import Packer, Refiner, trim_whitespace
+from narezka.split.packer import Packer, Refiner
 from narezka.tokens import TokenCounter
 from narezka.types import Block, BlockKind, Chunk, Document
 

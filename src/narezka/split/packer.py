@@ -18,21 +18,12 @@ import itertools
 from collections.abc import Callable, Sequence
 from unicodedata import combining
 
+from narezka.parse.sanitize import trim_whitespace
+
 Cost = Callable[[int, int], int]
 """Exact cost of the range as a chunk, in the budget's unit (memoize it: it is called often)."""
 Refiner = Callable[[int, int], list[int]]
 """Candidate cut offsets strictly inside the range, ascending."""
-
-_WHITESPACE = frozenset(" \t\n\r\f\v\u00a0\u2028\u2029\u3000\u2000\u2001\u2002\u2003\u2009")
-
-
-def trim_whitespace(text: str, start: int, end: int) -> tuple[int, int]:
-    """Shrink a range so it neither starts nor ends with whitespace."""
-    while start < end and (text[start] in _WHITESPACE or text[start].isspace()):
-        start += 1
-    while end > start and (text[end - 1] in _WHITESPACE or text[end - 1].isspace()):
-        end -= 1
-    return start, end
 
 
 class Packer:
