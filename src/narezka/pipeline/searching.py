@@ -25,7 +25,7 @@ from narezka.pipeline.indexing import default_store_dir, open_embedder, read_ind
 from narezka.store import Eq, Filter, StoredHit, open_store
 from narezka.store.base import Mode
 from narezka.store.sparse import Bm25Encoder
-from narezka.types import BlockKind
+from narezka.types import BlockKind, RawDocument
 
 MODES = ("dense", "bm25", "hybrid")
 EXPANSIONS = (None, "section", "parent")
@@ -148,11 +148,12 @@ def search(
     hits = [_hit(h, query) for h in stored]
     hits = to_parents(hits, query) if expand == "parent" else fold_neighbours(hits, k)
     hits = hits[:k]
-    if expand != "parent":
-        corpus = Path(meta["corpus"])
-        hits = [_merged_text(h, corpus, query) if h.merged else h for h in hits]
+    corpus = Path(meta["corpus"])
     if expand == "section":
-        hits = [_expand(h, Path(meta["corpus"]), query) for h in hits]
+        # The section holds the folded neighbours too: one read of the file serves both.
+        hits = [_expand(h, corpus, query) for h in hits]
+    elif expand is None:
+        hits = [_merged_text(h, corpus, query) if h.merged else h for h in hits]
     return hits
 
 
@@ -248,24 +249,28 @@ def _merged_text(hit: Hit, corpus: Path, query: str) -> Hit:
     it was indexed, the hit shrinks back to its best chunk."""
     p = hit.payload
     own = (int(p.get("start", 0)), int(p.get("end", 0)))
-    root = corpus if corpus.is_dir() else corpus.parent
-    try:
-        raw, _ = read_document(root, root / hit.file_path)
-    except (OSError, NarezkaError):
-        raw = None
+    raw = _read_source(corpus, hit.file_path)
     if raw is None or raw.text[own[0] : own[1]] != p.get("text"):
         return dataclasses.replace(hit, start=own[0], end=own[1])
     text = raw.text[hit.start : hit.end]
     return dataclasses.replace(hit, text=text, snippet=snippet(text, query))
 
 
+def _read_source(corpus: Path, file_path: str) -> RawDocument | None:
+    """The indexed file as the index read it (decoded, LF newlines), or None if it is gone
+    or unreadable now."""
+    root = corpus if corpus.is_dir() else corpus.parent
+    try:
+        return read_document(root, root / file_path)[0]
+    except (OSError, NarezkaError):
+        return None
+
+
 def _expand(hit: Hit, corpus: Path, query: str) -> Hit:
     """Replace the hit's text by its whole heading section from the source file."""
-    root = corpus if corpus.is_dir() else corpus.parent
-    file = root / hit.file_path
-    if not file.is_file():
+    raw = _read_source(corpus, hit.file_path)
+    if raw is None:
         return hit
-    raw, _ = read_document(root, file)
     doc, _ = parse_document(raw)
     level = len(hit.section)
     start, end = doc.body_start, len(doc.text)
