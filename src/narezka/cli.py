@@ -169,11 +169,13 @@ def chunk(
     counter = None
     embed = None
     try:
-        if unit == "tokens" and tokenizer is None:
-            model = get_embedder(embedder or DEFAULT_EMBEDDER)
+        needs_tokens = unit == "tokens" and tokenizer is None
+        # One model serves both the token counts and semantic's signal: loading is the cost.
+        model = get_embedder(embedder or DEFAULT_EMBEDDER) if needs_tokens else None
+        if model is not None:
             counter, size = model.counter, model.budget if size is None else size
         if strategy in NEEDS_EMBEDDER:
-            embed = cached_signal_embedder(embedder or DEFAULT_EMBEDDER)
+            embed = cached_signal_embedder(model or embedder or DEFAULT_EMBEDDER)
     except NarezkaError as exc:
         raise click.UsageError(str(exc)) from None
     params: dict[str, Any] = {

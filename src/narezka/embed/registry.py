@@ -183,12 +183,15 @@ def embedder_specs() -> list[EmbedderSpec]:
 
 
 def cached_signal_embedder(
-    spec: str = DEFAULT_EMBEDDER, *, batch_size: int = 64
+    spec: str | Embedder = DEFAULT_EMBEDDER, *, batch_size: int = 64
 ) -> Callable[[list[str]], Matrix]:
     """An embed function for strategies that read meaning while splitting (``semantic``):
-    the model ``spec`` behind the user's embedding cache, inputs fitted to its budget."""
-    model = CachedEmbedder(get_embedder(spec), EmbeddingCache(default_cache_path()))
-    return signal_embedder(model, batch_size=batch_size)
+    the model (a spec, or one already open) behind the user's embedding cache, inputs
+    fitted to its budget."""
+    model = get_embedder(spec) if isinstance(spec, str) else spec
+    return signal_embedder(
+        CachedEmbedder(model, EmbeddingCache(default_cache_path())), batch_size=batch_size
+    )
 
 
 __all__ = [
