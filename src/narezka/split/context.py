@@ -12,6 +12,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from narezka.parse.sanitize import needs_sanitizing, sanitize, trim_whitespace
 from narezka.parse.sentences import sentence_ends
@@ -67,16 +68,19 @@ class DocumentContext:
         self.atom_starts = [a.start for a in self.atoms]
         title = doc.meta.get("title")
         self.title = title.strip() if isinstance(title, str) else ""
-        body = self.text[doc.body_start :]
-        # Most documents need no sanitizing at all; knowing it once lets every range skip the
-        # regex passes and lets character costs be pure arithmetic.
-        self.clean = not needs_sanitizing(body)
         self._cost: dict[tuple[int, int], int] = {}
         self._tokens: dict[tuple[int, int], int] = {}
         self._body: dict[tuple[int, int], int] = {}
         self._extra: dict[str, int] = {}
         self._prefix: dict[tuple[str, ...], str] = {}
         self._embed: dict[tuple[int, int], str] = {}
+
+    @cached_property
+    def clean(self) -> bool:
+        """Whether the body needs no sanitizing: most documents don't, and knowing it once
+        lets every range skip the regex passes and character costs be pure arithmetic.
+        Asked on first use: strategies that render their own text (chat) never ask."""
+        return not needs_sanitizing(self.text[self.doc.body_start :])
 
     # ---- sections and breadcrumbs -------------------------------------------------------
 
