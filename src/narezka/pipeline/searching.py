@@ -209,7 +209,8 @@ def to_parents(hits: Sequence[Hit], query: str) -> list[Hit]:
     for hit in hits:
         p = hit.payload
         if "parent_text" not in p:
-            best.setdefault((hit.file_path, -1 - len(best)), hit)
+            # Not a parent-child point: it stands for itself (negative keys never clash).
+            best.setdefault((hit.file_path, -1 - hit.chunk_index), hit)
             continue
         key = (hit.file_path, int(p["parent_index"]))
         if key in best:
