@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,21 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "kb"
 TEST_DATA = REPO / "tests" / "data"
 SHARED = Path(os.environ.get("NAREZKA_SHARED", REPO.parent / "shared"))
+
+
+def copy_examples(dest: Path) -> Path:
+    """A private copy of the example KB, without any index a user's run left in it: tests
+    never read state the README's quick start leaves behind."""
+    shutil.copytree(EXAMPLES, dest, ignore=shutil.ignore_patterns(".narezka"))
+    return dest
+
+
+def index_data(home: Path) -> Path:
+    """The live data folder (engine shard and manifest) of the index kept in ``home``."""
+    from narezka.pipeline.layout import data_dir, read_meta
+
+    return data_dir(home, read_meta(home))
+
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=60

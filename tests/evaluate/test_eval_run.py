@@ -4,7 +4,6 @@ report; plus the command on a tiny corpus."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from narezka.evaluate import EvalRun, load_golden, markdown_report, terminal_tab
 from narezka.evaluate.metrics import contains_all
 from narezka.pipeline.evaluating import evaluate
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, copy_examples
 
 STRATEGIES = "fixed:size=200 headings"
 
@@ -153,7 +152,7 @@ def test_the_command_prints_json_writes_the_report_and_never_indexes_it(tmp_path
 
 def test_a_golden_file_inside_the_corpus_is_never_indexed(tmp_path: Path) -> None:
     corpus = tmp_path / "kb"
-    shutil.copytree(EXAMPLES, corpus)
+    copy_examples(corpus)
     golden = corpus / "golden.jsonl"
     assert golden.is_file()
     # auto reads *.jsonl too: without the exclusion the golden file would answer itself.

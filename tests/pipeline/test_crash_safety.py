@@ -17,7 +17,7 @@ import pytest
 from narezka.pipeline.indexing import index
 from narezka.store import Manifest, open_store
 
-from conftest import EXAMPLES
+from conftest import copy_examples, index_data
 
 TRIALS = int(os.environ.get("NAREZKA_CRASH_TRIALS", "8"))
 
@@ -38,7 +38,7 @@ def mutate(corpus: Path, seed: int) -> None:
 
 def state(corpus: Path) -> tuple[int, dict[str, str]]:
     """(points in the store, point id → content hash per the manifest), checked consistent."""
-    home = corpus / ".narezka"
+    home = index_data(corpus / ".narezka")
     with Manifest(home) as manifest:
         assert not manifest.pending(), "a finished sync leaves nothing pending"
         expected = {
@@ -66,7 +66,7 @@ def sync_cli(corpus: Path) -> subprocess.Popen[bytes]:
 @pytest.mark.parametrize("trial", range(TRIALS))
 def test_kill_9_mid_sync_then_resync_equals_a_clean_build(tmp_path: Path, trial: int) -> None:
     corpus = tmp_path / "kb"
-    shutil.copytree(EXAMPLES, corpus)
+    copy_examples(corpus)
     index(corpus, embedder="hash")
     mutate(corpus, trial)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,13 +16,13 @@ from narezka.pipeline.indexing import index
 from narezka.pipeline.searching import fold_neighbours, search
 from narezka.store import Manifest, open_store
 
-from conftest import EXAMPLES
+from conftest import copy_examples, index_data
 
 
 @pytest.fixture
 def kb(tmp_path: Path) -> Path:
     corpus = tmp_path / "kb"
-    shutil.copytree(EXAMPLES, corpus)
+    copy_examples(corpus)
     return corpus
 
 
@@ -32,12 +31,12 @@ def model() -> HashEmbedder:
 
 
 def stored_ids(corpus: Path) -> set[str]:
-    with Manifest(corpus / ".narezka") as manifest:
+    with Manifest(index_data(corpus / ".narezka")) as manifest:
         return {c.point_id for p in manifest.paths() for c in manifest.get(p).chunks}  # type: ignore[union-attr]
 
 
 def store_count(corpus: Path) -> int:
-    store = open_store(corpus / ".narezka")
+    store = open_store(index_data(corpus / ".narezka"))
     try:
         store.ensure(64)
         return store.count()
@@ -230,7 +229,7 @@ def test_a_refused_chunk_is_re_split_at_exact_boundaries_never_truncated(kb: Pat
     assert any("re-split" in w for w in report.warnings)
     hits = search("тарифы доставки", kb, mode="bm25", k=50, include_archived=True, embedder=server)
     assert hits
-    store = open_store(kb / ".narezka")
+    store = open_store(index_data(kb / ".narezka"))
     try:
         store.ensure(64)
         points = store.get(sorted(stored_ids(kb)))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -17,13 +16,13 @@ from narezka.pipeline.maintenance import push, sync, watch
 from narezka.store import Manifest
 from narezka.store.server import ServerStore
 
-from conftest import EXAMPLES
+from conftest import copy_examples, index_data
 
 
 @pytest.fixture
 def kb(tmp_path: Path) -> Path:
     corpus = tmp_path / "kb"
-    shutil.copytree(EXAMPLES, corpus)
+    copy_examples(corpus)
     index(corpus, embedder="hash", strategy="sentences", size=300, unit="chars")
     return corpus
 
@@ -71,7 +70,7 @@ def test_watch_syncs_after_a_change(kb: Path) -> None:
 def test_push_copies_every_point_with_ids_vectors_and_payloads(kb: Path) -> None:
     target = ServerStore(client=QdrantClient(":memory:"), collection="copy")
     copied = push(kb, target)
-    with Manifest(kb / ".narezka") as manifest:
+    with Manifest(index_data(kb / ".narezka")) as manifest:
         ids = manifest.point_ids()
     assert copied == len(ids) == target.count()
     sample = target.get(ids[:5], with_vectors=True)

@@ -3,7 +3,6 @@ return the parents."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from narezka.pipeline.maintenance import sync
 from narezka.pipeline.searching import search
 from narezka.tokens import get_counter
 
-from conftest import EXAMPLES
+from conftest import copy_examples
 from contract import assert_contract
 from markdown_gen import markdown
 
@@ -80,7 +79,7 @@ def test_parent_size_below_size_is_a_config_error() -> None:
 @pytest.fixture
 def kb(tmp_path: Path) -> Path:
     corpus = tmp_path / "kb"
-    shutil.copytree(EXAMPLES, corpus)
+    copy_examples(corpus)
     return corpus
 
 

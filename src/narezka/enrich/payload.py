@@ -55,6 +55,7 @@ def chunk_payload(chunk: Chunk, rules: Rules) -> dict[str, Any]:
         "zone": match_rule(chunk.source, rules.zones, rules.default_zone),
         "project": match_rule(chunk.source, rules.projects, rules.default_project),
         "mtime": meta.get("mtime", 0.0),
+        "doc_hash": str(meta.get("doc_hash") or ""),
         "content_hash": chunk.content_hash,
         "text_preview": chunk.text[:PREVIEW_CHARS],
         "text": chunk.text,

@@ -9,11 +9,11 @@ leaves an index the next sync repairs (see :mod:`narezka.store.manifest`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import json
-import shutil
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,8 +32,17 @@ from narezka.embed import (
 from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
 from narezka.errors import ConfigError, NarezkaError, SourceError
+from narezka.pipeline import layout
 from narezka.pipeline.chunking import chunk_raw, doc_hash, include_for, make_params
-from narezka.split import SplitParams, get_strategy
+from narezka.pipeline.layout import (
+    CACHE_NAME,
+    INDEX_META,
+    INDEX_VERSION,
+    LEGACY_DATA,
+    STORE_DIRNAME,
+    check_home,
+)
+from narezka.split import SplitParams, Strategy, get_strategy
 from narezka.store import (
     ChunkEntry,
     FileEntry,
@@ -48,9 +57,7 @@ from narezka.store.sparse import Bm25Encoder
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import Chunk
 
-STORE_DIRNAME = ".narezka"
-INDEX_META = "index.json"
-INDEX_VERSION = 1
+__all__ = ["INDEX_META", "INDEX_VERSION", "STORE_DIRNAME", "IndexReport", "index"]
 RESPLIT_ATTEMPTS = 3
 RESPLIT_SHRINK = 0.75
 """A file whose chunk a model refuses is re-chunked this much smaller, a few times at most."""
@@ -87,16 +94,12 @@ class IndexReport:
 
 def default_store_dir(corpus: Path) -> Path:
     """Where the index of a corpus lives unless told otherwise: inside it, ``.narezka/``."""
-    return (corpus if corpus.is_dir() else corpus.parent) / STORE_DIRNAME
+    return layout.default_home(corpus)
 
 
 def read_index_meta(store_dir: Path) -> dict[str, Any]:
-    """The index's own record: corpus root, embedder, chunking fingerprint."""
-    path = store_dir / INDEX_META
-    if not path.is_file():
-        raise ConfigError(f"no narezka index in {store_dir}: run `narezka index CORPUS` first")
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+    """The index's own record: corpus root, embedder, chunking fingerprint, live data."""
+    return layout.read_meta(store_dir)
 
 
 def open_embedder(spec: str | Embedder, store_dir: Path | None) -> Embedder:
@@ -105,7 +108,7 @@ def open_embedder(spec: str | Embedder, store_dir: Path | None) -> Embedder:
     if store_dir is None or isinstance(embedder, CachedEmbedder):
         return embedder
     store_dir.mkdir(parents=True, exist_ok=True)
-    return CachedEmbedder(embedder, EmbeddingCache(store_dir / "embeddings.sqlite"))
+    return CachedEmbedder(embedder, EmbeddingCache(store_dir / CACHE_NAME))
 
 
 def sizing(embedder: Embedder, params: dict[str, Any]) -> tuple[SplitParams, TokenCounter]:
@@ -135,28 +138,49 @@ class Syncer:
         store: VectorStore,
         manifest: Manifest,
         embedder: Embedder,
-        strategy: str,
+        strategy: Strategy,
         params: SplitParams,
         counter: TokenCounter,
         rules: Rules,
+        report: IndexReport | None = None,
     ) -> None:
         self.corpus = corpus
         self.store = store
         self.manifest = manifest
         self.embedder = embedder
-        self.strategy = get_strategy(strategy, embed=signal_embedder(embedder))
+        self.strategy = strategy
         self.params = params
         self.counter = counter
         self.rules = rules
-        self.fingerprint = params.fingerprint(strategy)
+        self.fingerprint = params.fingerprint(strategy.name)
         self.bm25 = Bm25Encoder()
-        self.report = IndexReport(embedder=embedder.name)
+        self.report = report or IndexReport(embedder=embedder.name)
         # One query up front: a no-change sync must not ask the manifest file by file.
         self.known = manifest.stats()
+        self.on_bytes: Callable[[int], None] | None = None
+        self._file_bytes = 0
+        self._bytes_done = 0
+
+    def _advance(self, done: int, total: int) -> None:
+        """Progress inside one file, by the share of its chunks embedded: a 5 MB file moves
+        the bar while it is embedded instead of jumping at its end."""
+        if self.on_bytes is None or total == 0:
+            return
+        target = self._file_bytes * done // total
+        if target > self._bytes_done:
+            self.on_bytes(target - self._bytes_done)
+            self._bytes_done = target
+
+    def finish_file(self) -> None:
+        """Account the rest of the current file's bytes to the progress."""
+        if self.on_bytes is not None and self._file_bytes > self._bytes_done:
+            self.on_bytes(self._file_bytes - self._bytes_done)
+        self._file_bytes = self._bytes_done = 0
 
     def sync_file(self, root: Path, file: Path) -> None:
         report = self.report
         stat = file.stat()
+        self._file_bytes, self._bytes_done = stat.st_size, 0
         source = file.relative_to(root).as_posix()
         state = (stat.st_size, stat.st_mtime, self.fingerprint, self.embedder.name)
         if self.known.get(source) == state:
@@ -167,11 +191,12 @@ class Syncer:
         report.warnings.extend(warnings)
         report.seconds["chunk"] += time.perf_counter() - started
         params = self.params
+        digest = doc_hash(raw.text)
         for attempt in range(RESPLIT_ATTEMPTS + 1):
             started = time.perf_counter()
             result = chunk_raw(raw, self.strategy, params, self.counter)
             doc_warnings = result.warnings
-            chunks = [_with_meta(c, raw.mtime, resplit=attempt > 0) for c in result.chunks]
+            chunks = [_with_meta(c, raw.mtime, digest, resplit=attempt > 0) for c in result.chunks]
             report.seconds["chunk"] += time.perf_counter() - started
             entries = [
                 ChunkEntry(
@@ -186,7 +211,9 @@ class Syncer:
             started = time.perf_counter()
             try:
                 vectors = embed_all(
-                    [by_index[e.index].embed_text for e in plan.embed], self.embedder
+                    [by_index[e.index].embed_text for e in plan.embed],
+                    self.embedder,
+                    on_progress=self._advance,
                 )
                 break
             except InputTooLongError as exc:
@@ -237,7 +264,7 @@ class Syncer:
                 source,
                 stat.st_size,
                 stat.st_mtime,
-                doc_hash(raw.text),
+                digest,
                 self.fingerprint,
                 self.embedder.name,
                 tuple(entries),
@@ -277,96 +304,262 @@ def index(
     include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
     on_file: Callable[[str], None] | None = None,
+    on_bytes: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
     **params: Any,
 ) -> IndexReport:
     """Sync ``corpus`` into the index (embedded in ``store_dir``, or a Qdrant server at
     ``url``); returns what changed. ``params`` are split parameters; by default chunks are
-    sized in the embedder's own tokens, to its budget."""
+    sized in the embedder's own tokens, to its budget. Progress: ``on_total(bytes)`` once the
+    files are listed, then ``on_bytes(n)`` as they are chunked and embedded, and
+    ``on_file(source)`` after each file.
+
+    Everything that can be refused is checked before anything is written: the store folder
+    (see :func:`narezka.pipeline.layout.check_home`), the embedder, the parameters. A first
+    index is searchable while it fills; ``rebuild`` fills a fresh generation and swaps it in
+    only when it is complete (see :mod:`narezka.pipeline.layout`)."""
     started = time.perf_counter()
     root = Path(corpus)
     if not root.exists():
         raise ConfigError(f"{root}: no such file or directory")
     home = Path(store_dir) if store_dir else default_store_dir(root)
-    if rebuild:
-        _remove_index(home)
-    elif (home / INDEX_META).is_file():
-        version = read_index_meta(home).get("version")
-        if version != INDEX_VERSION:
-            raise ConfigError(
-                f"{home} was written by another narezka version (index format {version}, "
-                f"this one reads {INDEX_VERSION}): re-create it with --rebuild"
-            )
-    model = open_embedder(embedder, home)
+    check_home(home, root)
+    old = _existing_meta(home, tolerate_bad=rebuild)
+    model = get_embedder(embedder) if isinstance(embedder, str) else embedder
     split_params, counter = sizing(model, params)
-    store = open_store(home if url is None else None, url=url)
-    try:
-        store.ensure(model.dim, sparse=True)
-        with Manifest(home) as manifest:
-            syncer = Syncer(
-                root, store, manifest, model, strategy, split_params, counter, load_rules(root)
-            )
-            report = syncer.report
-            report.store = url or str(home)
-            report.recovered = manifest.recover(store)
-            seen: set[str] = set()
-            errors: list[SourceError] = []
-            globs = include_for(syncer.strategy, include)
-            for base, file in iter_files([root], globs, exclude, errors=errors):
-                source = file.relative_to(base).as_posix()
-                seen.add(source)
-                try:
-                    syncer.sync_file(base, file)
-                except SourceError as exc:
-                    report.skipped.append(exc)
-                except OSError as exc:
-                    report.skipped.append(SourceError(source, f"cannot read: {exc}"))
-                except NarezkaError as exc:
-                    # An embedding failure names the file; its old points stay in place.
-                    report.skipped.append(SourceError(source, str(exc)))
-                if on_file is not None:
-                    on_file(source)
-            report.skipped.extend(errors)
-            syncer.delete_missing(seen)
-            spec = embedder if isinstance(embedder, str) else None
-            _write_index_meta(
-                home, root, model, spec, strategy, split_params, url, include, exclude
-            )
-    finally:
-        store.close()
-    if isinstance(model, CachedEmbedder):
-        report.cache_hits, report.cache_misses = model.hits, model.misses
+    splitter = get_strategy(strategy, embed=signal_embedder(model))
+    globs = include_for(splitter, include)
+    exclude = (*exclude, *_home_inside(home, root))
+    report = IndexReport(embedder=model.name)
+    with layout.writer(home):
+        report.warnings.extend(_retire_leftovers(home, old))
+        if old is None or rebuild:
+            generation = layout.new_generation(home)
+            collection = _collection_for(generation, first=old is None) if url else None
+            if old is not None:
+                # Name the half-built generation before filling it, so an interrupted rebuild
+                # is cleaned up by name on the next run.
+                layout.write_meta(home, {**old, "building": generation})
+        else:
+            generation, collection = str(old.get("data") or LEGACY_DATA), old.get("collection")
+        meta = _index_meta(
+            home,
+            root,
+            model,
+            embedder,
+            strategy,
+            split_params,
+            url,
+            include,
+            exclude,
+            data=generation,
+            collection=collection,
+        )
+        if old is None:
+            layout.write_meta(home, meta)  # searchable from the first committed file on
+        data = layout.data_dir(home, meta)
+        cached = open_embedder(model, home)
+        store = open_store(data if url is None else None, url=url, **_collection_arg(meta))
+        try:
+            store.ensure(cached.dim, sparse=True)
+            with Manifest(data) as manifest:
+                syncer = Syncer(
+                    root,
+                    store,
+                    manifest,
+                    cached,
+                    splitter,
+                    split_params,
+                    counter,
+                    load_rules(root),
+                    report,
+                )
+                report.store = url or str(home)
+                report.recovered = manifest.recover(store)
+                progress = Progress(on_file, on_bytes, on_total)
+                _sync_files(syncer, root, globs, exclude, manifest, progress)
+        finally:
+            store.close()
+        if old is not None and rebuild:
+            retired = str(old.get("data") or LEGACY_DATA)
+            layout.write_meta(home, meta)  # the swap: readers move to the new generation
+            if not _retire(home, retired, old.get("collection"), url):
+                layout.write_meta(home, {**meta, "retired": [retired]})
+        else:
+            layout.write_meta(home, meta)
+    if isinstance(cached, CachedEmbedder):
+        report.cache_hits, report.cache_misses = cached.hits, cached.misses
     report.seconds["total"] = time.perf_counter() - started
     return report
 
 
-def _write_index_meta(
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Callbacks a caller may pass to follow a sync (any of them may be None)."""
+
+    on_file: Callable[[str], None] | None = None
+    on_bytes: Callable[[int], None] | None = None
+    on_total: Callable[[int], None] | None = None
+
+
+def _sync_files(
+    syncer: Syncer,
+    root: Path,
+    globs: Sequence[str],
+    exclude: Sequence[str],
+    manifest: Manifest,
+    progress: Progress,
+) -> None:
+    report = syncer.report
+    seen: set[str] = set()
+    errors: list[SourceError] = []
+    files = list(iter_files([root], globs, exclude, errors=errors))
+    if progress.on_total is not None:
+        progress.on_total(sum(_size(file) for _, file in files))
+    syncer.on_bytes = progress.on_bytes
+    for base, file in files:
+        source = file.relative_to(base).as_posix()
+        seen.add(source)
+        try:
+            syncer.sync_file(base, file)
+        except SourceError as exc:
+            report.skipped.append(exc)
+        except OSError as exc:
+            report.skipped.append(SourceError(source, f"cannot read: {exc}"))
+        except NarezkaError as exc:
+            # An embedding failure names the file; its old points stay in place.
+            report.skipped.append(SourceError(source, str(exc)))
+        syncer.finish_file()
+        if progress.on_file is not None:
+            progress.on_file(source)
+    report.skipped.extend(errors)
+    known = manifest.paths()
+    if not seen and known:
+        # An unmounted drive or a wrong path looks like a corpus whose files were all
+        # deleted: keep the index rather than empty it.
+        raise ConfigError(
+            f"no files matching {', '.join(globs)} in {root}, but the index holds "
+            f"{len(known)}: nothing was deleted (check the path, or use --rebuild)"
+        )
+    if not seen:
+        report.warnings.append(
+            f"no files in {root} match {', '.join(globs)}"
+            + (f" (excluding {', '.join(exclude)})" if exclude else "")
+            + ": pass --include to read other files"
+        )
+    syncer.delete_missing(seen)
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0
+
+
+def _existing_meta(home: Path, *, tolerate_bad: bool) -> dict[str, Any] | None:
+    if not (home / INDEX_META).is_file():
+        return None
+    try:
+        return layout.read_meta(home)
+    except ConfigError:
+        if not tolerate_bad:
+            raise
+        # An unreadable record of another version: a rebuild starts over next to it and
+        # leaves its files (it cannot tell which generation they belong to).
+        return None
+
+
+def _home_inside(home: Path, root: Path) -> tuple[str, ...]:
+    """An exclude glob for the index folder when it sits inside the corpus."""
+    try:
+        rel = home.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return ()
+    return (rel,) if rel != "." else ()
+
+
+def _collection_for(generation: str, *, first: bool) -> str:
+    return "narezka" if first else f"narezka-{generation}"
+
+
+def _collection_arg(meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {"collection": meta["collection"]} if meta.get("collection") else {}
+
+
+def _retire(home: Path, generation: str, collection: str | None, url: str | None) -> bool:
+    """Remove a generation narezka made (and its server collection); False if still in use."""
+    if url and collection:
+        from narezka.store.server import ServerStore
+
+        with contextlib.suppress(NarezkaError), ServerStore(url, collection=collection) as old:
+            old.drop()
+    return layout.remove_generation(home, generation)
+
+
+def _retire_leftovers(home: Path, old: Mapping[str, Any] | None) -> list[str]:
+    """Finish what an earlier run left: generations retired while in use, a half rebuild."""
+    if old is None:
+        return []
+    left = [*old.get("retired", ()), *([old["building"]] if old.get("building") else [])]
+    live = str(old.get("data") or LEGACY_DATA)
+    still = [g for g in left if g != live and not layout.remove_generation(home, g)]
+    if left:
+        rest = {k: v for k, v in old.items() if k not in ("retired", "building")}
+        layout.write_meta(home, {**rest, **({"retired": still} if still else {})})
+    return [f"{home / g}: still in use, removed on a later run" for g in still]
+
+
+def corpus_of(home: Path, meta: Mapping[str, Any]) -> Path:
+    """Where the corpus of an index is now: recorded relative to the index folder (so the two
+    move together), else at its absolute path; a clear error if it is in neither place."""
+    relative, absolute = meta.get("corpus_rel"), meta.get("corpus")
+    if relative is not None and (candidate := Path(home, str(relative))).exists():
+        return candidate.resolve()
+    if absolute and Path(str(absolute)).exists():
+        return Path(str(absolute))
+    raise ConfigError(
+        f"the corpus of the index {home} is gone from {absolute}"
+        + (f" (and from {home / relative})" if relative is not None else "")
+        + f": if it moved, run `narezka sync {home} --corpus NEW_PATH`"
+    )
+
+
+def _index_meta(
     home: Path,
     root: Path,
     model: Embedder,
-    spec: str | None,
+    spec: str | Embedder,
     strategy: str,
     params: SplitParams,
     url: str | None,
     include: Sequence[str] | None,
     exclude: Sequence[str],
-) -> None:
+    *,
+    data: str,
+    collection: str | None,
+) -> dict[str, Any]:
     optional = {
         name: value
         for name in ("threshold", "percentile", "parent_size")
         if (value := getattr(params, name)) is not None
     }
-    meta = {
+    named = spec if isinstance(spec, str) else None
+    return {
         "version": INDEX_VERSION,
         "corpus": str(root.resolve()),
+        "corpus_rel": os.path.relpath(root.resolve(), home.resolve()),
+        "data": data,
+        **({"collection": collection} if collection else {}),
         "embedder": model.name,
-        "embedder_spec": spec,
+        "embedder_spec": named,
         "dim": model.dim,
         "strategy": strategy,
         "fingerprint": params.fingerprint(strategy),
         "params": {
             "size": params.size,
             "unit": params.unit,
-            "tokenizer": None if spec and params.unit == "tokens" else params.tokenizer,
+            "tokenizer": None if named and params.unit == "tokens" else params.tokenizer,
             "overlap": params.overlap,
             "levels": list(params.levels),
             "min_chars": params.min_chars,
@@ -374,22 +567,14 @@ def _write_index_meta(
         },
         # sync and watch must read the same files the first run read.
         "include": list(include) if include else None,
-        "exclude": list(exclude),
+        "exclude": [e for e in exclude if e not in _home_inside(home, root)],
         "url": url,
     }
-    home.mkdir(parents=True, exist_ok=True)
-    tmp = home / (INDEX_META + ".tmp")
-    tmp.write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
-    tmp.replace(home / INDEX_META)
 
 
-def _remove_index(home: Path) -> None:
-    if (home / INDEX_META).is_file() or (home / "manifest.sqlite").is_file():
-        shutil.rmtree(home)
-
-
-def _with_meta(chunk: Chunk, mtime: float, *, resplit: bool) -> Chunk:
-    extra: dict[str, Any] = {"mtime": mtime}
+def _with_meta(chunk: Chunk, mtime: float, digest: str, *, resplit: bool) -> Chunk:
+    # The document hash lets search tell whether the file still says what the index holds.
+    extra: dict[str, Any] = {"mtime": mtime, "doc_hash": digest}
     if resplit:
         extra["resplit"] = True
     return dataclasses.replace(chunk, meta={**chunk.meta, **extra})

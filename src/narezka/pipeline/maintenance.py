@@ -13,17 +13,29 @@ from pathlib import Path
 from typing import Any
 
 from narezka.errors import ConfigError, MissingDependencyError
-from narezka.pipeline.indexing import STORE_DIRNAME, IndexReport, index, read_index_meta
+from narezka.pipeline.indexing import (
+    STORE_DIRNAME,
+    IndexReport,
+    corpus_of,
+    index,
+    read_index_meta,
+)
+from narezka.pipeline.layout import data_dir
 from narezka.pipeline.searching import resolve_store
 from narezka.store import Manifest, VectorStore, open_store
 
 PUSH_BATCH = 256
 
 
-def sync(location: str | Path, **overrides: Any) -> IndexReport:
-    """Re-index the corpus of an existing index with the settings it was built with."""
+def sync(location: str | Path, corpus: str | Path | None = None, **overrides: Any) -> IndexReport:
+    """Re-index the corpus of an existing index with the settings it was built with.
+
+    ``corpus`` says where the corpus is now, when it moved away from its index folder."""
     home = resolve_store(location)
     meta = read_index_meta(home)
+    root = Path(corpus) if corpus is not None else corpus_of(home, meta)
+    if not root.is_dir():
+        raise ConfigError(f"{root}: not a folder (the corpus of {home})")
     spec = meta.get("embedder_spec")
     if not spec and "embedder" not in overrides:
         raise ConfigError(f"{home} was built with an embedder object: pass it to sync")
@@ -37,7 +49,7 @@ def sync(location: str | Path, **overrides: Any) -> IndexReport:
         **dict(meta.get("params") or {}),
     }
     settings.update(overrides)
-    return index(meta["corpus"], **settings)
+    return index(root, **settings)
 
 
 def watch(
@@ -53,15 +65,18 @@ def watch(
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise MissingDependencyError("watchfiles", "watch") from exc
     home = resolve_store(location)
-    corpus = Path(read_index_meta(home)["corpus"])
+    corpus = corpus_of(home, read_index_meta(home))
     report = sync(home)
     if on_sync:
         on_sync(report)
     yield report
 
+    own = home.resolve()
+
     def outside_index(_: object, path: str) -> bool:
-        # The index lives inside the corpus: its own writes must not trigger a sync.
-        return STORE_DIRNAME not in Path(path).parts
+        # The index may live inside the corpus: its own writes must not trigger a sync.
+        changed = Path(path)
+        return STORE_DIRNAME not in changed.parts and own not in changed.parents
 
     for _changes in file_events(
         corpus,
@@ -79,12 +94,13 @@ def push(location: str | Path, target: VectorStore) -> int:
     """Copy every point of an embedded index into ``target``; returns how many."""
     home = resolve_store(location)
     meta = read_index_meta(home)
-    source = open_store(home)
+    data = data_dir(home, meta)
+    source = open_store(data)
     copied = 0
     try:
         source.ensure(int(meta["dim"]), sparse=True)
         target.ensure(int(meta["dim"]), sparse=True)
-        with Manifest(home) as manifest:
+        with Manifest(data) as manifest:
             ids = manifest.point_ids()
         for start in range(0, len(ids), PUSH_BATCH):
             points = source.get(ids[start : start + PUSH_BATCH], with_vectors=True)

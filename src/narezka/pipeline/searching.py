@@ -21,7 +21,14 @@ from narezka.embed import Embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.globs import glob_regex
 from narezka.parse.markdown import parse_document
-from narezka.pipeline.indexing import default_store_dir, open_embedder, read_index_meta
+from narezka.pipeline.chunking import doc_hash
+from narezka.pipeline.indexing import (
+    corpus_of,
+    default_store_dir,
+    open_embedder,
+    read_index_meta,
+)
+from narezka.pipeline.layout import data_dir
 from narezka.store import Eq, Filter, StoredHit, open_store
 from narezka.store.base import Mode
 from narezka.store.sparse import Bm25Encoder
@@ -48,6 +55,9 @@ class Hit:
     payload: dict[str, Any] = field(default_factory=dict)
     merged: tuple[int, ...] = ()
     """Indices of neighbouring chunks of the same section folded into this hit."""
+    stale: bool = False
+    """The file changed since it was indexed: the text is what the index holds, and folding
+    or section expansion (which read the file) were not applied."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +71,7 @@ class Hit:
             "snippet": self.snippet,
             "text": self.text,
             "merged": list(self.merged),
+            "stale": self.stale,
             "zone": self.payload.get("zone"),
             "project": self.payload.get("project"),
             "category": self.payload.get("category"),
@@ -132,7 +143,9 @@ def search(
         sparse = Bm25Encoder().encode_query(query)
     # Fetch extra candidates: neighbours fold together and a path glob drops some.
     wanted = k * 4 + (20 if path else 0)
-    backend = open_store(home if not meta.get("url") else None, url=meta.get("url"))
+    url = meta.get("url")
+    collection = {"collection": meta["collection"]} if meta.get("collection") else {}
+    backend = open_store(None if url else data_dir(home, meta), url=url, **collection)
     try:
         backend.ensure(int(meta["dim"]), sparse=True)
         stored = backend.query(dense, sparse, filter=query_filter, k=wanted, mode=cast(Mode, mode))
@@ -148,7 +161,7 @@ def search(
     hits = [_hit(h, query) for h in stored]
     hits = to_parents(hits, query) if expand == "parent" else fold_neighbours(hits, k)
     hits = hits[:k]
-    corpus = Path(meta["corpus"])
+    corpus = corpus_of(home, meta)
     if expand == "section":
         # The section holds the folded neighbours too: one read of the file serves both.
         hits = [_expand(h, corpus, query) for h in hits]
@@ -247,14 +260,29 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
 
 def _merged_text(hit: Hit, corpus: Path, query: str) -> Hit:
     """The text of a folded hit's whole span, read from its file; if the file changed since
-    it was indexed, the hit shrinks back to its best chunk."""
+    it was indexed, the hit shrinks back to its best chunk, marked stale."""
     p = hit.payload
     own = (int(p.get("start", 0)), int(p.get("end", 0)))
-    raw = _read_source(corpus, hit.file_path)
-    if raw is None or raw.text[own[0] : own[1]] != p.get("text"):
-        return dataclasses.replace(hit, start=own[0], end=own[1])
+    raw = _current_source(corpus, hit)
+    if raw is None:
+        return dataclasses.replace(hit, start=own[0], end=own[1], merged=(), stale=True)
     text = raw.text[hit.start : hit.end]
     return dataclasses.replace(hit, text=text, snippet=snippet(text, query))
+
+
+def _current_source(corpus: Path, hit: Hit) -> RawDocument | None:
+    """The hit's file as the index read it, only if it still says what the index holds:
+    same document hash (or, for an index older than stored hashes, the same text at the
+    hit's own span). None if it changed, is gone or is unreadable now."""
+    raw = _read_source(corpus, hit.file_path)
+    if raw is None:
+        return None
+    p = hit.payload
+    stored = str(p.get("doc_hash") or "")
+    if stored:
+        return raw if doc_hash(raw.text) == stored else None
+    own = raw.text[int(p.get("start", 0)) : int(p.get("end", 0))]
+    return raw if own == p.get("text") else None
 
 
 def _read_source(corpus: Path, file_path: str) -> RawDocument | None:
@@ -268,10 +296,22 @@ def _read_source(corpus: Path, file_path: str) -> RawDocument | None:
 
 
 def _expand(hit: Hit, corpus: Path, query: str) -> Hit:
-    """Replace the hit's text by its whole heading section from the source file."""
-    raw = _read_source(corpus, hit.file_path)
+    """Replace the hit's text by its whole heading section from the source file (or keep the
+    stored text, marked stale, when the file no longer matches the index)."""
+    raw = _current_source(corpus, hit)
     if raw is None:
-        return hit
+        p = hit.payload
+        own = (int(p.get("start", 0)), int(p.get("end", 0)))
+        text = str(p.get("text", hit.text))
+        return dataclasses.replace(
+            hit,
+            text=text,
+            snippet=snippet(text, query),
+            start=own[0],
+            end=own[1],
+            merged=(),
+            stale=True,
+        )
     doc, _ = parse_document(raw)
     level = len(hit.section)
     start, end = doc.body_start, len(doc.text)

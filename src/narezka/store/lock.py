@@ -49,10 +49,10 @@ def _read_pid(path: Path) -> int:
 
 
 class DirectoryLock:
-    """Holds ``<directory>/narezka.lock`` until ``release()``."""
+    """Holds ``<directory>/narezka.lock`` (or another ``name``) until ``release()``."""
 
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / LOCK_NAME
+    def __init__(self, directory: Path, name: str = LOCK_NAME) -> None:
+        self.path = directory / name
         self._file: IO[str] | None = None
         self._acquire()
 

@@ -155,6 +155,15 @@ class ServerStore:
                     )
                 )
 
+    def drop(self) -> None:
+        """Delete the whole collection (a retired generation narezka created)."""
+        if self._client is None:
+            raise StoreConfigError(f"collection {self.collection} is closed")
+        client = self._client
+        if self._call(lambda: client.collection_exists(self.collection)):
+            self._call(lambda: client.delete_collection(self.collection))
+        self._ready = False
+
     def close(self) -> None:
         """Close the client connection; idempotent."""
         client, self._client = self._client, None

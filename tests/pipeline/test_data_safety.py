@@ -1,0 +1,297 @@
+"""Data safety of index, rebuild, sync and search: nothing of the user's is deleted, nothing
+stale is served as current, an interrupted run leaves what it committed searchable."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from narezka.embed import HashEmbedder
+from narezka.errors import ConfigError
+from narezka.pipeline.indexing import index, read_index_meta
+from narezka.pipeline.layout import foreign_entries
+from narezka.pipeline.maintenance import sync
+from narezka.pipeline.searching import search
+from narezka.store import Manifest
+
+from conftest import copy_examples, index_data
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    return copy_examples(tmp_path / "kb")
+
+
+def model() -> HashEmbedder:
+    return HashEmbedder(64)
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file below ``folder`` (outside narezka's own folder) with its bytes."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".narezka" not in p.relative_to(folder).parts
+    }
+
+
+class Interrupt(Exception):
+    """Stands for Ctrl-C inside a run (KeyboardInterrupt would stop pytest itself)."""
+
+
+def stop_after(files: int) -> object:
+    seen: list[str] = []
+
+    def on_file(source: str) -> None:
+        seen.append(source)
+        if len(seen) == files:
+            raise Interrupt
+
+    return on_file
+
+
+# ---- 1. the store folder is narezka's own, and rebuild deletes only what it made ----------
+
+
+def test_a_store_that_is_the_corpus_is_refused_before_anything_is_written(kb: Path) -> None:
+    before = tree(kb)
+    with pytest.raises(ConfigError, match="is the corpus"):
+        index(kb, store_dir=kb, embedder=model())
+    with pytest.raises(ConfigError, match="contains it"):
+        index(kb, store_dir=kb.parent, embedder=model())
+    assert tree(kb) == before
+    assert not (kb / "index.json").exists() and not (kb / ".narezka").exists()
+
+
+def test_rebuild_into_the_corpus_folder_never_deletes_the_corpus(kb: Path) -> None:
+    # The reported case: `index kb --store kb` then `--rebuild` deleted all 18 pages.
+    before = tree(kb)
+    for rebuild in (False, True):
+        with pytest.raises(ConfigError):
+            index(kb, store_dir=kb, embedder=model(), rebuild=rebuild)
+    assert tree(kb) == before
+
+
+def test_a_store_folder_holding_other_files_is_refused(kb: Path, tmp_path: Path) -> None:
+    store = tmp_path / "mine"
+    store.mkdir()
+    (store / "notes.txt").write_text("мои заметки", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"did not write \(notes.txt\)"):
+        index(kb, store_dir=store, embedder=model())
+    assert [p.name for p in store.iterdir()] == ["notes.txt"]
+
+
+def test_rebuild_removes_only_narezka_files_and_keeps_a_users_file(kb: Path) -> None:
+    index(kb, embedder=model())
+    home = kb / ".narezka"
+    (home / "README.txt").write_text("a file the user put here", encoding="utf-8")
+    old_data = index_data(home)
+    before = tree(kb)
+    report = index(kb, embedder=model(), rebuild=True)
+    assert report.files_new == 18
+    assert tree(kb) == before
+    assert (home / "README.txt").read_text(encoding="utf-8") == "a file the user put here"
+    assert not old_data.exists(), "the retired generation is removed"
+    assert foreign_entries(home) == ["README.txt"]
+
+
+def test_rebuild_keeps_the_embedding_cache(kb: Path) -> None:
+    index(kb, embedder=model())
+    report = index(kb, embedder=model(), rebuild=True)
+    assert report.chunks_embedded > 50
+    assert report.cache_misses == 0 and report.cache_hits == report.chunks_embedded
+
+
+def test_search_answers_from_the_old_index_while_a_rebuild_runs(kb: Path) -> None:
+    index(kb, embedder=model())
+    before = [h.url for h in search("возврат чая", kb, mode="bm25", embedder=model())]
+    during: list[list[str]] = []
+
+    def on_file(_: str) -> None:
+        if not during:
+            hits = search("возврат чая", kb, mode="bm25", embedder=model())
+            during.append([h.url for h in hits])
+
+    index(kb, embedder=model(), rebuild=True, on_file=on_file, strategy="sentences")
+    assert during == [before]
+    assert read_index_meta(kb / ".narezka")["strategy"] == "sentences"
+
+
+def test_an_interrupted_rebuild_leaves_the_old_index_untouched_and_is_cleaned_up(
+    kb: Path,
+) -> None:
+    index(kb, embedder=model())
+    home = kb / ".narezka"
+    meta_before = read_index_meta(home)
+    before = [h.url for h in search("доставка", kb, mode="bm25", k=5, embedder=model())]
+    with pytest.raises(Interrupt):
+        index(kb, embedder=model(), rebuild=True, on_file=stop_after(5), strategy="fixed")
+    meta_after = read_index_meta(home)
+    assert meta_after["data"] == meta_before["data"] and meta_after["strategy"] == "headings"
+    half = home / meta_after["building"]
+    assert half.is_dir()
+    assert [h.url for h in search("доставка", kb, mode="bm25", k=5, embedder=model())] == before
+    # The next run removes the half-built generation by name.
+    index(kb, embedder=model())
+    assert not half.exists() and "building" not in read_index_meta(home)
+
+
+# ---- 3. an interrupted first index is searchable -------------------------------------------
+
+
+def test_an_interrupted_first_index_is_searchable_and_the_next_run_completes_it(
+    kb: Path,
+) -> None:
+    with pytest.raises(Interrupt):
+        index(kb, embedder=model(), on_file=stop_after(6))
+    hits = search("доставка", kb, mode="bm25", k=50, include_archived=True, embedder=model())
+    assert hits, "what was committed before the interrupt answers"
+    committed = {h.file_path for h in hits}
+    with Manifest(index_data(kb / ".narezka")) as manifest:
+        assert committed <= set(manifest.paths())
+        assert len(manifest.paths()) <= 6
+    report = index(kb, embedder=model())
+    assert report.files_new + report.files_unchanged == 18 and report.files_new >= 12
+
+
+# ---- 2. a hit is what the index holds, or says it is stale --------------------------------
+
+
+def _shift(path: Path, prefix: str) -> None:
+    """Insert text at the top of a page body: every stored offset now points elsewhere."""
+    text = path.read_text(encoding="utf-8")
+    cut = text.index("\n---", 3) + 4 if text.startswith("---") else 0
+    path.write_text(text[:cut] + prefix + text[cut:], encoding="utf-8")
+
+
+def test_expand_section_on_a_changed_file_returns_the_stored_text_marked_stale(
+    kb: Path,
+) -> None:
+    index(kb, embedder=model())
+    query = "вскрытый чай вернуть"
+    fresh = search(query, kb, mode="bm25", k=3, expand="section", embedder=model())
+    assert fresh and not any(h.stale for h in fresh)
+    target = kb / fresh[0].file_path
+    original = target.read_text(encoding="utf-8")
+    _shift(target, "# Совсем другой раздел\n\nНовый текст, сдвигающий всё ниже.\n\n")
+    hits = search(query, kb, mode="bm25", k=3, expand="section", embedder=model())
+    changed = [h for h in hits if h.file_path == fresh[0].file_path]
+    assert changed and all(h.stale for h in changed)
+    for hit in changed:
+        # The text is the indexed chunk: a span of the file as it was indexed.
+        assert hit.text == hit.payload["text"]
+        assert original[hit.start : hit.end] == hit.text
+    assert all(not h.stale for h in hits if h.file_path != fresh[0].file_path)
+    assert json.loads(json.dumps(changed[0].to_json()))["stale"] is True
+
+
+def test_folding_on_a_changed_file_keeps_the_stored_chunk_marked_stale(tmp_path: Path) -> None:
+    corpus = tmp_path / "notes"
+    corpus.mkdir()
+    page = corpus / "page.md"
+    lines = [f"Альфа бета номер {i} стоит в этом ряду." for i in range(8)]
+    page.write_text("# Раздел\n\n" + " ".join(lines) + "\n", encoding="utf-8")
+    index(corpus, embedder=model(), size=60, unit="chars", strategy="sentences")
+    fresh = search("альфа бета", corpus, mode="bm25", k=3, embedder=model())
+    assert any(h.merged for h in fresh), "neighbouring chunks of one section fold together"
+    original = page.read_text(encoding="utf-8")
+    _shift(page, "Вставка в начало.\n\n")
+    hits = search("альфа бета", corpus, mode="bm25", k=3, embedder=model())
+    assert hits
+    for hit in hits:
+        assert hit.stale and not hit.merged
+        assert hit.text == hit.payload["text"] == original[hit.start : hit.end]
+
+
+def test_an_unchanged_file_is_never_marked_stale_even_if_touched(kb: Path) -> None:
+    index(kb, embedder=model())
+    for page in kb.rglob("*.md"):
+        os.utime(page, (1, 1))  # a new mtime, same content
+    hits = search("доставка", kb, mode="bm25", k=5, expand="section", embedder=model())
+    assert hits and not any(h.stale for h in hits)
+
+
+# ---- 8. the corpus and its index can move -------------------------------------------------
+
+
+def test_a_corpus_moved_with_its_index_keeps_syncing(kb: Path, tmp_path: Path) -> None:
+    index(kb, embedder="hash")
+    moved = tmp_path / "elsewhere" / "kb"
+    moved.parent.mkdir()
+    shutil.move(kb, moved)
+    report = sync(moved)
+    assert report.files_unchanged == 18 and report.files_new == 0 and not report.skipped
+    assert search("доставка", moved, mode="bm25", embedder=model())
+
+
+def test_a_store_outside_a_moved_corpus_says_how_to_fix_it(kb: Path, tmp_path: Path) -> None:
+    store = tmp_path / "index"
+    index(kb, store_dir=store, embedder="hash")
+    moved = tmp_path / "moved"
+    shutil.move(kb, moved)
+    with pytest.raises(ConfigError, match="--corpus"):
+        sync(store)
+    assert sync(store, corpus=moved).files_unchanged == 18
+    assert sync(store).files_unchanged == 18, "the new place is recorded"
+
+
+# ---- 9. failures leave nothing behind; nothing indexed is lost -----------------------------
+
+
+def test_a_failed_index_leaves_nothing_behind(kb: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        index(kb, embedder="no-such-embedder")
+    with pytest.raises(ConfigError):
+        index(kb, embedder=model(), overlap=10_000)
+    with pytest.raises(ConfigError):
+        index(kb, embedder=model(), strategy="no-such-strategy")
+    assert not (kb / ".narezka").exists()
+    store = tmp_path / "fresh"
+    with pytest.raises(ConfigError):
+        index(kb, store_dir=store, embedder="no-such-embedder")
+    assert not store.exists()
+
+
+def test_a_corpus_that_suddenly_looks_empty_does_not_empty_the_index(kb: Path) -> None:
+    index(kb, embedder=model())
+    with pytest.raises(ConfigError, match="nothing was deleted"):
+        index(kb, embedder=model(), include=["*.nothing"])
+    with Manifest(index_data(kb / ".narezka")) as manifest:
+        assert len(manifest.paths()) == 18
+
+
+def test_a_folder_with_no_matching_files_names_the_patterns(tmp_path: Path) -> None:
+    corpus = tmp_path / "code"
+    corpus.mkdir()
+    (corpus / "main.py").write_text("print(1)\n", encoding="utf-8")
+    report = index(corpus, embedder=model())
+    assert any("*.md" in w and "--include" in w for w in report.warnings)
+
+
+def test_progress_counts_every_byte_once(kb: Path) -> None:
+    totals: list[int] = []
+    advanced: list[int] = []
+    index(kb, embedder=model(), on_total=totals.append, on_bytes=advanced.append)
+    size = sum(p.stat().st_size for p in kb.rglob("*.md"))
+    assert totals == [size] and sum(advanced) == size
+    assert len(advanced) >= 18
+
+
+def test_a_store_inside_the_corpus_is_not_read_as_input(kb: Path) -> None:
+    store = kb / "index-here"
+    index(kb, store_dir=store, embedder=model(), strategy="auto")
+    # auto reads *.json: without the exclusion it would index index.json and its own shard.
+    report = index(kb, store_dir=store, embedder=model(), strategy="auto")
+    sources = _sources(store)
+    assert "golden.jsonl" in sources
+    assert not any(s.startswith("index-here") for s in sources)
+    assert report.files_new == 0 and report.files_deleted == 0
+
+
+def _sources(store: Path) -> list[str]:
+    with Manifest(index_data(store)) as manifest:
+        return manifest.paths()
