@@ -101,13 +101,14 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
     assert "Error" in err
 
 
-def test_missing_path_is_reported_and_others_still_chunked(tmp_path: Path) -> None:
+def test_a_missing_path_is_a_usage_error_before_any_output(tmp_path: Path) -> None:
+    # A typo in a path must not look like success to a script (it exited 0 before).
     code, out, err = run(
         "chunk", str(tmp_path / "nope"), str(EXAMPLES / "faq.md"), "--format", "jsonl"
     )
-    assert code == 0
+    assert code == 2
     assert "nope" in err and "no such file" in err
-    assert out.strip()
+    assert not out.strip()
 
 
 @pytest.mark.parametrize("strategy", [*STRATEGIES, "parent-child", "legal", "auto"])

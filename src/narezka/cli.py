@@ -1,14 +1,16 @@
 """Command-line interface: parse options, call one pipeline function, format the result.
 
-Exit codes: 0 success; 1 some input file was skipped and ``--strict`` was given; 2 usage
-or configuration error.
+Exit codes are listed in :mod:`narezka.cli_common` (and the README).
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -16,33 +18,40 @@ from rich.console import Console
 from rich.table import Table
 
 from narezka import pipeline
+from narezka.cli_common import (
+    EXIT_INTERRUPTED,
+    EXIT_NOTHING,
+    EXIT_OK,
+    file_globs,
+    progress_bar,
+    split_options,
+    split_values,
+)
 from narezka.cli_eval import eval_command
-from narezka.cli_index import COMMANDS, progress_bar
+from narezka.cli_index import COMMANDS
 from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder, get_embedder
 from narezka.errors import ConfigError, NarezkaError
-from narezka.split import NEEDS_EMBEDDER, SENTENCE, strategy_names
+from narezka.split import NEEDS_EMBEDDER, strategy_names
 from narezka.stats import chunk_stats
 from narezka.tokens import get_counter
 
 PREVIEW_CHARS = 200
 
 
-def _unescape(separator: str) -> str:
-    """Shells make typing a newline awkward: accept backslash escapes like ``\\n``."""
-    return separator.encode("latin-1", "backslashreplace").decode("unicode_escape")
+class _Group(click.Group):
+    """The command group; a closed pipe ends any command quietly (click would exit 1)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            _quiet_stdout()
+            raise click.exceptions.Exit(EXIT_OK) from None
 
 
-def _levels(value: str | None) -> tuple[int, int] | None:
-    if value is None:
-        return None
-    lo, _, hi = value.partition("-")
-    try:
-        return int(lo), int(hi or lo)
-    except ValueError:
-        raise click.BadParameter(f"expected FROM-TO like 2-3, got {value!r}") from None
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="narezka")
 def cli() -> None:
     """narezka: Markdown-aware chunking for retrieval (RAG)."""
@@ -50,85 +59,12 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--strategy",
-    "-s",
-    type=click.Choice(strategy_names()),
-    default="headings",
-    show_default=True,
-    help="How to split.",
-)
-@click.option(
-    "--size",
-    type=int,
-    default=None,
-    help="Maximum size of each chunk's embed_text, in --unit  [default: 800 chars, or the "
-    "embedder's budget in tokens].",
-)
-@click.option(
-    "--overlap",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Units each chunk repeats from the previous one (overlap, recursive, sentences).",
-)
-@click.option("--unit", type=click.Choice(["chars", "tokens"]), default="chars", show_default=True)
-@click.option(
-    "--tokenizer",
-    default=None,
-    help="With --unit tokens: a tiktoken encoding (cl100k_base) or a tokenizer.json path; "
-    "default: the embedder's own tokenizer.",
-)
+@split_options()
 @click.option(
     "--embedder",
     default=None,
     help="Size --unit tokens in this embedder's tokens (use, e5, minilm, ollama:MODEL, …); "
     "default: use. With --size omitted, its budget is the size.",
-)
-@click.option("--levels", default=None, help="Heading levels that open sections, e.g. 2-3.")
-@click.option(
-    "--min-chars",
-    type=int,
-    default=None,
-    help="Merge chunks shorter than this into a neighbour when they fit (headings).",
-)
-@click.option(
-    "--breadcrumbs/--no-breadcrumbs",
-    default=None,
-    help="Prefix the section path to embed_text (default: the strategy's own: on for "
-    "headings, parent-child, semantic, code and legal).",
-)
-@click.option(
-    "--threshold",
-    type=float,
-    default=None,
-    help="semantic: cut where neighbouring sentences' cosine similarity drops below this.",
-)
-@click.option(
-    "--percentile",
-    type=float,
-    default=None,
-    help="semantic: cut at the lowest PERCENTILE percent of neighbour similarities.",
-)
-@click.option(
-    "--parent-size",
-    type=int,
-    default=None,
-    help="parent-child: the parents' size limit, in --unit  [default: 4 × --size].",
-)
-@click.option(
-    "--include",
-    multiple=True,
-    help="Glob of files to read (repeatable)  [default: the strategy's: Markdown and text; "
-    "code reads source files, chat JSON/JSONL/text, auto all of them].",
-)
-@click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable).")
-@click.option(
-    "--separator",
-    "separators",
-    multiple=True,
-    help="recursive: a separator, coarsest first (repeatable; '\\n' escapes work; "
-    f"'{SENTENCE}' means sentence ends).",
 )
 @click.option(
     "--format",
@@ -143,33 +79,27 @@ def cli() -> None:
 def chunk(
     paths: Sequence[str],
     strategy: str,
-    size: int | None,
-    overlap: int,
-    unit: str,
-    tokenizer: str | None,
     embedder: str | None,
-    levels: str | None,
-    min_chars: int | None,
-    breadcrumbs: bool | None,
-    threshold: float | None,
-    percentile: float | None,
-    parent_size: int | None,
-    include: Sequence[str],
-    exclude: Sequence[str],
-    separators: Sequence[str],
     fmt: str,
     stats: bool,
     strict: bool,
+    **options: Any,
 ) -> None:
     """Split Markdown files into retrieval-ready chunks.
 
     Example: narezka chunk examples/kb --strategy headings --size 800 --format jsonl
     """
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        raise click.UsageError(f"{', '.join(missing)}: no such file or directory")
     err = Console(stderr=True)
+    params = split_values(options)
+    include, exclude = file_globs(options)
+    unit, size = params.get("unit") or "chars", params.get("size")
     counter = None
     embed = None
     try:
-        needs_tokens = unit == "tokens" and tokenizer is None
+        needs_tokens = unit == "tokens" and not params.get("tokenizer")
         # One model serves both the token counts and semantic's signal: loading is the cost.
         model = get_embedder(embedder or DEFAULT_EMBEDDER) if needs_tokens else None
         if model is not None:
@@ -178,21 +108,9 @@ def chunk(
             embed = cached_signal_embedder(model or embedder or DEFAULT_EMBEDDER)
     except NarezkaError as exc:
         raise click.UsageError(str(exc)) from None
-    params: dict[str, Any] = {
-        "size": 800 if size is None else size,
-        "overlap": overlap,
-        "unit": unit,
-        "tokenizer": tokenizer or "cl100k_base",
-        "levels": _levels(levels),
-        "min_chars": min_chars,
-        "breadcrumbs": breadcrumbs,
-        "separators": tuple(_unescape(s) for s in separators) or None,
-        "threshold": threshold,
-        "percentile": percentile,
-        "parent_size": parent_size,
-    }
-    globs: dict[str, Any] = {"include": tuple(include) or None, "exclude": tuple(exclude)}
-    total = pipeline.count_files(paths, strategy=strategy, **globs)
+    params = {**params, "size": 800 if size is None else size, "unit": unit}
+    params.setdefault("tokenizer", "cl100k_base")
+    total = pipeline.count_files(paths, include, exclude, strategy)
     progress = progress_bar("chunking", err, enabled=total >= 50)
     try:
         with progress:
@@ -203,7 +121,8 @@ def chunk(
                 on_file=lambda _: progress.advance(task),
                 counter=counter,
                 embed=embed,
-                **globs,
+                include=include,
+                exclude=exclude,
                 **params,
             )
     except ConfigError as exc:
@@ -233,7 +152,7 @@ def chunk(
     if stats:
         _print_stats(summary, Console(stderr=fmt != "text"), per_file=strategy == "auto")
     if strict and report.skipped:
-        sys.exit(1)
+        sys.exit(EXIT_NOTHING)
 
 
 PER_FILE_LINES = 200
@@ -285,5 +204,27 @@ for _command in [*COMMANDS, eval_command]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``narezka`` console script."""
-    cli.main(args=list(argv) if argv is not None else None, prog_name="narezka")
+    """Entry point of the ``narezka`` console script (exit codes: :mod:`narezka.cli_common`).
+
+    Click's own handling would turn Ctrl-C and a closed pipe into exit 1, which a script
+    cannot tell from "nothing found": run it non-standalone and map them here."""
+    try:
+        code = cli.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="narezka",
+            standalone_mode=False,
+        )
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
+        click.echo("interrupted: what was already stored stays searchable", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def _quiet_stdout() -> None:
+    """The reader (``| head``) has gone: point stdout at /dev/null so the interpreter's final
+    flush does not raise again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

@@ -7,11 +7,12 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 
-from narezka.cli_index import fail
+from narezka.cli_common import fail, file_globs, split_options, split_values
 from narezka.embed import DEFAULT_EMBEDDER
 from narezka.errors import NarezkaError
 from narezka.evaluate import (
@@ -89,6 +90,7 @@ EXPANDS = ("section", "parent")
     help="Write hit@k (and IoU for span sets) against mean chunk tokens as a PNG; needs "
     "pip install 'narezka[plot]'.",
 )
+@split_options(strategy=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the full results as JSON.")
 def eval_command(
     corpus: Path,
@@ -104,6 +106,7 @@ def eval_command(
     report_path: Path | None,
     plot_path: Path | None,
     as_json: bool,
+    **options: Any,
 ) -> None:
     """Index CORPUS once per strategy, ask the golden questions, report hit@k, MRR, ceiling
     (and span recall, precision, IoU for span golden sets) plus a size-normalized view.
@@ -127,8 +130,10 @@ def eval_command(
             cache_path=cache_path,
             include_archived=include_archived,
             expand=expand,
+            include=file_globs(options)[0],
             # A report inside the corpus quotes every expected string: never index it.
-            exclude=paths_inside(corpus, report_path, plot_path),
+            exclude=(*file_globs(options)[1], *paths_inside(corpus, report_path, plot_path)),
+            params=split_values(options),
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
         if plot_path is not None:

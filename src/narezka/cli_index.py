@@ -11,44 +11,33 @@ import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import Any, cast
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from narezka.cli_common import (
+    EXIT_NOTHING,
+    byte_progress,
+    fail,
+    file_globs,
+    split_options,
+    split_values,
+)
 from narezka.embed import DEFAULT_EMBEDDER, EmbeddingCache, embedder_specs, get_embedder
+from narezka.embed.cache import CacheStats
 from narezka.embed.calibrate import ServerCounted, calibrate, save_calibration
 from narezka.errors import ConfigError, NarezkaError
-from narezka.pipeline import chunk_documents, count_files
+from narezka.pipeline import chunk_documents
 from narezka.pipeline.indexing import IndexReport, default_store_dir, index, open_embedder
+from narezka.pipeline.layout import CACHE_NAME
 from narezka.pipeline.maintenance import push, sync, watch
-from narezka.pipeline.searching import MODES, search
-from narezka.split import strategy_names
+from narezka.pipeline.searching import MODES, Hit, search
 from narezka.store import open_store
 
 TABLE_SNIPPET = 160
 """Characters of a hit's snippet shown in the table (JSON output carries all of it)."""
-
-
-def progress_bar(label: str, console: Console, *, enabled: bool = True) -> Progress:
-    """The stderr progress bar every long command shows (only on a terminal)."""
-    return Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not (enabled and console.is_terminal),
-    )
-
-
-def fail(exc: Exception) -> NoReturn:
-    """Report a library error the way every command does: one line, exit status 2."""
-    click.echo(f"Error: {exc}", err=True)
-    sys.exit(2)
 
 
 @click.command("index")
@@ -58,7 +47,7 @@ def fail(exc: Exception) -> NoReturn:
     "store_dir",
     type=click.Path(path_type=Path),
     default=None,
-    help="Index directory  [default: CORPUS/.narezka].",
+    help="Index directory  [default: CORPUS/.narezka]; a new or empty folder, never the corpus.",
 )
 @click.option(
     "--qdrant-url",
@@ -67,32 +56,14 @@ def fail(exc: Exception) -> NoReturn:
     help="A Qdrant server or cluster instead of the embedded engine (API key from QDRANT_API_KEY).",
 )
 @click.option("--embedder", default=DEFAULT_EMBEDDER, show_default=True)
+@split_options()
 @click.option(
-    "--strategy", "-s", type=click.Choice(strategy_names()), default="headings", show_default=True
+    "--rebuild",
+    is_flag=True,
+    help="Build the index anew beside the old one and swap it in when complete (search keeps "
+    "answering from the old one meanwhile; the embedding cache is kept).",
 )
-@click.option(
-    "--size",
-    type=int,
-    default=None,
-    help="Chunk size  [default: the embedder's budget, in its tokens].",
-)
-@click.option("--unit", type=click.Choice(["chars", "tokens"]), default=None)
-@click.option("--overlap", type=int, default=None)
-@click.option(
-    "--parent-size",
-    type=int,
-    default=None,
-    help="parent-child: the parents' size limit  [default: 4 × --size].",
-)
-@click.option("--threshold", type=float, default=None, help="semantic: similarity threshold.")
-@click.option("--percentile", type=float, default=None, help="semantic: breakpoint percentile.")
-@click.option(
-    "--include",
-    multiple=True,
-    help="Glob of files to read (repeatable)  [default: the strategy's own].",
-)
-@click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable).")
-@click.option("--rebuild", is_flag=True, help="Drop the index and build it anew.")
+@click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def index_command(
     corpus: Path,
@@ -100,28 +71,21 @@ def index_command(
     qdrant_url: str | None,
     embedder: str,
     strategy: str,
-    size: int | None,
-    unit: str | None,
-    overlap: int | None,
-    parent_size: int | None,
-    threshold: float | None,
-    percentile: float | None,
-    include: Sequence[str],
-    exclude: Sequence[str],
     rebuild: bool,
+    strict: bool,
     as_json: bool,
+    **options: Any,
 ) -> None:
     """Chunk, embed and store a corpus; re-runs only touch what changed.
 
     Example: narezka index examples/kb && narezka search "вернуть вскрытый чай" --store examples/kb
     """
     err = Console(stderr=True)
-    globs = tuple(include) or None
-    total = count_files([corpus], globs, exclude, strategy) if corpus.exists() else 0
-    progress = progress_bar("indexing", err)
+    include, exclude = file_globs(options)
+    progress = byte_progress("indexing", err)
     try:
         with progress:
-            task = progress.add_task("index", total=total)
+            task = progress.add_task("index", total=None)
             report = index(
                 corpus,
                 store_dir=store_dir,
@@ -129,25 +93,31 @@ def index_command(
                 strategy=strategy,
                 embedder=embedder,
                 rebuild=rebuild,
-                on_file=lambda _: progress.advance(task),
-                size=size,
-                unit=unit,
-                overlap=overlap,
-                parent_size=parent_size,
-                threshold=threshold,
-                percentile=percentile,
-                include=globs,
-                exclude=tuple(exclude),
+                on_total=lambda total: progress.update(task, total=total),
+                on_bytes=lambda n: progress.advance(task, n),
+                include=include,
+                exclude=exclude,
+                **split_values(options),
             )
     except NarezkaError as exc:
         fail(exc)
+    _report_problems(report)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=1))
+    else:
+        _print_index_report(report)
+    if strict and report.skipped:
+        sys.exit(EXIT_NOTHING)
+
+
+def _report_problems(report: IndexReport) -> None:
     for problem in report.skipped:
         click.echo(f"skipped: {problem}", err=True)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
-    if as_json:
-        click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=1))
-        return
+
+
+def _print_index_report(report: IndexReport) -> None:
     table = Table(title=f"narezka index → {report.store}", show_header=False, box=None)
     rows = [
         (
@@ -222,8 +192,12 @@ def search_command(
 ) -> None:
     """Search an index: dense, BM25 or hybrid (reciprocal-rank fusion).
 
+    Exits 1 when nothing is found, whatever the --format.
+
     Example: narezka search "гарантия на лампу Свет мини" --store examples/kb -k 3
     """
+    if not query.strip():
+        raise click.UsageError("the query is empty")
     try:
         model = open_embedder(embedder, None) if embedder else None
         hits = search(
@@ -243,11 +217,19 @@ def search_command(
         fail(exc)
     if fmt == "json":
         click.echo(json.dumps([h.to_json() for h in hits], ensure_ascii=False, indent=1))
-        return
-    if fmt == "jsonl":
+    elif fmt == "jsonl":
         for h in hits:
             click.echo(json.dumps(h.to_json(), ensure_ascii=False))
-        return
+    else:
+        _print_hits(hits, query, mode)
+    if not hits:
+        sys.exit(EXIT_NOTHING)
+
+
+STALE_MARK = " [stale: file changed since the last sync]"
+
+
+def _print_hits(hits: Sequence[Hit], query: str, mode: str) -> None:
     table = Table(title=f"{query!r} — {mode}")
     for column in ("#", "score", "url", "section", "snippet"):
         table.add_column(column, overflow="fold")
@@ -255,13 +237,11 @@ def search_command(
         table.add_row(
             str(rank),
             f"{h.score:.3f}",
-            h.url,
+            h.url + (STALE_MARK if h.stale else ""),
             " > ".join(h.section),
             _highlight(h.snippet[:TABLE_SNIPPET], query),
         )
     Console().print(table)
-    if not hits:
-        sys.exit(1)
 
 
 def _highlight(text: str, query: str) -> str:
@@ -310,9 +290,14 @@ def cache_group() -> None:
 @cache_group.command("stats")
 @click.option("--store", type=click.Path(path_type=Path), default=Path("."))
 def cache_stats(store: Path) -> None:
-    """Entries and size per embedder."""
-    with EmbeddingCache(_cache_path(store)) as cache:
-        click.echo(json.dumps(vars_of(cache.stats()), ensure_ascii=False, indent=1, default=str))
+    """Entries and size per embedder (creates nothing when there is no cache yet)."""
+    path = _cache_path(store)
+    if not path.is_file():
+        stats: dict[str, Any] = vars_of(CacheStats(path, 0, 0, {}))
+    else:
+        with EmbeddingCache(path) as cache:
+            stats = vars_of(cache.stats())
+    click.echo(json.dumps(stats, ensure_ascii=False, indent=1, default=str))
 
 
 @cache_group.command("clear")
@@ -320,13 +305,16 @@ def cache_stats(store: Path) -> None:
 @click.option("--embedder", default=None, help="Only this embedder's vectors.")
 def cache_clear(store: Path, embedder: str | None) -> None:
     """Drop cached vectors."""
+    if not _cache_path(store).is_file():
+        click.echo("removed 0 vectors")
+        return
     with EmbeddingCache(_cache_path(store)) as cache:
         click.echo(f"removed {cache.clear(embedder)} vectors")
 
 
 def _cache_path(store: Path) -> Path:
-    home = store if (store / "embeddings.sqlite").exists() else default_store_dir(store)
-    return home / "embeddings.sqlite"
+    home = store if (store / CACHE_NAME).exists() else default_store_dir(store)
+    return home / CACHE_NAME
 
 
 @click.command("calibrate")
@@ -382,19 +370,27 @@ def _summary(report: IndexReport) -> str:
 
 @click.command("sync")
 @click.argument("store", default=".")
+@click.option(
+    "--corpus",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Where the corpus is now, if it moved away from its index (recorded for later runs).",
+)
+@click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
 @click.option("--json", "as_json", is_flag=True)
-def sync_command(store: str, as_json: bool) -> None:
+def sync_command(store: str, corpus: Path | None, strict: bool, as_json: bool) -> None:
     """Bring an index up to date with its corpus, with the settings it was built with.
 
     For cron or a systemd timer (see examples/systemd/). Example: narezka sync examples/kb
     """
     try:
-        report = sync(store)
+        report = sync(store, corpus=corpus)
     except NarezkaError as exc:
         fail(exc)
-    for problem in report.skipped:
-        click.echo(f"skipped: {problem}", err=True)
+    _report_problems(report)
     click.echo(json.dumps(report.as_dict(), ensure_ascii=False) if as_json else _summary(report))
+    if strict and report.skipped:
+        sys.exit(EXIT_NOTHING)
 
 
 @click.command("watch")

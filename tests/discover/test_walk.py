@@ -113,9 +113,14 @@ def test_missing_path_is_collected_when_asked(tree: Path) -> None:
     assert [e.path for e in errors] == [str(tree / "nope")]
 
 
-def _run_with_timeout(paths: list[Path]) -> list[tuple[Path, Path]]:
+def _run_with_timeout(
+    paths: list[Path], errors: list[SourceError] | None = None
+) -> list[tuple[Path, Path]]:
     result: list[tuple[Path, Path]] = []
-    thread = threading.Thread(target=lambda: result.extend(iter_files(paths)), daemon=True)
+    problems = [] if errors is None else errors
+    thread = threading.Thread(
+        target=lambda: result.extend(iter_files(paths, errors=problems)), daemon=True
+    )
     thread.start()
     thread.join(timeout=10)
     assert not thread.is_alive(), "walk did not finish: symlink loop?"
@@ -133,9 +138,14 @@ def test_symlinks_are_followed_and_loops_end(tmp_path: Path) -> None:
     (root / "self.md").symlink_to(root / "self.md")  # a -> a: cannot be resolved
     (root / "dangling.md").symlink_to(root / "gone.md")
 
-    rels = [f.relative_to(root).as_posix() for _, f in _run_with_timeout([root])]
+    errors: list[SourceError] = []
+    rels = [f.relative_to(root).as_posix() for _, f in _run_with_timeout([root], errors)]
 
     assert rels == ["a.md", "ext/real.md", "link.md", "sub/b.md"]
+    # Loops are reported by name, not dropped silently.
+    problems = {e.path: e.problem for e in errors}
+    assert "loop" in problems["sub/up"]
+    assert "symbolic links" in problems["self.md"]
     doc, _ = read_document(root, root / "link.md")
     assert (doc.source, doc.text) == ("link.md", "outside\n")
 

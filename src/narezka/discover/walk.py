@@ -61,6 +61,11 @@ def _walk(
         try:
             st = directory.stat()
             if (st.st_dev, st.st_ino) in seen:
+                if directory.is_symlink():
+                    rel = directory.relative_to(root).as_posix()
+                    problems.append(
+                        SourceError(rel, "symlink to a folder already read (a loop?), skipped")
+                    )
                 continue
             seen.add((st.st_dev, st.st_ino))
             with os.scandir(directory) as it:
@@ -73,7 +78,8 @@ def _walk(
             rel = path.relative_to(root).as_posix()
             try:
                 is_dir, is_file, is_link = entry.is_dir(), entry.is_file(), entry.is_symlink()
-            except OSError:  # a symlink loop such as ``a -> a`` cannot be stat-ed; skip it
+            except OSError as exc:  # a symlink loop such as ``a -> a`` cannot be stat-ed
+                problems.append(SourceError(rel, f"cannot read: {exc.strerror or exc}, skipped"))
                 continue
             if is_dir:
                 hidden = entry.name in _SKIP_DIRS

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.discover import iter_files, normalize_newlines, read_document
-from narezka.errors import NarezkaError, NarezkaWarning, SourceError
+from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceError
 from narezka.parse.markdown import parse_document, plain_document
 from narezka.parse.sanitize import removed_characters
 from narezka.split import Chooser, EmbedFunction, SplitParams, Strategy, get_strategy
@@ -43,7 +43,24 @@ class ChunkReport:
 
 
 def make_params(**params: Any) -> SplitParams:
-    """SplitParams from keyword arguments, accepting lists where tuples are stored."""
+    """SplitParams from keyword arguments, accepting lists where tuples are stored and the
+    text forms an eval spec or a settings file writes (``levels=2-3``, ``breadcrumbs=false``)."""
+    levels = params.get("levels")
+    if isinstance(levels, str | int):
+        lo, _, hi = str(levels).partition("-")
+        try:
+            params["levels"] = (int(lo), int(hi or lo))
+        except ValueError:
+            raise ConfigError(f"levels must look like 2-3, not {levels!r}") from None
+    breadcrumbs = params.get("breadcrumbs")
+    if isinstance(breadcrumbs, str | int) and not isinstance(breadcrumbs, bool):
+        flag = str(breadcrumbs).lower()
+        if flag not in ("true", "false", "1", "0", "on", "off", "yes", "no"):
+            raise ConfigError(f"breadcrumbs must be true or false, not {breadcrumbs!r}")
+        params["breadcrumbs"] = flag in ("true", "1", "on", "yes")
+    separators = params.get("separators")
+    if isinstance(separators, str):
+        params["separators"] = (separators,)
     for key in ("levels", "separators"):
         if key in params and params[key] is not None:
             params[key] = tuple(params[key])

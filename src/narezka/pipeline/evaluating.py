@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,7 @@ def evaluate(
     exclude: Sequence[str] = (),
     work_dir: str | Path | None = None,
     on_progress: Progress | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> EvalRun:
     """Index ``corpus`` once per strategy spec (``"fixed:size=1500 headings"``), ask every
     golden question with ``k = max(ks)`` and score it; see :class:`~narezka.evaluate.EvalRun`.
@@ -74,8 +75,11 @@ def evaluate(
     (``"section"``, ``"parent"``…) and the expanded hits are scored. ``cache_path`` is the
     one embedding cache shared by all strategies (default: the user cache); temporary stores
     go under ``work_dir`` (default: the system temp dir) and are removed afterwards.
+    ``params`` are split parameters every spec starts from (a spec's own override them): the
+    options ``narezka chunk`` and ``index`` take.
     """
     say = on_progress or (lambda _: None)
+    base = dict(params or {})
     root = Path(corpus)
     if not root.exists():
         raise ConfigError(f"{root}: no such file or directory")
@@ -108,7 +112,9 @@ def evaluate(
 
     model = _cached(embedder, cache_path)
     for spec in specs:
-        sizing(model, dict(spec.params))  # a bad size or unit fails here, before any embedding
+        sizing(
+            model, {**base, **spec.params}
+        )  # a bad size or unit fails here, before any embedding
     # The token variant of the span metrics maps ranges onto cl100k tokens of every document
     # a hit may come from.
     ends = {raw.source: token_ends(raw.text) for raw in raws} if checked.format == "spans" else None
@@ -132,7 +138,7 @@ def evaluate(
                 started = time.perf_counter()
                 hits_before, misses_before = _cache_counts(model)
                 store = Path(tmp) / f"store-{number}"
-                params: dict[str, Any] = dict(spec.params)
+                spec_params: dict[str, Any] = {**base, **spec.params}
                 report = index(
                     root,
                     store_dir=store,
@@ -140,9 +146,9 @@ def evaluate(
                     embedder=model,
                     include=globs,
                     exclude=exclude,
-                    **params,
+                    **spec_params,
                 )
-                chunks = _chunks(raws, spec, model)
+                chunks = _chunks(raws, spec, model, base)
 
                 def retrieve(question: GoldenQuestion, store: Path = store) -> list[Retrieved]:
                     hits = search(
@@ -231,14 +237,18 @@ def _read_corpus(root: Path, include: Sequence[str], exclude: Sequence[str]) -> 
     return raws
 
 
-def _chunks(raws: Sequence[RawDocument], spec: StrategySpec, model: Embedder) -> list[ChunkView]:
+def _chunks(
+    raws: Sequence[RawDocument],
+    spec: StrategySpec,
+    model: Embedder,
+    base: Mapping[str, Any],
+) -> list[ChunkView]:
     """The strategy's chunks, cut exactly as :func:`index` cuts them, sized in model tokens.
 
     Indexing may re-split a file a windowed model refused; such files are rare and would be
     reported in the index's warnings.
     """
-    params: dict[str, Any] = dict(spec.params)
-    split_params, counter = sizing(model, params)
+    split_params, counter = sizing(model, {**base, **spec.params})
     strategy = get_strategy(spec.name, embed=signal_embedder(model))
     views: list[ChunkView] = []
     for raw in raws:

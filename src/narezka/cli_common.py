@@ -1,0 +1,215 @@
+"""What every command shares: exit codes, the one error path, progress, splitting options.
+
+Exit codes (the README has the same table)::
+
+    0    success
+    1    nothing found (search), or a file was skipped and --strict was given
+    2    usage or configuration error: bad option, missing path, empty query, no index
+    130  interrupted (Ctrl-C); whatever was committed to the index stays searchable
+
+A closed pipe (``narezka chunk … | head``) ends quietly with 0.
+
+The splitting options come as one decorator, so a setting tuned with ``narezka chunk`` can be
+passed to ``index`` and ``eval`` as it is. Every default there is None ("not given"): each
+library call fills in its own (``chunk``: 800 characters; ``index``: the embedder's budget in
+its tokens), and an index records the values it used so ``sync`` repeats them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from narezka.split import SENTENCE, strategy_names
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK = 0
+EXIT_NOTHING = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def fail(exc: Exception) -> NoReturn:
+    """Report a library error the way every command does: one line, exit status 2."""
+    click.echo(f"Error: {exc}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def progress_bar(label: str, console: Console, *, enabled: bool = True) -> Progress:
+    """The stderr progress bar every long command shows (only on a terminal)."""
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not (enabled and console.is_terminal),
+    )
+
+
+def byte_progress(label: str, console: Console) -> Progress:
+    """A progress bar that counts bytes: one big file moves it as much as many small ones."""
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        DownloadColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
+
+
+SPLIT_KEYS = (
+    "size",
+    "unit",
+    "tokenizer",
+    "overlap",
+    "levels",
+    "min_chars",
+    "breadcrumbs",
+    "threshold",
+    "percentile",
+    "parent_size",
+    "separators",
+)
+"""The options that become split parameters (``include``/``exclude`` choose files)."""
+
+
+def _levels(_: click.Context, __: click.Parameter, value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    lo, _sep, hi = value.partition("-")
+    try:
+        return int(lo), int(hi or lo)
+    except ValueError:
+        raise click.BadParameter(f"expected FROM-TO like 2-3, got {value!r}") from None
+
+
+def _separators(_: click.Context, __: click.Parameter, value: Sequence[str]) -> tuple[str, ...]:
+    # Shells make typing a newline awkward: accept backslash escapes like ``\n``.
+    return tuple(s.encode("latin-1", "backslashreplace").decode("unicode_escape") for s in value)
+
+
+_OPTIONS: list[Callable[[F], F]] = [
+    click.option(
+        "--strategy",
+        "-s",
+        type=click.Choice(strategy_names()),
+        default="headings",
+        show_default=True,
+        help="How to split.",
+    ),
+    click.option(
+        "--size",
+        type=int,
+        default=None,
+        help="Maximum size of each chunk's embed_text, in --unit  [default: chunk: 800 chars; "
+        "index: the embedder's budget in its tokens].",
+    ),
+    click.option(
+        "--unit",
+        type=click.Choice(["chars", "tokens"]),
+        default=None,
+        help="Unit of --size  [default: chunk: chars; index: tokens].",
+    ),
+    click.option(
+        "--tokenizer",
+        default=None,
+        help="With --unit tokens: a tiktoken encoding (cl100k_base) or a tokenizer.json path; "
+        "default: the embedder's own tokenizer.",
+    ),
+    click.option(
+        "--overlap",
+        type=int,
+        default=None,
+        help="Units each chunk repeats from the previous one (overlap, recursive, sentences).",
+    ),
+    click.option(
+        "--levels",
+        callback=_levels,
+        default=None,
+        help="Heading levels that open sections, e.g. 2-3.",
+    ),
+    click.option(
+        "--min-chars",
+        type=int,
+        default=None,
+        help="Merge chunks shorter than this into a neighbour when they fit (headings).",
+    ),
+    click.option(
+        "--breadcrumbs/--no-breadcrumbs",
+        default=None,
+        help="Prefix the section path to embed_text (default: the strategy's own: on for "
+        "headings, parent-child, semantic, code and legal).",
+    ),
+    click.option(
+        "--threshold",
+        type=float,
+        default=None,
+        help="semantic: cut where neighbouring sentences' cosine similarity drops below this.",
+    ),
+    click.option(
+        "--percentile",
+        type=float,
+        default=None,
+        help="semantic: cut at the lowest PERCENTILE percent of neighbour similarities.",
+    ),
+    click.option(
+        "--parent-size",
+        type=int,
+        default=None,
+        help="parent-child: the parents' size limit, in --unit  [default: 4 × --size].",
+    ),
+    click.option(
+        "--separator",
+        "separators",
+        multiple=True,
+        callback=_separators,
+        help="recursive: a separator, coarsest first (repeatable; '\\n' escapes work; "
+        f"'{SENTENCE}' means sentence ends).",
+    ),
+    click.option(
+        "--include",
+        multiple=True,
+        help="Glob of files to read (repeatable)  [default: the strategy's: Markdown and text; "
+        "code reads source files, chat JSON/JSONL/text, auto all of them].",
+    ),
+    click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable)."),
+]
+
+
+def split_options(*, strategy: bool = True) -> Callable[[F], F]:
+    """Add the shared splitting options (``strategy=False`` leaves out ``--strategy``, for
+    ``eval``, whose specs name their strategies)."""
+
+    def decorate(func: F) -> F:
+        for option in reversed(_OPTIONS[0 if strategy else 1 :]):
+            func = option(func)
+        return func
+
+    return decorate
+
+
+def split_values(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The split parameters that were given (None and empty values left out)."""
+    return {key: options[key] for key in SPLIT_KEYS if options.get(key) not in (None, (), [])}
+
+
+def file_globs(options: Mapping[str, Any]) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """``(include or None, exclude)`` from the options."""
+    return tuple(options.get("include") or ()) or None, tuple(options.get("exclude") or ())

@@ -1,0 +1,182 @@
+"""Exit codes and edges of the command line, as scripts and cron see them (the table is in
+narezka.cli_common and the README)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from narezka.cli import cli
+from narezka.cli_common import EXIT_INTERRUPTED, EXIT_NOTHING, EXIT_OK, EXIT_USAGE
+from narezka.pipeline.indexing import read_index_meta
+
+from conftest import EXAMPLES, copy_examples
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    corpus = copy_examples(tmp_path_factory.mktemp("cli") / "kb")
+    code, _, err = run("index", str(corpus), "--embedder", "hash")
+    assert code == EXIT_OK, err
+    return corpus
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_an_empty_query_is_a_usage_error(indexed: Path, query: str) -> None:
+    code, out, err = run("search", query, "--store", str(indexed))
+    assert code == EXIT_USAGE and "empty" in err and not out
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "jsonl"])
+def test_nothing_found_exits_1_in_every_format(indexed: Path, fmt: str) -> None:
+    code, out, _ = run(
+        "search", "доставка", "--store", str(indexed), "--mode", "bm25",
+        "--zone", "no-such-zone", "--format", fmt,
+    )  # fmt: skip
+    assert code == EXIT_NOTHING
+    if fmt == "json":
+        assert json.loads(out) == []
+    if fmt == "jsonl":
+        assert out == ""
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "jsonl"])
+def test_something_found_exits_0_in_every_format(indexed: Path, fmt: str) -> None:
+    code, _, _ = run(
+        "search", "доставка", "--store", str(indexed), "--mode", "bm25", "--format", fmt
+    )
+    assert code == EXIT_OK
+
+
+def test_search_without_an_index_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = run("search", "доставка", "--store", str(tmp_path))
+    assert code == EXIT_USAGE and "narezka index" in err
+
+
+def test_strict_index_and_sync_exit_1_when_a_file_is_skipped(tmp_path: Path) -> None:
+    corpus = copy_examples(tmp_path / "kb")
+    (corpus / "broken.md").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+    code, _, err = run("index", str(corpus), "--embedder", "hash")
+    assert code == EXIT_OK and "broken.md" in err
+    code, _, err = run("index", str(corpus), "--embedder", "hash", "--strict")
+    assert code == EXIT_NOTHING and "broken.md" in err
+    assert run("sync", str(corpus))[0] == EXIT_OK
+    code, _, err = run("sync", str(corpus), "--strict")
+    assert code == EXIT_NOTHING and "broken.md" in err
+
+
+def test_index_takes_the_splitting_options_chunk_takes(tmp_path: Path) -> None:
+    corpus = copy_examples(tmp_path / "kb")
+    code, _, err = run(
+        "index", str(corpus), "--embedder", "hash", "--levels", "2-3", "--min-chars", "90",
+        "--no-breadcrumbs", "--tokenizer", "cl100k_base", "--unit", "tokens", "--size", "200",
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    meta = read_index_meta(corpus / ".narezka")
+    assert meta["params"]["levels"] == [2, 3] and meta["params"]["min_chars"] == 90
+    assert '"breadcrumbs": false' in meta["fingerprint"]
+
+
+def _split_option_names(command: click.Command) -> set[str]:
+    names = {opt for p in command.params if isinstance(p, click.Option) for opt in p.opts}
+    return {n for n in names if n not in ("--help", "-h")}
+
+
+def test_chunk_index_and_eval_share_the_splitting_options() -> None:
+    from narezka.cli_common import split_options
+
+    @split_options()
+    def probe(**_: object) -> None: ...
+
+    shared = _split_option_names(click.command()(probe))
+    assert {"--levels", "--min-chars", "--separator", "--tokenizer", "--breadcrumbs"} <= shared
+    commands = {name: cli.commands[name] for name in ("chunk", "index", "eval")}
+    for name, command in commands.items():
+        missing = shared - _split_option_names(command)
+        if name == "eval":
+            missing -= {"--strategy", "-s"}  # eval names strategies in its --strategies specs
+        assert not missing, f"{name} lacks {sorted(missing)}"
+
+
+def test_cache_stats_creates_nothing(tmp_path: Path) -> None:
+    code, out, _ = run("cache", "stats", "--store", str(tmp_path))
+    assert code == EXIT_OK and json.loads(out)["entries"] == 0
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_index_option_leaves_nothing_behind(tmp_path: Path) -> None:
+    corpus = copy_examples(tmp_path / "kb")
+    for args in (["--embedder", "nope"], ["--overlap", "5000"], ["--levels", "x"]):
+        code, _, err = run("index", str(corpus), *args)
+        assert code == EXIT_USAGE, (args, err)
+    assert not (corpus / ".narezka").exists()
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "narezka", *args]
+
+
+def test_a_closed_pipe_ends_quietly_with_0() -> None:
+    proc = subprocess.Popen(
+        _cli("chunk", str(EXAMPLES), "--format", "jsonl", "--size", "100"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # what `| head -1` does
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == EXIT_OK
+    assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_ctrl_c_exits_130_and_what_was_stored_stays_searchable(tmp_path: Path) -> None:
+    corpus = copy_examples(tmp_path / "kb")
+    # Many files, so the run is still going when the signal arrives.
+    for i in range(300):
+        (corpus / f"extra-{i:03}.md").write_text(
+            f"# Страница {i}\n\n" + "Доставка и возврат товаров. " * 40, encoding="utf-8"
+        )
+    proc = subprocess.Popen(
+        _cli("index", str(corpus), "--embedder", "hash"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while _committed_files(corpus) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == EXIT_INTERRUPTED
+    assert proc.stderr is not None
+    with proc.stderr:
+        assert "Traceback" not in proc.stderr.read().decode()
+    code, _, err = run("search", "доставка", "--store", str(corpus), "--mode", "bm25")
+    assert code == EXIT_OK, err
+
+
+def _committed_files(corpus: Path) -> int:
+    """Files the running index has committed so far (0 before its manifest exists)."""
+    manifest = corpus / ".narezka" / "data-1" / "manifest.sqlite"
+    if not manifest.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{manifest}?mode=ro", uri=True)) as db:
+            return int(db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+    except sqlite3.Error:  # created but not yet set up
+        return 0
