@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import warnings as warnings_module
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.discover import iter_files, normalize_newlines, read_document
+from narezka.enrich.hashes import doc_hash
 from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceError
 from narezka.parse.markdown import parse_document, plain_document
 from narezka.parse.sanitize import removed_characters
@@ -218,11 +218,6 @@ def _files(
             yield from iter_files([path], include, exclude)
         except SourceError as exc:
             report.skipped.append(exc)
-
-
-def doc_hash(text: str) -> str:
-    """The document's content hash, as chunk metadata and the sync manifest record it."""
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def _with_file_meta(chunks: list[Chunk], raw: RawDocument) -> list[Chunk]:

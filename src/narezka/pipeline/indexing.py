@@ -14,11 +14,11 @@ import dataclasses
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from narezka.config import load_rules
 from narezka.discover import iter_files, read_document
 from narezka.embed import (
     CachedEmbedder,
@@ -27,37 +27,36 @@ from narezka.embed import (
     InputTooLongError,
     embed_all,
     get_embedder,
-    signal_embedder,
 )
 from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
+from narezka.enrich.hashes import doc_hash
 from narezka.errors import ConfigError, NarezkaError, SourceError
 from narezka.pipeline import layout
-from narezka.pipeline.chunking import chunk_raw, doc_hash, include_for, make_params
+from narezka.pipeline.chunking import chunk_raw, make_params
 from narezka.pipeline.layout import (
     CACHE_NAME,
     INDEX_META,
     INDEX_VERSION,
     LEGACY_DATA,
     STORE_DIRNAME,
-    check_home,
 )
-from narezka.split import SplitParams, Strategy, get_strategy
+from narezka.split import SplitParams, Strategy
 from narezka.store import (
     ChunkEntry,
     FileEntry,
+    FilePlan,
     Manifest,
     SparseVector,
     StoredPoint,
     VectorStore,
     chunk_point_id,
-    open_store,
 )
 from narezka.store.sparse import Bm25Encoder
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import Chunk
 
-__all__ = ["INDEX_META", "INDEX_VERSION", "STORE_DIRNAME", "IndexReport", "index"]
+__all__ = ["INDEX_META", "INDEX_VERSION", "STORE_DIRNAME", "IndexReport", "Progress", "index"]
 RESPLIT_ATTEMPTS = 3
 RESPLIT_SHRINK = 0.75
 """A file whose chunk a model refuses is re-chunked this much smaller, a few times at most."""
@@ -143,8 +142,12 @@ class Syncer:
         counter: TokenCounter,
         rules: Rules,
         report: IndexReport | None = None,
+        *,
+        writing: Callable[[], AbstractContextManager[object]] | None = None,
     ) -> None:
         self.corpus = corpus
+        # Searches in this process take the other side: they see a file before or after.
+        self.writing = writing or nullcontext
         self.store = store
         self.manifest = manifest
         self.embedder = embedder
@@ -254,6 +257,22 @@ class Syncer:
             else:
                 points.append(self._point(entry.point_id, by_index[entry.index], donor.dense))
                 report.chunks_reused += 1
+        with self.writing():
+            self._write(source, plan, points, entries, stat, digest)
+        report.seconds["store"] += time.perf_counter() - started
+        report.chunks_embedded += len(plan.embed)
+        report.chunks_kept += len(plan.keep)
+        report.chunks_deleted += len(plan.delete)
+
+    def _write(
+        self,
+        source: str,
+        plan: FilePlan,
+        points: list[StoredPoint],
+        entries: list[ChunkEntry],
+        stat: os.stat_result,
+        digest: str,
+    ) -> None:
         self.manifest.begin(source, plan.touched)
         if points:
             self.store.upsert(points)
@@ -270,25 +289,24 @@ class Syncer:
                 tuple(entries),
             )
         )
-        report.seconds["store"] += time.perf_counter() - started
-        report.chunks_embedded += len(plan.embed)
-        report.chunks_kept += len(plan.keep)
-        report.chunks_deleted += len(plan.delete)
 
     def _point(self, point_id: str, chunk: Chunk, vector: Any) -> StoredPoint:
         sparse: SparseVector = self.bm25.encode_document(chunk.embed_text)
         return StoredPoint(point_id, vector, chunk_payload(chunk, self.rules), sparse)
 
-    def delete_missing(self, seen: set[str]) -> None:
+    def delete_missing(self, seen: set[str], among: set[str] | None = None) -> None:
+        """Delete the points of every known file not ``seen`` (only ``among`` these, if
+        given: a sync of some paths deletes only those that are gone)."""
         for path in self.manifest.paths():
-            if path in seen:
+            if path in seen or (among is not None and path not in among):
                 continue
             entry = self.manifest.get(path)
             ids = [c.point_id for c in entry.chunks] if entry else []
-            self.manifest.begin(path, ids)
-            if ids:
-                self.store.delete(ids)
-            self.manifest.commit_delete(path)
+            with self.writing():
+                self.manifest.begin(path, ids)
+                if ids:
+                    self.store.delete(ids)
+                self.manifest.commit_delete(path)
             self.report.files_deleted += 1
             self.report.chunks_deleted += len(ids)
 
@@ -309,88 +327,27 @@ def index(
     **params: Any,
 ) -> IndexReport:
     """Sync ``corpus`` into the index (embedded in ``store_dir``, or a Qdrant server at
-    ``url``); returns what changed. ``params`` are split parameters; by default chunks are
-    sized in the embedder's own tokens, to its budget. Progress: ``on_total(bytes)`` once the
-    files are listed, then ``on_bytes(n)`` as they are chunked and embedded, and
-    ``on_file(source)`` after each file.
+    ``url``) in one call: :meth:`narezka.Index.create` then :meth:`~narezka.Index.sync`.
 
-    Everything that can be refused is checked before anything is written: the store folder
-    (see :func:`narezka.pipeline.layout.check_home`), the embedder, the parameters. A first
-    index is searchable while it fills; ``rebuild`` fills a fresh generation and swaps it in
-    only when it is complete (see :mod:`narezka.pipeline.layout`)."""
-    started = time.perf_counter()
-    root = Path(corpus)
-    if not root.exists():
-        raise ConfigError(f"{root}: no such file or directory")
-    home = Path(store_dir) if store_dir else default_store_dir(root)
-    check_home(home, root)
-    old = _existing_meta(home, tolerate_bad=rebuild)
-    model = get_embedder(embedder) if isinstance(embedder, str) else embedder
-    split_params, counter = sizing(model, params)
-    splitter = get_strategy(strategy, embed=signal_embedder(model))
-    globs = include_for(splitter, include)
-    exclude = (*exclude, *_home_inside(home, root))
-    report = IndexReport(embedder=model.name)
-    with layout.writer(home):
-        report.warnings.extend(_retire_leftovers(home, old))
-        if old is None or rebuild:
-            generation = layout.new_generation(home)
-            collection = _collection_for(generation, first=old is None) if url else None
-            if old is not None:
-                # Name the half-built generation before filling it, so an interrupted rebuild
-                # is cleaned up by name on the next run.
-                layout.write_meta(home, {**old, "building": generation})
-        else:
-            generation, collection = str(old.get("data") or LEGACY_DATA), old.get("collection")
-        meta = _index_meta(
-            home,
-            root,
-            model,
-            embedder,
-            strategy,
-            split_params,
-            url,
-            include,
-            exclude,
-            data=generation,
-            collection=collection,
-        )
-        if old is None:
-            layout.write_meta(home, meta)  # searchable from the first committed file on
-        data = layout.data_dir(home, meta)
-        cached = open_embedder(model, home)
-        store = open_store(data if url is None else None, url=url, **_collection_arg(meta))
-        try:
-            store.ensure(cached.dim, sparse=True)
-            with Manifest(data) as manifest:
-                syncer = Syncer(
-                    root,
-                    store,
-                    manifest,
-                    cached,
-                    splitter,
-                    split_params,
-                    counter,
-                    load_rules(root),
-                    report,
-                )
-                report.store = url or str(home)
-                report.recovered = manifest.recover(store)
-                progress = Progress(on_file, on_bytes, on_total)
-                _sync_files(syncer, root, globs, exclude, manifest, progress)
-        finally:
-            store.close()
-        if old is not None and rebuild:
-            retired = str(old.get("data") or LEGACY_DATA)
-            layout.write_meta(home, meta)  # the swap: readers move to the new generation
-            if not _retire(home, retired, old.get("collection"), url):
-                layout.write_meta(home, {**meta, "retired": [retired]})
-        else:
-            layout.write_meta(home, meta)
-    if isinstance(cached, CachedEmbedder):
-        report.cache_hits, report.cache_misses = cached.hits, cached.misses
-    report.seconds["total"] = time.perf_counter() - started
-    return report
+    ``params`` are split parameters; by default chunks are sized in the embedder's own
+    tokens, to its budget. Progress: ``on_total(bytes)`` once the files are listed, then
+    ``on_bytes(n)`` as they are chunked and embedded, and ``on_file(source)`` after each file.
+    Everything that can be refused (the store folder, the embedder, the parameters) is checked
+    before anything is written."""
+    from narezka.index import Index
+    from narezka.settings import Settings
+
+    named = embedder if isinstance(embedder, str) else None
+    settings = Settings().replace(
+        strategy=strategy,
+        embedder=named,
+        include=tuple(include) if include else None,
+        exclude=tuple(exclude),
+        **params,
+    )
+    model = None if isinstance(embedder, str) else embedder
+    with Index.create(corpus, settings, store=store_dir, url=url, embedder=model) as ix:
+        return ix.sync(rebuild=rebuild, progress=Progress(on_file, on_bytes, on_total))
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,18 +359,24 @@ class Progress:
     on_total: Callable[[int], None] | None = None
 
 
-def _sync_files(
+def sync_files(
     syncer: Syncer,
     root: Path,
     globs: Sequence[str],
     exclude: Sequence[str],
     manifest: Manifest,
     progress: Progress,
+    *,
+    paths: set[str] | None = None,
 ) -> None:
+    """Sync every file of the corpus (or only ``paths``), then delete the points of files
+    that are gone; problems with one file are recorded in the report and the run goes on."""
     report = syncer.report
     seen: set[str] = set()
     errors: list[SourceError] = []
     files = list(iter_files([root], globs, exclude, errors=errors))
+    if paths is not None:
+        files = [(b, f) for b, f in files if f.relative_to(b).as_posix() in paths]
     if progress.on_total is not None:
         progress.on_total(sum(_size(file) for _, file in files))
     syncer.on_bytes = progress.on_bytes
@@ -433,6 +396,9 @@ def _sync_files(
         if progress.on_file is not None:
             progress.on_file(source)
     report.skipped.extend(errors)
+    if paths is not None:
+        syncer.delete_missing(seen, among=paths)
+        return
     known = manifest.paths()
     if not seen and known:
         # An unmounted drive or a wrong path looks like a corpus whose files were all
@@ -457,7 +423,7 @@ def _size(file: Path) -> int:
         return 0
 
 
-def _existing_meta(home: Path, *, tolerate_bad: bool) -> dict[str, Any] | None:
+def existing_meta(home: Path, *, tolerate_bad: bool) -> dict[str, Any] | None:
     if not (home / INDEX_META).is_file():
         return None
     try:
@@ -470,7 +436,7 @@ def _existing_meta(home: Path, *, tolerate_bad: bool) -> dict[str, Any] | None:
         return None
 
 
-def _home_inside(home: Path, root: Path) -> tuple[str, ...]:
+def home_inside(home: Path, root: Path) -> tuple[str, ...]:
     """An exclude glob for the index folder when it sits inside the corpus."""
     try:
         rel = home.resolve().relative_to(root.resolve()).as_posix()
@@ -479,15 +445,7 @@ def _home_inside(home: Path, root: Path) -> tuple[str, ...]:
     return (rel,) if rel != "." else ()
 
 
-def _collection_for(generation: str, *, first: bool) -> str:
-    return "narezka" if first else f"narezka-{generation}"
-
-
-def _collection_arg(meta: Mapping[str, Any]) -> dict[str, Any]:
-    return {"collection": meta["collection"]} if meta.get("collection") else {}
-
-
-def _retire(home: Path, generation: str, collection: str | None, url: str | None) -> bool:
+def retire(home: Path, generation: str, collection: str | None, url: str | None) -> bool:
     """Remove a generation narezka made (and its server collection); False if still in use."""
     if url and collection:
         from narezka.store.server import ServerStore
@@ -497,7 +455,7 @@ def _retire(home: Path, generation: str, collection: str | None, url: str | None
     return layout.remove_generation(home, generation)
 
 
-def _retire_leftovers(home: Path, old: Mapping[str, Any] | None) -> list[str]:
+def retire_leftovers(home: Path, old: Mapping[str, Any] | None) -> list[str]:
     """Finish what an earlier run left: generations retired while in use, a half rebuild."""
     if old is None:
         return []
@@ -525,7 +483,7 @@ def corpus_of(home: Path, meta: Mapping[str, Any]) -> Path:
     )
 
 
-def _index_meta(
+def index_meta(
     home: Path,
     root: Path,
     model: Embedder,
@@ -538,6 +496,7 @@ def _index_meta(
     *,
     data: str,
     collection: str | None,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     optional = {
         name: value
@@ -567,8 +526,9 @@ def _index_meta(
         },
         # sync and watch must read the same files the first run read.
         "include": list(include) if include else None,
-        "exclude": [e for e in exclude if e not in _home_inside(home, root)],
+        "exclude": [e for e in exclude if e not in home_inside(home, root)],
         "url": url,
+        **({"settings": dict(settings)} if settings is not None else {}),
     }
 
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
+from narezka.embed import Embedder
 from narezka.errors import ConfigError, MissingDependencyError
 from narezka.pipeline.indexing import (
     STORE_DIRNAME,
     IndexReport,
     corpus_of,
-    index,
     read_index_meta,
 )
 from narezka.pipeline.layout import data_dir
@@ -27,29 +26,27 @@ from narezka.store import Manifest, VectorStore, open_store
 PUSH_BATCH = 256
 
 
-def sync(location: str | Path, corpus: str | Path | None = None, **overrides: Any) -> IndexReport:
+def sync(
+    location: str | Path,
+    corpus: str | Path | None = None,
+    *,
+    embedder: Embedder | None = None,
+) -> IndexReport:
     """Re-index the corpus of an existing index with the settings it was built with.
 
-    ``corpus`` says where the corpus is now, when it moved away from its index folder."""
+    ``corpus`` says where the corpus is now, when it moved away from its index folder (the
+    new place is recorded); ``embedder`` is needed for an index built with an embedder
+    object."""
+    from narezka.index import Index
+
     home = resolve_store(location)
+    if corpus is not None and not Path(corpus).is_dir():
+        raise ConfigError(f"{corpus}: not a folder (the corpus of {home})")
     meta = read_index_meta(home)
-    root = Path(corpus) if corpus is not None else corpus_of(home, meta)
-    if not root.is_dir():
-        raise ConfigError(f"{root}: not a folder (the corpus of {home})")
-    spec = meta.get("embedder_spec")
-    if not spec and "embedder" not in overrides:
+    if not meta.get("embedder_spec") and embedder is None:
         raise ConfigError(f"{home} was built with an embedder object: pass it to sync")
-    settings: dict[str, Any] = {
-        "store_dir": home,
-        "url": meta.get("url"),
-        "strategy": meta.get("strategy", "headings"),
-        "embedder": spec,
-        "include": meta.get("include"),
-        "exclude": tuple(meta.get("exclude") or ()),
-        **dict(meta.get("params") or {}),
-    }
-    settings.update(overrides)
-    return index(root, **settings)
+    with Index.open(home, embedder=embedder, corpus=corpus) as index:
+        return index.sync()
 
 
 def watch(

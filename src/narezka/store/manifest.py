@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     path TEXT NOT NULL, idx INTEGER NOT NULL, point_id TEXT NOT NULL,
     content_hash TEXT NOT NULL, PRIMARY KEY (path, idx)
 );
+CREATE INDEX IF NOT EXISTS chunks_by_point ON chunks (point_id);
 CREATE TABLE IF NOT EXISTS pending (
     path TEXT NOT NULL, point_id TEXT NOT NULL, PRIMARY KEY (path, point_id)
 );
@@ -177,6 +178,21 @@ class Manifest:
         """Every point id the manifest knows, file by file in chunk order."""
         rows = self._db.execute("SELECT point_id FROM chunks ORDER BY path, idx")
         return [r[0] for r in rows]
+
+    def files(self) -> list[tuple[str, int, float, str, int]]:
+        """``(path, size, mtime, doc_hash, chunk count)`` of every file, sorted by path."""
+        rows = self._db.execute(
+            "SELECT f.path, f.size, f.mtime, f.doc_hash, COUNT(c.idx) FROM files f "
+            "LEFT JOIN chunks c ON c.path = f.path GROUP BY f.path ORDER BY f.path"
+        )
+        return [(r[0], int(r[1]), float(r[2]), str(r[3]), int(r[4])) for r in rows]
+
+    def locate(self, point_id: str) -> tuple[str, int] | None:
+        """``(path, chunk index)`` of a point, or None if the manifest does not know it."""
+        row = self._db.execute(
+            "SELECT path, idx FROM chunks WHERE point_id = ?", (point_id,)
+        ).fetchone()
+        return (str(row[0]), int(row[1])) if row else None
 
     def stats(self) -> dict[str, tuple[int, float, str, str]]:
         """path → (size, mtime, fingerprint, embedder), for stat-only skipping of many files."""

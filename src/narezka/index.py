@@ -1,0 +1,598 @@
+"""``Index``: the one object a program holds — a corpus's index, open between calls.
+
+::
+
+    with narezka.Index.open("docs/") as index:        # or Index.create(corpus, settings)
+        report = index.sync()                            # SyncReport
+        hits = index.search("как вернуть чай", k=5)      # list[Hit]
+
+An ``Index`` keeps the store, the embedder and its cache open, so a search costs the query's
+embedding and one engine call, not a model load and an engine open. Within one process every
+``Index`` of one folder shares one open store (the embedded engine admits one process per
+shard); a sync writes each file's points under a lock that searches take too, so a search sees
+every file as it was before or after, never half-written. Another process that opens a held
+index gets :class:`~narezka.store.IndexInUseError` naming the holder's PID (``narezka search``
+waits a few seconds for a short ``sync`` to finish first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from narezka.config import load_rules
+from narezka.embed import CachedEmbedder, Embedder, get_embedder, signal_embedder
+from narezka.errors import ConfigError
+from narezka.pipeline import layout
+from narezka.pipeline.chunking import include_for
+from narezka.pipeline.indexing import (
+    IndexReport,
+    Progress,
+    Syncer,
+    corpus_of,
+    existing_meta,
+    home_inside,
+    index_meta,
+    open_embedder,
+    retire,
+    retire_leftovers,
+    sizing,
+    sync_files,
+)
+from narezka.search import Filter, Hit, SearchEngine
+from narezka.search.engine import check_query_args
+from narezka.settings import Settings
+from narezka.split import get_strategy
+from narezka.store import Manifest, StoredHit, VectorStore, open_store
+
+SyncReport = IndexReport
+"""What a sync did: files new/changed/unchanged/deleted, chunks embedded/reused/deleted,
+skipped files with reasons, warnings, seconds per stage."""
+
+GET_BATCH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """One indexed file as the index last saw it."""
+
+    path: str
+    size: int
+    mtime: float
+    doc_hash: str
+    chunks: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStats:
+    """What ``Index.stats()`` reports."""
+
+    corpus: str
+    store: str
+    files: int
+    chunks: int
+    embedder: str
+    strategy: str
+    settings: dict[str, Any]
+    synced_at: str | None
+    changed_files: tuple[str, ...]
+    """Files whose size or mtime differ from the index, or that are gone: the next sync's work."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **{f: getattr(self, f) for f in self.__slots__},
+            "changed_files": list(self.changed_files),
+        }
+
+
+class _ReadWriteLock:
+    """Many readers or one writer (searches read; a sync writes one file at a time)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writing = False
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._writing)
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._writing and self._readers == 0)
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writing = False
+                self._cond.notify_all()
+
+
+class _Shared:
+    """One index folder's open store in this process, shared by every ``Index`` of it."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.lock = _ReadWriteLock()
+        self.store: VectorStore | None = None
+        self.data: str | None = None
+        self.users = 0
+        self.guard = threading.Lock()
+
+    def store_for(self, meta: dict[str, Any]) -> VectorStore:
+        """The open store of the live generation (opened on first use, reopened after a
+        rebuild another process swapped in)."""
+        with self.guard:
+            data = str(meta.get("data") or layout.LEGACY_DATA)
+            if self.store is None or self.data != data:
+                if self.store is not None:
+                    self.store.close()
+                    self.store = None
+                self.store = _open_data_store(self.home, meta)
+                self.data = data
+            return self.store
+
+    def swap(self, store: VectorStore, data: str) -> None:
+        """Make a freshly built generation the live one (under the writer lock)."""
+        with self.lock.write(), self.guard:
+            if self.store is not None:
+                self.store.close()
+            self.store, self.data = store, data
+
+    def close(self) -> None:
+        with self.guard:
+            if self.store is not None:
+                self.store.close()
+            self.store, self.data = None, None
+
+
+_OPEN: dict[Path, _Shared] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def _acquire(home: Path) -> _Shared:
+    key = home.resolve()
+    with _OPEN_LOCK:
+        shared = _OPEN.get(key)
+        if shared is None:
+            shared = _OPEN[key] = _Shared(home)
+        shared.users += 1
+        return shared
+
+
+def _release(shared: _Shared) -> None:
+    with _OPEN_LOCK:
+        shared.users -= 1
+        if shared.users > 0:
+            return
+        _OPEN.pop(shared.home.resolve(), None)
+    shared.close()
+
+
+def _open_data_store(home: Path, meta: dict[str, Any]) -> VectorStore:
+    url = meta.get("url")
+    collection = {"collection": meta["collection"]} if meta.get("collection") else {}
+    store = open_store(None if url else layout.data_dir(home, meta), url=url, **collection)
+    try:
+        store.ensure(int(meta["dim"]), sparse=True)
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def resolve_home(location: str | Path) -> Path:
+    """An index folder, or a corpus folder holding one in ``.narezka/``."""
+    path = Path(location)
+    if (path / layout.INDEX_META).is_file():
+        return path
+    if path.is_dir() and (layout.default_home(path) / layout.INDEX_META).is_file():
+        return layout.default_home(path)
+    raise ConfigError(f"no narezka index at {path}: run `narezka index {path}` first")
+
+
+class Index:
+    """A corpus's index, open between calls; see the module docstring. Make one with
+    :meth:`create` or :meth:`open`, and close it (or use it as a context manager)."""
+
+    def __init__(
+        self,
+        home: Path,
+        corpus: Path,
+        settings: Settings,
+        *,
+        url: str | None,
+        embedder: Embedder | None,
+        meta: dict[str, Any] | None,
+        spec: str | None,
+    ) -> None:
+        self.home = home
+        self._spec_name = spec
+        self.corpus = corpus
+        self.settings = settings
+        self.url = url
+        self._given = embedder
+        self._model: Embedder | None = None
+        self._meta = meta
+        self._shared = _acquire(home)
+        self._closed = False
+
+    # ---- opening ------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        corpus: str | Path,
+        settings: Settings | None = None,
+        *,
+        store: str | Path | None = None,
+        url: str | None = None,
+        embedder: Embedder | None = None,
+    ) -> Index:
+        """An index of ``corpus`` with ``settings`` (default: :meth:`Settings.load` of the
+        corpus), kept in ``store`` (default ``corpus/.narezka``) or on a Qdrant server at
+        ``url``. Nothing is written until :meth:`sync`; a store that would put the user's
+        files at risk, an unknown embedder or bad settings fail here."""
+        root = Path(corpus)
+        if not root.exists():
+            raise ConfigError(f"{root}: no such file or directory")
+        home = Path(store) if store is not None else layout.default_home(root)
+        layout.check_home(home, root)
+        chosen = settings if settings is not None else Settings.load(root)
+        model = embedder if embedder is not None else get_embedder(chosen.embedder)
+        sizing(model, chosen.split_values())  # bad sizes fail before anything is written
+        get_strategy(chosen.strategy)
+        meta = existing_meta(home, tolerate_bad=True)
+        spec = None if embedder is not None else chosen.embedder
+        index = cls(home, root, chosen, url=url, embedder=model, meta=meta, spec=spec)
+        index._model = model
+        return index
+
+    @classmethod
+    def open(
+        cls,
+        location: str | Path,
+        *,
+        embedder: Embedder | None = None,
+        corpus: str | Path | None = None,
+    ) -> Index:
+        """The index in ``location``: its folder, or a corpus folder holding ``.narezka/``.
+        ``embedder`` is needed only for an index built with an embedder object; ``corpus``
+        says where the corpus is now if it moved away from its index (the next sync records
+        it)."""
+        text = str(location)
+        if text.startswith(("http://", "https://")):
+            raise ConfigError(
+                "a server index is opened through its local folder (which holds its record "
+                "and manifest): Index.open(STORE), not the server URL"
+            )
+        home = resolve_home(location)
+        meta = layout.read_meta(home)
+        settings = _settings_of(meta)
+        root = Path(corpus).resolve() if corpus is not None else corpus_of(home, meta)
+        return cls(
+            home,
+            root,
+            settings,
+            url=meta.get("url"),
+            embedder=embedder,
+            meta=meta,
+            spec=meta.get("embedder_spec") or None,
+        )
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the store (closed when the last ``Index`` of this folder closes)."""
+        if not self._closed:
+            self._closed = True
+            _release(self._shared)
+
+    # ---- writing ------------------------------------------------------------------------
+
+    def sync(
+        self,
+        paths: Sequence[str | Path] | None = None,
+        *,
+        rebuild: bool = False,
+        progress: Progress | None = None,
+    ) -> SyncReport:
+        """Bring the index up to date with the corpus: new and changed files are chunked
+        and embedded (only chunks whose content changed), deleted files lose their points.
+
+        ``paths`` limits the work to those files (a watcher's events); ``rebuild`` builds a
+        fresh generation beside the live one and swaps it in when complete."""
+        self._check_open()
+        started = time.perf_counter()
+        root, home = self.corpus, self.home
+        model = self._embedder()
+        split_params, counter = sizing(model, self.settings.split_values())
+        splitter = get_strategy(self.settings.strategy, embed=signal_embedder(model))
+        globs = include_for(splitter, self.settings.include)
+        exclude = (*self.settings.exclude, *home_inside(home, root))
+        report = IndexReport(embedder=model.name)
+        fresh_store: VectorStore | None = None
+        with layout.writer(home):
+            old = existing_meta(home, tolerate_bad=rebuild)
+            report.warnings.extend(retire_leftovers(home, old))
+            if old is None or rebuild:
+                generation = layout.new_generation(home)
+                collection = _collection_for(generation, first=old is None) if self.url else None
+                if old is not None:
+                    # Name the half-built generation before filling it, so an interrupted
+                    # rebuild is cleaned up by name on the next run.
+                    layout.write_meta(home, {**old, "building": generation})
+            else:
+                generation = str(old.get("data") or layout.LEGACY_DATA)
+                collection = old.get("collection")
+            meta = index_meta(
+                home, root, model, self._spec(), self.settings.strategy, split_params,
+                self.url, self.settings.include, exclude, data=generation, collection=collection,
+                settings=self.settings.to_record(),
+            )  # fmt: skip
+            if old is None:
+                layout.write_meta(home, meta)  # searchable from the first committed file on
+            swapping = old is not None and rebuild
+            if swapping:
+                fresh_store = _open_data_store(home, meta)
+                store = fresh_store
+            else:
+                store = self._shared.store_for(meta)
+            cached = open_embedder(model, home)
+            try:
+                with Manifest(layout.data_dir(home, meta)) as manifest:
+                    syncer = Syncer(
+                        root, store, manifest, cached, splitter, split_params, counter,
+                        load_rules(root), report,
+                        writing=self._shared.lock.write if not swapping else None,
+                    )  # fmt: skip
+                    report.store = self.url or str(home)
+                    report.recovered = manifest.recover(store)
+                    sync_files(syncer, root, globs, exclude, manifest, progress or Progress(),
+                               paths=_relative_paths(root, paths))  # fmt: skip
+                _optimize(store)
+            except BaseException:
+                if fresh_store is not None:
+                    fresh_store.close()
+                raise
+            meta["synced_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+            if swapping and old is not None and fresh_store is not None:
+                layout.write_meta(home, meta)  # the swap: readers move to the new generation
+                self._shared.swap(fresh_store, generation)
+                retired = str(old.get("data") or layout.LEGACY_DATA)
+                if not retire(home, retired, old.get("collection"), self.url):
+                    layout.write_meta(home, {**meta, "retired": [retired]})
+            else:
+                layout.write_meta(home, meta)
+        self._meta = meta
+        if isinstance(cached, CachedEmbedder):
+            report.cache_hits, report.cache_misses = cached.hits, cached.misses
+        report.seconds["total"] = time.perf_counter() - started
+        return report
+
+    # ---- reading ------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 5,
+        mode: str = "hybrid",
+        filters: Filter | None = None,
+        expand: str | None = None,
+    ) -> list[Hit]:
+        """The ``k`` best hits for ``query``: ``dense``, ``bm25`` or ``hybrid`` (RRF),
+        narrowed by ``filters``, neighbours folded; ``expand`` = ``"section"`` (the whole
+        heading section) or ``"parent"`` (a parent-child index's parents)."""
+        check_query_args(query, k, mode, expand)
+        meta = self._record()
+        engine = SearchEngine(
+            self._store(),
+            corpus=self.corpus,
+            strategy=str(meta.get("strategy", "")),
+            embedder=self._query_embedder() if mode != "bm25" else None,
+            reading=self._shared.lock.read,
+        )
+        return engine.search(query, k=k, mode=mode, filters=filters, expand=expand)
+
+    def get(self, chunk_id: str) -> Hit | None:
+        """The stored chunk with this id (a hit's ``chunk_id``), or None."""
+        found = self._points([chunk_id])
+        return found[0] if found else None
+
+    def neighbours(self, chunk_id: str, n: int = 1) -> list[Hit]:
+        """The chunk and up to ``n`` chunks before and after it in its file, in order."""
+        if n < 0:
+            raise ConfigError(f"n must be at least 0, got {n}")
+        with self._manifest() as manifest:
+            where = manifest.locate(chunk_id)
+            if where is None:
+                return []
+            entry = manifest.get(where[0])
+        if entry is None:
+            return []
+        ids = [c.point_id for c in entry.chunks if abs(c.index - where[1]) <= n]
+        return self._points(ids)
+
+    def chunks(self, source: str | None = None) -> Iterator[Hit]:
+        """Every stored chunk (of one source file, if given), file by file in order."""
+        with self._manifest() as manifest:
+            paths = [source] if source is not None else manifest.paths()
+            ids = [
+                c.point_id for p in paths if (e := manifest.get(p)) is not None for c in e.chunks
+            ]
+        for start in range(0, len(ids), GET_BATCH):
+            yield from self._points(ids[start : start + GET_BATCH])
+
+    def sources(self) -> list[SourceInfo]:
+        """Every indexed file, sorted by path."""
+        with self._manifest() as manifest:
+            return [SourceInfo(*row) for row in manifest.files()]
+
+    def stats(self) -> IndexStats:
+        """Files, chunks, embedder, strategy, last sync, and files changed since it."""
+        meta = self._record()
+        sources = self.sources()
+        return IndexStats(
+            corpus=str(self.corpus),
+            store=self.url or str(self.home),
+            files=len(sources),
+            chunks=sum(s.chunks for s in sources),
+            embedder=str(meta.get("embedder", "")),
+            strategy=str(meta.get("strategy", "")),
+            settings=self.settings.to_record(),
+            synced_at=meta.get("synced_at"),
+            changed_files=tuple(self._changed(sources)),
+        )
+
+    def push(self, url: str, *, collection: str = "narezka") -> int:
+        """Copy every point (same ids, vectors, payloads) into a Qdrant server's collection."""
+        from narezka.store.server import ServerStore
+
+        meta = self._record()
+        with self._manifest() as manifest:
+            ids = manifest.point_ids()
+        copied = 0
+        with ServerStore(url, collection=collection) as target:
+            target.ensure(int(meta["dim"]), sparse=True)
+            source = self._store()
+            for start in range(0, len(ids), GET_BATCH):
+                with self._shared.lock.read():
+                    points = source.get(ids[start : start + GET_BATCH], with_vectors=True)
+                target.upsert(points)
+                copied += len(points)
+        return copied
+
+    # ---- internals ----------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ConfigError(f"the index {self.home} is closed")
+
+    def _record(self) -> dict[str, Any]:
+        self._check_open()
+        # Another process may have synced or rebuilt since: read the record each time (it
+        # is one small file, replaced atomically).
+        self._meta = layout.read_meta(self.home)
+        return self._meta
+
+    def _store(self) -> VectorStore:
+        return self._shared.store_for(self._record())
+
+    @contextlib.contextmanager
+    def _manifest(self) -> Iterator[Manifest]:
+        with Manifest(layout.data_dir(self.home, self._record())) as manifest:
+            yield manifest
+
+    def _points(self, ids: Sequence[str]) -> list[Hit]:
+        if not ids:
+            return []
+        store = self._store()
+        with self._shared.lock.read():
+            points = store.get(list(ids))
+        by_id = {p.id: p for p in points}
+        return [Hit.from_stored(StoredHit(i, 0.0, by_id[i].payload), "") for i in ids if i in by_id]
+
+    def _spec(self) -> str | Embedder:
+        """What index.json records as the embedder: its spec, or the object itself (then
+        searches and syncs must be given it again)."""
+        return self._spec_name if self._spec_name else self._embedder()
+
+    def _embedder(self) -> Embedder:
+        """The embedder that writes (and its name must match what the index holds)."""
+        if self._model is None:
+            self._model = self._given or _embedder_of(self._record())
+        return self._model
+
+    def _query_embedder(self) -> Embedder:
+        model = self._embedder()
+        built = str(self._record().get("embedder", ""))
+        if built and model.name != built:
+            raise ConfigError(
+                f"the index was built with {built}, not {model.name}: search with the same "
+                "embedder or re-index with --rebuild"
+            )
+        if not isinstance(model, CachedEmbedder):
+            model = self._model = open_embedder(model, self.home)
+        return model
+
+    def _changed(self, sources: Sequence[SourceInfo]) -> Iterator[str]:
+        for source in sources:
+            try:
+                stat = (self.corpus / source.path).stat()
+            except OSError:
+                yield source.path
+                continue
+            if (stat.st_size, stat.st_mtime) != (source.size, source.mtime):
+                yield source.path
+
+
+def _settings_of(meta: dict[str, Any]) -> Settings:
+    """The settings an index was built with (format 1 kept only its split parameters)."""
+    record = meta.get("settings")
+    if isinstance(record, dict):
+        return Settings.from_record(record)
+    params = dict(meta.get("params") or {})
+    return Settings().replace(
+        strategy=meta.get("strategy"),
+        embedder=meta.get("embedder_spec"),
+        include=meta.get("include"),
+        exclude=tuple(meta.get("exclude") or ()),
+        **{k: v for k, v in params.items() if k != "tokenizer" or v},
+    )
+
+
+def _embedder_of(meta: dict[str, Any]) -> Embedder:
+    spec = meta.get("embedder_spec")
+    if not spec:
+        raise ConfigError(
+            f"the index was built with an embedder object ({meta.get('embedder')}): "
+            "pass the same embedder (Index.open(..., embedder=...))"
+        )
+    return get_embedder(str(spec))
+
+
+def _collection_for(generation: str, *, first: bool) -> str:
+    return "narezka" if first else f"narezka-{generation}"
+
+
+def _relative_paths(root: Path, paths: Sequence[str | Path] | None) -> set[str] | None:
+    if paths is None:
+        return None
+    out = set()
+    for given in paths:
+        path = Path(given)
+        if path.is_absolute():
+            try:
+                path = path.resolve().relative_to(root.resolve())
+            except ValueError:
+                raise ConfigError(f"{given} is not inside the corpus {root}") from None
+        out.add(path.as_posix())
+    return out
+
+
+def _optimize(store: VectorStore) -> None:
+    # A long-lived store is not closed after each sync: merge segments and vacuum now.
+    optimize = getattr(store, "optimize", None)
+    if callable(optimize):
+        optimize()

@@ -1,0 +1,106 @@
+"""One query through the stages above the store: encode, filter, rank (the store fuses dense
+and BM25 rankings by RRF), order ties, fold or map to parents, expand."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import cast
+
+from narezka.embed import Embedder
+from narezka.errors import ConfigError
+from narezka.search.expansion import expand_section, merged_text
+from narezka.search.folding import fold_neighbours, to_parents
+from narezka.search.hits import Filter, Hit, check_k
+from narezka.store import StoredHit, VectorStore
+from narezka.store.base import Mode
+from narezka.store.sparse import Bm25Encoder
+
+MODES = ("dense", "bm25", "hybrid")
+EXPANSIONS = (None, "section", "parent")
+CANDIDATES_PER_RESULT = 4
+"""Candidates fetched per wanted result: neighbours fold together and a path glob drops some."""
+PATH_GLOB_EXTRA = 20
+
+
+class SearchEngine:
+    """Searches one open store; the caller (``Index``) owns the store and the embedder."""
+
+    def __init__(
+        self,
+        store: VectorStore,
+        *,
+        corpus: Path,
+        strategy: str,
+        embedder: Embedder | None = None,
+        bm25: Bm25Encoder | None = None,
+        reading: Callable[[], AbstractContextManager[object]] | None = None,
+    ) -> None:
+        self.store = store
+        self.corpus = corpus
+        self.strategy = strategy
+        self.embedder = embedder
+        self.bm25 = bm25 or Bm25Encoder()
+        # A sync in the same process writes one file's points under the writer side of this
+        # guard: a query sees each file before or after, never half-written.
+        self._reading = reading or nullcontext
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 5,
+        mode: str = "hybrid",
+        filters: Filter | None = None,
+        expand: str | None = None,
+    ) -> list[Hit]:
+        """The ``k`` best hits for ``query``; see :mod:`narezka.search`."""
+        check_query_args(query, k, mode, expand)
+        if expand == "parent" and self.strategy != "parent-child":
+            raise ConfigError(
+                "--expand parent needs an index built with --strategy parent-child; this one "
+                f"was built with {self.strategy!r} (use --expand section, or re-index)"
+            )
+        where = filters or Filter()
+        dense = sparse = None
+        if mode in ("dense", "hybrid"):
+            if self.embedder is None:
+                raise ConfigError(
+                    "the index was built with an embedder object: pass the same embedder"
+                )
+            dense = self.embedder.embed_queries([query])[0]
+        if mode in ("bm25", "hybrid"):
+            sparse = self.bm25.encode_query(query)
+        wanted = k * CANDIDATES_PER_RESULT + (PATH_GLOB_EXTRA if where.path else 0)
+        with self._reading():
+            stored = self.store.query(
+                dense, sparse, filter=where.store_filter(), k=wanted, mode=cast(Mode, mode)
+            )
+        stored = [h for h in stored if where.matches_path(str(h.payload.get("file_path", "")))]
+        stored.sort(key=_tie_order)
+        hits = [Hit.from_stored(h, query) for h in stored]
+        hits = to_parents(hits, query) if expand == "parent" else fold_neighbours(hits, k)
+        hits = hits[:k]
+        if expand == "section":
+            # The section holds the folded neighbours too: one read of the file serves both.
+            return [expand_section(h, self.corpus, query) for h in hits]
+        if expand is None:
+            return [merged_text(h, self.corpus, query) if h.merged else h for h in hits]
+        return hits
+
+
+def check_query_args(query: str, k: int, mode: str, expand: str | None) -> None:
+    """Refuse what no search can answer, before anything is embedded."""
+    if not query.strip():
+        raise ConfigError("the query is empty")
+    if mode not in MODES:
+        raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    check_k(k)
+    if expand not in EXPANSIONS:
+        raise ConfigError(f"expand must be 'section' or 'parent', not {expand!r}")
+
+
+def _tie_order(hit: StoredHit) -> tuple[float, str, int]:
+    # Equal scores must come in one order, or a re-run could fold a different chunk in.
+    return (-hit.score, str(hit.payload.get("file_path", "")), int(hit.payload.get("start", 0)))

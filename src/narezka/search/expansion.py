@@ -1,0 +1,90 @@
+"""Reading a hit's neighbourhood back from its source file — only while the file still says
+what the index holds (same document hash); otherwise the stored text, marked stale."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from narezka.discover import read_document
+from narezka.enrich.hashes import doc_hash
+from narezka.errors import NarezkaError
+from narezka.parse.markdown import parse_document
+from narezka.search.hits import Hit, snippet
+from narezka.types import BlockKind, RawDocument
+
+
+def merged_text(hit: Hit, corpus: Path, query: str) -> Hit:
+    """The text of a folded hit's whole span, read from its file; if the file changed since
+    it was indexed, the hit shrinks back to its best chunk, marked stale."""
+    raw = current_source(corpus, hit)
+    if raw is None:
+        return _stored(hit, query)
+    text = raw.text[hit.start : hit.end]
+    return dataclasses.replace(hit, text=text, snippet=snippet(text, query))
+
+
+def expand_section(hit: Hit, corpus: Path, query: str) -> Hit:
+    """Replace the hit's text by its whole heading section from the source file (or keep the
+    stored text, marked stale, when the file no longer matches the index)."""
+    raw = current_source(corpus, hit)
+    if raw is None:
+        return _stored(hit, query)
+    doc, _ = parse_document(raw)
+    level = len(hit.section)
+    start, end = doc.body_start, len(doc.text)
+    for block in doc.blocks:
+        if block.kind is not BlockKind.HEADING:
+            continue
+        if block.start <= hit.start and block.level <= max(level, 1):
+            start = block.start
+        elif block.start > hit.start and block.level <= max(level, 1):
+            end = block.start
+            break
+    text = doc.text[start:end].strip()
+    return dataclasses.replace(
+        hit, text=text, snippet=snippet(text, query), start=start, end=start + len(text)
+    )
+
+
+def _stored(hit: Hit, query: str) -> Hit:
+    """The hit as the index holds it: its own chunk's span and text, nothing folded in."""
+    p = hit.payload
+    text = str(p.get("text", hit.text))
+    return dataclasses.replace(
+        hit,
+        text=text,
+        snippet=snippet(text, query),
+        start=int(p.get("start", hit.start)),
+        end=int(p.get("end", hit.end)),
+        merged=(),
+        stale=True,
+    )
+
+
+def current_source(corpus: Path, hit: Hit) -> RawDocument | None:
+    """The hit's file as the index read it, only if it still says what the index holds:
+    same document hash (or, for an index older than stored hashes, the same text at the
+    hit's own span). None if it changed, is gone or is unreadable now."""
+    raw = read_source(corpus, hit.file_path)
+    if raw is None:
+        return None
+    p = hit.payload
+    stored = str(p.get("doc_hash") or "")
+    if stored:
+        return raw if doc_hash(raw.text) == stored else None
+    own = raw.text[int(p.get("start", 0)) : int(p.get("end", 0))]
+    return raw if own == p.get("text") else None
+
+
+def read_source(corpus: Path, file_path: str) -> RawDocument | None:
+    """The indexed file as the index read it (decoded, LF newlines), or None if it is gone,
+    unreadable, or outside the corpus."""
+    root = corpus if corpus.is_dir() else corpus.parent
+    relative = Path(file_path)
+    if relative.is_absolute() or ".." in relative.parts:
+        return None  # never a path the index wrote
+    try:
+        return read_document(root, root / relative)[0]
+    except (OSError, NarezkaError):
+        return None

@@ -1,0 +1,66 @@
+"""Folding ranked chunks: neighbours of one section into one hit, children into parents."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from narezka.search.hits import Hit, snippet
+
+
+def fold_neighbours(hits: Sequence[Hit], limit: int | None = None) -> list[Hit]:
+    """Fold overlapping or adjacent chunks of one section into the best of them (hits come
+    best first): its span grows to cover them all, so the neighbour that holds the rest of an
+    answer is returned with it instead of dropped. The search then reads the grown span's
+    text from the source file.
+
+    With ``limit``, folding stops at the first hit that would be result ``limit + 1``: a
+    neighbour ranked below everything that is returned stays out, so a result grows only by
+    chunks that earned their rank."""
+    kept: list[Hit] = []
+    for hit in hits:
+        for i, best in enumerate(kept):
+            same_section = best.file_path == hit.file_path and best.section == hit.section
+            near = {best.chunk_index, *best.merged}
+            if same_section and any(abs(hit.chunk_index - n) <= 1 for n in near):
+                kept[i] = dataclasses.replace(
+                    _replace_merged(best, (*best.merged, hit.chunk_index)),
+                    start=min(best.start, hit.start),
+                    end=max(best.end, hit.end),
+                )
+                break
+        else:
+            if limit is not None and len(kept) >= limit:
+                break
+            kept.append(hit)
+    return kept
+
+
+def to_parents(hits: Sequence[Hit], query: str) -> list[Hit]:
+    """Each hit replaced by its parent span and text; children of one parent fold into the
+    best of them (hits come best first), so k results are k different parents."""
+    best: dict[tuple[str, int], Hit] = {}
+    for hit in hits:
+        p = hit.payload
+        if "parent_text" not in p:
+            # Not a parent-child point: it stands for itself (negative keys never clash).
+            best.setdefault((hit.file_path, -1 - hit.chunk_index), hit)
+            continue
+        key = (hit.file_path, int(p["parent_index"]))
+        if key in best:
+            best[key] = _replace_merged(best[key], (*best[key].merged, hit.chunk_index))
+            continue
+        text = str(p["parent_text"])
+        best[key] = dataclasses.replace(
+            hit,
+            text=text,
+            snippet=snippet(text, query),
+            start=int(p["parent_start"]),
+            end=int(p["parent_end"]),
+            section=tuple(p.get("parent_section") or hit.section),
+        )
+    return list(best.values())
+
+
+def _replace_merged(hit: Hit, merged: tuple[int, ...]) -> Hit:
+    return dataclasses.replace(hit, merged=tuple(sorted(set(merged))))

@@ -1,0 +1,126 @@
+"""What a search returns (:class:`Hit`) and what it may be narrowed by (:class:`Filter`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from narezka.errors import ConfigError
+from narezka.globs import glob_regex
+from narezka.store import Eq, StoredHit
+from narezka.store import Filter as StoreFilter
+
+SNIPPET_CHARS = 240
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """Which chunks may answer: exact zone, project and category, a path glob, and whether
+    archived pages count (they do not by default)."""
+
+    zone: str | None = None
+    project: str | None = None
+    category: str | None = None
+    path: str | None = None
+    """A glob over the file's path inside the corpus, e.g. ``products/**``."""
+    include_archived: bool = False
+
+    def __post_init__(self) -> None:
+        if self.path is not None:
+            glob_regex(self.path)  # a malformed glob fails here, not mid-search
+
+    def store_filter(self) -> StoreFilter:
+        """The part the store evaluates itself (the path glob is applied to candidates)."""
+        fields = (("zone", self.zone), ("project", self.project), ("category", self.category))
+        must = tuple(Eq(name, value) for name, value in fields if value)
+        must_not = () if self.include_archived else (Eq("archived", True),)
+        return StoreFilter(must, must_not)
+
+    def matches_path(self, file_path: str) -> bool:
+        return self.path is None or bool(glob_regex(self.path).match(file_path))
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result: where it is, what it says, how it ranked."""
+
+    score: float
+    url: str
+    file_path: str
+    section: tuple[str, ...]
+    text: str
+    snippet: str
+    chunk_index: int
+    start: int
+    end: int
+    payload: dict[str, Any] = field(default_factory=dict)
+    merged: tuple[int, ...] = ()
+    """Indices of neighbouring chunks of the same section folded into this hit."""
+    stale: bool = False
+    """The file changed since it was indexed: the text is what the index holds, and folding
+    or section expansion (which read the file) were not applied."""
+    chunk_id: str = ""
+    """The point id of the hit's best chunk: ``Index.get`` and ``Index.neighbours`` take it."""
+
+    @property
+    def breadcrumb(self) -> str:
+        return " > ".join(self.section)
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit as JSON-ready data (what ``search --format json`` prints)."""
+        return {
+            "score": self.score,
+            "chunk_id": self.chunk_id,
+            "url": self.url,
+            "file_path": self.file_path,
+            "section": list(self.section),
+            "chunk_index": self.chunk_index,
+            "start": self.start,
+            "end": self.end,
+            "snippet": self.snippet,
+            "text": self.text,
+            "merged": list(self.merged),
+            "stale": self.stale,
+            "zone": self.payload.get("zone"),
+            "project": self.payload.get("project"),
+            "category": self.payload.get("category"),
+            "archived": self.payload.get("archived"),
+        }
+
+    @classmethod
+    def from_stored(cls, stored: StoredHit, query: str) -> Hit:
+        """A hit for a point the store returned, its snippet taken around the query."""
+        p = dict(stored.payload)
+        text = str(p.get("text", ""))
+        return cls(
+            score=stored.score,
+            url=str(p.get("url", "")),
+            file_path=str(p.get("file_path", "")),
+            section=tuple(p.get("section_path") or ()),
+            text=text,
+            snippet=snippet(text, query),
+            chunk_index=int(p.get("chunk_index", 0)),
+            start=int(p.get("start", 0)),
+            end=int(p.get("end", 0)),
+            payload=p,
+            chunk_id=stored.id,
+        )
+
+
+def check_k(k: int) -> None:
+    if k < 1:
+        raise ConfigError(f"k must be at least 1, got {k}")
+
+
+_WORD = re.compile(r"\w+", re.U)
+
+
+def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
+    """A window of ``text`` around the first query word it contains (by a 5-letter stem)."""
+    stems = {w.lower()[:5] for w in _WORD.findall(query) if len(w) > 2}
+    lowered = text.lower()
+    first = min((i for s in stems if (i := lowered.find(s)) >= 0), default=0)
+    begin = max(0, first - width // 3)
+    piece = text[begin : begin + width].replace("\n", " ")
+    return ("…" if begin else "") + piece + ("…" if begin + width < len(text) else "")

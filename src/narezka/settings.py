@@ -1,0 +1,191 @@
+"""``Settings``: how a corpus is chunked, embedded and indexed — every default in one place.
+
+Loaded in this order, each later source overriding the earlier ones::
+
+    the defaults below  →  narezka.toml [settings] in the corpus  →  NAREZKA_* variables  →  flags
+
+``narezka.toml`` example (the same file holds ``[zones]`` and ``[projects]``)::
+
+    [settings]
+    strategy = "headings"
+    embedder = "e5"
+    size = 384            # in unit; default: the embedder's budget in its own tokens
+    levels = "2-3"
+    exclude = ["drafts/**"]
+
+Environment: ``NAREZKA_STRATEGY``, ``NAREZKA_EMBEDDER``, ``NAREZKA_SIZE``, ``NAREZKA_UNIT``,
+``NAREZKA_TOKENIZER``, ``NAREZKA_OVERLAP``, ``NAREZKA_LEVELS``, ``NAREZKA_MIN_CHARS``,
+``NAREZKA_INCLUDE`` and ``NAREZKA_EXCLUDE`` (comma-separated globs), and so on for every
+field (upper-cased). A value that does not parse is a ``ConfigError`` naming its source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from narezka.config import CONFIG_NAME
+from narezka.errors import ConfigError
+from narezka.pipeline.chunking import make_params
+from narezka.split import strategy_names
+
+DEFAULT_STRATEGY = "headings"
+DEFAULT_EMBEDDER = "use"
+ENV_PREFIX = "NAREZKA_"
+
+SPLIT_FIELDS = (
+    "size",
+    "unit",
+    "tokenizer",
+    "overlap",
+    "levels",
+    "min_chars",
+    "breadcrumbs",
+    "separators",
+    "threshold",
+    "percentile",
+    "parent_size",
+)
+"""The fields that become split parameters (see :class:`narezka.split.SplitParams`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How to chunk, embed and index a corpus. Unset split fields (None) take the library's
+    defaults: chunks sized in the embedder's own tokens, up to its budget."""
+
+    strategy: str = DEFAULT_STRATEGY
+    embedder: str = DEFAULT_EMBEDDER
+    size: int | None = None
+    unit: str | None = None
+    tokenizer: str | None = None
+    overlap: int | None = None
+    levels: tuple[int, int] | None = None
+    min_chars: int | None = None
+    breadcrumbs: bool | None = None
+    separators: tuple[str, ...] | None = None
+    threshold: float | None = None
+    percentile: float | None = None
+    parent_size: int | None = None
+    include: tuple[str, ...] | None = None
+    """Globs of files to read; None: the strategy's own (Markdown and text for headings)."""
+    exclude: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.strategy not in strategy_names():
+            raise ConfigError(
+                f"unknown strategy {self.strategy!r}; choose one of: {', '.join(strategy_names())}"
+            )
+        if not self.embedder.strip():
+            raise ConfigError("embedder must not be empty")
+        # Normalize the text forms (levels "2-3", lists) and validate the split values the
+        # same way SplitParams will; a size that needs the embedder's budget is checked then.
+        split = self.split_values()
+        checked = make_params(**{**split, "size": split.get("size") or 10_000})
+        for name in ("levels", "separators"):
+            if split.get(name) is not None:
+                object.__setattr__(self, name, getattr(checked, name))
+        for name in ("include", "exclude"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, (value,))
+            elif value is not None:
+                object.__setattr__(self, name, tuple(str(v) for v in value))
+
+    def split_values(self) -> dict[str, Any]:
+        """The split parameters that are set (unset ones take the library's defaults)."""
+        return {name: v for name in SPLIT_FIELDS if (v := getattr(self, name)) is not None}
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied (None values leave a field as it is)."""
+        given = {k: v for k, v in changes.items() if v is not None}
+        unknown = sorted(set(given) - {f.name for f in fields(self)})
+        if unknown:
+            raise ConfigError(f"unknown setting {', '.join(unknown)}")
+        return dataclasses.replace(self, **given)
+
+    def to_record(self) -> dict[str, Any]:
+        """The settings as JSON-ready data (``index.json`` keeps them for ``sync``)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Settings:
+        """Settings from :meth:`to_record` output (unknown keys are refused)."""
+        return cls().replace(**dict(record))
+
+    @classmethod
+    def load(
+        cls,
+        corpus: str | Path | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        **flags: Any,
+    ) -> Settings:
+        """Defaults, then ``corpus/narezka.toml`` ``[settings]``, then ``NAREZKA_*`` variables,
+        then ``flags`` (None means "not given")."""
+        settings = cls()
+        if corpus is not None:
+            settings = settings.replace(**_from_toml(Path(corpus)))
+        settings = settings.replace(**_from_env(os.environ if environ is None else environ))
+        return settings.replace(**flags)
+
+
+_LISTS = ("include", "exclude", "separators")
+_INTS = ("size", "overlap", "min_chars", "parent_size")
+_FLOATS = ("threshold", "percentile")
+
+
+def _from_toml(corpus: Path) -> dict[str, Any]:
+    path = (corpus if corpus.is_dir() else corpus.parent) / CONFIG_NAME
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    table = data.get("settings", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [settings] must be a table of name = value")
+    return _checked(table, f"{path} [settings]")
+
+
+def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    names = {f.name for f in fields(Settings)}
+    raw = {
+        key[len(ENV_PREFIX) :].lower(): value
+        for key, value in environ.items()
+        if key.startswith(ENV_PREFIX) and key[len(ENV_PREFIX) :].lower() in names and value
+    }
+    values: dict[str, Any] = {}
+    for name, text in raw.items():
+        values[name] = [p.strip() for p in text.split(",") if p.strip()] if name in _LISTS else text
+    return _checked(values, "environment")
+
+
+def _checked(values: Mapping[str, Any], where: str) -> dict[str, Any]:
+    names = {f.name for f in fields(Settings)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ConfigError(f"{where}: unknown setting {', '.join(unknown)}")
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        try:
+            if name in _INTS:
+                out[name] = int(value)
+            elif name in _FLOATS:
+                out[name] = float(value)
+            elif name == "breadcrumbs" and isinstance(value, str):
+                out[name] = value.strip().lower() in ("1", "true", "yes", "on")
+            elif name in _LISTS and isinstance(value, str):
+                out[name] = (value,)
+            else:
+                out[name] = value
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: {name} = {value!r} is not a valid value") from None
+    return out
