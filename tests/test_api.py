@@ -13,9 +13,16 @@ def test_public_names_are_pinned() -> None:
         "ChunkReport",
         "ConfigError",
         "Document",
+        "Filter",
+        "Hit",
+        "Index",
+        "IndexStats",
         "NarezkaError",
+        "Settings",
         "SourceError",
+        "SourceInfo",
         "SplitParams",
+        "SyncReport",
         "__version__",
         "chunk_documents",
         "chunk_path",
@@ -38,3 +45,22 @@ def test_chunk_path_reads_a_folder_and_a_file() -> None:
     single = narezka.chunk_path(EXAMPLES / "faq.md", size=800)
     assert {c.source for c in single} == {"faq.md"}
     assert [c.text for c in single] == [c.text for c in folder if c.source == "faq.md"]
+
+
+def test_every_public_name_has_a_docstring() -> None:
+    import inspect
+
+    missing = []
+    for name in narezka.__all__:
+        obj = getattr(narezka, name)
+        if name.startswith("__") or not (inspect.isclass(obj) or inspect.isfunction(obj)):
+            continue
+        if not (obj.__doc__ or "").strip():
+            missing.append(name)
+        if inspect.isclass(obj):
+            for attr, member in vars(obj).items():
+                if attr.startswith("_") or not inspect.isfunction(member):
+                    continue
+                if not (member.__doc__ or "").strip():
+                    missing.append(f"{name}.{attr}")
+    assert not missing, f"public names without a docstring: {missing}"

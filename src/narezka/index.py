@@ -85,6 +85,7 @@ class IndexStats:
     """Files whose size or mtime differ from the index, or that are gone: the next sync's work."""
 
     def to_json(self) -> dict[str, Any]:
+        """The stats as JSON-ready data."""
         return {
             **{f: getattr(self, f) for f in self.__slots__},
             "changed_files": list(self.changed_files),
@@ -424,25 +425,31 @@ class Index:
         """The chunk and up to ``n`` chunks before and after it in its file, in order."""
         if n < 0:
             raise ConfigError(f"n must be at least 0, got {n}")
-        with self._manifest() as manifest:
+        # The manifest and the points are read under one read lock: a sync in this process
+        # cannot replace the file's points in between.
+        with self._shared.lock.read(), self._manifest() as manifest:
             where = manifest.locate(chunk_id)
-            if where is None:
+            entry = manifest.get(where[0]) if where is not None else None
+            if where is None or entry is None:
                 return []
-            entry = manifest.get(where[0])
-        if entry is None:
-            return []
-        ids = [c.point_id for c in entry.chunks if abs(c.index - where[1]) <= n]
-        return self._points(ids)
+            ids = [c.point_id for c in entry.chunks if abs(c.index - where[1]) <= n]
+            return self._points(ids)
 
     def chunks(self, source: str | None = None) -> Iterator[Hit]:
         """Every stored chunk (of one source file, if given), file by file in order."""
         with self._manifest() as manifest:
             paths = [source] if source is not None else manifest.paths()
-            ids = [
-                c.point_id for p in paths if (e := manifest.get(p)) is not None for c in e.chunks
-            ]
-        for start in range(0, len(ids), GET_BATCH):
-            yield from self._points(ids[start : start + GET_BATCH])
+        for path in paths:
+            # One file at a time under the read lock: each file whole, as one sync left it.
+            with self._shared.lock.read(), self._manifest() as manifest:
+                entry = manifest.get(path)
+                ids = [c.point_id for c in entry.chunks] if entry is not None else []
+                found = [
+                    p
+                    for s in range(0, len(ids), GET_BATCH)
+                    for p in self._points(ids[s : s + GET_BATCH])
+                ]
+            yield from found
 
     def sources(self) -> list[SourceInfo]:
         """Every indexed file, sorted by path."""

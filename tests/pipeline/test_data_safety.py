@@ -295,3 +295,29 @@ def test_a_store_inside_the_corpus_is_not_read_as_input(kb: Path) -> None:
 def _sources(store: Path) -> list[str]:
     with Manifest(index_data(store)) as manifest:
         return manifest.paths()
+
+
+def test_chunks_kept_across_an_edit_get_their_new_offsets_and_are_not_stale(
+    tmp_path: Path,
+) -> None:
+    corpus = tmp_path / "notes"
+    corpus.mkdir()
+    page = corpus / "page.md"
+    sections = [f"## Раздел {i}\n\nТекст раздела номер {i} про доставку.\n" for i in range(6)]
+    page.write_text("# Страница\n\n" + "\n".join(sections), encoding="utf-8")
+    index(corpus, embedder=model(), size=60, unit="chars", min_chars=0)
+    # Lengthen the first section: later chunks keep index and content, their offsets move.
+    page.write_text(
+        "# Страница\n\n" + "\n".join([sections[0].replace("номер 0", "номер 00"), *sections[1:]]),
+        encoding="utf-8",
+    )
+    report = index(corpus, embedder=model(), size=60, unit="chars", min_chars=0)
+    assert report.chunks_kept >= 5, "the case under test: chunks kept as they were"
+    text = page.read_text(encoding="utf-8")
+    from narezka import Index
+
+    with Index.open(corpus) as ix:
+        stored = list(ix.chunks("page.md"))
+        assert stored and all(text[c.start : c.end] == c.text for c in stored)
+        hits = ix.search("доставку раздела", mode="bm25", k=6, expand="section")
+        assert hits and not any(h.stale for h in hits)

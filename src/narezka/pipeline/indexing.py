@@ -86,6 +86,7 @@ class IndexReport:
     store: str = ""
 
     def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data (what ``index --json`` prints)."""
         data = {k: getattr(self, k) for k in self.__slots__}
         data["skipped"] = [{"path": e.path, "problem": e.problem} for e in self.skipped]
         return data
@@ -237,10 +238,12 @@ class Syncer:
             report.files_changed += 1
 
         started = time.perf_counter()
+        # A kept chunk (same id, same content) still gets its payload rewritten: its offsets
+        # may have moved and its document hash has changed. Its vector is copied as it is.
+        donors = [*(old_id for _, old_id in plan.reuse), *(c.point_id for c in plan.keep)]
         reused = {}
-        if plan.reuse:
-            stored = self.store.get([old_id for _, old_id in plan.reuse], with_vectors=True)
-            reused = {p.id: p for p in stored}
+        if donors:
+            reused = {p.id: p for p in self.store.get(donors, with_vectors=True)}
         report.seconds["store"] += time.perf_counter() - started
 
         started = time.perf_counter()
@@ -248,7 +251,8 @@ class Syncer:
             self._point(entry.point_id, by_index[entry.index], vector)
             for entry, vector in zip(plan.embed, vectors, strict=True)
         ]
-        for entry, old_id in plan.reuse:
+        copies = [*plan.reuse, *((c, c.point_id) for c in plan.keep)]
+        for entry, old_id in copies:
             donor = reused.get(old_id)
             if donor is None or donor.dense is None:  # vanished under us: embed it after all
                 vector = embed_all([by_index[entry.index].embed_text], self.embedder)[0]
@@ -256,7 +260,8 @@ class Syncer:
                 report.chunks_embedded += 1
             else:
                 points.append(self._point(entry.point_id, by_index[entry.index], donor.dense))
-                report.chunks_reused += 1
+                if entry.point_id != old_id:
+                    report.chunks_reused += 1
         with self.writing():
             self._write(source, plan, points, entries, stat, digest)
         report.seconds["store"] += time.perf_counter() - started

@@ -38,6 +38,7 @@ class Filter:
         return StoreFilter(must, must_not)
 
     def matches_path(self, file_path: str) -> bool:
+        """Whether a file's corpus path passes the path glob (always, without one)."""
         return self.path is None or bool(glob_regex(self.path).match(file_path))
 
 
