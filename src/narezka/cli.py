@@ -18,6 +18,7 @@ from rich.table import Table
 from narezka import pipeline
 from narezka.cli_eval import eval_command
 from narezka.cli_index import COMMANDS, progress_bar
+from narezka.cli_inspect import inspect_command
 from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder, get_embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.split import NEEDS_EMBEDDER, SENTENCE, strategy_names
@@ -280,7 +281,7 @@ def strategies() -> None:
         click.echo(name)
 
 
-for _command in [*COMMANDS, eval_command]:
+for _command in [*COMMANDS, eval_command, inspect_command]:
     cli.add_command(_command)
 
 
