@@ -203,6 +203,7 @@
       el("div", { class: "embed" }, [el("span", { class: "label" },
         "embed_text (what is embedded; + marks lines that are not in the span)"), pre]));
     detail.hidden = false;
+    document.querySelector(".inspector").classList.add("with-detail");
     document.querySelectorAll(".band.selected").forEach((b) => b.classList.remove("selected"));
     const pane = document.querySelectorAll(".pane")[r];
     pane.querySelectorAll(".band")[n].classList.add("selected");
@@ -210,6 +211,8 @@
 
   function hideDetail() {
     detail.hidden = true;
+    const layout = document.querySelector(".inspector");
+    if (layout) layout.classList.remove("with-detail");
   }
 
   // --- scroll kept in step -------------------------------------------------------------
@@ -290,7 +293,7 @@
       if (ev.key === "Enter" && ev.target.classList.contains("band")) ev.target.click();
     });
     document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") hideDetail(); });
-    app.replaceChildren(el("div", { class: "inspector" }, [side, panes]), detail);
+    app.replaceChildren(el("div", { class: "inspector" }, [side, panes, detail]));
     if (runs.length > 1) syncScroll([...document.querySelectorAll(".pane-body")]);
     const asked = /^#file=(\d+)$/.exec(location.hash);
     if (index.files.length) show(asked ? Number(asked[1]) : 0);
