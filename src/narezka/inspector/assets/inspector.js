@@ -134,7 +134,9 @@
     const run = runs[r];
     const unit = unitName(run);
     const extra = c.d !== undefined ? " · " + c.d + " " + run.display + " tokens" : "";
-    const added = embedLines(doc, c).filter((l) => l.kind === "added");
+    // Most embed_texts are the breadcrumb line and the span: nothing to compare line by line.
+    const plain = c.x === undefined && (c.p === "" || c.p === c.sec.join(" > ") + "\n\n");
+    const added = plain ? [] : embedLines(doc, c).filter((l) => l.kind === "added");
     return el("article", {
       class: "band band-" + (n % 2) + (c.t > run.limit ? " over" : ""),
       "data-index": c.i, "data-start": c.s, "data-end": c.e, tabindex: 0,
@@ -270,11 +272,25 @@
     if (location.hash !== "#file=" + n) history.replaceState(null, "", "#file=" + n);
   }
 
+  function legend() {
+    const item = (sample, text) => el("li", {}, [sample, " ", text]);
+    return el("details", { class: "legend" }, [el("summary", {}, "How to read the bands"), el("ul", {}, [
+      item(el("span", { class: "swatch band-0" }, "#0"), "a chunk: solid edge, then"),
+      item(el("span", { class: "swatch band-1" }, "#1"), "the next: dashed edge; ✂ marks each boundary"),
+      item(el("span", { class: "swatch overlap" }, "abc"), "hatched, dotted underline: overlap repeated from the chunk before"),
+      item(el("span", { class: "swatch atom-mark" }, "code"), "boxed and labelled: a code block, table or HTML block (an atom); “split” when a chunk boundary cuts it"),
+      item(el("span", { class: "swatch added-mark" }, "+"), "“embed_text adds”: lines embedded but not in the span (a split table's header, code fences)"),
+      item(el("span", { class: "swatch" }, "▮▯"), "bar: size of embed_text against the limit; striped and “over limit” past it"),
+      item(el("span", { class: "swatch" }, "click"), "a chunk: its full embed_text, breadcrumb and url"),
+    ])]);
+  }
+
   function build() {
     const app = document.getElementById("app");
     const list = fileList();
     const side = el("nav", { class: "side", "aria-label": "summary and files" }, [
       el("h1", {}, index.title),
+      legend(),
       ...runs.flatMap((run) => [el("div", { class: "run-label" }, run.label), totalsTable(run), runHistogram(run)]),
       el("h2", {}, index.files.length + " files (chunks" + (runs.length > 1 ? " left | right" : "") + ")"),
       filterBox(list), list,
