@@ -105,6 +105,7 @@ def test_clicking_a_chunk_shows_its_embed_text(built: Built, open_page: Any) -> 
     for n, c in enumerate(built.chunks["ru.md"]):
         page.locator(".pane[data-run='0'] .band").nth(n).click()
         assert page.text_content("#detail .embed-text") == c.embed_text
+        assert page.text_content("#detail .chunk-url") == c.url
         assert page.text_content("#detail h2") == f"headings · {SIZE} chars · chunk #{c.index}"
     page.keyboard.press("Escape")
     assert page.is_hidden("#detail")

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from narezka.cli import cli
 from narezka.inspector import InspectRun, inspection_data, read_sources, render_page, script_json
+from narezka.inspector.model import breadcrumb_prefix
 from narezka.pipeline import chunk_documents
 
 from conftest import EXAMPLES
@@ -58,7 +59,9 @@ def test_the_data_rebuilds_every_chunk_and_counts_it(strategy: str) -> None:
             c = by_key[(doc["source"], record["i"])]
             span = doc["text"][record["s"] : record["e"]]
             assert span == c.text
-            assert record.get("x", record.get("p", "") + span) == c.embed_text
+            prefix = record.get("p", breadcrumb_prefix(record["sec"]))
+            assert record.get("x", prefix + span) == c.embed_text
+            assert record.get("u", f"{doc['source']}#{record.get('a')}") == c.url
             seen += 1
     assert seen == len(report.chunks) == index["runs"][0]["totals"]["chunks"]
     assert sum(f["chunks"][0] for f in index["files"]) == seen
@@ -153,3 +156,40 @@ def test_open_hands_the_page_to_the_default_browser(
     code, output = _inspect(str(EXAMPLES / "faq.md"), "--out", str(out), "--open")
     assert code == 0 and opened == [out.resolve().as_uri()]
     assert ("no browser found" in output) is not found
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--levels", "two"], "expected FROM-TO like 2-3, got 'two'"),
+        (["--unit", "tokens", "--embedder", "nosuch"], "nosuch"),
+        (["--compare", "headings:levels=x-y"], "expected FROM-TO like 2-3, got 'x-y'"),
+    ],
+)
+def test_bad_splitting_options_are_usage_errors(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    code, output = _inspect(str(EXAMPLES), *args, "--out", str(tmp_path / "p.html"))
+    assert code == 2 and message in output
+    assert not (tmp_path / "p.html").exists()
+
+
+def test_a_compare_spec_changes_only_what_it_names(tmp_path: Path) -> None:
+    out = tmp_path / "p.html"
+    code, output = _inspect(
+        str(EXAMPLES), "--size", "500", "--compare", "headings:levels=1-2", "--out", str(out)
+    )
+    assert code == 0, output
+    block = re.search(r'id="narezka-index">(.*?)</script>', out.read_text(encoding="utf-8"))
+    assert block is not None
+    runs = json.loads(block.group(1))["runs"]
+    assert [r["label"] for r in runs] == [
+        "headings · 500 chars",
+        "headings · 500 chars · levels=1-2",
+    ]
+    assert [r["limit"] for r in runs] == [500, 500]
+    expected = [
+        len(chunk_documents([EXAMPLES], "headings", size=500, levels=levels).chunks)
+        for levels in [(1, 6), (1, 2)]
+    ]
+    assert [r["totals"]["chunks"] for r in runs] == expected and expected[0] != expected[1]

@@ -2,10 +2,11 @@
 (code blocks, tables, HTML), and every run's chunks as spans of that text, with sizes against
 the limit and per-run totals.
 
-A chunk's ``embed_text`` is usually its breadcrumb line, a blank line and its span; the data
-then carries only that prefix (``p``) and the page rebuilds the rest from the document text,
-which keeps a 10 MB corpus near 10 MB of page. Anything else (sanitized text, a split table's
-repeated header, restored code fences) is carried whole (``x``).
+A chunk's ``embed_text`` is usually its breadcrumb line, a blank line and its span, and its url
+the source and its anchor: the page rebuilds those from the document text, the section and
+the anchor, which keeps a 10 MB corpus near 15 MB of page. A different prefix (a split table's
+repeated header) is carried as ``p``; anything else (sanitized text, restored code fences) is
+carried whole as ``x``.
 """
 
 from __future__ import annotations
@@ -83,22 +84,34 @@ def read_sources(
     return out
 
 
+def breadcrumb_prefix(section: Sequence[str]) -> str:
+    """What most strategies put before the span in ``embed_text``: the heading path line and
+    a blank line (nothing without a section)."""
+    return " > ".join(section) + "\n\n" if section else ""
+
+
 def _chunk_record(c: Chunk, display: int | None) -> dict[str, Any]:
+    # The page rebuilds what is left out: the prefix from ``sec``, the url from the anchor.
     record: dict[str, Any] = {
         "i": c.index,
         "s": c.start,
         "e": c.end,
         "sec": list(c.section),
-        "u": c.url,
         "c": c.chars,
         "t": c.tokens,
     }
+    if c.anchor and c.url == f"{c.source}#{c.anchor}":
+        record["a"] = c.anchor
+    else:
+        record["u"] = c.url
     if display is not None:
         record["d"] = display
-    if c.embed_text.endswith(c.text):
-        record["p"] = c.embed_text[: len(c.embed_text) - len(c.text)]
-    else:
+    if not c.embed_text.endswith(c.text):
         record["x"] = c.embed_text
+    elif (prefix := c.embed_text[: len(c.embed_text) - len(c.text)]) != breadcrumb_prefix(
+        c.section
+    ):
+        record["p"] = prefix
     return record
 
 
@@ -212,4 +225,4 @@ def inspection_data(
     return index, docs
 
 
-__all__ = ["InspectRun", "SourceText", "inspection_data", "read_sources"]
+__all__ = ["InspectRun", "SourceText", "breadcrumb_prefix", "inspection_data", "read_sources"]

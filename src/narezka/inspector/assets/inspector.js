@@ -17,8 +17,17 @@
     return run.unit === "chars" ? "chars" : "tokens";
   }
 
+  // The data leaves out what it can rebuild (see narezka/inspector/model.py).
+  function prefixOf(c) {
+    return c.p !== undefined ? c.p : c.sec.length ? c.sec.join(" > ") + "\n\n" : "";
+  }
+
   function embedText(doc, c) {
-    return c.x !== undefined ? c.x : c.p + doc.text.slice(c.s, c.e);
+    return c.x !== undefined ? c.x : prefixOf(c) + doc.text.slice(c.s, c.e);
+  }
+
+  function urlOf(doc, c) {
+    return c.u !== undefined ? c.u : doc.source + "#" + c.a;
   }
 
   // Lines of embed_text that are not lines of the span: the breadcrumb, a split table's
@@ -135,7 +144,7 @@
     const unit = unitName(run);
     const extra = c.d !== undefined ? " · " + c.d + " " + run.display + " tokens" : "";
     // Most embed_texts are the breadcrumb line and the span: nothing to compare line by line.
-    const plain = c.x === undefined && (c.p === "" || c.p === c.sec.join(" > ") + "\n\n");
+    const plain = c.x === undefined && c.p === undefined;
     const added = plain ? [] : embedLines(doc, c).filter((l) => l.kind === "added");
     return el("article", {
       class: "band band-" + (n % 2) + (c.t > run.limit ? " over" : ""),
@@ -148,7 +157,7 @@
         meter(c.t, run.limit, unit, run.unit === "chars" ? "" : " (" + c.c + " chars)"),
         el("span", { class: "chars" }, run.unit === "chars" ? extra.slice(3) : ""),
         el("span", { class: "where" }, "[" + c.s + "–" + c.e + ")"),
-        c.u ? el("code", { class: "url" }, c.u) : null,
+        urlOf(doc, c) ? el("code", { class: "url" }, urlOf(doc, c)) : null,
       ]),
       added.length ? el("div", { class: "added" }, [
         el("span", { class: "label" }, "embed_text adds:"),
@@ -198,7 +207,7 @@
     detail.replaceChildren(close,
       el("h2", {}, run.label + " · chunk #" + c.i),
       el("p", {}, [el("strong", {}, "breadcrumb: "), c.sec.join(" > ") || "(none)"]),
-      el("p", {}, [el("strong", {}, "url: "), el("code", {}, c.u || "—")]),
+      el("p", {}, [el("strong", {}, "url: "), el("code", { class: "chunk-url" }, urlOf(doc, c) || "—")]),
       el("p", {}, [el("strong", {}, "span: "), "[" + c.s + "–" + c.e + ") of " + doc.source]),
       el("p", {}, [meter(c.t, run.limit, unitName(run)), " · " + c.c + " chars",
         c.d !== undefined ? " · " + c.d + " " + run.display + " tokens" : ""]),
