@@ -13,7 +13,14 @@ from click.testing import CliRunner
 
 from narezka.cli_eval import eval_command
 from narezka.embed import HashEmbedder
-from narezka.evaluate import EvalRun, GoldenQuestion, Reference, Retrieved, miss_cause
+from narezka.evaluate import (
+    EvalRun,
+    GoldenQuestion,
+    Reference,
+    Retrieved,
+    miss_cause,
+    parse_golden,
+)
 from narezka.evaluate.html import answer_ranges, html_report
 from narezka.pipeline.evaluating import evaluate
 
@@ -150,3 +157,45 @@ def test_eval_html_writes_the_page_with_the_plot_embedded(tmp_path: Path) -> Non
     assert [q["q"] for q in index["questions"]] == [x["q"] for x in lines]
     assert "--html" in index["command"]
     assert index["plot"] and index["plot"].startswith("iVBOR")  # a PNG, base64
+
+
+SPAN_A = "# Quokka\n\nThe quokka eats ferns at dawn.\n\n# Narwhal\n\nThe narwhal sings under ice.\n"
+SPAN_B = "# Walrus\n\nThe walrus naps on rocks.\n"
+
+
+def test_a_span_golden_set_marks_the_excerpt_and_names_the_miss(
+    tmp_path: Path, open_page: Any
+) -> None:
+    corpus = tmp_path / "kb"
+    corpus.mkdir()
+    (corpus / "a.md").write_text(SPAN_A, encoding="utf-8")
+    (corpus / "b.md").write_text(SPAN_B, encoding="utf-8")
+    ferns = SPAN_A.index("eats ferns")
+    quokka = SPAN_A.index("quokka eats")
+    golden = [
+        {"q": "quokka ferns", "references": [{"doc": "a.md", "start": ferns, "end": ferns + 10}]},
+        # The walrus page wins; the excerpt is on the quokka page.
+        {"q": "walrus rocks", "references": [{"doc": "a.md", "start": quokka, "end": quokka + 6}]},
+    ]
+    run = evaluate(
+        corpus,
+        parse_golden([json.dumps(g) for g in golden]),
+        strategies="headings:min_chars=0",
+        ks="1",
+        mode="bm25",
+        embedder=HashEmbedder(32),
+        cache_path=tmp_path / "c.sqlite",
+    )
+    report = tmp_path / "spans.html"
+    report.write_text(html_report(run), encoding="utf-8")
+    page = open_page(report)
+    assert "recall@1" in page.text_content("table.results thead")
+    page.click(".questions tr[data-question='0']")
+    assert page.text_content("#drill ul li code") == f"a.md [{ferns}–{ferns + 10})"
+    first = page.locator("#drill .retrieved").first
+    assert first.locator("mark").all_text_contents() == ["eats ferns"]
+    page.click(".questions tr[data-question='1']")
+    missed = run.strategies[0].questions[1]
+    assert not missed.hit(1) and miss_cause(missed) == "similar page won"
+    assert page.text_content("#drill .cause") == "similar page won"
+    assert page.locator("#drill .retrieved mark").count() == 0
