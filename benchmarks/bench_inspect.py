@@ -53,7 +53,9 @@ ARGS = [
 OPENED = """() => {
   const nav = performance.getEntriesByType("navigation")[0];
   const ready = performance.getEntriesByName("narezka-ready")[0];
-  return Math.max(nav.loadEventEnd, ready ? ready.startTime : 0);
+  const start = performance.getEntriesByName("narezka-start")[0];
+  return [Math.max(nav.loadEventEnd, ready ? ready.startTime : 0),
+          ready && start ? ready.startTime - start.startTime : null];
 }"""
 SWITCH = """(n) => {
   const t = performance.now();
@@ -109,14 +111,17 @@ def largest_document(page: Any) -> int:
 
 
 def measure(browser: Any, path: Path, trials: int, narezka: bool) -> dict[str, Any]:
-    opened, switched, bands = [], [], 0
+    opened, scripts, switched, bands = [], [], [], 0
     for _ in range(trials):
         page = browser.new_page(viewport={"width": 1400, "height": 860})
         page.route("http*://**", lambda route: route.abort())
         page.goto(path.as_uri(), wait_until="load", timeout=120_000)
         if narezka:
             page.wait_for_selector("body[data-ready='1']", timeout=120_000)
-        opened.append(page.evaluate(OPENED))
+        usable, script = page.evaluate(OPENED)
+        opened.append(usable)
+        if script is not None:
+            scripts.append(script)
         if narezka:
             ms, bands = page.evaluate(SWITCH, largest_document(page))
             switched.append(ms)
@@ -124,6 +129,7 @@ def measure(browser: Any, path: Path, trials: int, narezka: bool) -> dict[str, A
     return {
         "open": statistics.median(opened),
         "open_all": opened,
+        "script": statistics.median(scripts) if scripts else None,
         "switch": statistics.median(switched) if switched else None,
         "bands": bands,
     }
@@ -183,24 +189,28 @@ def main() -> None:
         f"{load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (a shared machine: "
         f"absolute times are noisy); whole run {time.perf_counter() - began:.0f} s.",
         "- open: navigation start to usable (narezka: its ready mark, first document rendered; "
-        "others: load event end); vs pre: open over the plain <pre> page's open (< 1 is "
+        "others: load event end); script: of that, narezka's own script (data index parsed, file "
+        "list and first document built); vs pre: open over the plain <pre> page's open (< 1 is "
         "faster); switch: render the largest document after a click, layout included; "
         "generate: chunking and writing the page, once.",
         "",
-        "| page | version | page MB | chunks | generate s | open ms | vs pre | switch ms "
-        "| opens (ms) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| page | version | page MB | chunks | generate s | open ms | script ms | vs pre "
+        "| switch ms | opens (ms) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['name']} | {r['version']} | — | — | — | — | — | — | {r['error']} |")
+            lines.append(
+                f"| {r['name']} | {r['version']} | — | — | — | — | — | — | — | {r['error']} |"
+            )
             continue
         ratio = f"{r['open'] / floor:.2f}×" if floor else "—"
         switch = f"{r['switch']:.0f} ({r['bands']} bands)" if r["switch"] is not None else "—"
         opens = ", ".join(f"{x:.0f}" for x in r["open_all"])
+        script = f"{r['script']:.0f}" if r["script"] is not None else "—"
         lines.append(
             f"| {r['name']} | {r['version']} | {r['mb']:.1f} | {r['chunks'] or '—'} "
-            f"| {r['generate']:.1f} | {r['open']:.0f} | {ratio} | {switch} | {opens} |"
+            f"| {r['generate']:.1f} | {r['open']:.0f} | {script} | {ratio} | {switch} | {opens} |"
         )
     text = "\n".join(lines) + "\n"
     print(text)

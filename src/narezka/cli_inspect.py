@@ -32,7 +32,7 @@ DISPLAY_TOKENIZER = "cl100k_base"
     default=None,
     metavar="S2[:key=value,...]",
     help="A second strategy shown side by side over the same text, e.g. "
-    "'fixed:size=400,overlap=40'; other options as for the first.",
+    "'overlap:size=400,overlap=40'; other options as for the first.",
 )
 @click.option(
     "--out",
@@ -58,7 +58,7 @@ def inspect_command(
     breadcrumbs, sizes against the limit and the embed_text of each.
 
     Example: narezka inspect examples/kb --strategy headings --size 800
-    --compare fixed:size=400 --out chunks.html --open
+    --compare overlap:size=400,overlap=40 --out chunks.html --open
     """
     err = Console(stderr=True)
     first = Splitting.from_options(options)

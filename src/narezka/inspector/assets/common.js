@@ -1,5 +1,6 @@
 // Helpers shared by narezka's pages. Text from documents only ever reaches the DOM as text
 // nodes (textContent), never as markup.
+performance.mark("narezka-start");  // the HTML and its data are parsed: our script begins
 window.narezka = (function () {
   "use strict";
   const SVG = "http://www.w3.org/2000/svg";
