@@ -76,7 +76,9 @@ def inspect_command(
             click.echo(f"skipped: {problem}", err=True)
         for warning in report.warnings:
             click.echo(f"warning: {warning}", err=True)
-        runs.append(InspectRun(side.label, report, side.size, side.unit, side.tokenizer))
+        runs.append(
+            InspectRun(side.label, report, side.size, side.unit, side.tokenizer, side.strategy)
+        )
     if not any(run.report.chunks for run in runs):
         raise click.ClickException(f"no chunks from {' '.join(paths)}: nothing to inspect")
     sources = read_sources(paths, runs, first.include, first.exclude)

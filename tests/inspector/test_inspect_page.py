@@ -193,3 +193,15 @@ def test_a_compare_spec_changes_only_what_it_names(tmp_path: Path) -> None:
         for levels in [(1, 6), (1, 2)]
     ]
     assert [r["totals"]["chunks"] for r in runs] == expected and expected[0] != expected[1]
+
+
+def test_auto_shows_every_kind_of_file_it_chunked(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "kb")
+    (corpus / "tool.py").write_text("def f():\n    return 1\n\n\nclass A:\n    pass\n", "utf-8")
+    report = chunk_documents([corpus], "auto", size=300)
+    assert report.strategies["tool.py"] == "code"
+    run = InspectRun("auto", report, 300, "chars", strategy="auto")
+    index, docs = inspection_data([run], read_sources([corpus], [run]))
+    assert [f["source"] for f in index["files"]] == ["cjk.md", "ru.md", "tool.py"]
+    code = next(d for d in docs if d["source"] == "tool.py")
+    assert code["atoms"] == [] and code["runs"][0]

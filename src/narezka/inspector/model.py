@@ -24,7 +24,7 @@ from narezka.pipeline.chunking import include_for
 from narezka.split import get_strategy
 from narezka.stats import percentile
 from narezka.tokens import TokenCounter
-from narezka.types import BlockKind, Chunk
+from narezka.types import Chunk
 
 HISTOGRAM_BINS = 20
 
@@ -39,6 +39,8 @@ class InspectRun:
     unit: str
     """``chars`` or ``tokens``: what ``Chunk.tokens`` and ``limit`` count."""
     tokenizer: str = "chars"
+    strategy: str = ""
+    """The strategy asked for (``auto`` picks one per file: those are in the report)."""
 
 
 @dataclass(slots=True)
@@ -64,7 +66,7 @@ def read_sources(
     for run in runs:
         for source, name in run.report.strategies.items():
             chosen.setdefault(source, name)
-    names = dict.fromkeys(chosen.values())
+    names = dict.fromkeys([*(r.strategy for r in runs if r.strategy), *chosen.values()])
     globs = tuple(dict.fromkeys(g for n in names for g in include_for(get_strategy(n), include)))
     markdown = {n for n in names if get_strategy(n).markdown}
     out: dict[str, SourceText] = {}
@@ -220,7 +222,6 @@ def inspection_data(
             for n, run in enumerate(runs)
         ],
         "files": files,
-        "atomKinds": [k.value for k in BlockKind if k.value in ("code", "table", "html")],
     }
     return index, docs
 
