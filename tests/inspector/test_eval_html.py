@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -18,6 +19,9 @@ from narezka.evaluate import (
     GoldenQuestion,
     Reference,
     Retrieved,
+    StrategySpec,
+    best_comparisons,
+    compare_all,
     miss_cause,
     parse_golden,
 )
@@ -199,3 +203,24 @@ def test_a_span_golden_set_marks_the_excerpt_and_names_the_miss(
     assert not missed.hit(1) and miss_cause(missed) == "similar page won"
     assert page.text_content("#drill .cause") == "similar page won"
     assert page.locator("#drill .retrieved mark").count() == 0
+
+
+def test_many_pairs_show_the_best_against_the_others_and_fold_the_rest(
+    run: EvalRun, tmp_path: Path, open_page: Any
+) -> None:
+    copies = [
+        dataclasses.replace(s, spec=StrategySpec(f"{s.spec.name}-copy{n}"))
+        for n in range(3)
+        for s in run.strategies
+    ]
+    many = dataclasses.replace(run, strategies=[*run.strategies, *copies])
+    many.comparisons = compare_all(many.strategies, 3)
+    assert len(many.comparisons) == 28
+    report = tmp_path / "many.html"
+    report.write_text(html_report(many), encoding="utf-8")
+    page = open_page(report)
+    shown = page.locator("table.signs").first.locator("tbody tr")
+    best = best_comparisons(many)
+    assert shown.count() == len(best) == 7
+    assert shown.first.locator("td").first.text_content() == best[0].a
+    assert page.locator("details table.signs tbody tr").count() == 28

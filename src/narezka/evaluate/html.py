@@ -17,7 +17,14 @@ from typing import Any
 
 from narezka.evaluate.golden import GoldenQuestion
 from narezka.evaluate.metrics import contains_all
-from narezka.evaluate.runner import EvalRun, QuestionResult, Retrieved, miss_cause
+from narezka.evaluate.runner import (
+    Comparison,
+    EvalRun,
+    QuestionResult,
+    Retrieved,
+    best_comparisons,
+    miss_cause,
+)
 from narezka.evaluate.spans import overlaps
 from narezka.inspector.page import render_page
 
@@ -82,6 +89,18 @@ def _retrieved(r: QuestionResult, depth: int) -> list[dict[str, Any]]:
     ]
 
 
+def _comparison(c: Comparison) -> dict[str, Any]:
+    return {
+        "a": c.a,
+        "b": c.b,
+        "k": c.k,
+        "aOnly": c.test.a_only,
+        "bOnly": c.test.b_only,
+        "ties": c.test.ties,
+        "p": c.test.p_value,
+    }
+
+
 def _strategy(run: EvalRun, label: str) -> dict[str, Any]:
     s = next(s for s in run.strategies if s.label == label)
     return {
@@ -131,18 +150,8 @@ def eval_page_data(
         },
         "best": best.label if best is not None else None,
         "strategies": [_strategy(run, s.label) for s in run.strategies],
-        "comparisons": [
-            {
-                "a": c.a,
-                "b": c.b,
-                "k": c.k,
-                "aOnly": c.test.a_only,
-                "bOnly": c.test.b_only,
-                "ties": c.test.ties,
-                "p": c.test.p_value,
-            }
-            for c in run.comparisons
-        ],
+        "comparisons": [_comparison(c) for c in run.comparisons],
+        "bestComparisons": [_comparison(c) for c in best_comparisons(run)],
         "problems": [str(p) for p in run.problems],
         "plot": base64.b64encode(plot_png).decode("ascii") if plot_png else None,
         "questions": [

@@ -67,14 +67,25 @@
       el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, rows)]);
   }
 
-  function signTests() {
-    const pairs = index.comparisons.filter((c) => c.k === k);
-    if (!pairs.length) return el("p", { class: "muted" }, "One strategy: no pairs to test.");
+  const MAX_PAIRS = 10;
+
+  function pairTable(pairs) {
     return el("table", { class: "figures signs" }, [
       el("thead", {}, el("tr", {}, ["A", "B", "only A hit", "only B hit", "both or neither", "p (two-sided)"]
         .map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, pairs.map((c) => el("tr", {}, [c.a, c.b, c.aOnly, c.bOnly, c.ties,
         c.p.toFixed(3) + (c.p < 0.05 ? " (significant at 5%)" : "")].map((v) => el("td", {}, String(v)))))),
+    ]);
+  }
+
+  // Many strategies make many pairs: the best against each other first, all of them folded.
+  function signTests() {
+    const pairs = index.comparisons.filter((c) => c.k === k);
+    if (!pairs.length) return el("p", { class: "muted" }, "One strategy: no pairs to test.");
+    if (pairs.length <= MAX_PAIRS) return pairTable(pairs);
+    return el("div", {}, [
+      el("p", {}, "The best strategy against each other one:"), pairTable(index.bestComparisons),
+      el("details", {}, [el("summary", {}, "All " + pairs.length + " pairs"), pairTable(pairs)]),
     ]);
   }
 
