@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+CODE_LINES = "\n".join(f"    total += price({n}) * weight({n})  # строка {n}" for n in range(1, 13))
 TABLE_ROWS = "\n".join(f"| строка {n} | {n * 10} ₽ | зона {n % 3 + 1} |" for n in range(1, 25))
 
 RU = f"""---
@@ -28,6 +29,15 @@ title: Доставка
 ```html
 <script>window.__pwned = 3;</script>
 </script><b>не жирный</b>
+```
+
+## Расчёт
+
+```python
+def cost():
+    total = 0
+{CODE_LINES}
+    return total
 ```
 """
 

@@ -127,6 +127,12 @@ def test_atoms_are_marked_and_what_embed_text_adds_is_shown(built: Built, open_p
     # A chunk whose embed_text is its breadcrumb line and its span shows no such box.
     plain = [n for n, c in enumerate(chunks) if _without_breadcrumb(c) == c.text]
     assert plain and all(bands.nth(n).locator(".added").count() == 0 for n in plain)
+    # A code block too long for one chunk: each piece's embed_text has the fences restored.
+    fenced = [n for n, c in enumerate(chunks) if "def cost" in c.text or "total +=" in c.text]
+    assert len(fenced) > 1
+    for n in fenced:
+        added = bands.nth(n).locator(".added pre")
+        assert any(line.startswith("```") for line in (added.text_content() or "").split("\n"))
     code = page.locator(".atom-code")
     assert code.count() >= 1 and "</script><b>" in code.first.text_content()
 
