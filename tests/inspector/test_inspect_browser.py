@@ -95,6 +95,21 @@ def test_every_chunk_of_every_document_is_a_band_whose_text_is_its_span(
             ".band .bar", "bars => bars.map(b => Number(b.getAttribute('aria-valuenow')))"
         )
         assert meters == [c.tokens for c in chunks]
+    # The summary: totals, a histogram of every chunk's size, each file's chunk count.
+    everything = [c for chunks in built.chunks.values() for c in chunks]
+    totals = dict(
+        page.eval_on_selector_all(
+            "table.totals tr",
+            "rows => rows.map(r => [r.cells[0].textContent, r.cells[1].textContent])",
+        )
+    )
+    assert totals["chunks"] == str(len(everything)) and totals["over the limit"] == "0"
+    assert totals["p50/p95/max chars"].endswith(f"/ {max(c.tokens for c in everything)}")
+    bars = page.eval_on_selector_all("svg.hist rect title", "t => t.map(x => x.textContent)")
+    assert len(bars) == 21
+    assert sum(int(b.split(": ")[1].split()[0]) for b in bars) == len(everything)
+    files = page.eval_on_selector_all(".files button .count", "c => c.map(x => x.textContent)")
+    assert files == [f"{len(built.chunks[s])} chunks" for s in sorted(built.chunks)]
     page.screenshot(path=str(tmp_path / "inspect.png"))
 
 
