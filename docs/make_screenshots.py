@@ -19,13 +19,16 @@ from PIL import Image
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
-KB = REPO / "examples" / "kb"
+KB = Path("examples") / "kb"
 CHROMIUM = os.environ.get("NAREZKA_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
 
 
 def narezka(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "narezka", *args], check=True, capture_output=True)
+    # From the repository, so the pages name examples/kb rather than an absolute path.
+    subprocess.run(
+        [sys.executable, "-m", "narezka", *args], check=True, capture_output=True, cwd=REPO
+    )
 
 
 def small_png(path: Path) -> None:
