@@ -22,16 +22,14 @@ from narezka.cli_common import (
     EXIT_INTERRUPTED,
     EXIT_NOTHING,
     EXIT_OK,
-    file_globs,
     progress_bar,
-    split_options,
-    split_values,
 )
 from narezka.cli_eval import eval_command
 from narezka.cli_index import COMMANDS
-from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder, get_embedder
-from narezka.errors import ConfigError, NarezkaError
-from narezka.split import NEEDS_EMBEDDER, strategy_names
+from narezka.cli_inspect import inspect_command
+from narezka.cli_options import Splitting, splitting_options
+from narezka.errors import ConfigError
+from narezka.split import strategy_names
 from narezka.stats import chunk_stats
 from narezka.tokens import get_counter
 
@@ -59,13 +57,7 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
-@split_options()
-@click.option(
-    "--embedder",
-    default=None,
-    help="Size --unit tokens in this embedder's tokens (use, e5, minilm, ollama:MODEL, …); "
-    "default: use. With --size omitted, its budget is the size.",
-)
+@splitting_options
 @click.option(
     "--format",
     "fmt",
@@ -76,15 +68,7 @@ def cli() -> None:
 )
 @click.option("--stats", is_flag=True, help="Print a summary (to stderr unless --format text).")
 @click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
-def chunk(
-    paths: Sequence[str],
-    strategy: str,
-    embedder: str | None,
-    fmt: str,
-    stats: bool,
-    strict: bool,
-    **options: Any,
-) -> None:
+def chunk(paths: Sequence[str], fmt: str, stats: bool, strict: bool, **options: Any) -> None:
     """Split Markdown files into retrieval-ready chunks.
 
     Example: narezka chunk examples/kb --strategy headings --size 800 --format jsonl
@@ -93,37 +77,15 @@ def chunk(
     if missing:
         raise click.UsageError(f"{', '.join(missing)}: no such file or directory")
     err = Console(stderr=True)
-    params = split_values(options)
-    include, exclude = file_globs(options)
-    unit, size = params.get("unit") or "chars", params.get("size")
-    counter = None
-    embed = None
-    try:
-        needs_tokens = unit == "tokens" and not params.get("tokenizer")
-        # One model serves both the token counts and semantic's signal: loading is the cost.
-        model = get_embedder(embedder or DEFAULT_EMBEDDER) if needs_tokens else None
-        if model is not None:
-            counter, size = model.counter, model.budget if size is None else size
-        if strategy in NEEDS_EMBEDDER:
-            embed = cached_signal_embedder(model or embedder or DEFAULT_EMBEDDER)
-    except NarezkaError as exc:
-        raise click.UsageError(str(exc)) from None
-    params = {**params, "size": 800 if size is None else size, "unit": unit}
-    params.setdefault("tokenizer", "cl100k_base")
-    total = pipeline.count_files(paths, include, exclude, strategy)
+    run = Splitting.from_options(options)
+    strategy, unit = run.strategy, run.unit
+    total = pipeline.count_files(paths, run.include, run.exclude, strategy)
     progress = progress_bar("chunking", err, enabled=total >= 50)
     try:
         with progress:
             task = progress.add_task("chunk", total=total)
             report = pipeline.chunk_documents(
-                paths,
-                strategy,
-                on_file=lambda _: progress.advance(task),
-                counter=counter,
-                embed=embed,
-                include=include,
-                exclude=exclude,
-                **params,
+                paths, strategy, on_file=lambda _: progress.advance(task), **run.kwargs()
             )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
@@ -199,7 +161,7 @@ def strategies() -> None:
         click.echo(name)
 
 
-for _command in [*COMMANDS, eval_command]:
+for _command in [*COMMANDS, eval_command, inspect_command]:
     cli.add_command(_command)
 
 

@@ -25,6 +25,7 @@ from narezka.evaluate import (
     size_tables,
     terminal_table,
 )
+from narezka.evaluate.html import html_report
 from narezka.pipeline.evaluating import evaluate, paths_inside
 from narezka.pipeline.searching import MODES
 
@@ -90,6 +91,14 @@ EXPANDS = ("section", "parent")
     help="Write hit@k (and IoU for span sets) against mean chunk tokens as a PNG; needs "
     "pip install 'narezka[plot]'.",
 )
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write the results, plots, sign tests and a per-question drill-down as one "
+    "self-contained HTML page.",
+)
 @split_options(strategy=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the full results as JSON.")
 def eval_command(
@@ -105,6 +114,7 @@ def eval_command(
     cache_path: Path | None,
     report_path: Path | None,
     plot_path: Path | None,
+    html_path: Path | None,
     as_json: bool,
     **options: Any,
 ) -> None:
@@ -132,7 +142,10 @@ def eval_command(
             expand=expand,
             include=file_globs(options)[0],
             # A report inside the corpus quotes every expected string: never index it.
-            exclude=(*file_globs(options)[1], *paths_inside(corpus, report_path, plot_path)),
+            exclude=(
+                *file_globs(options)[1],
+                *paths_inside(corpus, report_path, plot_path, html_path),
+            ),
             params=split_values(options),
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
@@ -155,6 +168,12 @@ def eval_command(
         if include_archived:
             command += " --include-archived"
         report_path.write_text(markdown_report(run, command=command), encoding="utf-8")
+    if html_path is not None:
+        command = _command(corpus, golden, strategies, sizes, ks, mode, embedder, expand)
+        page = html_report(
+            run, command=command + " --html " + shlex.quote(str(html_path)), plot=plot_path
+        )
+        html_path.write_text(page, encoding="utf-8")
     if as_json:
         click.echo(json.dumps(as_dict(run), ensure_ascii=False, indent=1))
     else:

@@ -1,0 +1,177 @@
+"""How ``chunk`` and ``inspect`` turn their options into a chunking run.
+
+``splitting_options`` adds the shared splitting options (:mod:`narezka.cli_common`) plus
+``--embedder``; ``Splitting.from_options`` resolves them: ``--unit tokens`` without
+``--tokenizer`` measures in the embedder's own tokens, and with ``--size`` omitted the
+embedder's budget is the size (800 characters in chars).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import click
+
+from narezka.cli_common import file_globs, split_options, split_values
+from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder, get_embedder
+from narezka.errors import NarezkaError
+from narezka.split import NEEDS_EMBEDDER, EmbedFunction, SplitParams, strategy_names
+from narezka.tokens import TokenCounter
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_SIZE_CHARS = 800
+OPTION_NAMES = (
+    "strategy",
+    "size",
+    "overlap",
+    "unit",
+    "tokenizer",
+    "embedder",
+    "levels",
+    "min_chars",
+    "breadcrumbs",
+    "threshold",
+    "percentile",
+    "parent_size",
+    "include",
+    "exclude",
+    "separators",
+)
+"""The keyword arguments the decorator adds to a command."""
+
+_PARAM_FIELDS = frozenset(f.name for f in dataclasses.fields(SplitParams))
+
+
+def splitting_options(command: F) -> F:
+    """``chunk``'s options: the shared splitting options plus the embedder whose tokens
+    ``--unit tokens`` counts."""
+    command = click.option(
+        "--embedder",
+        default=None,
+        help="Size --unit tokens in this embedder's tokens (use, e5, minilm, ollama:MODEL, …); "
+        "default: use. With --size omitted, its budget is the size.",
+    )(command)
+    return split_options()(command)
+
+
+@dataclass(frozen=True, slots=True)
+class Splitting:
+    """Everything ``pipeline.chunk_documents`` needs besides the paths."""
+
+    strategy: str
+    params: Mapping[str, Any]
+    """SplitParams fields (size resolved)."""
+    include: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] = ()
+    counter: TokenCounter | None = None
+    embed: EmbedFunction | None = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    """What a ``--compare`` spec changed, for the label."""
+
+    @property
+    def size(self) -> int:
+        return int(self.params["size"])
+
+    @property
+    def unit(self) -> str:
+        return "tokens" if self.counter is not None else str(self.params["unit"])
+
+    @property
+    def tokenizer(self) -> str:
+        if self.counter is not None:
+            return self.counter.name
+        return "chars" if self.unit == "chars" else str(self.params["tokenizer"])
+
+    @property
+    def label(self) -> str:
+        """``headings · 800 chars`` (plus a compare spec's other changes)."""
+        extra = ", ".join(f"{k}={v}" for k, v in self.overrides.items() if k not in ("size",))
+        unit = "chars" if self.unit == "chars" else f"{self.tokenizer} tokens"
+        return f"{self.strategy} · {self.size} {unit}" + (f" · {extra}" if extra else "")
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of ``pipeline.chunk_documents``."""
+        return {
+            "include": self.include,
+            "exclude": self.exclude,
+            "counter": self.counter,
+            "embed": self.embed,
+            **self.params,
+        }
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> Splitting:
+        """Resolve the decorator's options; a bad embedder or tokenizer is a UsageError."""
+        given = split_values(options)
+        unit = given.get("unit") or "chars"
+        size = given.get("size")
+        tokenizer = given.get("tokenizer")
+        embedder = options.get("embedder")
+        counter = None
+        embed = None
+        try:
+            needs_tokens = unit == "tokens" and tokenizer is None
+            # One model serves both the token counts and semantic's signal: loading is the cost.
+            model = get_embedder(embedder or DEFAULT_EMBEDDER) if needs_tokens else None
+            if model is not None:
+                counter, size = model.counter, model.budget if size is None else size
+            if options["strategy"] in NEEDS_EMBEDDER:
+                embed = cached_signal_embedder(model or embedder or DEFAULT_EMBEDDER)
+        except NarezkaError as exc:
+            raise click.UsageError(str(exc)) from None
+        params: dict[str, Any] = {
+            **given,
+            "size": DEFAULT_SIZE_CHARS if size is None else size,
+            "unit": unit,
+            "tokenizer": tokenizer or "cl100k_base",
+        }
+        include, exclude = file_globs(options)
+        return cls(
+            strategy=options["strategy"],
+            params=params,
+            include=include,
+            exclude=exclude,
+            counter=counter,
+            embed=embed,
+        )
+
+    def with_spec(self, name: str, overrides: Mapping[str, Any]) -> Splitting:
+        """This run with another strategy and some parameters changed (``--compare``).
+
+        ``unit`` and ``tokenizer`` cannot change: both sides are measured in one unit so
+        their bars compare.
+        """
+        unknown = sorted(set(overrides) - _PARAM_FIELDS)
+        fixed = sorted({"unit", "tokenizer"} & set(overrides))
+        if unknown:
+            raise click.BadParameter(
+                f"unknown option {', '.join(unknown)}; one of {', '.join(sorted(_PARAM_FIELDS))}",
+                param_hint="--compare",
+            )
+        if fixed:
+            raise click.BadParameter(
+                f"{', '.join(fixed)} cannot differ between the two sides; set --unit/--tokenizer",
+                param_hint="--compare",
+            )
+        if name not in strategy_names():
+            raise click.BadParameter(
+                f"unknown strategy {name!r}; one of {', '.join(strategy_names())}",
+                param_hint="--compare",
+            )
+        params = {**self.params, **overrides}  # text forms (levels=2-3) parse in make_params
+        embed = self.embed
+        if name in NEEDS_EMBEDDER and embed is None:
+            try:
+                embed = cached_signal_embedder(DEFAULT_EMBEDDER)
+            except NarezkaError as exc:
+                raise click.UsageError(str(exc)) from None
+        return dataclasses.replace(
+            self, strategy=name, params=params, embed=embed, overrides=dict(overrides)
+        )
+
+
+__all__ = ["OPTION_NAMES", "Splitting", "splitting_options"]
