@@ -138,6 +138,11 @@ def cli() -> None:
     show_default=True,
     help="text: previews for people; jsonl/json: the contract fields.",
 )
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Keep secrets (keys, tokens, passwords) in embed_text instead of [REDACTED:kind].",
+)
 @click.option("--stats", is_flag=True, help="Print a summary (to stderr unless --format text).")
 @click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
 def chunk(
@@ -158,6 +163,7 @@ def chunk(
     exclude: Sequence[str],
     separators: Sequence[str],
     fmt: str,
+    no_redact: bool,
     stats: bool,
     strict: bool,
 ) -> None:
@@ -190,6 +196,7 @@ def chunk(
         "threshold": threshold,
         "percentile": percentile,
         "parent_size": parent_size,
+        "redact": not no_redact,
     }
     globs: dict[str, Any] = {"include": tuple(include) or None, "exclude": tuple(exclude)}
     total = pipeline.count_files(paths, strategy=strategy, **globs)
@@ -254,6 +261,7 @@ def _print_stats(summary: dict[str, Any], console: Console, *, per_file: bool = 
         "empty_files": "Empty files",
         "skipped_files": "Skipped files",
         "removed_chars": "Removed characters",
+        "secrets_redacted": "Secrets redacted",
     }
     for key, label in labels.items():
         table.add_row(label, str(summary[key]))

@@ -93,6 +93,11 @@ def fail(exc: Exception) -> NoReturn:
 )
 @click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable).")
 @click.option("--rebuild", is_flag=True, help="Drop the index and build it anew.")
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Index secrets (keys, tokens, passwords) as they are instead of [REDACTED:kind].",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def index_command(
     corpus: Path,
@@ -109,6 +114,7 @@ def index_command(
     include: Sequence[str],
     exclude: Sequence[str],
     rebuild: bool,
+    no_redact: bool,
     as_json: bool,
 ) -> None:
     """Chunk, embed and store a corpus; re-runs only touch what changed.
@@ -136,6 +142,7 @@ def index_command(
                 parent_size=parent_size,
                 threshold=threshold,
                 percentile=percentile,
+                redact=False if no_redact else None,
                 include=globs,
                 exclude=tuple(exclude),
             )
