@@ -19,6 +19,7 @@ from narezka import pipeline
 from narezka.cli_eval import eval_command
 from narezka.cli_index import COMMANDS, progress_bar
 from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder, get_embedder
+from narezka.enrich.redaction import redacted_text
 from narezka.errors import ConfigError, NarezkaError
 from narezka.split import NEEDS_EMBEDDER, SENTENCE, strategy_names
 from narezka.stats import chunk_stats
@@ -235,8 +236,8 @@ def chunk(
             where = " > ".join(c.section) or "(no section)"
             tokens = c.tokens if display is None else display.count(c.embed_text)
             out.write(f"--- {c.source} | {where} | {c.chars} chars, {tokens} tokens ---\n")
-            preview = c.text[:PREVIEW_CHARS]
-            out.write(preview + ("…" if len(c.text) > PREVIEW_CHARS else "") + "\n\n")
+            shown = redacted_text(c)  # a terminal or a pasted log is no place for a key
+            out.write(shown[:PREVIEW_CHARS] + ("…" if len(shown) > PREVIEW_CHARS else "") + "\n\n")
     if stats:
         _print_stats(summary, Console(stderr=fmt != "text"), per_file=strategy == "auto")
     if strict and report.skipped:

@@ -113,6 +113,10 @@ def test_cli_chunk_counts_secrets_and_no_redact_keeps_them(notes: Path) -> None:
     assert stats["secrets"]["kubeconfig.md"] == {"jwt": 1, "kube-client-key": 1, "password": 1}
     assert "Secrets redacted" in result.stderr
 
+    previews = runner.invoke(cli, ["chunk", str(notes), "--size", "120"])
+    assert previews.exit_code == 0 and "[REDACTED:" in previews.stdout
+    assert leaked([previews.stdout]) == []
+
     kept = runner.invoke(cli, ["chunk", str(notes), "--format", "jsonl", "--no-redact"])
     assert kept.exit_code == 0
     rows = [json.loads(line) for line in kept.stdout.splitlines()]
