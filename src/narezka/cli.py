@@ -28,6 +28,7 @@ from narezka.cli_eval import eval_command
 from narezka.cli_index import COMMANDS
 from narezka.cli_inspect import inspect_command
 from narezka.cli_options import Splitting, splitting_options
+from narezka.enrich.redaction import redacted_text
 from narezka.errors import ConfigError
 from narezka.split import strategy_names
 from narezka.stats import chunk_stats
@@ -109,8 +110,8 @@ def chunk(paths: Sequence[str], fmt: str, stats: bool, strict: bool, **options: 
             where = " > ".join(c.section) or "(no section)"
             tokens = c.tokens if display is None else display.count(c.embed_text)
             out.write(f"--- {c.source} | {where} | {c.chars} chars, {tokens} tokens ---\n")
-            preview = c.text[:PREVIEW_CHARS]
-            out.write(preview + ("…" if len(c.text) > PREVIEW_CHARS else "") + "\n\n")
+            shown = redacted_text(c)  # a terminal or a pasted log is no place for a key
+            out.write(shown[:PREVIEW_CHARS] + ("…" if len(shown) > PREVIEW_CHARS else "") + "\n\n")
     if stats:
         _print_stats(summary, Console(stderr=fmt != "text"), per_file=strategy == "auto")
     if strict and report.skipped:
@@ -135,6 +136,7 @@ def _print_stats(summary: dict[str, Any], console: Console, *, per_file: bool = 
         "empty_files": "Empty files",
         "skipped_files": "Skipped files",
         "removed_chars": "Removed characters",
+        "secrets_redacted": "Secrets redacted",
     }
     for key, label in labels.items():
         table.add_row(label, str(summary[key]))

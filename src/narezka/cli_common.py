@@ -86,6 +86,7 @@ SPLIT_KEYS = (
     "percentile",
     "parent_size",
     "separators",
+    "redact",
 )
 """The options that become split parameters (``include``/``exclude`` choose files)."""
 
@@ -190,6 +191,14 @@ _OPTIONS: list[Callable[[F], F]] = [
         "code reads source files, chat JSON/JSONL/text, auto all of them].",
     ),
     click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable)."),
+    click.option(
+        "--no-redact",
+        "redact",
+        flag_value=False,
+        default=None,
+        help="Keep secrets (keys, tokens, passwords) in embed_text and the stored text instead "
+        "of [REDACTED:kind].",
+    ),
 ]
 
 

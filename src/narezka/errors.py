@@ -54,7 +54,7 @@ class SourceError(NarezkaError):
 
 
 class BinaryFileError(SourceError):
-    """The file looks binary (NUL bytes or mostly control bytes)."""
+    """The file is binary: a known binary signature (PNG, PDF, ZIP…) or mostly control bytes."""
 
 
 class DecodeError(SourceError):

@@ -413,6 +413,7 @@ class Index:
             strategy=str(meta.get("strategy", "")),
             embedder=self._query_embedder() if mode != "bm25" else None,
             reading=self._shared.lock.read,
+            redact=self.settings.redact is not False,
         )
         return engine.search(query, k=k, mode=mode, filters=filters, expand=expand)
 

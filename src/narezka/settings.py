@@ -50,6 +50,7 @@ SPLIT_FIELDS = (
     "threshold",
     "percentile",
     "parent_size",
+    "redact",
 )
 """The fields that become split parameters (see :class:`narezka.split.SplitParams`)."""
 
@@ -72,6 +73,8 @@ class Settings:
     threshold: float | None = None
     percentile: float | None = None
     parent_size: int | None = None
+    redact: bool | None = None
+    """Replace secrets by ``[REDACTED:kind]`` in what is embedded and stored (None: yes)."""
     include: tuple[str, ...] | None = None
     """Globs of files to read; None: the strategy's own (Markdown and text for headings)."""
     exclude: tuple[str, ...] = field(default=())
@@ -180,7 +183,7 @@ def _checked(values: Mapping[str, Any], where: str) -> dict[str, Any]:
                 out[name] = int(value)
             elif name in _FLOATS:
                 out[name] = float(value)
-            elif name == "breadcrumbs" and isinstance(value, str):
+            elif name in ("breadcrumbs", "redact") and isinstance(value, str):
                 out[name] = value.strip().lower() in ("1", "true", "yes", "on")
             elif name in _LISTS and isinstance(value, str):
                 out[name] = (value,)

@@ -17,6 +17,14 @@ def percentile(values: list[int], share: float) -> int:
     return ordered[rank]
 
 
+def total_kinds(per_file: dict[str, dict[str, int]]) -> Counter[str]:
+    """Redacted secrets by kind over all files (``per_file`` as in the reports)."""
+    total: Counter[str] = Counter()
+    for kinds in per_file.values():
+        total.update(kinds)
+    return total
+
+
 def chunk_stats(report: ChunkReport) -> dict[str, Any]:
     """Files, chunks, sizes and losses of a run, as JSON-friendly numbers."""
     sizes = [c.chars for c in report.chunks]
@@ -35,6 +43,9 @@ def chunk_stats(report: ChunkReport) -> dict[str, Any]:
         "skipped_files": len(report.skipped),
         "skipped": [{"path": e.path, "problem": e.problem} for e in report.skipped],
         "removed_chars": report.removed_chars,
+        "secrets_redacted": sum(n for kinds in report.secrets.values() for n in kinds.values()),
+        "secret_kinds": dict(total_kinds(report.secrets).most_common()),
+        "secrets": report.secrets,
         "strategies": report.strategies,
         "strategy_counts": dict(Counter(report.strategies.values()).most_common()),
         "embedding": report.embedding,

@@ -69,6 +69,16 @@ class Block:
 
 
 @dataclass(frozen=True, slots=True)
+class Secret:
+    """A secret found in a document (``text[start:end]``): redacted from all it derives."""
+
+    start: int
+    end: int
+    kind: str
+    """What it is: ``github-token``, ``private-key``, ``password``…"""
+
+
+@dataclass(frozen=True, slots=True)
 class Document:
     """A parsed document: normalized text, front matter, and its block map."""
 
@@ -80,6 +90,8 @@ class Document:
     blocks: tuple[Block, ...] = ()
     encoding: str = "utf-8"
     mtime: float = 0.0
+    secrets: tuple[Secret, ...] = ()
+    """Secrets in ``text``, sorted and disjoint; found once per document before splitting."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +118,14 @@ class Chunk:
     strategy: str = ""
     content_hash: str = ""
     meta: Mapping[str, Any] = field(default_factory=dict)
+    secrets: tuple[Secret, ...] = ()
+    """The document's secrets that overlap the span (document offsets): ``embed_text`` and
+    every stored or served text of the chunk carry ``[REDACTED:<kind>]`` in their place."""
 
     def to_json(self) -> dict[str, Any]:
-        """The JSONL export of the chunk contract."""
-        return {
+        """The JSONL export of the chunk contract (``secrets`` only when there are any:
+        ``text`` is the exact span, so a consumer must know which parts to withhold)."""
+        data: dict[str, Any] = {
             "source": self.source,
             "index": self.index,
             "start": self.start,
@@ -126,3 +142,8 @@ class Chunk:
             "content_hash": self.content_hash,
             "meta": dict(self.meta),
         }
+        if self.secrets:
+            data["secrets"] = [
+                {"start": s.start, "end": s.end, "kind": s.kind} for s in self.secrets
+            ]
+        return data

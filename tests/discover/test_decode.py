@@ -113,17 +113,104 @@ def test_utf16_with_bom(codec: str) -> None:
     assert warnings == [f"w.txt: decoded as {codec} (not UTF-8)"]
 
 
+SIGNATURES = {
+    "png": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "PNG image"),
+    "jpeg": (b"\xff\xd8\xff\xe0\x00\x10JFIF", "JPEG image"),
+    "pdf": (b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj", "PDF document"),
+    "docx": (b"PK\x03\x04\x14\x00\x06\x00[Content_Types].xml", "ZIP archive"),
+    "doc": (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 8, "legacy Office"),
+    "gzip": (b"\x1f\x8b\x08\x00notes.md", "gzip archive"),
+    "bzip2": (b"BZh91AY&SY", "bzip2 archive"),
+    "elf": (b"\x7fELF\x02\x01\x01", "ELF executable"),
+    "sqlite": (b"SQLite format 3\x00\x10\x00", "SQLite database"),
+    "mp3": (b"ID3\x03\x00\x00\x00", "MP3 audio"),
+    "webp": (b"RIFF\x24\x00\x00\x00WEBPVP8 ", "WebP image"),
+    "mp4": (b"\x00\x00\x00\x18ftypmp42", "MP4/QuickTime media"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIGNATURES))
+def test_known_binary_signatures_are_refused_by_name(name: str) -> None:
+    # Padded with text: the signature alone decides, whatever follows.
+    magic, kind = SIGNATURES[name]
+    with pytest.raises(BinaryFileError) as info:
+        decode_bytes(magic + b" plain readable words follow" * 20, f"files/x.{name}")
+    message = str(info.value)
+    assert message.startswith(f"files/x.{name}: binary file (")
+    assert kind in message
+    assert message.endswith("), skipped")
+
+
 @pytest.mark.parametrize(
     "raw",
     [
-        b"%PDF-1.4\n\x00\x01binary",
         bytes(range(1, 8)) * 50 + b"some text",
+        b"\x00\x01\x02binary",
+        b"\x00" * 300 + b"tar-like header padded with NULs" + b"\x00" * 200,
     ],
-    ids=["nul", "control-bytes"],
+    ids=["control-bytes", "short-controls", "nul-padding"],
 )
-def test_binary_is_refused(raw: bytes) -> None:
-    with pytest.raises(BinaryFileError, match=r"^img/logo\.png: binary file, skipped$"):
+def test_mostly_control_bytes_are_refused(raw: bytes) -> None:
+    with pytest.raises(BinaryFileError, match=r"^img/logo\.png: binary file \(\d+% of the first "):
         decode_bytes(raw, "img/logo.png")
+
+
+def test_text_that_merely_mentions_a_signature_is_text() -> None:
+    raw = b"ID3 tags and PK files: %PDF is not at the start here.\n"
+    assert decode_bytes(raw, "notes.md")[0] == raw.decode("ascii")
+
+
+GARBAGE_PARAGRAPH = (
+    "\ufeff# Заметки\r\n\r\n"
+    "Первый абзац, обычный текст про настройку сервера и его журналы.\r\n\r\n"
+    "Второй абзац\u200b со сбоем: \ufffd байты \x00\x07 посреди строки, дальше текст.\r\n\r\n"
+    "## Итог\r\n\r\nТретий абзац: всё остальное читается как обычно.\r\n"
+)
+
+
+def test_utf8_with_bom_crlf_and_stray_controls_is_text() -> None:
+    # Issue 10 item 4: this file was skipped whole as "binary" for its one NUL.
+    raw = GARBAGE_PARAGRAPH.encode("utf-8")
+    text, encoding, warnings = decode_bytes(raw, "garbage.md")
+    assert encoding == "utf-8"
+    assert warnings == []
+    assert text == GARBAGE_PARAGRAPH.removeprefix("\ufeff").replace("\r\n", "\n")
+    assert "\x00\x07" in text and "\u200b" in text and "\ufffd" in text
+
+
+def test_cp1251_with_a_stray_nul_is_text() -> None:
+    sample = "Привет, мир! Это текст в старой кодировке.\x00 И ещё одно предложение."
+    text, encoding, _ = decode_bytes(sample.encode("cp1251"), "old.md")
+    assert (text, encoding) == (sample, "cp1251")
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_bom_is_recognised_by_its_nuls(codec: str) -> None:
+    sample = "# Notes\r\n\r\nPlain ASCII text saved by an old editor, Привет.\r\n"
+    text, detected, warnings = decode_bytes(sample.encode(codec), "w.md")
+    assert (text, detected) == (sample.replace("\r\n", "\n"), codec)
+    assert warnings == [f"w.md: decoded as {codec} (not UTF-8)"]
+
+
+@pytest.mark.parametrize("codec", ["utf-32-le", "utf-32-be"])
+def test_utf32_with_bom(codec: str) -> None:
+    bom = b"\xff\xfe\x00\x00" if codec == "utf-32-le" else b"\x00\x00\xfe\xff"
+    text, detected, _ = decode_bytes(bom + "Заголовок\nтекст".encode(codec), "w.txt")
+    assert (text, detected) == ("Заголовок\nтекст", codec)
+
+
+def test_stray_nuls_in_utf8_are_not_mistaken_for_utf16() -> None:
+    # NULs on every other byte of a short run only: both byte sides carry some.
+    raw = b"abc\x00d\x00ef " * 3 + b"ordinary text goes on and on " * 20
+    text, detected, _ = decode_bytes(raw, "n.md")
+    assert (text, detected) == (raw.decode("ascii"), "utf-8")
+
+
+def test_utf16_bom_on_undecodable_bytes_falls_back_to_the_byte_checks() -> None:
+    # An odd byte count cannot be UTF-16; its NULs then make it binary.
+    raw = b"\xff\xfe" + "text".encode("utf-16-le") + b"\x00"
+    with pytest.raises(BinaryFileError, match=r"^u\.md: binary file \("):
+        decode_bytes(raw, "u.md")
 
 
 def test_a_few_control_bytes_are_still_text() -> None:
@@ -132,8 +219,8 @@ def test_a_few_control_bytes_are_still_text() -> None:
     assert text == raw.decode("ascii")
 
 
-def test_only_the_first_8_kib_are_sniffed_for_nul() -> None:
-    raw = b"a" * 9000 + b"\x00"
+def test_only_the_first_8_kib_are_sniffed_for_controls() -> None:
+    raw = b"a" * 9000 + b"\x00" * 2000
     text, _, _ = decode_bytes(raw, "late.txt")
     assert text == raw.decode("ascii")
 

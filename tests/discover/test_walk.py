@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from discover.test_decode import GARBAGE_PARAGRAPH
 from narezka.discover import iter_files, read_all, read_document
 from narezka.errors import BinaryFileError, DecodeError, SourceError
+from narezka.pipeline import chunk_documents
 
 
 def _write(root: Path, rel: str, data: str | bytes = "text\n") -> Path:
@@ -208,3 +210,22 @@ def test_read_all_goes_on_past_bad_files(tmp_path: Path, monkeypatch: pytest.Mon
     assert isinstance(by_name["3-noise.md"], DecodeError)
     assert all(Path(e.path).name in str(e) for e in errors)
     assert warnings == [f"{tmp_path / '4-legacy.md'}: decoded as cp1251 (not UTF-8)"]
+
+
+def test_text_with_stray_controls_is_chunked_and_binary_still_skipped(tmp_path: Path) -> None:
+    # Issue 10 item 4: one NUL used to drop the whole file as "binary".
+    _write(tmp_path, "garbage.md", GARBAGE_PARAGRAPH.encode("utf-8"))
+    _write(tmp_path, "logo.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + b"\x00" * 40)
+
+    report = chunk_documents([tmp_path], "headings", size=400)
+
+    assert [(Path(e.path).name, type(e)) for e in report.skipped] == [("logo.md", BinaryFileError)]
+    assert "logo.md: binary file (PNG image), skipped" in str(report.skipped[0])
+    text = GARBAGE_PARAGRAPH.removeprefix("\ufeff").replace("\r\n", "\n")
+    assert report.chunks and all(c.text == text[c.start : c.end] for c in report.chunks)
+    assert "\x00\x07" in "".join(c.text for c in report.chunks)
+    dropped = "\x00\x07\u200b\ufffd"
+    assert not any(ch in c.embed_text for c in report.chunks for ch in dropped)
+    # The four dropped characters are counted, the rest of the paragraph is embedded.
+    assert report.removed_chars == 4
+    assert any("посреди строки, дальше текст" in c.embed_text for c in report.chunks)

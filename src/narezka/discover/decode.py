@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from narezka.errors import BinaryFileError, DecodeError
@@ -11,9 +12,46 @@ __all__ = ["decode_bytes", "normalize_newlines"]
 
 _SNIFF = 8192
 """Binary sniffing looks at this many leading bytes only: enough to judge, cheap on big files."""
-_MAX_CONTROL_RATIO = 0.30
+MAX_CONTROL_RATIO = 0.10
+"""Above this share of control codes (C0 but tab, newlines, form feed; DEL) data is binary.
+Text with stray garbage (a NUL, a BEL, ANSI escapes in a log) stays well below it; the
+sanitizer drops those characters from ``embed_text`` and the stats count them."""
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f")
 _LEGACY = ("cp1251", "koi8-r")
+
+# Leading bytes of formats that are never text, with a name for the message. Each prefix is
+# long or odd enough that no plausible text file starts with it.
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "PNG image"),
+    (b"\xff\xd8\xff", "JPEG image"),
+    (b"GIF87a", "GIF image"),
+    (b"GIF89a", "GIF image"),
+    (b"II*\x00", "TIFF image"),
+    (b"MM\x00*", "TIFF image"),
+    (b"%PDF-", "PDF document"),
+    (b"PK\x03\x04", "ZIP archive (or an Office/OpenDocument/EPUB/JAR file)"),
+    (b"PK\x05\x06", "ZIP archive"),
+    (b"PK\x07\x08", "ZIP archive"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "legacy Office document (OLE2)"),
+    (b"\x1f\x8b", "gzip archive"),
+    (b"\xfd7zXZ\x00", "xz archive"),
+    (b"7z\xbc\xaf\x27\x1c", "7-Zip archive"),
+    (b"\x28\xb5\x2f\xfd", "zstd archive"),
+    (b"Rar!\x1a\x07", "RAR archive"),
+    (b"\x7fELF", "ELF executable"),
+    (b"\xcf\xfa\xed\xfe", "Mach-O executable"),
+    (b"\xfe\xed\xfa\xcf", "Mach-O executable"),
+    (b"\xca\xfe\xba\xbe", "Java class or Mach-O universal binary"),
+    (b"\x00asm", "WebAssembly module"),
+    (b"SQLite format 3\x00", "SQLite database"),
+    (b"OggS\x00", "Ogg media"),
+    (b"fLaC", "FLAC audio"),
+    (b"wOFF", "WOFF font"),
+    (b"wOF2", "WOFF2 font"),
+)
+_BZIP2 = re.compile(rb"BZh[1-9]1AY&SY")
+_ID3 = re.compile(rb"ID3[\x02-\x04]\x00")
+_RIFF_KINDS = {b"WAVE": "WAV audio", b"WEBP": "WebP image", b"AVI ": "AVI video"}
 
 # Letter frequencies of Russian prose, per mille. Unlike case, they still tell the tables apart
 # in text written all in capitals (which the other table turns into plausible lowercase).
@@ -41,12 +79,28 @@ def normalize_newlines(text: str) -> str:
     return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _is_binary(sample: Sequence[int]) -> bool:
-    """Whether leading bytes (or code points) look binary: a NUL, or over 30% control codes."""
-    if 0 in sample:
-        return True
+def binary_signature(raw: bytes) -> str | None:
+    """The name of the binary format ``raw`` starts with, or None."""
+    for magic, name in _SIGNATURES:
+        if raw.startswith(magic):
+            return name
+    if _BZIP2.match(raw):
+        return "bzip2 archive"
+    if _ID3.match(raw):
+        return "MP3 audio"
+    if raw.startswith(b"RIFF") and raw[8:12] in _RIFF_KINDS:
+        return _RIFF_KINDS[raw[8:12]]
+    if raw[4:8] == b"ftyp":
+        return "MP4/QuickTime media"
+    return None
+
+
+def control_share(sample: Sequence[int]) -> float:
+    """Share of control codes among leading bytes (or code points): see MAX_CONTROL_RATIO."""
+    if not sample:
+        return 0.0
     controls = sum(1 for b in sample if (b < 0x20 or b == 0x7F) and b not in _TEXT_CONTROLS)
-    return len(sample) > 0 and controls / len(sample) > _MAX_CONTROL_RATIO
+    return controls / len(sample)
 
 
 def _is_russian_letter(ch: str) -> bool:
@@ -87,16 +141,47 @@ def _score(text: str) -> tuple[float, float]:
     return (total + odd * _ODD_CHAR) / count, odd / count
 
 
-def _try_utf16(raw: bytes) -> tuple[str, str] | None:
-    """Decode text that starts with a UTF-16 BOM; None when it does not decode to text."""
-    if raw[:2] not in (b"\xff\xfe", b"\xfe\xff"):
+_UTF_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+_UTF16_NUL_SIDE = 0.30
+_UTF16_NUL_OTHER = 0.02
+"""BOM-less UTF-16 is believed only on a strong pattern: NULs on one byte side of at least
+30% of the pairs (the high bytes of ASCII characters) and on at most 2% of the other side.
+UTF-8 text with stray NULs has them on both sides alike, and far fewer."""
+
+
+def _wide_codec(raw: bytes) -> str | None:
+    """The UTF-16/32 codec a BOM names, or that BOM-less UTF-16 text shows by its NULs."""
+    for bom, name in _UTF_BOMS:
+        if raw.startswith(bom):
+            return name
+    sample = raw[: _SNIFF & ~1]
+    pairs = len(sample) // 2
+    if pairs < 2:
         return None
-    name = "utf-16-le" if raw[:2] == b"\xff\xfe" else "utf-16-be"
+    even = sample[0::2].count(0) / pairs
+    odd = sample[1::2].count(0) / pairs
+    if odd >= _UTF16_NUL_SIDE and even <= _UTF16_NUL_OTHER:
+        return "utf-16-le"
+    if even >= _UTF16_NUL_SIDE and odd <= _UTF16_NUL_OTHER:
+        return "utf-16-be"
+    return None
+
+
+def _try_wide(raw: bytes) -> tuple[str, str] | None:
+    """Decode UTF-16/32 text (see :func:`_wide_codec`); None when it does not decode to text."""
+    name = _wide_codec(raw)
+    if name is None:
+        return None
     try:
         text = raw.decode(name)  # keeps the BOM as U+FEFF, which normalize_newlines drops
     except UnicodeDecodeError:
         return None
-    if _is_binary([ord(ch) for ch in text[:_SNIFF]]):
+    if control_share([ord(ch) for ch in text[:_SNIFF]]) > MAX_CONTROL_RATIO:
         return None
     return text, name
 
@@ -104,17 +189,26 @@ def _try_utf16(raw: bytes) -> tuple[str, str] | None:
 def decode_bytes(raw: bytes, path: str) -> tuple[str, str, list[str]]:
     """Decode a file's bytes into ``(text, encoding, warnings)``.
 
-    The text has the BOM removed and CRLF/CR turned into LF. UTF-8 is tried first; then UTF-16
-    with a BOM, then cp1251 and koi8-r, whichever reads more like Russian prose. Raises
-    ``BinaryFileError`` for binary data and ``DecodeError`` when no supported encoding fits.
+    The text has the BOM removed and CRLF/CR turned into LF. A known binary signature (PNG,
+    PDF, ZIP…) or a large share of control bytes raises ``BinaryFileError``; a few control
+    characters do not (the sanitizer drops them from ``embed_text``). UTF-16/32 (with a BOM,
+    or UTF-16 without one, by its NUL pattern) goes first, then UTF-8, then cp1251 and koi8-r,
+    whichever reads more like Russian prose. Raises ``DecodeError`` when no supported
+    encoding fits.
     """
-    # UTF-16 goes first because its ASCII characters carry NUL bytes that look binary.
-    utf16 = _try_utf16(raw)
-    if utf16 is not None:
-        text, name = utf16
+    kind = binary_signature(raw)
+    if kind is not None:
+        raise BinaryFileError(path, f"binary file ({kind}), skipped")
+    # Wide encodings go first because their ASCII characters carry NUL bytes.
+    wide = _try_wide(raw)
+    if wide is not None:
+        text, name = wide
         return normalize_newlines(text), name, [f"{path}: decoded as {name} (not UTF-8)"]
-    if _is_binary(raw[:_SNIFF]):
-        raise BinaryFileError(path, "binary file, skipped")
+    share = control_share(raw[:_SNIFF])
+    if share > MAX_CONTROL_RATIO:
+        raise BinaryFileError(
+            path, f"binary file ({share:.0%} of the first bytes are control codes), skipped"
+        )
     try:
         return normalize_newlines(raw.decode("utf-8")), "utf-8", []
     except UnicodeDecodeError as exc:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from narezka.enrich.redaction import redacted_text
 from narezka.globs import glob_regex
 from narezka.types import Chunk
 
@@ -45,9 +46,13 @@ def match_rule(path: str, rules: Sequence[tuple[str, str]], default: str) -> str
 
 
 def chunk_payload(chunk: Chunk, rules: Rules) -> dict[str, Any]:
-    """Everything search filters on or shows, plus what sync recovery needs."""
+    """Everything search filters on or shows, plus what sync recovery needs.
+
+    ``text`` is the chunk's span with its secrets redacted (``start``/``end`` still locate
+    the span in the source); with redaction off (``--no-redact``) it is the span itself."""
     meta: Mapping[str, Any] = chunk.meta
     tags = meta.get("tags")
+    text = redacted_text(chunk)
     return {
         "file_path": chunk.source,
         "section": " > ".join(chunk.section),
@@ -57,8 +62,8 @@ def chunk_payload(chunk: Chunk, rules: Rules) -> dict[str, Any]:
         "mtime": meta.get("mtime", 0.0),
         "doc_hash": str(meta.get("doc_hash") or ""),
         "content_hash": chunk.content_hash,
-        "text_preview": chunk.text[:PREVIEW_CHARS],
-        "text": chunk.text,
+        "text_preview": text[:PREVIEW_CHARS],
+        "text": text,
         "url": chunk.url,
         "anchor": chunk.anchor,
         "start": chunk.start,

@@ -11,6 +11,7 @@ from typing import Any
 
 from narezka.discover import iter_files, normalize_newlines, read_document
 from narezka.enrich.hashes import doc_hash
+from narezka.enrich.redaction import count_kinds, find_secrets
 from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceError
 from narezka.parse.markdown import parse_document, plain_document
 from narezka.parse.sanitize import removed_characters
@@ -35,6 +36,8 @@ class ChunkReport:
     warnings: list[str] = field(default_factory=list)
     removed_chars: int = 0
     """Control and invisible characters that sanitization dropped from ``embed_text``."""
+    secrets: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per file with any: how many secrets of each kind were redacted."""
     input_chars: int = 0
     strategies: dict[str, str] = field(default_factory=dict)
     """Which strategy each file got."""
@@ -77,6 +80,8 @@ class FileChunks:
     strategy: str
     caught: list[warnings_module.WarningMessage] = field(default_factory=list)
     """The strategy's own warnings (also in ``warnings`` as text)."""
+    secrets: dict[str, int] = field(default_factory=dict)
+    """Secrets found in the file and redacted, by kind (empty with ``redact=False``)."""
 
 
 def chunk_raw(
@@ -88,12 +93,15 @@ def chunk_raw(
         doc, warnings = parse_document(raw)
     else:
         doc, warnings = plain_document(raw), []
+    if params.redact:
+        # Once per document, over its whole text: every range the strategy tries reuses it.
+        doc = dataclasses.replace(doc, secrets=find_secrets(doc.text))
     with warnings_module.catch_warnings(record=True) as caught:
         warnings_module.simplefilter("always", NarezkaWarning)
         chunks = chosen.split(doc, params, counter)
     notes = [*warnings, *(f"{raw.source}: {w.message}" for w in caught)]
     removed = removed_characters(doc.text[doc.body_start :])
-    return FileChunks(chunks, notes, removed, chosen.name, caught)
+    return FileChunks(chunks, notes, removed, chosen.name, caught, count_kinds(doc.secrets))
 
 
 def include_for(strategy: Strategy, include: Sequence[str] | None) -> tuple[str, ...]:
@@ -174,6 +182,8 @@ def chunk_documents(
         chunks = result.chunks
         report.warnings.extend(result.warnings)
         report.removed_chars += result.removed
+        if result.secrets:
+            report.secrets[raw.source] = result.secrets
         report.strategies[raw.source] = result.strategy
         if not chunks:
             report.empty_files.append(raw.source)

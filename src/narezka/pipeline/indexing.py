@@ -84,6 +84,8 @@ class IndexReport:
     cache_misses: int = 0
     embedder: str = ""
     store: str = ""
+    secrets: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per file chunked in this run: secrets redacted, by kind (``--no-redact``: none)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (what ``index --json`` prints)."""
@@ -232,6 +234,8 @@ class Syncer:
             finally:
                 report.seconds["embed"] += time.perf_counter() - started
         report.warnings.extend(doc_warnings)
+        if result.secrets:
+            report.secrets[source] = result.secrets
         if self.known.get(source) is None:
             report.files_new += 1
         else:
@@ -528,6 +532,8 @@ def index_meta(
             "levels": list(params.levels),
             "min_chars": params.min_chars,
             **optional,
+            # Off only when asked: sync must not start redacting behind the user's back.
+            **({} if params.redact else {"redact": False}),
         },
         # sync and watch must read the same files the first run read.
         "include": list(include) if include else None,

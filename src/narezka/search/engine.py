@@ -36,8 +36,11 @@ class SearchEngine:
         embedder: Embedder | None = None,
         bm25: Bm25Encoder | None = None,
         reading: Callable[[], AbstractContextManager[object]] | None = None,
+        redact: bool = True,
     ) -> None:
         self.store = store
+        self.redact = redact
+        """Redact secrets in text re-read from files (off only for a --no-redact index)."""
         self.corpus = corpus
         self.strategy = strategy
         self.embedder = embedder
@@ -84,9 +87,12 @@ class SearchEngine:
         hits = hits[:k]
         if expand == "section":
             # The section holds the folded neighbours too: one read of the file serves both.
-            return [expand_section(h, self.corpus, query) for h in hits]
+            return [expand_section(h, self.corpus, query, redact=self.redact) for h in hits]
         if expand is None:
-            return [merged_text(h, self.corpus, query) if h.merged else h for h in hits]
+            return [
+                merged_text(h, self.corpus, query, redact=self.redact) if h.merged else h
+                for h in hits
+            ]
         return hits
 
 

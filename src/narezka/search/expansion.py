@@ -8,23 +8,30 @@ from pathlib import Path
 
 from narezka.discover import read_document
 from narezka.enrich.hashes import doc_hash
+from narezka.enrich.redaction import find_secrets, redact_span
 from narezka.errors import NarezkaError
 from narezka.parse.markdown import parse_document
 from narezka.search.hits import Hit, snippet
 from narezka.types import BlockKind, RawDocument
 
 
-def merged_text(hit: Hit, corpus: Path, query: str) -> Hit:
-    """The text of a folded hit's whole span, read from its file; if the file changed since
-    it was indexed, the hit shrinks back to its best chunk, marked stale."""
+def merged_text(hit: Hit, corpus: Path, query: str, *, redact: bool = True) -> Hit:
+    """The text of a folded hit's whole span, read from its file (secrets redacted, as in
+    everything the index stores); if the file changed since it was indexed, the hit shrinks
+    back to its best chunk, marked stale."""
     raw = current_source(corpus, hit)
     if raw is None:
         return _stored(hit, query)
-    text = raw.text[hit.start : hit.end]
+    text = _span(raw.text, hit.start, hit.end, redact=redact)
     return dataclasses.replace(hit, text=text, snippet=snippet(text, query))
 
 
-def expand_section(hit: Hit, corpus: Path, query: str) -> Hit:
+def _span(text: str, start: int, end: int, *, redact: bool) -> str:
+    """A span of a re-read file as the index would store it: secrets replaced by markers."""
+    return redact_span(text, find_secrets(text), start, end) if redact else text[start:end]
+
+
+def expand_section(hit: Hit, corpus: Path, query: str, *, redact: bool = True) -> Hit:
     """Replace the hit's text by its whole heading section from the source file (or keep the
     stored text, marked stale, when the file no longer matches the index)."""
     raw = current_source(corpus, hit)
@@ -41,10 +48,12 @@ def expand_section(hit: Hit, corpus: Path, query: str) -> Hit:
         elif block.start > hit.start and block.level <= max(level, 1):
             end = block.start
             break
-    text = doc.text[start:end].strip()
-    return dataclasses.replace(
-        hit, text=text, snippet=snippet(text, query), start=start, end=start + len(text)
-    )
+    while end > start and doc.text[end - 1].isspace():
+        end -= 1
+    while start < end and doc.text[start].isspace():
+        start += 1
+    text = _span(doc.text, start, end, redact=redact)
+    return dataclasses.replace(hit, text=text, snippet=snippet(text, query), start=start, end=end)
 
 
 def _stored(hit: Hit, query: str) -> Hit:

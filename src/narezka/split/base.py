@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
+from narezka.enrich.redaction import RULES_VERSION
 from narezka.errors import ConfigError
 from narezka.split.context import RAW_CHARS_PER_TOKEN, DocumentContext, Section
 from narezka.split.packer import extend_back
@@ -43,6 +44,9 @@ class SplitParams:
     """semantic: cut at the lowest ``percentile`` percent of neighbour similarities."""
     parent_size: int | None = None
     """parent-child: the parents' size limit in ``unit`` (default: four times ``size``)."""
+    redact: bool = True
+    """Replace secrets (keys, tokens, passwords) by ``[REDACTED:<kind>]`` in everything
+    embedded and stored; the pipeline finds them once per document before splitting."""
 
     def __post_init__(self) -> None:
         if self.unit not in ("chars", "tokens"):
@@ -83,6 +87,12 @@ def _fingerprint(params: SplitParams, strategy: str) -> str:
     fields = {k: v for k, v in asdict(params).items() if not (v is None and k in _OPTIONAL)}
     fields["levels"] = list(params.levels)
     fields["separators"] = list(params.separators)
+    # Redaction on names the rule set's version; off leaves the fingerprint of indexes built
+    # before redaction existed. So their next sync re-chunks every file (stat alone no longer
+    # says "unchanged") and the secrets leave the index; a new rule set does the same.
+    del fields["redact"]
+    if params.redact:
+        fields["redact"] = RULES_VERSION
     return strategy + ":" + json.dumps(fields, sort_keys=True, ensure_ascii=False)
 
 

@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from itertools import accumulate
 from typing import Any, ClassVar
 
+from narezka.enrich.redaction import find_secrets, redact, redact_span
 from narezka.parse.chat import (
     CHAT_INCLUDE,
     SURROGATE,
@@ -149,7 +150,7 @@ class ChatStrategy:
             breadcrumbs=crumbs,
             sections=sections,
         )
-        pieces = _Splitter(ctx, chat).pieces()
+        pieces = _Splitter(ctx, chat, redact=params.redact).pieces()
         return _chunks(ctx, pieces)
 
 
@@ -174,8 +175,10 @@ def _chunks(ctx: _RenderedContext, pieces: list[_Piece]) -> list[Chunk]:
 class _Splitter:
     """Packs one conversation's turns under the budget through the shared packer."""
 
-    def __init__(self, ctx: _RenderedContext, chat: Conversation) -> None:
+    def __init__(self, ctx: _RenderedContext, chat: Conversation, *, redact: bool) -> None:
         self.ctx = ctx
+        self.redact = redact
+        self._raw: dict[int, str] = {}
         self.counter = ctx.counter
         self.chars = ctx.chars
         self.turns = chat.turns
@@ -208,8 +211,15 @@ class _Splitter:
         return cached
 
     def raw_line(self, turn: Turn) -> str:
-        """A turn's line before sanitizing."""
-        return render_turn(self.label(turn.role), SURROGATE.sub("", turn.content))
+        """A turn's line before sanitizing, its secrets redacted (found once per turn in the
+        decoded content, where JSON escapes no longer hide them)."""
+        cached = self._raw.get(turn.start)
+        if cached is None:
+            cached = render_turn(self.label(turn.role), SURROGATE.sub("", turn.content))
+            if self.redact:
+                cached = redact(cached)[0]
+            self._raw[turn.start] = cached
+        return cached
 
     def render(self, first: int, last: int) -> str:
         """Sanitized rendering of turns ``first..last`` (no breadcrumb): the sanitized text
@@ -320,13 +330,15 @@ class _Splitter:
         offsets: Sequence[int] = range(turn.body_start, turn.body_end + 1)
         if turn.escaped:
             content, offsets = decode_offsets(self.ctx.text, turn.body_start, turn.body_end)
+        secrets = find_secrets(content) if self.redact else ()
         label = self.label(turn.role)
         head = self.prefix + render_turn(label, "")
         head_cost = self.counter.count(head)
         costs: dict[tuple[int, int], int] = {}
 
         def embed(a: int, b: int) -> str:
-            return self.prefix + sanitize(render_turn(label, SURROGATE.sub("", content[a:b])))
+            piece = redact_span(content, secrets, a, b) if secrets else content[a:b]
+            return self.prefix + sanitize(render_turn(label, SURROGATE.sub("", piece)))
 
         def cost(a: int, b: int) -> int:
             cached = costs.get((a, b))

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from narezka.enrich.redaction import redact, redact_span, secrets_in, size_change
 from narezka.parse.sanitize import needs_sanitizing, sanitize, trim_whitespace
 from narezka.parse.sentences import sentence_ends
 from narezka.split.packer import Packer, Refiner
@@ -54,6 +55,7 @@ class DocumentContext:
     ) -> None:
         self.doc = doc
         self.text = doc.text
+        self.secrets = doc.secrets
         self.counter = counter
         self.budget = budget
         self.strategy = strategy
@@ -114,6 +116,8 @@ class DocumentContext:
         result = ""
         if self.breadcrumbs and crumbs:
             cap = int(self.budget * BREADCRUMB_SHARE) - 3
+            if self.secrets:  # a heading that holds a secret must not carry it up here
+                crumbs = [redact(title)[0] for title in crumbs]
             line = " > ".join(crumbs)
             # Deepest titles say most about the chunk: drop from the root first.
             while len(crumbs) > 1 and self.counter.count(line) > cap:
@@ -141,7 +145,7 @@ class DocumentContext:
         if atom is not None and atom.kind is BlockKind.TABLE:
             header_end = self.table_body_start(atom)
             if start >= header_end:
-                before = self.text[atom.start : header_end]
+                before = self.span_text(atom.start, header_end)
         elif atom is not None and atom.kind is BlockKind.CODE and atom.fence:
             before = atom.fence + "\n"
         closing = self.atom_at(end)
@@ -161,13 +165,19 @@ class DocumentContext:
 
     # ---- what the model sees, and its size ----------------------------------------------
 
+    def span_text(self, start: int, end: int) -> str:
+        """The range's text with the document's secrets in it redacted (not sanitized)."""
+        if not self.secrets:
+            return self.text[start:end]
+        return redact_span(self.text, self.secrets, start, end)
+
     def embed_text(self, start: int, end: int) -> str:
         key = (start, end)
         cached = self._embed.get(key)
         if cached is not None:
             return cached
         before, after = self._atom_context(start, end)
-        body = before + self.text[start:end] + after
+        body = before + self.span_text(start, end) + after
         if not self.clean:
             body = sanitize(body)
         path, _ = self.common_section(start, end)
@@ -187,11 +197,17 @@ class DocumentContext:
             return cached
         raw = end - start
         if self.chars:
-            # Sanitizing never lengthens text, so the raw length bounds the sanitized one: no
-            # need to build embed_text, and a raw span never exceeds the budget either.
+            # Sanitizing never lengthens text, so the redacted length bounds the sanitized
+            # one: no need to build embed_text. Redaction changes a span's length by an exact
+            # amount (a 4-character password becomes a longer marker, a key block a shorter
+            # one): size_change() accounts for it.
             before, after = self._atom_context(start, end)
             value = len(self.prefix(self.common_section(start, end)[0])) + len(before) + raw
             value += len(after)
+            if self.secrets:
+                # The raw-length floor still holds: a blob of keys stays a bounded span.
+                value += size_change(self.secrets, start, end)
+                value = max(value, -(-raw // RAW_CHARS_PER_TOKEN))
         else:
             # A cheap lower bound settles far-too-long ranges without tokenizing them.
             floor = -(-raw // RAW_CHARS_PER_TOKEN)
@@ -239,7 +255,7 @@ class DocumentContext:
         key = (start, end)
         cached = self._body.get(key)
         if cached is None:
-            raw = self.text[start:end]
+            raw = self.span_text(start, end)
             cached = self.counter.count(raw if self.clean else sanitize(raw))
             self._body[key] = cached
         return cached
@@ -345,6 +361,8 @@ class DocumentContext:
         for index, (start, end) in enumerate(ranges):
             embed = self.embed_text(start, end)
             path, anchor = self.common_section(start, end)
+            if self.secrets:
+                path = tuple(redact(title)[0] for title in path)
             tokens = self._tokens.get((start, end))
             if tokens is None:
                 tokens = len(embed) if self.chars else self.counter.count(embed)
@@ -366,6 +384,7 @@ class DocumentContext:
                     strategy=self.strategy,
                     content_hash=digest,
                     meta=meta,
+                    secrets=secrets_in(self.secrets, start, end),
                 )
             )
         return chunks

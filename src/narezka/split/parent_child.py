@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 from typing import Any, ClassVar
 
+from narezka.enrich.redaction import redacted_text
 from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for
 from narezka.split.headings import HeadingsStrategy, merge_short, structure_refiners
 from narezka.tokens import TokenCounter
@@ -68,7 +69,8 @@ def _with_parent(child: Chunk, parent: Chunk) -> Chunk:
         "section": list(parent.section),
         "anchor": parent.anchor,
         "tokens": parent.tokens,
-        "text": parent.text,
+        # Stored as the child's parent_text: redacted like everything the index keeps.
+        "text": redacted_text(parent),
     }
     return dataclasses.replace(
         child, content_hash=digest, meta={**child.meta, "parent": parent_meta}

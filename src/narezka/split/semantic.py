@@ -133,7 +133,8 @@ class SemanticStrategy:
         ]
         texts = []
         for k in rows:
-            text = ctx.text[units[k].start : min(units[k].end, units[k].start + EMBED_CHARS)]
+            # Redacted: the signal goes to the embedder, which may be a served model.
+            text = ctx.span_text(units[k].start, min(units[k].end, units[k].start + EMBED_CHARS))
             texts.append(text if ctx.clean else sanitize(text) or text)
         out: Vectors | None = None
         for first in range(0, len(texts), self.batch_size):

@@ -1,0 +1,341 @@
+"""Find secrets in a document and redact them from what is embedded, stored and served.
+
+Detection runs once per document over its whole text (:func:`find_secrets`) and yields
+spans in document offsets; chunks keep their exact spans and carry the secrets that touch
+them, and every text narezka derives from a span (``embed_text``, the stored text and
+preview, a parent's text) replaces each such piece by ``[REDACTED:<kind>]``
+(:func:`redact_span`). :func:`redact` does both steps for one free-standing text.
+
+The rules are our own, tested set (see ``benchmarks/bench_redact.py`` for why not a
+library): token formats whose prefix names the issuer (AWS, GitHub, GitLab, Slack, OpenAI,
+Stripe, Google…), private key blocks (also JSON-escaped, as in a GCP service-account file),
+JWTs, credentials inside URLs, and ``password=``/``token:``/``api_key`` assignments in
+configs, ``.env`` files and code, whose value must look like a literal, not a placeholder.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from narezka.types import Chunk, Secret
+
+__all__ = [
+    "RULES_VERSION",
+    "count_kinds",
+    "find_secrets",
+    "marker",
+    "redact",
+    "redact_span",
+    "redacted_text",
+    "secrets_in",
+    "size_change",
+]
+
+RULES_VERSION = 1
+"""Part of the strategy fingerprint when redaction is on: changing the rules in a way that
+finds more must bump it, so the next sync re-chunks every file and drops what is now found."""
+
+
+def marker(kind: str) -> str:
+    """What replaces a secret (or the part of one inside a chunk)."""
+    return f"[REDACTED:{kind}]"
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    hints: tuple[str, ...]
+    """Literal substrings one of which every match contains: a cheap test skips the regex."""
+    group: int = 0
+    """The group holding the secret itself (0: the whole match)."""
+    priority: int = 0
+    """Lower wins when spans overlap: a named token format beats a generic assignment."""
+
+
+_B64 = r"[A-Za-z0-9+/]"
+_TOKEN_RULES = (
+    _Rule(
+        "private-key",
+        # Up to the END line; JSON files escape the newlines (GCP service-account keys).
+        re.compile(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[\s\S]{0,12000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"|(?:(?:\\n|\s)+(?:[A-Za-z-]+: [^\n]*|[A-Za-z0-9+/=]{8,}))*)"
+        ),
+        ("PRIVATE KEY",),
+    ),
+    _Rule(
+        "aws-access-key-id",
+        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
+        ("AKIA", "ASIA", "ABIA", "ACCA"),
+    ),
+    _Rule(
+        "aws-secret-access-key",
+        re.compile(
+            r"(?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?"
+            rf"({_B64}{{40}})(?!{_B64})"
+        ),
+        ("ecret", "ECRET"),
+        group=1,
+    ),
+    _Rule("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), ("AIza",)),
+    _Rule("gcp-oauth-secret", re.compile(r"\bGOCSPX-[0-9A-Za-z_\-]{28}"), ("GOCSPX-",)),
+    _Rule(
+        "github-token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{60,250})\b"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    _Rule(
+        "gitlab-token",
+        re.compile(
+            r"\b(?:gl(?:pat|dt|rt|ptt|soat|ft|cbt|imt)-[0-9A-Za-z_\-]{20,}|GR1348941[0-9A-Za-z_\-]{20,})"
+        ),
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glft-", "glcbt-", "glimt-", "GR1348941"),
+    ),
+    _Rule("slack-token", re.compile(r"\bxox[abposre]-[0-9A-Za-z][0-9A-Za-z\-]{8,}"), ("xox",)),
+    _Rule(
+        "slack-webhook",
+        re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}"),
+        ("hooks.slack.com",),
+    ),
+    _Rule(
+        "anthropic-key", re.compile(r"\bsk-ant-[a-z]{3,8}\d{0,3}-[A-Za-z0-9_\-]{20,}"), ("sk-ant-",)
+    ),
+    _Rule(
+        "openai-key",
+        # A digit and a capital inside: a hyphenated slug ("sk-learn-…") has neither.
+        re.compile(
+            r"\bsk-(?:proj-|svcacct-|admin-)?(?=[\w\-]*\d)(?=[\w\-]*[A-Z])[A-Za-z0-9_\-]{32,}"
+            r"(?![\w\-])"
+        ),
+        ("sk-",),
+        priority=1,
+    ),
+    _Rule(
+        "stripe-key",
+        re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b"),
+        ("_live_", "_test_"),
+    ),
+    _Rule("stripe-webhook-secret", re.compile(r"\bwhsec_[0-9A-Za-z]{24,}\b"), ("whsec_",)),
+    _Rule("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), ("npm_",)),
+    _Rule("pypi-token", re.compile(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"), ("pypi-AgE",)),
+    _Rule("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{34,}\b"), ("hf_",)),
+    _Rule("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b"), ("SG.",)),
+    _Rule("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}(?![\w\-])"), (":AA",)),
+    _Rule("digitalocean-token", re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b"), ("_v1_",)),
+    _Rule("shopify-token", re.compile(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"), ("shp",)),
+    _Rule(
+        "azure-storage-key",
+        re.compile(rf"AccountKey=({_B64}{{86}}==)"),
+        ("AccountKey=",),
+        group=1,
+    ),
+    _Rule(
+        "jwt",
+        re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+        ("eyJ",),
+    ),
+    _Rule(
+        "kube-client-key",
+        re.compile(rf"client-key-data:\s*[\"']?({_B64}{{20,}}=*)"),
+        ("client-key-data",),
+        group=1,
+    ),
+    _Rule(
+        "authorization-header",
+        re.compile(
+            r"(?i:authorization)(?:[\"']?\s*[:=]\s*[\"']?|\s+[\"'])(?i:bearer|basic|token)\s+"
+            r"([A-Za-z0-9\-._~+/]{12,}=*)"
+        ),
+        ("uthorization", "UTHORIZATION"),
+        group=1,
+        priority=1,
+    ),
+)
+
+# After "scheme://": user:password@ (the password is the secret; the user name goes too).
+_URL_CREDENTIALS = re.compile(r"([^\s:/@\"'<>]{1,128}):([^\s/@\"'<>]{1,256})@")
+
+# A key that names a secret, at its end (``DB_PASSWORD``, ``client_secret``, ``api-key``,
+# ``GITHUB_TOKEN``, ``accessToken``), then ``=``, ``:``, ``:=`` or ``=>``, then the value.
+# The keyword is searched for alone, in the lowercased text (a case-insensitive pattern is
+# several times slower), and the rest is matched from there.
+_KEYWORDS = (
+    r"pass(?:word|wd|phrase)|secret(?:[_-]?key)?(?:[_-]?base)?|token|api[_-]?key|apikey"
+    r"|access[_-]?key|auth[_-]?key|private[_-]?key|pwd"
+)
+_KEYWORD = re.compile(_KEYWORDS)
+_KEYWORD_ANY_CASE = re.compile(_KEYWORDS, re.IGNORECASE)
+_VALUE = re.compile(
+    r"[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
+    r"(?:(?P<q>[\"'])(?P<quoted>[^\s\"'\\]{4,256})(?P=q)|(?P<bare>[^\s\"'`,;&)\]}]{4,256}))"
+)
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_PLACEHOLDERS = frozenset(
+    """
+    password passwd pass secret token apikey api_key key value changeme change_me example
+    xxx xxxx none null nil true false undefined required optional str string int integer
+    bool boolean bytes float number any object dict list redacted hidden masked empty
+    your_password your_token your_secret your_api_key mypassword mysecret mytoken
+    """.split()
+)
+_REFERENCE = re.compile(
+    r"^(?:[$%!*&]|\.\.\.|…)|[{}()<>\[\]]|\.\.\.$"
+    r"|^(?:os|env|process|self|settings|config|request|ctx|args|props|this|import)\."
+)
+"""Values that are not literals: ``${VAR}``, ``%(x)s``, YAML tags and aliases, templates,
+``<token>``, calls and indexing, attribute access on well-known objects."""
+
+
+def _placeholder(value: str) -> bool:
+    """Whether an assigned value is a placeholder, a reference or code, not a secret."""
+    lowered = value.lower().strip("'\"")
+    if lowered in _PLACEHOLDERS or len(set(lowered)) <= 2:
+        return True  # "password", "str", "xxxx", "****"
+    if _REFERENCE.search(value) or not value.isascii():
+        return True  # ${VAR}, {{ .Values.x }}, <token>, $(cat f), func(), Russian prose
+    if re.fullmatch(r"[A-Za-z_][A-Za-z_.]*", value) and ("_" in value or "." in value):
+        return True  # an identifier: settings.SECRET_KEY, DEFAULT_TOKEN, my_token
+    return bool(re.fullmatch(r"[a-z]+(?:-[a-z]+)+", lowered) and "example" in lowered)
+
+
+def _kind_of(key: str) -> str:
+    lowered = key.lower()
+    if "pass" in lowered or lowered.endswith("pwd"):
+        return "password"
+    if "token" in lowered:
+        return "token"
+    if re.search(r"api[_-]?key|apikey", lowered):
+        return "api-key"
+    return "secret"
+
+
+def _assignment(text: str, start: int, end: int) -> tuple[int, int, int, str] | None:
+    """The value assigned to the key whose keyword is ``text[start:end]``, if a secret."""
+    before = text[start - 1] if start else " "
+    # The keyword ends a key of its own: after a separator (DB_PASSWORD), at a camelCase
+    # step (accessToken), or alone; never inside a word (bypassword, mytoken).
+    if before.isalnum() and not (text[start].isupper() and not before.isupper()):
+        return None
+    m = _VALUE.match(text, end)
+    if m is None:
+        return None
+    key_start = start
+    while key_start and text[key_start - 1] in _KEY_CHARS:
+        key_start -= 1
+    key = text[key_start:end]
+    group = "quoted" if m.group("quoted") is not None else "bare"
+    value = m.group(group)
+    if _placeholder(value) or (key.lower() == "pwd" and value.startswith(("/", "~"))):
+        return None  # a placeholder, code, or the shell's working directory
+    if value.isalpha() and len(value) < 12:
+        return None  # a word: credentials: 'include', token: Struct, secret: 'abcdef'
+    return m.start(group), m.end(group), 2, _kind_of(key)
+
+
+def _candidates(text: str) -> list[tuple[int, int, int, str]]:
+    found: list[tuple[int, int, int, str]] = []
+    for rule in _TOKEN_RULES:
+        if not any(hint in text for hint in rule.hints):
+            continue
+        for m in rule.pattern.finditer(text):
+            found.append((m.start(rule.group), m.end(rule.group), rule.priority, rule.kind))
+    if "@" in text:
+        at = text.find("://")
+        while at != -1:
+            url = _URL_CREDENTIALS.match(text, at + 3)
+            if url is not None and not _placeholder(url.group(2)):
+                found.append((url.start(1), url.end(2), 1, "url-credentials"))
+            at = text.find("://", at + 3)
+    lowered = text.lower()
+    # Lowercasing keeps every offset unless some character grew ("İ" → "i̇").
+    keywords = (
+        _KEYWORD.finditer(lowered)
+        if len(lowered) == len(text)
+        else _KEYWORD_ANY_CASE.finditer(text)
+    )
+    for m in keywords:
+        assigned = _assignment(text, m.start(), m.end())
+        if assigned is not None:
+            found.append(assigned)
+    return found
+
+
+def find_secrets(text: str) -> tuple[Secret, ...]:
+    """The secrets in ``text``, in order, as non-overlapping spans with a kind each.
+
+    Overlapping matches merge into one span (so no piece of either leaks); the kind is the
+    most specific rule's (a GitHub token assigned to ``token=`` is a ``github-token``).
+    """
+    merged: list[list[int | str]] = []
+    for start, end, priority, kind in sorted(_candidates(text)):
+        if merged and start < int(merged[-1][1]):
+            last = merged[-1]
+            last[1] = max(int(last[1]), end)
+            if priority < int(last[2]):
+                last[2], last[3] = priority, kind
+            continue
+        merged.append([start, end, priority, kind])
+    return tuple(Secret(int(s), int(e), str(k)) for s, e, _, k in merged)
+
+
+def secrets_in(secrets: Sequence[Secret], start: int, end: int) -> tuple[Secret, ...]:
+    """The secrets overlapping ``[start, end)`` (``secrets`` sorted and disjoint)."""
+    if not secrets:
+        return ()
+    lo = bisect_left(secrets, start + 1, key=lambda s: s.end)
+    hi = lo
+    while hi < len(secrets) and secrets[hi].start < end:
+        hi += 1
+    return tuple(secrets[lo:hi])
+
+
+def redact_span(text: str, secrets: Sequence[Secret], start: int, end: int) -> str:
+    """``text[start:end]`` with every secret piece inside it replaced by its marker."""
+    touching = secrets_in(secrets, start, end)
+    if not touching:
+        return text[start:end]
+    parts: list[str] = []
+    pos = start
+    for s in touching:
+        parts.append(text[pos : max(pos, s.start)])
+        parts.append(marker(s.kind))
+        pos = min(end, s.end)
+    parts.append(text[pos:end])
+    return "".join(parts)
+
+
+def size_change(secrets: Sequence[Secret], start: int, end: int) -> int:
+    """Exactly how many characters longer (or, if negative, shorter) :func:`redact_span`
+    makes ``[start, end)``: a short secret (``pwd=1234``) becomes a longer marker, a key
+    block a shorter one."""
+    change = 0
+    for s in secrets_in(secrets, start, end):
+        change += len(marker(s.kind)) - (min(end, s.end) - max(start, s.start))
+    return change
+
+
+def redact(text: str) -> tuple[str, tuple[Secret, ...]]:
+    """``text`` with every secret replaced by ``[REDACTED:<kind>]``, and what was found.
+
+    For text re-read from a source file at query time (search folding, ``--expand``)."""
+    secrets = find_secrets(text)
+    return (redact_span(text, secrets, 0, len(text)) if secrets else text), secrets
+
+
+def redacted_text(chunk: Chunk) -> str:
+    """A chunk's exact span text with its secrets redacted: what the index stores."""
+    if not chunk.secrets:
+        return chunk.text
+    shifted = [Secret(s.start - chunk.start, s.end - chunk.start, s.kind) for s in chunk.secrets]
+    return redact_span(chunk.text, shifted, 0, len(chunk.text))
+
+
+def count_kinds(secrets: Sequence[Secret]) -> dict[str, int]:
+    """How many secrets of each kind, most frequent first."""
+    return dict(Counter(s.kind for s in secrets).most_common())
