@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -228,3 +229,19 @@ def test_tokens_default_to_the_embedders_own_tokenizer_and_budget() -> None:
     model = get_embedder("use")
     assert {r["tokenizer"] for r in rows} == {model.counter.name}
     assert all(model.counter.count(r["embed_text"]) == r["tokens"] <= model.budget for r in rows)
+
+
+def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
+    out: list[tuple[str, click.Command]] = []
+    for name, command in sorted(group.commands.items()):
+        out.append((prefix + name, command))
+        if isinstance(command, click.Group):
+            out += _commands(command, prefix + name + " ")
+    return out
+
+
+@pytest.mark.parametrize(("name", "command"), _commands(cli), ids=lambda v: str(v))
+def test_every_command_documents_an_example(name: str, command: click.Command) -> None:
+    # sqlite-utils' habit: a help text shows how the command is called.
+    help_text = command.get_help(click.Context(command, info_name=name))
+    assert "Example:" in help_text, f"narezka {name} --help has no Example:"

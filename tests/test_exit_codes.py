@@ -180,3 +180,40 @@ def _committed_files(corpus: Path) -> int:
             return int(db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
     except sqlite3.Error:  # created but not yet set up
         return 0
+
+
+def _hold(corpus: Path, seconds: float) -> subprocess.Popen[str]:
+    """Another process holding the index open for ``seconds`` (prints once it holds it)."""
+    code = (
+        "import time; from narezka import Index\n"
+        f"index = Index.open({str(corpus)!r}); index.search('доставка', mode='bm25')\n"
+        f"print('holding', flush=True); time.sleep({seconds}); index.close()\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "holding"
+    return proc
+
+
+def test_search_waits_for_a_process_that_holds_the_index(indexed: Path) -> None:
+    holder = _hold(indexed, 1.5)
+    try:
+        code, _, err = run("search", "доставка", "--store", str(indexed), "--mode", "bm25")
+        assert code == EXIT_OK, err
+    finally:
+        holder.wait(timeout=30)
+        assert holder.stdout is not None
+        holder.stdout.close()
+
+
+def test_search_says_who_holds_the_index_when_it_cannot_wait(indexed: Path) -> None:
+    holder = _hold(indexed, 5)
+    try:
+        code, _, err = run(
+            "search", "доставка", "--store", str(indexed), "--mode", "bm25", "--wait", "0"
+        )
+        assert code == EXIT_USAGE and f"PID {holder.pid}" in err
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+        assert holder.stdout is not None
+        holder.stdout.close()

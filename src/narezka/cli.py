@@ -158,7 +158,10 @@ def _print_stats(summary: dict[str, Any], console: Console, *, per_file: bool = 
 
 @cli.command()
 def strategies() -> None:
-    """List the splitting strategies."""
+    """List the splitting strategies.
+
+    Example: narezka strategies
+    """
     for name in strategy_names():
         click.echo(name)
 

@@ -1,4 +1,5 @@
-"""Commands over an index: ``index``, ``search``, ``models``, ``cache``.
+"""Commands over an index: ``index``, ``search``, ``sync``, ``watch``, ``push``, ``models``,
+``cache``, ``calibrate``.
 
 Thin like :mod:`narezka.cli`: options in, one pipeline call, output formatted for people
 (tables) or scripts (``--format json``/``jsonl``).
@@ -8,10 +9,11 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import click
 from rich.console import Console
@@ -27,15 +29,17 @@ from narezka.cli_common import (
 )
 from narezka.embed import DEFAULT_EMBEDDER, EmbeddingCache, embedder_specs, get_embedder
 from narezka.embed.cache import CacheStats
-from narezka.embed.calibrate import ServerCounted, calibrate, save_calibration
-from narezka.errors import ConfigError, NarezkaError
-from narezka.pipeline import chunk_documents
-from narezka.pipeline.indexing import IndexReport, default_store_dir, index, open_embedder
-from narezka.pipeline.layout import CACHE_NAME
-from narezka.pipeline.maintenance import push, sync, watch
-from narezka.pipeline.searching import MODES, Hit, search
-from narezka.store import open_store
+from narezka.errors import NarezkaError
+from narezka.index import Index
+from narezka.pipeline.indexing import IndexReport, index
+from narezka.pipeline.layout import cache_file
+from narezka.pipeline.maintenance import calibrate_corpus, push, sync, watch
+from narezka.pipeline.searching import MODES, Hit
+from narezka.search import Filter
+from narezka.store import IndexInUseError, open_store
 
+WAIT_STEP = 0.2
+"""Seconds between tries while another process holds the index."""
 TABLE_SNIPPET = 160
 """Characters of a hit's snippet shown in the table (JSON output carries all of it)."""
 
@@ -176,6 +180,13 @@ def _print_index_report(report: IndexReport) -> None:
     default=None,
     help="Default: the one the index was built with (a different one is an error).",
 )
+@click.option(
+    "--wait",
+    type=float,
+    default=5.0,
+    show_default=True,
+    help="Seconds to wait for another process that holds the index (a running sync).",
+)
 def search_command(
     query: str,
     store: str,
@@ -189,6 +200,7 @@ def search_command(
     expand: str | None,
     fmt: str,
     embedder: str | None,
+    wait: float,
 ) -> None:
     """Search an index: dense, BM25 or hybrid (reciprocal-rank fusion).
 
@@ -198,23 +210,27 @@ def search_command(
     """
     if not query.strip():
         raise click.UsageError("the query is empty")
-    try:
-        model = open_embedder(embedder, None) if embedder else None
-        hits = search(
-            query,
-            store,
-            mode=mode,
-            k=k,
-            zone=zone,
-            project=project,
-            category=category,
-            path=path_glob,
-            include_archived=include_archived,
-            expand=expand,
-            embedder=model,
-        )
-    except NarezkaError as exc:
-        fail(exc)
+    filters = Filter(
+        zone=zone,
+        project=project,
+        category=category,
+        path=path_glob,
+        include_archived=include_archived,
+    )
+    deadline = time.monotonic() + max(wait, 0.0)
+    while True:
+        try:
+            model = get_embedder(embedder) if embedder else None
+            with Index.open(store, embedder=model) as index:
+                hits = index.search(query, k=k, mode=mode, filters=filters, expand=expand)
+            break
+        except IndexInUseError as exc:
+            # A cron sync holds the index for seconds: wait for it rather than fail at once.
+            if time.monotonic() >= deadline:
+                fail(exc)
+            time.sleep(WAIT_STEP)
+        except NarezkaError as exc:
+            fail(exc)
     if fmt == "json":
         click.echo(json.dumps([h.to_json() for h in hits], ensure_ascii=False, indent=1))
     elif fmt == "jsonl":
@@ -257,7 +273,10 @@ def _highlight(text: str, query: str) -> str:
 @click.command("models")
 @click.option("--json", "as_json", is_flag=True)
 def models_command(as_json: bool) -> None:
-    """List embedders: dimension, window, tokenizer, and whether they run offline here."""
+    """List embedders: dimension, window, tokenizer, and whether they run offline here.
+
+    Example: narezka models --json
+    """
     specs = embedder_specs()
     if as_json:
         click.echo(json.dumps([vars_of(s) for s in specs], ensure_ascii=False, indent=1))
@@ -284,13 +303,19 @@ def vars_of(obj: Any) -> dict[str, Any]:
 
 @click.group("cache")
 def cache_group() -> None:
-    """The embedding cache kept beside an index."""
+    """The embedding cache kept beside an index.
+
+    Example: narezka cache stats --store examples/kb
+    """
 
 
 @cache_group.command("stats")
 @click.option("--store", type=click.Path(path_type=Path), default=Path("."))
 def cache_stats(store: Path) -> None:
-    """Entries and size per embedder (creates nothing when there is no cache yet)."""
+    """Entries and size per embedder (creates nothing when there is no cache yet).
+
+    Example: narezka cache stats --store examples/kb
+    """
     path = _cache_path(store)
     if not path.is_file():
         stats: dict[str, Any] = vars_of(CacheStats(path, 0, 0, {}))
@@ -304,7 +329,10 @@ def cache_stats(store: Path) -> None:
 @click.option("--store", type=click.Path(path_type=Path), default=Path("."))
 @click.option("--embedder", default=None, help="Only this embedder's vectors.")
 def cache_clear(store: Path, embedder: str | None) -> None:
-    """Drop cached vectors."""
+    """Drop cached vectors (all, or one embedder's).
+
+    Example: narezka cache clear --store examples/kb --embedder use
+    """
     if not _cache_path(store).is_file():
         click.echo("removed 0 vectors")
         return
@@ -313,8 +341,7 @@ def cache_clear(store: Path, embedder: str | None) -> None:
 
 
 def _cache_path(store: Path) -> Path:
-    home = store if (store / CACHE_NAME).exists() else default_store_dir(store)
-    return home / CACHE_NAME
+    return cache_file(store)
 
 
 @click.command("calibrate")
@@ -338,13 +365,7 @@ def calibrate_command(
     budget. Example: narezka calibrate docs/ --embedder ollama:bge-m3
     """
     try:
-        model = get_embedder(embedder)
-        if not hasattr(model, "server_token_count"):
-            raise ConfigError(f"{embedder} is counted exactly by narezka: nothing to calibrate")
-        report = chunk_documents([corpus], "headings", counter=model.counter, size=model.budget)
-        texts = sorted((c.embed_text for c in report.chunks), key=len, reverse=True)[:sample]
-        result = calibrate(cast(ServerCounted, model), texts, safety=safety)
-        path = save_calibration(result)
+        result, path = calibrate_corpus(corpus, embedder, sample=sample, safety=safety)
     except NarezkaError as exc:
         fail(exc)
     if as_json:
@@ -397,7 +418,10 @@ def sync_command(store: str, corpus: Path | None, strict: bool, as_json: bool) -
 @click.argument("store", default=".")
 @click.option("--debounce-ms", type=int, default=1600, show_default=True)
 def watch_command(store: str, debounce_ms: int) -> None:
-    """Sync now, then again whenever files in the corpus change (Ctrl-C stops cleanly)."""
+    """Sync now, then again whenever files in the corpus change (Ctrl-C stops cleanly).
+
+    Example: narezka watch examples/kb --debounce-ms 2000
+    """
     try:
         for report in watch(store, debounce_ms=debounce_ms):
             click.echo(_summary(report), err=True)
@@ -417,7 +441,10 @@ def watch_command(store: str, debounce_ms: int) -> None:
 )
 @click.option("--collection", default="narezka", show_default=True)
 def push_command(store: str, qdrant_url: str, collection: str) -> None:
-    """Copy an embedded index to a Qdrant server: same ids, vectors and payloads."""
+    """Copy an embedded index to a Qdrant server: same ids, vectors and payloads.
+
+    Example: narezka push examples/kb --qdrant-url http://localhost:6333
+    """
     try:
         copied = push(store, open_store(url=qdrant_url, collection=collection))
     except NarezkaError as exc:

@@ -63,6 +63,13 @@ def default_home(corpus: Path) -> Path:
     return (corpus if corpus.is_dir() else corpus.parent) / STORE_DIRNAME
 
 
+def cache_file(location: Path) -> Path:
+    """The embedding cache of the index in ``location`` (an index folder, or a corpus folder
+    holding ``.narezka/``); it may not exist yet."""
+    own = (location / INDEX_META).is_file() or (location / CACHE_NAME).exists()
+    return (location if own else default_home(location)) / CACHE_NAME
+
+
 def _is_generation(name: str) -> bool:
     return name.startswith(DATA_PREFIX) and name[len(DATA_PREFIX) :].isdigit()
 

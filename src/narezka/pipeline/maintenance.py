@@ -10,9 +10,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import cast
 
-from narezka.embed import Embedder
+from narezka.embed import Embedder, get_embedder
+from narezka.embed.calibrate import Calibration, ServerCounted, calibrate, save_calibration
 from narezka.errors import ConfigError, MissingDependencyError
+from narezka.pipeline.chunking import chunk_documents
 from narezka.pipeline.indexing import (
     STORE_DIRNAME,
     IndexReport,
@@ -106,3 +109,17 @@ def push(location: str | Path, target: VectorStore) -> int:
     finally:
         source.close()
     return copied
+
+
+def calibrate_corpus(
+    corpus: str | Path, embedder: str, *, sample: int = 40, safety: float = 0.9
+) -> tuple[Calibration, Path]:
+    """Measure a served model's real token counts on the corpus's largest chunks and store a
+    safe budget that later ``index`` runs use; returns the result and where it was stored."""
+    model = get_embedder(embedder)
+    if not hasattr(model, "server_token_count"):
+        raise ConfigError(f"{embedder} is counted exactly by narezka: nothing to calibrate")
+    report = chunk_documents([corpus], "headings", counter=model.counter, size=model.budget)
+    texts = sorted((c.embed_text for c in report.chunks), key=len, reverse=True)[:sample]
+    result = calibrate(cast(ServerCounted, model), texts, safety=safety)
+    return result, save_calibration(result)
