@@ -31,7 +31,7 @@ from narezka.embed import CachedEmbedder, Embedder, get_embedder, signal_embedde
 from narezka.errors import ConfigError
 from narezka.pipeline import layout
 from narezka.pipeline.chunking import include_for
-from narezka.pipeline.indexing import (
+from narezka.pipeline.syncing import (
     IndexReport,
     Progress,
     Syncer,

@@ -386,19 +386,30 @@ def test_sections_of_one_unit_need_no_embedding() -> None:
 def test_the_default_embedder_opens_lazily_on_the_first_split(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    opened: list[int] = []
+    import narezka.pipeline.chunking as chunking_module
 
-    def fake_default(batch_size: int) -> Callable[[list[str]], Matrix]:
-        opened.append(batch_size)
+    opened: list[str] = []
+
+    def fake_default() -> Callable[[list[str]], Matrix]:
+        opened.append("default")
         return topic_embed
 
-    monkeypatch.setattr(semantic_module, "_default_embed", fake_default)
-    strategy = get_strategy("semantic")
-    assert opened == [], "building the strategy must not load a model"
+    monkeypatch.setattr(chunking_module, "cached_signal_embedder", fake_default)
     text = " ".join(BEES + CHAINS)
+    embed = chunking_module.lazy_signal_embedder()
+    assert opened == [], "building the embed function must not load a model"
+    strategy = get_strategy("semantic", embed=embed)
     for source in ("a.md", "b.md"):
         chunk_raw(RawDocument(source, text), strategy, SplitParams(size=2000), get_counter("chars"))
-    assert opened == [BATCH_SIZE]
+    assert opened == ["default"], "loaded once, on the first split that needs it"
+    assert len(chunking_module.chunk_text(text, "semantic", size=2000)) >= 2
+
+
+def test_the_split_stage_never_opens_an_embedder_itself() -> None:
+    strategy = get_strategy("semantic")
+    text = " ".join(BEES + CHAINS)
+    with pytest.raises(ConfigError, match="needs an embed function"):
+        chunk_raw(RawDocument("a.md", text), strategy, SplitParams(size=2000), get_counter("chars"))
 
 
 def test_an_embed_function_with_the_wrong_shape_is_a_clear_error() -> None:

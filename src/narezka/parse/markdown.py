@@ -15,19 +15,28 @@ from typing import Any
 import yaml
 from markdown_it import MarkdownIt
 
+from narezka.parse.scanner import scan_blocks
+from narezka.parse.syntax import (
+    LENIENT_FENCE,
+    fence_lines,
+    heading_title,
+    mask_info_backticks,
+    slugify,
+)
 from narezka.types import Block, BlockKind, Document, RawDocument
 
-_FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.M)
-_EXPLICIT_ANCHOR = re.compile(r"[ \t]*\{#([^}\s]+)\}[ \t]*$")
-# A backtick fence whose info string holds a backtick (```` ```warn header="`x`" ````):
-# CommonMark reads that line as a paragraph, but the authors who write it (javascript.info,
-# several doc generators) mean a fence, and so does the chunk checker. The parser gets a copy
-# with those backticks masked; offsets do not move.
-_LENIENT_FENCE = re.compile(r"^( {0,3}`{3,})([^`\n]+`[^\n]*)$", re.M)
-_CONTAINER_PREFIX = re.compile(r"(?:[ \t]*(?:>|[-*+]|\d{1,9}[.)])(?=[ \t]|$))*[ \t]*")
-_SLUG_DROP = re.compile(r"[^\w\- ]+", re.U)
-_SLUG_SPACE = re.compile(r"[\s_]+", re.U)
+__all__ = [
+    "block_at",
+    "heading_title",
+    "parse_blocks",
+    "parse_blocks_reference",
+    "parse_document",
+    "plain_document",
+    "slugify",
+    "split_front_matter",
+]
 
+_FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.M)
 _LEAF_KINDS = {
     "paragraph_open": BlockKind.PARAGRAPH,
     "fence": BlockKind.CODE,
@@ -80,28 +89,12 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def slugify(title: str) -> str:
-    """GitHub-style slug: lowercase, punctuation dropped, spaces to hyphens; keeps Cyrillic."""
-    slug = _SLUG_DROP.sub("", title.strip().lower())
-    return _SLUG_SPACE.sub("-", slug).strip("-")
-
-
-def heading_title(raw_title: str) -> tuple[str, str]:
-    """Split a heading's content into (title, explicit anchor or '')."""
-    match = _EXPLICIT_ANCHOR.search(raw_title)
-    if match is None:
-        return raw_title.strip(), ""
-    return raw_title[: match.start()].strip(), match.group(1)
-
-
 def parse_blocks(text: str, start: int = 0) -> list[Block]:
     """Leaf blocks of ``text[start:]`` with offsets into ``text``, in document order.
 
     The fast line scanner answers for almost every document; when it is unsure it says so and
     markdown-it-py (:func:`parse_blocks_reference`, the oracle it is tested against) decides.
     """
-    from narezka.parse.scanner import scan_blocks  # the scanner imports this module's helpers
-
     blocks = scan_blocks(text, start)
     return parse_blocks_reference(text, start) if blocks is None else blocks
 
@@ -129,7 +122,7 @@ def parse_blocks_reference(text: str, start: int = 0) -> list[Block]:
     blocks: list[Block] = []
     parser_input = body
     if "`" in body:
-        parser_input = _LENIENT_FENCE.sub(_mask_info_backticks, body)
+        parser_input = LENIENT_FENCE.sub(mask_info_backticks, body)
     tokens = _parser().parse(parser_input)
     list_depth = 0
     i = 0
@@ -161,7 +154,7 @@ def parse_blocks_reference(text: str, start: int = 0) -> list[Block]:
                 block_kind = BlockKind.LIST_ITEM
             fence = fence_close = ""
             if kind == "fence":
-                fence, fence_close = _fence_lines(text, s, e, tok.markup)
+                fence, fence_close = fence_lines(text, s, e, tok.markup)
                 if not fence_close and e == start + len(body.rstrip("\n")):
                     # An unterminated fence owns the rest of the file, final newlines too:
                     # a chunk may not end between its last line and the end of the file.
@@ -182,46 +175,12 @@ def parse_blocks_reference(text: str, start: int = 0) -> list[Block]:
     return blocks
 
 
-def _mask_info_backticks(match: re.Match[str]) -> str:
-    fence, info = match.group(1), match.group(2)
-    # ```` ```rm -rf``` is dangerous ```` is inline code (a closing run as long as the
-    # opening one), not a fence with a quoted info string: leave it to CommonMark.
-    if "`" * len(fence.strip()) in info:
-        return match.group(0)
-    return fence + info.replace("`", "'")
-
-
 def _skip_to_close(tokens: list[Any], i: int) -> int:
     close = tokens[i].type.replace("_open", "_close")
     nesting = tokens[i].level
     while i < len(tokens) and not (tokens[i].type == close and tokens[i].level == nesting):
         i += 1
     return i
-
-
-def _fence_lines(text: str, start: int, end: int, marker: str) -> tuple[str, str]:
-    """The opening fence line and the closing one ('' when the fence runs to end of file).
-
-    Container markers (``>`` of a quote, a list bullet) are not part of either line.
-    """
-    first_end = text.find("\n", start, end)
-    opening_line = text[start : end if first_end == -1 else first_end]
-    opening_prefix = _CONTAINER_PREFIX.match(opening_line)
-    open_indent = opening_prefix.end() if opening_prefix else 0
-    opening = opening_line[open_indent:].strip()
-    last_start = text.rfind("\n", start, end) + 1
-    if last_start <= start:
-        return opening, ""
-    closing_line = text[last_start:end]
-    closing_prefix = _CONTAINER_PREFIX.match(closing_line)
-    close_indent = closing_prefix.end() if closing_prefix else 0
-    closing = closing_line[close_indent:].strip()
-    # A closing fence may be indented at most 3 columns more than its container allows;
-    # deeper, the line is code content and the fence runs on.
-    too_deep = close_indent > max(open_indent, 0) + 3
-    if too_deep or not closing or set(closing) != {marker[0]} or len(closing) < len(marker):
-        return opening, ""
-    return opening, closing
 
 
 def parse_document(raw: RawDocument) -> tuple[Document, list[str]]:

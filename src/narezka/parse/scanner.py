@@ -21,11 +21,11 @@ from markdown_it.common.utils import mdTrim, normalizeReference
 from markdown_it.rules_block.html_block import HTML_SEQUENCES
 from markdown_it.rules_block.table import escapedSplit
 
-from narezka.parse.markdown import (
-    _LENIENT_FENCE,
-    _fence_lines,
-    _mask_info_backticks,
+from narezka.parse.syntax import (
+    LENIENT_FENCE,
+    fence_lines,
     heading_title,
+    mask_info_backticks,
     slugify,
 )
 from narezka.types import Block, BlockKind
@@ -132,7 +132,7 @@ class _Scan:
         fence = close = ""
         if markup:
             self.markups[len(self.out)] = markup
-            fence, close = _fence_lines(self.text, start, end, markup)
+            fence, close = fence_lines(self.text, start, end, markup)
             if not close and end == self.body_end:
                 end = len(self.text)
         self.out.append(_block(kind, start, end, level, title, anchor, fence, close))
@@ -346,8 +346,8 @@ class _Scan:
             # CommonMark says paragraph; parse_blocks masks some of these (raw lines only).
             if not self.lenient:
                 return ""
-            lenient = _LENIENT_FENCE.match(self.src, bol)
-            if lenient is None or _mask_info_backticks(lenient) == lenient.group(0):
+            lenient = LENIENT_FENCE.match(self.src, bol)
+            if lenient is None or mask_info_backticks(lenient) == lenient.group(0):
                 return ""
         return run
 

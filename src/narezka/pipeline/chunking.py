@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.discover import iter_files, normalize_newlines, read_document
+from narezka.embed import cached_signal_embedder
 from narezka.enrich.hashes import doc_hash
 from narezka.enrich.redaction import count_kinds, find_secrets
 from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceError
@@ -128,11 +129,26 @@ def chunk_text(
     split_params = make_params(**params)
     counter = get_counter(split_params.unit, split_params.tokenizer)
     raw = RawDocument(source=source, text=normalize_newlines(text))
-    result = chunk_raw(raw, get_strategy(strategy, embed=embed), split_params, counter)
+    chosen = get_strategy(strategy, embed=embed or lazy_signal_embedder())
+    result = chunk_raw(raw, chosen, split_params, counter)
     # A single text has no report to carry warnings: hand them to the caller as warnings.
     for caught in result.caught:
         warnings_module.warn(caught.message, caught.category, stacklevel=2)
     return result.chunks
+
+
+def lazy_signal_embedder() -> EmbedFunction:
+    """The default embedder's embed function (behind the user's embedding cache), loaded on
+    its first call: building a strategy, or a semantic split with no gap to judge, never pays
+    for the model. The split stage never opens an embedder itself; the pipeline wires it."""
+    loaded: list[EmbedFunction] = []
+
+    def embed(texts: list[str]) -> Any:
+        if not loaded:
+            loaded.append(cached_signal_embedder())
+        return loaded[0](texts)
+
+    return embed
 
 
 def chunk_documents(
@@ -157,7 +173,7 @@ def chunk_documents(
     split_params = make_params(**params)
     if counter is None:
         counter = get_counter(split_params.unit, split_params.tokenizer)
-    chosen = get_strategy(strategy, embed=embed)
+    chosen = get_strategy(strategy, embed=embed or lazy_signal_embedder())
     report = ChunkReport()
     for root, file in _files(paths, include_for(chosen, include), exclude, report):
         try:

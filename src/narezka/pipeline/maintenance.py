@@ -15,15 +15,16 @@ from typing import cast
 from narezka.embed import Embedder, get_embedder
 from narezka.embed.calibrate import Calibration, ServerCounted, calibrate, save_calibration
 from narezka.errors import ConfigError, MissingDependencyError
+from narezka.index import Index
 from narezka.pipeline.chunking import chunk_documents
-from narezka.pipeline.indexing import (
+from narezka.pipeline.layout import data_dir
+from narezka.pipeline.searching import resolve_store
+from narezka.pipeline.syncing import (
     STORE_DIRNAME,
     IndexReport,
     corpus_of,
     read_index_meta,
 )
-from narezka.pipeline.layout import data_dir
-from narezka.pipeline.searching import resolve_store
 from narezka.store import Manifest, VectorStore, open_store
 
 PUSH_BATCH = 256
@@ -40,8 +41,6 @@ def sync(
     ``corpus`` says where the corpus is now, when it moved away from its index folder (the
     new place is recorded); ``embedder`` is needed for an index built with an embedder
     object."""
-    from narezka.index import Index
-
     home = resolve_store(location)
     if corpus is not None and not Path(corpus).is_dir():
         raise ConfigError(f"{corpus}: not a folder (the corpus of {home})")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from narezka.embed import Embedder
+from narezka.index import Index, resolve_home
 from narezka.search import EXPANSIONS, MODES, Filter, Hit, fold_neighbours, snippet, to_parents
 
 __all__ = [
@@ -22,8 +23,6 @@ __all__ = [
 
 def resolve_store(location: str | Path) -> Path:
     """An index directory, or a corpus folder holding one in ``.narezka/``."""
-    from narezka.index import resolve_home
-
     return resolve_home(location)
 
 
@@ -43,8 +42,6 @@ def search(
 ) -> list[Hit]:
     """The ``k`` best hits for ``query`` from the index in ``store`` (opened and closed for
     this one query; hold an :class:`narezka.Index` to search many times)."""
-    from narezka.index import Index
-
     filters = Filter(
         zone=zone, project=project, category=category, path=path, include_archived=include_archived
     )

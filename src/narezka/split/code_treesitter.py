@@ -15,7 +15,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from narezka.errors import MissingDependencyError
-from narezka.split.code import Item, LineIndex, Outline
+from narezka.split.code_outline import Item, LineIndex, Outline
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser

@@ -152,7 +152,10 @@ class SemanticStrategy:
 
     def _embed_batch(self, source: str, texts: list[str]) -> Vectors:
         if self._embed is None:
-            self._embed = _default_embed(self.batch_size)
+            raise ConfigError(
+                "the semantic strategy needs an embed function: get_strategy('semantic', "
+                "embed=...) (narezka.chunk_text and the CLI pass the default embedder's)"
+            )
         matrix = np.asarray(self._embed(texts), dtype=np.float32)
         self._calls += 1
         self._texts += len(texts)
@@ -163,16 +166,6 @@ class SemanticStrategy:
                 f"for {len(texts)} texts; expected one row per text"
             )
         return np.nan_to_num(matrix, copy=False)
-
-
-def _default_embed(batch_size: int) -> EmbedFunction:
-    """The default embedder with the embedding cache, as the CLI builds it."""
-    # Imported here, not at the top: a stage imports only types, errors and its own modules
-    # (the pipeline wires embedders in); this is the one fallback for a caller who passed
-    # no embed function, and only a semantic split that has gaps to judge pays for it.
-    from narezka.embed import cached_signal_embedder
-
-    return cached_signal_embedder(batch_size=batch_size)
 
 
 # ---- units and sections -----------------------------------------------------------------

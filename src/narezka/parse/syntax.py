@@ -1,0 +1,65 @@
+"""Line-level Markdown syntax the block scanner and the markdown-it path share: heading
+titles and anchors, slugs, fence lines and the lenient backtick fence."""
+
+from __future__ import annotations
+
+import re
+
+EXPLICIT_ANCHOR = re.compile(r"[ \t]*\{#([^}\s]+)\}[ \t]*$")
+# A backtick fence whose info string holds a backtick (```` ```warn header="`x`" ````):
+# CommonMark reads that line as a paragraph, but the authors who write it (javascript.info,
+# several doc generators) mean a fence, and so does the chunk checker. The parser gets a copy
+# with those backticks masked; offsets do not move.
+LENIENT_FENCE = re.compile(r"^( {0,3}`{3,})([^`\n]+`[^\n]*)$", re.M)
+CONTAINER_PREFIX = re.compile(r"(?:[ \t]*(?:>|[-*+]|\d{1,9}[.)])(?=[ \t]|$))*[ \t]*")
+_SLUG_DROP = re.compile(r"[^\w\- ]+", re.U)
+_SLUG_SPACE = re.compile(r"[\s_]+", re.U)
+
+
+def slugify(title: str) -> str:
+    """GitHub-style slug: lowercase, punctuation dropped, spaces to hyphens; keeps Cyrillic."""
+    slug = _SLUG_DROP.sub("", title.strip().lower())
+    return _SLUG_SPACE.sub("-", slug).strip("-")
+
+
+def heading_title(raw_title: str) -> tuple[str, str]:
+    """Split a heading's content into (title, explicit anchor or '')."""
+    match = EXPLICIT_ANCHOR.search(raw_title)
+    if match is None:
+        return raw_title.strip(), ""
+    return raw_title[: match.start()].strip(), match.group(1)
+
+
+def mask_info_backticks(match: re.Match[str]) -> str:
+    """A lenient fence line with the backticks of its info string masked (same length)."""
+    fence, info = match.group(1), match.group(2)
+    # ```` ```rm -rf``` is dangerous ```` is inline code (a closing run as long as the
+    # opening one), not a fence with a quoted info string: leave it to CommonMark.
+    if "`" * len(fence.strip()) in info:
+        return match.group(0)
+    return fence + info.replace("`", "'")
+
+
+def fence_lines(text: str, start: int, end: int, marker: str) -> tuple[str, str]:
+    """The opening fence line and the closing one ('' when the fence runs to end of file).
+
+    Container markers (``>`` of a quote, a list bullet) are not part of either line.
+    """
+    first_end = text.find("\n", start, end)
+    opening_line = text[start : end if first_end == -1 else first_end]
+    opening_prefix = CONTAINER_PREFIX.match(opening_line)
+    open_indent = opening_prefix.end() if opening_prefix else 0
+    opening = opening_line[open_indent:].strip()
+    last_start = text.rfind("\n", start, end) + 1
+    if last_start <= start:
+        return opening, ""
+    closing_line = text[last_start:end]
+    closing_prefix = CONTAINER_PREFIX.match(closing_line)
+    close_indent = closing_prefix.end() if closing_prefix else 0
+    closing = closing_line[close_indent:].strip()
+    # A closing fence may be indented at most 3 columns more than its container allows;
+    # deeper, the line is code content and the fence runs on.
+    too_deep = close_indent > max(open_indent, 0) + 3
+    if too_deep or not closing or set(closing) != {marker[0]} or len(closing) < len(marker):
+        return opening, ""
+    return opening, closing

@@ -1,0 +1,513 @@
+"""The machinery of a sync (what :meth:`narezka.Index.sync` runs): discover → chunk → embed →
+upsert, incrementally.
+
+Per file, the manifest says what the index holds. Unchanged files are skipped by ``stat``
+alone; a changed file is re-chunked and only chunks with a new content hash are embedded
+(vectors of moved chunks are copied); removed chunks and deleted files' points are deleted.
+Each file is written under the manifest's write-ahead protocol, so a kill at any moment
+leaves an index the next sync repairs (see :mod:`narezka.store.manifest`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from narezka.discover import iter_files, read_document
+from narezka.embed import (
+    CachedEmbedder,
+    Embedder,
+    EmbeddingCache,
+    InputTooLongError,
+    embed_all,
+    get_embedder,
+)
+from narezka.embed.calibrate import calibrated_budget
+from narezka.enrich import Rules, chunk_payload
+from narezka.enrich.hashes import doc_hash
+from narezka.errors import ConfigError, NarezkaError, SourceError
+from narezka.pipeline import layout
+from narezka.pipeline.chunking import chunk_raw, make_params
+from narezka.pipeline.layout import (
+    CACHE_NAME,
+    INDEX_META,
+    INDEX_VERSION,
+    LEGACY_DATA,
+    STORE_DIRNAME,
+)
+from narezka.split import SplitParams, Strategy
+from narezka.store import (
+    ChunkEntry,
+    FileEntry,
+    FilePlan,
+    Manifest,
+    SparseVector,
+    StoredPoint,
+    VectorStore,
+    chunk_point_id,
+)
+from narezka.store.sparse import Bm25Encoder
+from narezka.tokens import TokenCounter, get_counter
+from narezka.types import Chunk
+
+__all__ = ["INDEX_META", "INDEX_VERSION", "STORE_DIRNAME", "IndexReport", "Progress", "Syncer"]
+RESPLIT_ATTEMPTS = 3
+RESPLIT_SHRINK = 0.75
+"""A file whose chunk a model refuses is re-chunked this much smaller, a few times at most."""
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What a sync did, file by file and chunk by chunk, and where the time went."""
+
+    files_new: int = 0
+    files_changed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    chunks_kept: int = 0
+    chunks_deleted: int = 0
+    skipped: list[SourceError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(
+        default_factory=lambda: {"chunk": 0.0, "embed": 0.0, "store": 0.0, "total": 0.0}
+    )
+    cache_hits: int = 0
+    cache_misses: int = 0
+    embedder: str = ""
+    store: str = ""
+    secrets: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per file chunked in this run: secrets redacted, by kind (``--no-redact``: none)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data (what ``index --json`` prints)."""
+        data = {k: getattr(self, k) for k in self.__slots__}
+        data["skipped"] = [{"path": e.path, "problem": e.problem} for e in self.skipped]
+        return data
+
+
+def default_store_dir(corpus: Path) -> Path:
+    """Where the index of a corpus lives unless told otherwise: inside it, ``.narezka/``."""
+    return layout.default_home(corpus)
+
+
+def read_index_meta(store_dir: Path) -> dict[str, Any]:
+    """The index's own record: corpus root, embedder, chunking fingerprint, live data."""
+    return layout.read_meta(store_dir)
+
+
+def open_embedder(spec: str | Embedder, store_dir: Path | None) -> Embedder:
+    """The embedder for a spec, with an embedding cache kept beside the index."""
+    embedder = get_embedder(spec) if isinstance(spec, str) else spec
+    if store_dir is None or isinstance(embedder, CachedEmbedder):
+        return embedder
+    store_dir.mkdir(parents=True, exist_ok=True)
+    return CachedEmbedder(embedder, EmbeddingCache(store_dir / CACHE_NAME))
+
+
+def sizing(embedder: Embedder, params: dict[str, Any]) -> tuple[SplitParams, TokenCounter]:
+    """Split parameters and counter: by default the embedder's own tokens and budget."""
+    unit = params.get("unit") or "tokens"
+    # An index records its embedder's tokenizer by name; sync hands that name back.
+    own = params.get("tokenizer") in (None, "", embedder.counter.name)
+    if unit == "tokens" and own:
+        counter = embedder.counter
+        params = {**params, "unit": "tokens", "tokenizer": counter.name}
+        params.setdefault("size", None)
+        if params["size"] is None:
+            # A served model narezka cannot tokenize exactly may have a measured budget.
+            measured = calibrated_budget(embedder.name)
+            params["size"] = min(embedder.budget, measured or embedder.budget)
+        return make_params(**params), counter
+    split_params = make_params(**{**params, "unit": unit})
+    return split_params, get_counter(split_params.unit, split_params.tokenizer)
+
+
+class Syncer:
+    """One sync run over a corpus into one store; see :func:`index`."""
+
+    def __init__(
+        self,
+        corpus: Path,
+        store: VectorStore,
+        manifest: Manifest,
+        embedder: Embedder,
+        strategy: Strategy,
+        params: SplitParams,
+        counter: TokenCounter,
+        rules: Rules,
+        report: IndexReport | None = None,
+        *,
+        writing: Callable[[], AbstractContextManager[object]] | None = None,
+    ) -> None:
+        self.corpus = corpus
+        # Searches in this process take the other side: they see a file before or after.
+        self.writing = writing or nullcontext
+        self.store = store
+        self.manifest = manifest
+        self.embedder = embedder
+        self.strategy = strategy
+        self.params = params
+        self.counter = counter
+        self.rules = rules
+        self.fingerprint = params.fingerprint(strategy.name)
+        self.bm25 = Bm25Encoder()
+        self.report = report or IndexReport(embedder=embedder.name)
+        # One query up front: a no-change sync must not ask the manifest file by file.
+        self.known = manifest.stats()
+        self.on_bytes: Callable[[int], None] | None = None
+        self._file_bytes = 0
+        self._bytes_done = 0
+
+    def _advance(self, done: int, total: int) -> None:
+        """Progress inside one file, by the share of its chunks embedded: a 5 MB file moves
+        the bar while it is embedded instead of jumping at its end."""
+        if self.on_bytes is None or total == 0:
+            return
+        target = self._file_bytes * done // total
+        if target > self._bytes_done:
+            self.on_bytes(target - self._bytes_done)
+            self._bytes_done = target
+
+    def finish_file(self) -> None:
+        """Account the rest of the current file's bytes to the progress."""
+        if self.on_bytes is not None and self._file_bytes > self._bytes_done:
+            self.on_bytes(self._file_bytes - self._bytes_done)
+        self._file_bytes = self._bytes_done = 0
+
+    def sync_file(self, root: Path, file: Path) -> None:
+        report = self.report
+        stat = file.stat()
+        self._file_bytes, self._bytes_done = stat.st_size, 0
+        source = file.relative_to(root).as_posix()
+        state = (stat.st_size, stat.st_mtime, self.fingerprint, self.embedder.name)
+        if self.known.get(source) == state:
+            report.files_unchanged += 1
+            return
+        started = time.perf_counter()
+        raw, warnings = read_document(root, file)
+        report.warnings.extend(warnings)
+        report.seconds["chunk"] += time.perf_counter() - started
+        params = self.params
+        digest = doc_hash(raw.text)
+        for attempt in range(RESPLIT_ATTEMPTS + 1):
+            started = time.perf_counter()
+            result = chunk_raw(raw, self.strategy, params, self.counter)
+            doc_warnings = result.warnings
+            chunks = [_with_meta(c, raw.mtime, digest, resplit=attempt > 0) for c in result.chunks]
+            report.seconds["chunk"] += time.perf_counter() - started
+            entries = [
+                ChunkEntry(
+                    c.index, chunk_point_id(source, self.fingerprint, c.index), c.content_hash
+                )
+                for c in chunks
+            ]
+            plan = self.manifest.plan(
+                source, entries, fingerprint=self.fingerprint, embedder=self.embedder.name
+            )
+            by_index = {c.index: c for c in chunks}
+            started = time.perf_counter()
+            try:
+                vectors = embed_all(
+                    [by_index[e.index].embed_text for e in plan.embed],
+                    self.embedder,
+                    on_progress=self._advance,
+                )
+                break
+            except InputTooLongError as exc:
+                # The server counted more tokens than our tokenizer for its model did: cut
+                # the file finer at exact boundaries and try again; nothing is truncated.
+                if attempt == RESPLIT_ATTEMPTS:
+                    raise
+                report.warnings.append(
+                    f"{source}: {exc}; re-split at {int(params.size * RESPLIT_SHRINK)} tokens"
+                )
+                params = dataclasses.replace(params, size=int(params.size * RESPLIT_SHRINK))
+            finally:
+                report.seconds["embed"] += time.perf_counter() - started
+        report.warnings.extend(doc_warnings)
+        if result.secrets:
+            report.secrets[source] = result.secrets
+        if self.known.get(source) is None:
+            report.files_new += 1
+        else:
+            report.files_changed += 1
+
+        started = time.perf_counter()
+        # A kept chunk (same id, same content) still gets its payload rewritten: its offsets
+        # may have moved and its document hash has changed. Its vector is copied as it is.
+        donors = [*(old_id for _, old_id in plan.reuse), *(c.point_id for c in plan.keep)]
+        reused = {}
+        if donors:
+            reused = {p.id: p for p in self.store.get(donors, with_vectors=True)}
+        report.seconds["store"] += time.perf_counter() - started
+
+        started = time.perf_counter()
+        points = [
+            self._point(entry.point_id, by_index[entry.index], vector)
+            for entry, vector in zip(plan.embed, vectors, strict=True)
+        ]
+        copies = [*plan.reuse, *((c, c.point_id) for c in plan.keep)]
+        for entry, old_id in copies:
+            donor = reused.get(old_id)
+            if donor is None or donor.dense is None:  # vanished under us: embed it after all
+                vector = embed_all([by_index[entry.index].embed_text], self.embedder)[0]
+                points.append(self._point(entry.point_id, by_index[entry.index], vector))
+                report.chunks_embedded += 1
+            else:
+                points.append(self._point(entry.point_id, by_index[entry.index], donor.dense))
+                if entry.point_id != old_id:
+                    report.chunks_reused += 1
+        with self.writing():
+            self._write(source, plan, points, entries, stat, digest)
+        report.seconds["store"] += time.perf_counter() - started
+        report.chunks_embedded += len(plan.embed)
+        report.chunks_kept += len(plan.keep)
+        report.chunks_deleted += len(plan.delete)
+
+    def _write(
+        self,
+        source: str,
+        plan: FilePlan,
+        points: list[StoredPoint],
+        entries: list[ChunkEntry],
+        stat: os.stat_result,
+        digest: str,
+    ) -> None:
+        self.manifest.begin(source, plan.touched)
+        if points:
+            self.store.upsert(points)
+        if plan.delete:
+            self.store.delete(list(plan.delete))
+        self.manifest.commit(
+            FileEntry(
+                source,
+                stat.st_size,
+                stat.st_mtime,
+                digest,
+                self.fingerprint,
+                self.embedder.name,
+                tuple(entries),
+            )
+        )
+
+    def _point(self, point_id: str, chunk: Chunk, vector: Any) -> StoredPoint:
+        sparse: SparseVector = self.bm25.encode_document(chunk.embed_text)
+        return StoredPoint(point_id, vector, chunk_payload(chunk, self.rules), sparse)
+
+    def delete_missing(self, seen: set[str], among: set[str] | None = None) -> None:
+        """Delete the points of every known file not ``seen`` (only ``among`` these, if
+        given: a sync of some paths deletes only those that are gone)."""
+        for path in self.manifest.paths():
+            if path in seen or (among is not None and path not in among):
+                continue
+            entry = self.manifest.get(path)
+            ids = [c.point_id for c in entry.chunks] if entry else []
+            with self.writing():
+                self.manifest.begin(path, ids)
+                if ids:
+                    self.store.delete(ids)
+                self.manifest.commit_delete(path)
+            self.report.files_deleted += 1
+            self.report.chunks_deleted += len(ids)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Callbacks a caller may pass to follow a sync (any of them may be None)."""
+
+    on_file: Callable[[str], None] | None = None
+    on_bytes: Callable[[int], None] | None = None
+    on_total: Callable[[int], None] | None = None
+
+
+def sync_files(
+    syncer: Syncer,
+    root: Path,
+    globs: Sequence[str],
+    exclude: Sequence[str],
+    manifest: Manifest,
+    progress: Progress,
+    *,
+    paths: set[str] | None = None,
+) -> None:
+    """Sync every file of the corpus (or only ``paths``), then delete the points of files
+    that are gone; problems with one file are recorded in the report and the run goes on."""
+    report = syncer.report
+    seen: set[str] = set()
+    errors: list[SourceError] = []
+    files = list(iter_files([root], globs, exclude, errors=errors))
+    if paths is not None:
+        files = [(b, f) for b, f in files if f.relative_to(b).as_posix() in paths]
+    if progress.on_total is not None:
+        progress.on_total(sum(_size(file) for _, file in files))
+    syncer.on_bytes = progress.on_bytes
+    for base, file in files:
+        source = file.relative_to(base).as_posix()
+        seen.add(source)
+        try:
+            syncer.sync_file(base, file)
+        except SourceError as exc:
+            report.skipped.append(exc)
+        except OSError as exc:
+            report.skipped.append(SourceError(source, f"cannot read: {exc}"))
+        except NarezkaError as exc:
+            # An embedding failure names the file; its old points stay in place.
+            report.skipped.append(SourceError(source, str(exc)))
+        syncer.finish_file()
+        if progress.on_file is not None:
+            progress.on_file(source)
+    report.skipped.extend(errors)
+    if paths is not None:
+        syncer.delete_missing(seen, among=paths)
+        return
+    known = manifest.paths()
+    if not seen and known:
+        # An unmounted drive or a wrong path looks like a corpus whose files were all
+        # deleted: keep the index rather than empty it.
+        raise ConfigError(
+            f"no files matching {', '.join(globs)} in {root}, but the index holds "
+            f"{len(known)}: nothing was deleted (check the path, or use --rebuild)"
+        )
+    if not seen:
+        report.warnings.append(
+            f"no files in {root} match {', '.join(globs)}"
+            + (f" (excluding {', '.join(exclude)})" if exclude else "")
+            + ": pass --include to read other files"
+        )
+    syncer.delete_missing(seen)
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0
+
+
+def existing_meta(home: Path, *, tolerate_bad: bool) -> dict[str, Any] | None:
+    if not (home / INDEX_META).is_file():
+        return None
+    try:
+        return layout.read_meta(home)
+    except ConfigError:
+        if not tolerate_bad:
+            raise
+        # An unreadable record of another version: a rebuild starts over next to it and
+        # leaves its files (it cannot tell which generation they belong to).
+        return None
+
+
+def home_inside(home: Path, root: Path) -> tuple[str, ...]:
+    """An exclude glob for the index folder when it sits inside the corpus."""
+    try:
+        rel = home.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return ()
+    return (rel,) if rel != "." else ()
+
+
+def retire(home: Path, generation: str, collection: str | None, url: str | None) -> bool:
+    """Remove a generation narezka made (and its server collection); False if still in use."""
+    if url and collection:
+        from narezka.store.server import ServerStore
+
+        with contextlib.suppress(NarezkaError), ServerStore(url, collection=collection) as old:
+            old.drop()
+    return layout.remove_generation(home, generation)
+
+
+def retire_leftovers(home: Path, old: Mapping[str, Any] | None) -> list[str]:
+    """Finish what an earlier run left: generations retired while in use, a half rebuild."""
+    if old is None:
+        return []
+    left = [*old.get("retired", ()), *([old["building"]] if old.get("building") else [])]
+    live = str(old.get("data") or LEGACY_DATA)
+    still = [g for g in left if g != live and not layout.remove_generation(home, g)]
+    if left:
+        rest = {k: v for k, v in old.items() if k not in ("retired", "building")}
+        layout.write_meta(home, {**rest, **({"retired": still} if still else {})})
+    return [f"{home / g}: still in use, removed on a later run" for g in still]
+
+
+def corpus_of(home: Path, meta: Mapping[str, Any]) -> Path:
+    """Where the corpus of an index is now: recorded relative to the index folder (so the two
+    move together), else at its absolute path; a clear error if it is in neither place."""
+    relative, absolute = meta.get("corpus_rel"), meta.get("corpus")
+    if relative is not None and (candidate := Path(home, str(relative))).exists():
+        return candidate.resolve()
+    if absolute and Path(str(absolute)).exists():
+        return Path(str(absolute))
+    raise ConfigError(
+        f"the corpus of the index {home} is gone from {absolute}"
+        + (f" (and from {home / relative})" if relative is not None else "")
+        + f": if it moved, run `narezka sync {home} --corpus NEW_PATH`"
+    )
+
+
+def index_meta(
+    home: Path,
+    root: Path,
+    model: Embedder,
+    spec: str | Embedder,
+    strategy: str,
+    params: SplitParams,
+    url: str | None,
+    include: Sequence[str] | None,
+    exclude: Sequence[str],
+    *,
+    data: str,
+    collection: str | None,
+    settings: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    optional = {
+        name: value
+        for name in ("threshold", "percentile", "parent_size")
+        if (value := getattr(params, name)) is not None
+    }
+    named = spec if isinstance(spec, str) else None
+    return {
+        "version": INDEX_VERSION,
+        "corpus": str(root.resolve()),
+        "corpus_rel": os.path.relpath(root.resolve(), home.resolve()),
+        "data": data,
+        **({"collection": collection} if collection else {}),
+        "embedder": model.name,
+        "embedder_spec": named,
+        "dim": model.dim,
+        "strategy": strategy,
+        "fingerprint": params.fingerprint(strategy),
+        "params": {
+            "size": params.size,
+            "unit": params.unit,
+            "tokenizer": None if named and params.unit == "tokens" else params.tokenizer,
+            "overlap": params.overlap,
+            "levels": list(params.levels),
+            "min_chars": params.min_chars,
+            **optional,
+            # Off only when asked: sync must not start redacting behind the user's back.
+            **({} if params.redact else {"redact": False}),
+        },
+        # sync and watch must read the same files the first run read.
+        "include": list(include) if include else None,
+        "exclude": [e for e in exclude if e not in home_inside(home, root)],
+        "url": url,
+        **({"settings": dict(settings)} if settings is not None else {}),
+    }
+
+
+def _with_meta(chunk: Chunk, mtime: float, digest: str, *, resplit: bool) -> Chunk:
+    # The document hash lets search tell whether the file still says what the index holds.
+    extra: dict[str, Any] = {"mtime": mtime, "doc_hash": digest}
+    if resplit:
+        extra["resplit"] = True
+    return dataclasses.replace(chunk, meta={**chunk.meta, **extra})

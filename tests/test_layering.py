@@ -1,0 +1,91 @@
+"""The package's shape: no import circles, and the split stage never reaches the embed stage
+(the pipeline passes embed functions in)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, *, top_level_only: bool) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.If) and top_level_only:  # TYPE_CHECKING blocks do not run
+            continue
+    return {m for m in found if m == "narezka" or m.startswith("narezka.")}
+
+
+def _graph(*, top_level_only: bool) -> dict[str, set[str]]:
+    modules = {_module_name(p): p for p in (SRC / "narezka").rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for imported in _imports(path, top_level_only=top_level_only):
+            # ``from narezka.x import y`` may name a module x.y or a name in x.
+            target = imported if imported in modules else imported.rpartition(".")[0]
+            if target in modules and target != name:
+                targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            # A package's __init__ importing its own submodules is how packages work.
+            if node.startswith(nxt + "."):
+                continue
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_no_import_circle_between_modules() -> None:
+    graph = _graph(top_level_only=False)  # lazy imports count: they still make a circle
+    assert _cycle(graph) is None, " → ".join(_cycle(graph) or [])
+
+
+def test_the_split_stage_never_imports_the_embed_stage() -> None:
+    graph = _graph(top_level_only=False)
+    leaks = {
+        (module, target)
+        for module, targets in graph.items()
+        if module.startswith("narezka.split")
+        for target in targets
+        if target.startswith("narezka.embed")
+    }
+    assert not leaks
+
+
+def test_parse_exports_exactly_its_all() -> None:
+    import narezka.parse as parse
+
+    public = {n for n in vars(parse) if not n.startswith("_") and callable(getattr(parse, n))}
+    assert set(parse.__all__) == public
