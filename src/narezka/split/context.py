@@ -16,6 +16,7 @@ from functools import cached_property
 
 from narezka.parse.sanitize import needs_sanitizing, sanitize, trim_whitespace
 from narezka.parse.sentences import sentence_ends
+from narezka.split.atom_frame import atom_frame
 from narezka.split.packer import Packer, Refiner
 from narezka.tokens import TokenCounter
 from narezka.types import Block, BlockKind, Chunk, Document
@@ -24,6 +25,9 @@ BREADCRUMB_SHARE = 0.2
 """A breadcrumb may take at most this share of the budget; an atom of 80% always fits."""
 RAW_CHARS_PER_TOKEN = 8
 """Raw span length cap per budget token, so sanitization cannot hide a 300k-char blob."""
+ATOM_FRAME_SHARE = 0.5
+"""A split atom's repeated header or fences, with the breadcrumb, may take this share of the
+budget: overlap packs at more than half of it, so every piece keeps room of its own."""
 
 _WORD_GAP = re.compile(r"\s+")
 
@@ -74,6 +78,7 @@ class DocumentContext:
         self._extra: dict[str, int] = {}
         self._prefix: dict[tuple[str, ...], str] = {}
         self._embed: dict[tuple[int, int], str] = {}
+        self._frames: dict[int, tuple[str, str]] = {}
 
     @cached_property
     def clean(self) -> bool:
@@ -139,15 +144,25 @@ class DocumentContext:
         before = after = ""
         atom = self.atom_at(start)
         if atom is not None and atom.kind is BlockKind.TABLE:
-            header_end = self.table_body_start(atom)
-            if start >= header_end:
-                before = self.text[atom.start : header_end]
+            if start >= self.table_body_start(atom):
+                before = self._frame(atom)[0]
         elif atom is not None and atom.kind is BlockKind.CODE and atom.fence:
-            before = atom.fence + "\n"
+            before = self._frame(atom)[0]
         closing = self.atom_at(end)
         if closing is not None and closing.kind is BlockKind.CODE and closing.fence:
-            after = "\n" + (closing.fence_close or closing.fence.lstrip()[:3])
+            after = self._frame(closing)[1]
         return before, after
+
+    def _frame(self, atom: Block) -> tuple[str, str]:
+        """The atom's header or fences, shortened to their share of the budget (once)."""
+        frame = self._frames.get(atom.start)
+        if frame is None:
+            crumb = self.prefix(self.common_section(atom.start, atom.end)[0])
+            cap = int(self.budget * ATOM_FRAME_SHARE) - self.counter.count(crumb)
+            header_end = self.table_body_start(atom) if atom.kind is BlockKind.TABLE else 0
+            frame = atom_frame(self.text, atom, header_end, self.counter, cap)
+            self._frames[atom.start] = frame
+        return frame
 
     def table_body_start(self, table: Block) -> int:
         """Offset of the first data row (just past the delimiter row's newline)."""
