@@ -52,8 +52,8 @@ def atom_frame(
         what = "header rows" if atom.kind is BlockKind.TABLE else "fence lines"
         warnings.warn(
             f"the {atom.kind.value} at line {line} is split, and even shortened its {what} "
-            f"exceed {cap} {counter.name} (half the budget less the breadcrumb): its pieces "
-            "are embedded without them",
+            f"exceed {cap} {counter.name} (half the packing budget less the breadcrumb): its "
+            "pieces are embedded without them",
             AtomContextWarning,
             stacklevel=4,
         )

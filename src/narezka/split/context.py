@@ -55,6 +55,7 @@ class DocumentContext:
         fingerprint: str,
         breadcrumbs: bool,
         sections: Sequence[Section] | None = None,
+        pack_budget: int | None = None,
     ) -> None:
         self.doc = doc
         self.text = doc.text
@@ -79,6 +80,9 @@ class DocumentContext:
         self._prefix: dict[tuple[str, ...], str] = {}
         self._embed: dict[tuple[int, int], str] = {}
         self._frames: dict[int, tuple[str, str]] = {}
+        # The smallest budget a packer of this document uses (overlap packs below the size):
+        # what a split atom's frame must leave room in.
+        self.pack_budget = budget if pack_budget is None else min(budget, pack_budget)
 
     @cached_property
     def clean(self) -> bool:
@@ -158,7 +162,7 @@ class DocumentContext:
         frame = self._frames.get(atom.start)
         if frame is None:
             crumb = self.prefix(self.common_section(atom.start, atom.end)[0])
-            cap = int(self.budget * ATOM_FRAME_SHARE) - self.counter.count(crumb)
+            cap = int(self.pack_budget * ATOM_FRAME_SHARE) - self.counter.count(crumb)
             header_end = self.table_body_start(atom) if atom.kind is BlockKind.TABLE else 0
             frame = atom_frame(self.text, atom, header_end, self.counter, cap)
             self._frames[atom.start] = frame
