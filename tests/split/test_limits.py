@@ -85,3 +85,11 @@ def test_a_fence_line_longer_than_the_budget_is_shortened() -> None:
     pieces = [c for c in chunks if c.text.startswith("line_")]
     assert pieces and all(c.embed_text.startswith("```python") for c in pieces)
     assert len(chunks) <= linear_bound(text, 150)
+
+
+@pytest.mark.parametrize("strategy", ["overlap", "recursive", "sentences"])
+def test_a_huge_table_header_with_overlap_near_half_the_size(strategy: str) -> None:
+    # Overlap packs at size - overlap (here 101): a frame of half the *size* left one character.
+    chunks = narezka.chunk_text(HUGE_HEADER_TABLE, strategy, size=200, overlap=99)
+    assert_contract(HUGE_HEADER_TABLE, chunks, 200, get_counter("chars"))
+    assert len(chunks) <= linear_bound(HUGE_HEADER_TABLE, 200), len(chunks)
