@@ -60,6 +60,7 @@ def chunk_payload(chunk: Chunk, rules: Rules) -> dict[str, Any]:
         "text": chunk.text,
         "url": chunk.url,
         "anchor": chunk.anchor,
+        "anchors": list(meta.get("anchors") or ()),  # each merged section's, for anchor_for
         "start": chunk.start,
         "end": chunk.end,
         "chunk_index": chunk.index,

@@ -11,15 +11,17 @@ import hashlib
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 
 from narezka.parse.sanitize import needs_sanitizing, sanitize, trim_whitespace
 from narezka.parse.sentences import sentence_ends
 from narezka.split.atom_frame import atom_frame
 from narezka.split.packer import Packer, Refiner
+from narezka.split.sections import Section, anchors_in, heading_sections
 from narezka.tokens import TokenCounter
 from narezka.types import Block, BlockKind, Chunk, Document
+
+__all__ = ["DocumentContext", "Section"]
 
 BREADCRUMB_SHARE = 0.2
 """A breadcrumb may take at most this share of the budget; an atom of 80% always fits."""
@@ -27,19 +29,9 @@ RAW_CHARS_PER_TOKEN = 8
 """Raw span length cap per budget token, so sanitization cannot hide a 300k-char blob."""
 ATOM_FRAME_SHARE = 0.5
 """A split atom's repeated header or fences, with the breadcrumb, may take this share of the
-budget: overlap packs at more than half of it, so every piece keeps room of its own."""
+smallest budget the document is packed at, so every piece keeps room of its own."""
 
 _WORD_GAP = re.compile(r"\s+")
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    """A heading's territory, from its line to the next heading (or, for strategies that
-    find their own structure, a class, function or article: see ``context_for``)."""
-
-    start: int
-    path: tuple[str, ...]
-    anchors: tuple[str, ...]
 
 
 class DocumentContext:
@@ -65,7 +57,7 @@ class DocumentContext:
         self.fingerprint = fingerprint
         self.breadcrumbs = breadcrumbs
         self.chars = counter.name == "chars"
-        self.sections = list(sections) if sections is not None else _sections(doc.blocks)
+        self.sections = list(sections) if sections is not None else heading_sections(doc.blocks)
         self.section_starts = [s.start for s in self.sections]
         self.blocks = list(doc.blocks)
         self.block_starts = [b.start for b in self.blocks]
@@ -368,6 +360,7 @@ class DocumentContext:
             if tokens is None:
                 tokens = len(embed) if self.chars else self.counter.count(embed)
             digest = hashlib.sha256(f"{self.fingerprint}\0{embed}".encode()).hexdigest()[:32]
+            anchors = anchors_in(self.sections, self.section_starts, start, end)
             chunks.append(
                 Chunk(
                     source=source,
@@ -384,20 +377,7 @@ class DocumentContext:
                     tokenizer=self.counter.name,
                     strategy=self.strategy,
                     content_hash=digest,
-                    meta=meta,
+                    meta={**meta, "anchors": anchors} if anchors else meta,
                 )
             )
         return chunks
-
-
-def _sections(blocks: tuple[Block, ...]) -> list[Section]:
-    sections: list[Section] = []
-    path: list[tuple[int, str, str]] = []
-    for block in blocks:
-        if block.kind is not BlockKind.HEADING:
-            continue
-        while path and path[-1][0] >= block.level:
-            path.pop()
-        path.append((block.level, block.title, block.anchor))
-        sections.append(Section(block.start, tuple(p[1] for p in path), tuple(p[2] for p in path)))
-    return sections
