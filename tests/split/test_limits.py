@@ -93,3 +93,15 @@ def test_a_huge_table_header_with_overlap_near_half_the_size(strategy: str) -> N
     chunks = narezka.chunk_text(HUGE_HEADER_TABLE, strategy, size=200, overlap=99)
     assert_contract(HUGE_HEADER_TABLE, chunks, 200, get_counter("chars"))
     assert len(chunks) <= linear_bound(HUGE_HEADER_TABLE, 200), len(chunks)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("unit", ["chars", "tokens"])
+def test_a_hard_split_of_a_long_token_ends_where_the_token_ends(strategy: str, unit: str) -> None:
+    # The fence is indented under the list item, so the word gap before it ends inside the
+    # fence's line: main dropped that cut, and the token's hard split ran on into the fence.
+    text = f"- {'z' * 380}\n  ```python\n  print('привет')\n  ```\n\nКонец.\n"
+    size = 100 if unit == "chars" else 40
+    counter = get_counter("chars") if unit == "chars" else get_counter("tokens", "cl100k_base")
+    chunks = narezka.chunk_text(text, strategy, size=size, unit=unit)
+    assert_contract(text, chunks, size, counter, commonmark=True)

@@ -221,12 +221,16 @@ class DocumentContext:
     def packer(
         self, refiners: Sequence[Refiner], budget: int | None = None, *, ceiling: int | None = None
     ) -> Packer:
-        """A packer over this document; atoms may use ``ceiling`` (default: the full budget)."""
+        """A packer over this document; atoms may use ``ceiling`` (default: the full budget).
+
+        Atom boundaries are always the last refiner: a range no other refiner cuts (a long
+        token, then a fence indented under its list item) is hard split a unit at a time.
+        """
         return Packer(
             self.text,
             self.budget if budget is None else budget,
             self.cost,
-            refiners,
+            [*refiners, self.atom_bounds],
             max_probe=self.max_probe(),
             ceiling=self.budget if ceiling is None else ceiling,
             atom_of=self.atom_range,
@@ -289,6 +293,19 @@ class DocumentContext:
         if self.within_atom(start, end):
             return self.atom_row_cuts(start, end) or cuts
         return [c for c in cuts if self.atom_at(c) is None]
+
+    def atom_bounds(self, start: int, end: int) -> list[int]:
+        """Starts and ends of the atoms in the range (none inside one atom)."""
+        if self.within_atom(start, end):
+            return []
+        cuts: list[int] = []
+        k = max(0, bisect_right(self.atom_starts, start) - 1)
+        while k < len(self.atoms) and self.atoms[k].start < end:
+            for pos in (self.atoms[k].start, self.atoms[k].end):
+                if start < pos < end and (not cuts or cuts[-1] < pos):
+                    cuts.append(pos)
+            k += 1
+        return cuts
 
     def block_cuts(self, start: int, end: int) -> list[int]:
         lo = bisect_right(self.block_starts, start)
