@@ -167,9 +167,21 @@ def html_block(draw: st.DrawFn) -> str:
 
 @st.composite
 def adversarial_list(draw: st.DrawFn) -> str:
+    """List items, some with a fence or table indented under them (a word gap then ends
+    inside the atom's first line, past its indentation)."""
     items = draw(st.lists(words_or_long(), min_size=1, max_size=5))
     marker = draw(st.sampled_from(["- ", "* ", "1. ", "2) "]))
-    return "\n".join(marker + item for item in items)
+    lines = []
+    for item in items:
+        lines.append(marker + item)
+        if draw(st.integers(0, 2)) == 0:
+            nested = draw(st.one_of(adversarial_fence(), adversarial_table(), fence(), table()))
+            gap = draw(st.sampled_from(["", "\n"]))
+            pad = " " * len(marker)
+            lines.append(
+                gap + "\n".join(pad + line if line else line for line in nested.split("\n"))
+            )
+    return "\n".join(lines)
 
 
 @st.composite
