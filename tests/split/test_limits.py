@@ -105,3 +105,51 @@ def test_a_hard_split_of_a_long_token_ends_where_the_token_ends(strategy: str, u
     counter = get_counter("chars") if unit == "chars" else get_counter("tokens", "cl100k_base")
     chunks = narezka.chunk_text(text, strategy, size=size, unit=unit)
     assert_contract(text, chunks, size, counter, commonmark=True)
+
+
+class RecordingCounter:
+    """cl100k tokens, remembering how long each text it was asked about was."""
+
+    def __init__(self) -> None:
+        self.inner = get_counter("tokens", "cl100k_base")
+        self.name = self.inner.name
+        self.lengths: list[int] = []
+        self.calls = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        self.lengths.append(len(text))
+        return self.inner.count(text)
+
+    def count_batch(self, texts: list[str]) -> list[int]:
+        self.calls += 1
+        self.lengths.extend(len(t) for t in texts)
+        return self.inner.count_batch(texts)
+
+
+def chunk_with(counter: RecordingCounter, text: str, size: int) -> list[narezka.Chunk]:
+    from narezka.parse.markdown import parse_document
+    from narezka.split import SplitParams, get_strategy
+    from narezka.types import RawDocument
+
+    doc, _ = parse_document(RawDocument(source="t.md", text=text))
+    params = SplitParams(size=size, unit="tokens")
+    return get_strategy("headings").split(doc, params, counter)
+
+
+def test_a_huge_line_is_never_tokenized_whole() -> None:
+    # One 200,000-character line: sizing it must not tokenize more than a chunk's raw cap.
+    text = "# Лог\n\n" + " ".join(f"слово{i}" for i in range(25_000)) + "\n"
+    counter = RecordingCounter()
+    chunks = chunk_with(counter, text, 64)
+    assert_contract(text, chunks, 64, counter.inner)
+    assert max(counter.lengths) <= 64 * 8 + 64, max(counter.lengths)
+
+
+def test_the_pieces_of_one_merge_are_counted_in_one_batch() -> None:
+    text = "# Раздел\n\n" + "\n\n".join(f"Абзац номер {i} о доставке." for i in range(300))
+    counter = RecordingCounter()
+    chunks = chunk_with(counter, text, 64)
+    assert_contract(text, chunks, 64, counter.inner)
+    # 300 paragraphs: one batch for them, then one exact count per chunk and its breadcrumb.
+    assert counter.calls <= 3 * len(chunks) + 4, (counter.calls, len(chunks))

@@ -237,6 +237,7 @@ class DocumentContext:
             trim=self.trim,
             estimate=None if self.chars else self.body_tokens,
             overhead=self.overhead_tokens,
+            prefetch=None if self.chars else self.count_bodies,
         )
 
     def overhead_tokens(self, start: int, end: int) -> int:
@@ -250,14 +251,26 @@ class DocumentContext:
         return cached
 
     def body_tokens(self, start: int, end: int) -> int:
-        """Tokens of the range's own text (no breadcrumb): a summand for group estimates."""
+        """Tokens of the range's own text (no breadcrumb): a summand for group estimates.
+        A range past the raw-length cap is never grouped: its floor says so uncounted."""
         key = (start, end)
         cached = self._body.get(key)
         if cached is None:
+            if end - start > self.max_probe():
+                return -(-(end - start) // RAW_CHARS_PER_TOKEN)
             raw = self.text[start:end]
             cached = self.counter.count(raw if self.clean else sanitize(raw))
             self._body[key] = cached
         return cached
+
+    def count_bodies(self, ranges: Sequence[tuple[int, int]]) -> None:
+        """Count the ranges' own tokens in one batch: the pieces one merge will group."""
+        cap = self.max_probe()
+        todo = [r for r in ranges if r not in self._body and r[1] - r[0] <= cap]
+        if len(todo) > 1:
+            texts = [self.text[s:e] for s, e in todo]
+            counts = self.counter.count_batch(texts if self.clean else [sanitize(t) for t in texts])
+            self._body.update(zip(todo, counts, strict=True))
 
     def trim(self, start: int, end: int) -> tuple[int, int]:
         """Trim whitespace, but keep an atom's indentation: a cut there would cut the atom."""

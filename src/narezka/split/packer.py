@@ -42,6 +42,7 @@ class Packer:
         trim: Callable[[int, int], tuple[int, int]] | None = None,
         estimate: Cost | None = None,
         overhead: Cost | None = None,
+        prefetch: Callable[[list[tuple[int, int]]], None] | None = None,
     ) -> None:
         self.text = text
         self.budget = budget
@@ -60,6 +61,9 @@ class Packer:
         self.estimate = estimate
         # Size of what surrounds a range's text in its chunk (breadcrumb, repeated headers).
         self.overhead: Cost = overhead or (lambda s, e: 0)
+        # Given the pieces of one merge before they are grouped, so ``estimate`` can size
+        # them in one batch: a tokenizer's cost per call outweighs its cost per short piece.
+        self.prefetch = prefetch
 
     def fits(self, start: int, end: int) -> bool:
         cost = self.cost(start, end)
@@ -94,6 +98,8 @@ class Packer:
             a, b = self.trim(a, b)
             if a < b:
                 pieces.append((a, b))
+        if self.prefetch is not None and self.estimate is not None:
+            self.prefetch(pieces)
         out: list[tuple[int, int]] = []
         i, n = 0, len(pieces)
         while i < n:

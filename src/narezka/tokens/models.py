@@ -65,13 +65,21 @@ class SentencePieceCounter:
     def encode(self, texts: Sequence[str]) -> list[list[int]]:
         """Piece ids exactly as the model receives them (prefix and specials included)."""
         batch = [self._prefix + t for t in texts] if self._prefix else list(texts)
+        # A list is encoded on a thread pool that the library builds per call; with its
+        # default of every core that cost more than it saved on 2 cores, for any batch size
+        # the packer sends (1,302 chunk texts of md_corpus/ru/fastapi: 309 ms vs 458 ms).
         ids: list[list[int]] = self.processor.encode(
-            batch, out_type=int, add_bos=self._add_bos, add_eos=self._add_eos
+            batch, out_type=int, add_bos=self._add_bos, add_eos=self._add_eos, num_threads=1
         )
         return ids
 
     def count(self, text: str) -> int:
-        return len(self.encode([text])[0])
+        # A bare string skips the batch path and its thread pool: about 11 µs a call
+        # against 99 µs for a list of one (the packer counts thousands of short texts).
+        ids = self.processor.encode(
+            self._prefix + text, out_type=int, add_bos=self._add_bos, add_eos=self._add_eos
+        )
+        return len(ids)
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
         return [len(ids) for ids in self.encode(texts)]
