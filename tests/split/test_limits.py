@@ -153,3 +153,12 @@ def test_the_pieces_of_one_merge_are_counted_in_one_batch() -> None:
     assert_contract(text, chunks, 64, counter.inner)
     # 300 paragraphs: one batch for them, then one exact count per chunk and its breadcrumb.
     assert counter.calls <= 3 * len(chunks) + 4, (counter.calls, len(chunks))
+
+
+def test_a_section_that_fits_is_tokenized_once() -> None:
+    text = "# Раздел\n\n" + "\n\n".join(f"Абзац {i} о доставке и возврате." for i in range(12))
+    counter = RecordingCounter()
+    chunks = chunk_with(counter, text, 384)
+    assert len(chunks) == 1 and chunks[0].tokens <= 384
+    # Its blocks are not counted one by one before the chunk is: about one text's worth.
+    assert sum(counter.lengths) < 1.3 * len(text), (sum(counter.lengths), len(text))

@@ -8,14 +8,13 @@ text the model sees, its exact size, and finally the ``Chunk`` with its identity
 from __future__ import annotations
 
 import hashlib
-import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Sequence
 from functools import cached_property
 
 from narezka.parse.sanitize import needs_sanitizing, sanitize, trim_whitespace
-from narezka.parse.sentences import sentence_ends
 from narezka.split.atom_frame import atom_frame
+from narezka.split.cuts import Cuts
 from narezka.split.packer import Packer, Refiner
 from narezka.split.sections import Section, anchors_in, heading_sections
 from narezka.tokens import TokenCounter
@@ -31,11 +30,10 @@ ATOM_FRAME_SHARE = 0.5
 """A split atom's repeated header or fences, with the breadcrumb, may take this share of the
 smallest budget the document is packed at, so every piece keeps room of its own."""
 
-_WORD_GAP = re.compile(r"\s+")
 
-
-class DocumentContext:
-    """Everything about one document that turns ranges into chunks."""
+class DocumentContext(Cuts):
+    """Everything about one document that turns ranges into chunks (its candidate cuts,
+    the refiners, come from :class:`~narezka.split.cuts.Cuts`)."""
 
     def __init__(
         self,
@@ -72,6 +70,7 @@ class DocumentContext:
         self._prefix: dict[tuple[str, ...], str] = {}
         self._embed: dict[tuple[int, int], str] = {}
         self._frames: dict[int, tuple[str, str]] = {}
+        self._density = (0, 0)  # characters and tokens of the blocks counted so far
         # The smallest budget a packer of this document uses (overlap packs below the size):
         # what a split atom's frame must leave room in.
         self.pack_budget = budget if pack_budget is None else min(budget, pack_budget)
@@ -238,6 +237,7 @@ class DocumentContext:
             estimate=None if self.chars else self.body_tokens,
             overhead=self.overhead_tokens,
             prefetch=None if self.chars else self.count_bodies,
+            likely=None if self.chars else self.likely_fits,
         )
 
     def overhead_tokens(self, start: int, end: int) -> int:
@@ -261,7 +261,15 @@ class DocumentContext:
             raw = self.text[start:end]
             cached = self.counter.count(raw if self.clean else sanitize(raw))
             self._body[key] = cached
+            self._density = (self._density[0] + len(raw), self._density[1] + cached)
         return cached
+
+    def likely_fits(self, start: int, end: int) -> bool:
+        """Whether the range is short for its budget at the characters-per-token seen so far
+        in this document (2 until a few blocks were counted): a guess, never a decision."""
+        chars, tokens = self._density
+        per_token = chars / tokens if tokens >= 100 else 2.0
+        return end - start <= 0.8 * self.budget * per_token
 
     def count_bodies(self, ranges: Sequence[tuple[int, int]]) -> None:
         """Count the ranges' own tokens in one batch: the pieces one merge will group."""
@@ -271,6 +279,8 @@ class DocumentContext:
             texts = [self.text[s:e] for s, e in todo]
             counts = self.counter.count_batch(texts if self.clean else [sanitize(t) for t in texts])
             self._body.update(zip(todo, counts, strict=True))
+            seen_chars, seen_tokens = self._density
+            self._density = (seen_chars + sum(map(len, texts)), seen_tokens + sum(counts))
 
     def trim(self, start: int, end: int) -> tuple[int, int]:
         """Trim whitespace, but keep an atom's indentation: a cut there would cut the atom."""
@@ -294,88 +304,6 @@ class DocumentContext:
     def within_atom(self, start: int, end: int) -> bool:
         """Whether the range lies inside one atom (a whole table, code block, or a piece)."""
         return self.atom_range(start, end) is not None
-
-    # ---- candidate cuts (refiners) ------------------------------------------------------
-
-    def _outside_atoms(self, start: int, end: int, cuts: list[int]) -> list[int]:
-        """Drop cuts inside atoms; inside one oversized atom, prefer its own row cuts.
-
-        Every text refiner goes through here, so whatever level the packer has reached, a
-        too-long table is cut between rows and a too-long code block between lines first.
-        """
-        if self.within_atom(start, end):
-            return self.atom_row_cuts(start, end) or cuts
-        return [c for c in cuts if self.atom_at(c) is None]
-
-    def atom_bounds(self, start: int, end: int) -> list[int]:
-        """Starts and ends of the atoms in the range (none inside one atom)."""
-        if self.within_atom(start, end):
-            return []
-        cuts: list[int] = []
-        k = max(0, bisect_right(self.atom_starts, start) - 1)
-        while k < len(self.atoms) and self.atoms[k].start < end:
-            for pos in (self.atoms[k].start, self.atoms[k].end):
-                if start < pos < end and (not cuts or cuts[-1] < pos):
-                    cuts.append(pos)
-            k += 1
-        return cuts
-
-    def block_cuts(self, start: int, end: int) -> list[int]:
-        lo = bisect_right(self.block_starts, start)
-        hi = bisect_left(self.block_starts, end)
-        return [self.block_starts[k] for k in range(lo, hi)]
-
-    def atom_row_cuts(self, start: int, end: int) -> list[int]:
-        """Line starts inside an oversized atom: table rows past the header, code lines."""
-        atom = self.atom_at(start) or self.atom_at(start + 1)
-        if atom is None or not (atom.start <= start and end <= atom.end):
-            return []
-        first = self.table_body_start(atom) if atom.kind is BlockKind.TABLE else atom.start
-        if atom.kind is BlockKind.CODE and atom.fence:
-            first = self.text.find("\n", atom.start, atom.end) + 1
-        cuts = []
-        pos = self.text.find("\n", max(start, first - 1), end)
-        while pos != -1 and pos + 1 < end:
-            if pos + 1 > first:
-                cuts.append(pos + 1)
-            pos = self.text.find("\n", pos + 1, end)
-        if atom.kind is BlockKind.CODE and atom.fence_close and cuts:
-            # A cut before the closing fence line would leave the fence alone in a piece.
-            last_line = self.text.rfind("\n", atom.start, atom.end) + 1
-            cuts = [c for c in cuts if c != last_line]
-        return cuts
-
-    def sentence_cuts(self, start: int, end: int) -> list[int]:
-        ends = [c for c in sentence_ends(self.text, start, end) if start < c < end]
-        return self._outside_atoms(start, end, ends)
-
-    def line_cuts(self, start: int, end: int) -> list[int]:
-        cuts = []
-        pos = self.text.find("\n", start, end)
-        while pos != -1:
-            if start < pos + 1 < end:
-                cuts.append(pos + 1)
-            pos = self.text.find("\n", pos + 1, end)
-        return self._outside_atoms(start, end, cuts)
-
-    def separator_cuts(self, separator: str) -> Refiner:
-        """Cuts just after every occurrence of a literal separator."""
-
-        def refine(start: int, end: int) -> list[int]:
-            cuts = []
-            pos = self.text.find(separator, start, end)
-            while pos != -1:
-                cut = pos + len(separator)
-                if start < cut < end:
-                    cuts.append(cut)
-                pos = self.text.find(separator, cut, end)
-            return self._outside_atoms(start, end, cuts)
-
-        return refine
-
-    def word_cuts(self, start: int, end: int) -> list[int]:
-        cuts = [m.end() for m in _WORD_GAP.finditer(self.text, start, end)]
-        return self._outside_atoms(start, end, [c for c in cuts if start < c < end])
 
     # ---- chunks -------------------------------------------------------------------------
 

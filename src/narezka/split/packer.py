@@ -43,6 +43,7 @@ class Packer:
         estimate: Cost | None = None,
         overhead: Cost | None = None,
         prefetch: Callable[[list[tuple[int, int]]], None] | None = None,
+        likely: Callable[[int, int], bool] | None = None,
     ) -> None:
         self.text = text
         self.budget = budget
@@ -64,6 +65,9 @@ class Packer:
         # Given the pieces of one merge before they are grouped, so ``estimate`` can size
         # them in one batch: a tokenizer's cost per call outweighs its cost per short piece.
         self.prefetch = prefetch
+        # Whether a range is short enough to most likely fit whole: then its one exact count
+        # (the chunk's own) is cheaper than counting its pieces and then their group.
+        self.likely = likely
 
     def fits(self, start: int, end: int) -> bool:
         cost = self.cost(start, end)
@@ -82,7 +86,10 @@ class Packer:
         # With costly exact costs, asking whether the whole range fits would tokenize it once
         # more: grouping its pieces answers that too (a range that fits becomes one group).
         inside_atom = self.atom_of is not None and self.atom_of(start, end) is not None
-        if (self.estimate is None or inside_atom) and self.fits(start, end):
+        cheap = self.estimate is None or inside_atom
+        if (cheap or (self.likely is not None and self.likely(start, end))) and self.fits(
+            start, end
+        ):
             return [(start, end)]
         for depth in range(level, len(self.refiners)):
             cuts = self.refiners[depth](start, end)
