@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from markdown_it import MarkdownIt
+
 from narezka import Chunk
 from narezka.discover import normalize_newlines
 from narezka.parse.markdown import parse_blocks, split_front_matter
@@ -20,8 +22,13 @@ def assert_contract(
     counter: TokenCounter,
     *,
     atoms: bool = True,
+    commonmark: bool = False,
 ) -> None:
-    """Fail with a precise message where the chunks break the contract."""
+    """Fail with a precise message where the chunks break the contract.
+
+    ``commonmark`` takes the atoms from markdown-it-py's CommonMark parser as it stands (what
+    the shared checker's ``--commonmark`` does) rather than from narezka's own block map.
+    """
     text = normalize_newlines(raw_text)
     body_start = split_front_matter(text)[0]
     covered = bytearray(len(text))
@@ -40,14 +47,41 @@ def assert_contract(
         covered[c.start : c.end] = b"\x01" * (c.end - c.start)
     lost = [i for i in range(body_start, len(text)) if not covered[i] and not text[i].isspace()]
     assert not lost, f"lost characters at {lost[:5]}: {text[lost[0] : lost[0] + 30]!r}"
+    bound = chunk_bound(text[body_start:], size)
+    assert len(chunks) <= bound, f"{len(chunks)} chunks where {bound} would do"
     if not atoms:
         return
     bounds = {b for c in chunks for b in (c.start, c.end)}
-    for block in parse_blocks(text, body_start):
-        if not block.is_atom:
-            continue
-        whole = counter.count(text[block.start : block.end])
+    spans = commonmark_atoms(text, body_start) if commonmark else narezka_atoms(text, body_start)
+    for kind, start, end in spans:
+        whole = counter.count(text[start:end])
         if whole > size * ATOM_SHARE:
             continue
-        inside = [b for b in bounds if block.start < b < block.end]
-        assert not inside, f"{block.kind.value} [{block.start}, {block.end}) cut at {inside}"
+        inside = [b for b in bounds if start < b < end]
+        assert not inside, f"{kind} [{start}, {end}) cut at {inside}: {text[start:end]!r}"
+
+
+def chunk_bound(body: str, size: int) -> int:
+    """Most chunks a body may take: every line its own piece, plus an eighth-full chunk of
+    everything (overlap packs at half the size, a split atom's frame may take half of that;
+    a limit in tokens only loosens it). Pieces of one character, each carrying an atom's
+    header, break it."""
+    return body.count("\n") + 1 + 8 * (len(body) // size + 1)
+
+
+def narezka_atoms(text: str, body_start: int) -> list[tuple[str, int, int]]:
+    return [(b.kind.value, b.start, b.end) for b in parse_blocks(text, body_start) if b.is_atom]
+
+
+def commonmark_atoms(text: str, body_start: int) -> list[tuple[str, int, int]]:
+    """Code blocks and tables by CommonMark (+ GFM tables), spans as the shared checker's."""
+    body = text[body_start:]
+    offsets = [body_start]
+    for line in body.split("\n"):
+        offsets.append(offsets[-1] + len(line) + 1)
+    spans = []
+    for token in MarkdownIt("commonmark").enable("table").parse(body):
+        if token.map and token.type in ("fence", "code_block", "table_open"):
+            a, b = token.map
+            spans.append((token.type, offsets[a], min(offsets[b] - 1, len(text))))
+    return spans

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from narezka.cli import cli
 
 from conftest import SHARED
+from markdown_gen import adversarial_markdown
 
 CORPUS = SHARED / "data" / "md_corpus"
 CASES = {
@@ -73,3 +77,42 @@ def test_corpus_passes_the_shared_checker(
     assert (
         check.stdout.strip().splitlines()[-1].startswith("ok: 2170 files") or "ok:" in check.stdout
     )
+
+
+GENERATED_CASES = {
+    "headings-200": ["--strategy", "headings", "--size", "200"],
+    "recursive-90": ["--strategy", "recursive", "--size", "90"],
+    "sentences-250": ["--strategy", "sentences", "--size", "250"],
+    "overlap-200-60": ["--strategy", "overlap", "--size", "200", "--overlap", "60"],
+    "parent-child-120": ["--strategy", "parent-child", "--size", "120"],
+    "legal-250": ["--strategy", "legal", "--size", "250"],
+}
+
+
+@pytest.mark.parametrize("case", list(GENERATED_CASES))
+@settings(max_examples=4)
+@given(docs=st.lists(adversarial_markdown(), min_size=6, max_size=6))
+def test_generated_markdown_passes_the_shared_checker_in_commonmark_mode(
+    case: str, docs: list[str], check_chunks_tool: Path
+) -> None:
+    # The checker's own block finder is a CommonMark subset without HTML blocks: on
+    # adversarial input only --commonmark (markdown-it-py) says where the atoms really are.
+    args = GENERATED_CASES[case]
+    size = args[args.index("--size") + 1]
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "corpus"
+        corpus.mkdir()
+        for k, doc in enumerate(docs):
+            (corpus / f"doc{k}.md").write_text(doc, encoding="utf-8", newline="")
+        result = CliRunner().invoke(cli, ["chunk", str(corpus), "--format", "jsonl", *args])
+        assert result.exit_code == 0, result.stderr
+        chunks = Path(tmp) / "chunks.jsonl"
+        chunks.write_text(result.stdout, encoding="utf-8")
+        command = [sys.executable, str(check_chunks_tool), str(corpus), str(chunks)]
+        check = subprocess.run(
+            [*command, "--size", size, "--unit", "chars", "--commonmark"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    assert check.returncode == 0, check.stdout[-3000:]

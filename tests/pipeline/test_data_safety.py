@@ -321,3 +321,26 @@ def test_chunks_kept_across_an_edit_get_their_new_offsets_and_are_not_stale(
         assert stored and all(text[c.start : c.end] == c.text for c in stored)
         hits = ix.search("доставку раздела", mode="bm25", k=6, expand="section")
         assert hits and not any(h.stale for h in hits)
+
+
+# ---- 10. merged short sections keep their anchors; search links the one that matched ------
+
+
+def test_search_links_the_anchor_of_the_merged_section_that_matched(tmp_path: Path) -> None:
+    corpus = tmp_path / "faq"
+    corpus.mkdir()
+    (corpus / "faq.md").write_text(
+        "# Вопросы {#faq}\n\n## Доставка {#delivery}\n\nКурьер привозит заказ за день.\n\n"
+        "## Новый вопрос {#new-q}\n\nПодарочные сертификаты не сгорают.\n",
+        encoding="utf-8",
+    )
+    index(corpus, embedder=model(), size=400, unit="chars", min_chars=200)
+    from narezka import Index
+
+    with Index.open(corpus) as ix:
+        [only] = list(ix.chunks("faq.md"))  # the short sections merged into one chunk
+        assert [a["anchor"] for a in only.payload["anchors"]][-2:] == ["delivery", "new-q"]
+        [hit] = ix.search("подарочные сертификаты", mode="bm25", k=1)
+        assert hit.url == "faq.md#new-q"
+        [hit] = ix.search("курьер заказ", mode="bm25", k=1)
+        assert hit.url == "faq.md#delivery"

@@ -66,6 +66,7 @@ def chunk_payload(chunk: Chunk, rules: Rules) -> dict[str, Any]:
         "text": text,
         "url": chunk.url,
         "anchor": chunk.anchor,
+        "anchors": list(meta.get("anchors") or ()),  # each merged section's, for anchor_for
         "start": chunk.start,
         "end": chunk.end,
         "chunk_index": chunk.index,

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from narezka.enrich.anchors import anchor_for
 from narezka.errors import ConfigError
 from narezka.globs import glob_regex
 from narezka.store import Eq, StoredHit
@@ -96,7 +97,7 @@ class Hit:
         text = str(p.get("text", ""))
         return cls(
             score=stored.score,
-            url=str(p.get("url", "")),
+            url=_url_for(p, text, query),
             file_path=str(p.get("file_path", "")),
             section=tuple(p.get("section_path") or ()),
             text=text,
@@ -107,6 +108,19 @@ class Hit:
             payload=p,
             chunk_id=stored.id,
         )
+
+
+def _url_for(payload: dict[str, Any], text: str, query: str) -> str:
+    """The chunk's url, pointing at the one of its sections the query matched when short
+    sections were merged into it (each keeps its anchor)."""
+    url = str(payload.get("url", ""))
+    anchors = payload.get("anchors") or ()
+    if len(anchors) < 2 or not query:
+        return url
+    own = str(payload.get("anchor") or "")
+    anchor = anchor_for(anchors, text, int(payload.get("start", 0)), query, default=own)
+    source = str(payload.get("file_path", ""))
+    return f"{source}#{anchor}" if anchor else source
 
 
 def check_k(k: int) -> None:

@@ -148,6 +148,7 @@ def context_for(
         fingerprint=params.fingerprint(strategy.name),
         breadcrumbs=crumbs,
         sections=sections,
+        pack_budget=params.size - params.overlap,
     )
 
 

@@ -8,39 +8,33 @@ text the model sees, its exact size, and finally the ``Chunk`` with its identity
 from __future__ import annotations
 
 import hashlib
-import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 
 from narezka.enrich.redaction import redact, redact_span, secrets_in, size_change
 from narezka.parse.sanitize import needs_sanitizing, sanitize, trim_whitespace
-from narezka.parse.sentences import sentence_ends
+from narezka.split.atom_frame import atom_frame
+from narezka.split.cuts import Cuts
 from narezka.split.packer import Packer, Refiner
+from narezka.split.sections import Section, anchors_in, heading_sections
 from narezka.tokens import TokenCounter
 from narezka.types import Block, BlockKind, Chunk, Document
+
+__all__ = ["DocumentContext", "Section"]
 
 BREADCRUMB_SHARE = 0.2
 """A breadcrumb may take at most this share of the budget; an atom of 80% always fits."""
 RAW_CHARS_PER_TOKEN = 8
 """Raw span length cap per budget token, so sanitization cannot hide a 300k-char blob."""
-
-_WORD_GAP = re.compile(r"\s+")
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    """A heading's territory, from its line to the next heading (or, for strategies that
-    find their own structure, a class, function or article: see ``context_for``)."""
-
-    start: int
-    path: tuple[str, ...]
-    anchors: tuple[str, ...]
+ATOM_FRAME_SHARE = 0.5
+"""A split atom's repeated header or fences, with the breadcrumb, may take this share of the
+smallest budget the document is packed at, so every piece keeps room of its own."""
 
 
-class DocumentContext:
-    """Everything about one document that turns ranges into chunks."""
+class DocumentContext(Cuts):
+    """Everything about one document that turns ranges into chunks (its candidate cuts,
+    the refiners, come from :class:`~narezka.split.cuts.Cuts`)."""
 
     def __init__(
         self,
@@ -52,6 +46,7 @@ class DocumentContext:
         fingerprint: str,
         breadcrumbs: bool,
         sections: Sequence[Section] | None = None,
+        pack_budget: int | None = None,
     ) -> None:
         self.doc = doc
         self.text = doc.text
@@ -62,7 +57,7 @@ class DocumentContext:
         self.fingerprint = fingerprint
         self.breadcrumbs = breadcrumbs
         self.chars = counter.name == "chars"
-        self.sections = list(sections) if sections is not None else _sections(doc.blocks)
+        self.sections = list(sections) if sections is not None else heading_sections(doc.blocks)
         self.section_starts = [s.start for s in self.sections]
         self.blocks = list(doc.blocks)
         self.block_starts = [b.start for b in self.blocks]
@@ -76,6 +71,11 @@ class DocumentContext:
         self._extra: dict[str, int] = {}
         self._prefix: dict[tuple[str, ...], str] = {}
         self._embed: dict[tuple[int, int], str] = {}
+        self._frames: dict[int, tuple[str, str]] = {}
+        self._density = (0, 0)  # characters and tokens of the blocks counted so far
+        # The smallest budget a packer of this document uses (overlap packs below the size):
+        # what a split atom's frame must leave room in.
+        self.pack_budget = budget if pack_budget is None else min(budget, pack_budget)
 
     @cached_property
     def clean(self) -> bool:
@@ -143,15 +143,28 @@ class DocumentContext:
         before = after = ""
         atom = self.atom_at(start)
         if atom is not None and atom.kind is BlockKind.TABLE:
-            header_end = self.table_body_start(atom)
-            if start >= header_end:
-                before = self.span_text(atom.start, header_end)
+            if start >= self.table_body_start(atom):
+                before = self._frame(atom)[0]
         elif atom is not None and atom.kind is BlockKind.CODE and atom.fence:
-            before = atom.fence + "\n"
+            before = self._frame(atom)[0]
         closing = self.atom_at(end)
         if closing is not None and closing.kind is BlockKind.CODE and closing.fence:
-            after = "\n" + (closing.fence_close or closing.fence.lstrip()[:3])
+            after = self._frame(closing)[1]
         return before, after
+
+    def _frame(self, atom: Block) -> tuple[str, str]:
+        """The atom's header or fences, shortened to their share of the budget (once)."""
+        frame = self._frames.get(atom.start)
+        if frame is None:
+            crumb = self.prefix(self.common_section(atom.start, atom.end)[0])
+            cap = int(self.pack_budget * ATOM_FRAME_SHARE) - self.counter.count(crumb)
+            header_end = self.table_body_start(atom) if atom.kind is BlockKind.TABLE else 0
+            # The header is redacted before it is shortened: a secret cut short in a cell
+            # would no longer be recognized.
+            header = self.span_text(atom.start, header_end) if header_end else None
+            frame = atom_frame(self.text, atom, header_end, self.counter, cap, header=header)
+            self._frames[atom.start] = frame
+        return frame
 
     def table_body_start(self, table: Block) -> int:
         """Offset of the first data row (just past the delimiter row's newline)."""
@@ -226,18 +239,24 @@ class DocumentContext:
     def packer(
         self, refiners: Sequence[Refiner], budget: int | None = None, *, ceiling: int | None = None
     ) -> Packer:
-        """A packer over this document; atoms may use ``ceiling`` (default: the full budget)."""
+        """A packer over this document; atoms may use ``ceiling`` (default: the full budget).
+
+        Atom boundaries are always the last refiner: a range no other refiner cuts (a long
+        token, then a fence indented under its list item) is hard split a unit at a time.
+        """
         return Packer(
             self.text,
             self.budget if budget is None else budget,
             self.cost,
-            refiners,
+            [*refiners, self.atom_bounds],
             max_probe=self.max_probe(),
             ceiling=self.budget if ceiling is None else ceiling,
             atom_of=self.atom_range,
             trim=self.trim,
             estimate=None if self.chars else self.body_tokens,
             overhead=self.overhead_tokens,
+            prefetch=None if self.chars else self.count_bodies,
+            likely=None if self.chars else self.likely_fits,
         )
 
     def overhead_tokens(self, start: int, end: int) -> int:
@@ -251,14 +270,36 @@ class DocumentContext:
         return cached
 
     def body_tokens(self, start: int, end: int) -> int:
-        """Tokens of the range's own text (no breadcrumb): a summand for group estimates."""
+        """Tokens of the range's own text (no breadcrumb): a summand for group estimates.
+        A range past the raw-length cap is never grouped: its floor says so uncounted."""
         key = (start, end)
         cached = self._body.get(key)
         if cached is None:
+            if end - start > self.max_probe():
+                return -(-(end - start) // RAW_CHARS_PER_TOKEN)
             raw = self.span_text(start, end)
             cached = self.counter.count(raw if self.clean else sanitize(raw))
             self._body[key] = cached
+            self._density = (self._density[0] + len(raw), self._density[1] + cached)
         return cached
+
+    def likely_fits(self, start: int, end: int) -> bool:
+        """Whether the range is short for its budget at the characters-per-token seen so far
+        in this document (2 until a few blocks were counted): a guess, never a decision."""
+        chars, tokens = self._density
+        per_token = chars / tokens if tokens >= 100 else 2.0
+        return end - start <= 0.8 * self.budget * per_token
+
+    def count_bodies(self, ranges: Sequence[tuple[int, int]]) -> None:
+        """Count the ranges' own tokens in one batch: the pieces one merge will group."""
+        cap = self.max_probe()
+        todo = [r for r in ranges if r not in self._body and r[1] - r[0] <= cap]
+        if len(todo) > 1:
+            texts = [self.text[s:e] for s, e in todo]
+            counts = self.counter.count_batch(texts if self.clean else [sanitize(t) for t in texts])
+            self._body.update(zip(todo, counts, strict=True))
+            seen_chars, seen_tokens = self._density
+            self._density = (seen_chars + sum(map(len, texts)), seen_tokens + sum(counts))
 
     def trim(self, start: int, end: int) -> tuple[int, int]:
         """Trim whitespace, but keep an atom's indentation: a cut there would cut the atom."""
@@ -283,75 +324,6 @@ class DocumentContext:
         """Whether the range lies inside one atom (a whole table, code block, or a piece)."""
         return self.atom_range(start, end) is not None
 
-    # ---- candidate cuts (refiners) ------------------------------------------------------
-
-    def _outside_atoms(self, start: int, end: int, cuts: list[int]) -> list[int]:
-        """Drop cuts inside atoms; inside one oversized atom, prefer its own row cuts.
-
-        Every text refiner goes through here, so whatever level the packer has reached, a
-        too-long table is cut between rows and a too-long code block between lines first.
-        """
-        if self.within_atom(start, end):
-            return self.atom_row_cuts(start, end) or cuts
-        return [c for c in cuts if self.atom_at(c) is None]
-
-    def block_cuts(self, start: int, end: int) -> list[int]:
-        lo = bisect_right(self.block_starts, start)
-        hi = bisect_left(self.block_starts, end)
-        return [self.block_starts[k] for k in range(lo, hi)]
-
-    def atom_row_cuts(self, start: int, end: int) -> list[int]:
-        """Line starts inside an oversized atom: table rows past the header, code lines."""
-        atom = self.atom_at(start) or self.atom_at(start + 1)
-        if atom is None or not (atom.start <= start and end <= atom.end):
-            return []
-        first = self.table_body_start(atom) if atom.kind is BlockKind.TABLE else atom.start
-        if atom.kind is BlockKind.CODE and atom.fence:
-            first = self.text.find("\n", atom.start, atom.end) + 1
-        cuts = []
-        pos = self.text.find("\n", max(start, first - 1), end)
-        while pos != -1 and pos + 1 < end:
-            if pos + 1 > first:
-                cuts.append(pos + 1)
-            pos = self.text.find("\n", pos + 1, end)
-        if atom.kind is BlockKind.CODE and atom.fence_close and cuts:
-            # A cut before the closing fence line would leave the fence alone in a piece.
-            last_line = self.text.rfind("\n", atom.start, atom.end) + 1
-            cuts = [c for c in cuts if c != last_line]
-        return cuts
-
-    def sentence_cuts(self, start: int, end: int) -> list[int]:
-        ends = [c for c in sentence_ends(self.text, start, end) if start < c < end]
-        return self._outside_atoms(start, end, ends)
-
-    def line_cuts(self, start: int, end: int) -> list[int]:
-        cuts = []
-        pos = self.text.find("\n", start, end)
-        while pos != -1:
-            if start < pos + 1 < end:
-                cuts.append(pos + 1)
-            pos = self.text.find("\n", pos + 1, end)
-        return self._outside_atoms(start, end, cuts)
-
-    def separator_cuts(self, separator: str) -> Refiner:
-        """Cuts just after every occurrence of a literal separator."""
-
-        def refine(start: int, end: int) -> list[int]:
-            cuts = []
-            pos = self.text.find(separator, start, end)
-            while pos != -1:
-                cut = pos + len(separator)
-                if start < cut < end:
-                    cuts.append(cut)
-                pos = self.text.find(separator, cut, end)
-            return self._outside_atoms(start, end, cuts)
-
-        return refine
-
-    def word_cuts(self, start: int, end: int) -> list[int]:
-        cuts = [m.end() for m in _WORD_GAP.finditer(self.text, start, end)]
-        return self._outside_atoms(start, end, [c for c in cuts if start < c < end])
-
     # ---- chunks -------------------------------------------------------------------------
 
     def make_chunks(self, ranges: list[tuple[int, int]]) -> list[Chunk]:
@@ -367,6 +339,7 @@ class DocumentContext:
             if tokens is None:
                 tokens = len(embed) if self.chars else self.counter.count(embed)
             digest = hashlib.sha256(f"{self.fingerprint}\0{embed}".encode()).hexdigest()[:32]
+            anchors = anchors_in(self.sections, self.section_starts, start, end)
             chunks.append(
                 Chunk(
                     source=source,
@@ -383,21 +356,8 @@ class DocumentContext:
                     tokenizer=self.counter.name,
                     strategy=self.strategy,
                     content_hash=digest,
-                    meta=meta,
+                    meta={**meta, "anchors": anchors} if anchors else meta,
                     secrets=secrets_in(self.secrets, start, end),
                 )
             )
         return chunks
-
-
-def _sections(blocks: tuple[Block, ...]) -> list[Section]:
-    sections: list[Section] = []
-    path: list[tuple[int, str, str]] = []
-    for block in blocks:
-        if block.kind is not BlockKind.HEADING:
-            continue
-        while path and path[-1][0] >= block.level:
-            path.pop()
-        path.append((block.level, block.title, block.anchor))
-        sections.append(Section(block.start, tuple(p[1] for p in path), tuple(p[2] for p in path)))
-    return sections

@@ -42,6 +42,8 @@ class Packer:
         trim: Callable[[int, int], tuple[int, int]] | None = None,
         estimate: Cost | None = None,
         overhead: Cost | None = None,
+        prefetch: Callable[[list[tuple[int, int]]], None] | None = None,
+        likely: Callable[[int, int], bool] | None = None,
     ) -> None:
         self.text = text
         self.budget = budget
@@ -60,6 +62,12 @@ class Packer:
         self.estimate = estimate
         # Size of what surrounds a range's text in its chunk (breadcrumb, repeated headers).
         self.overhead: Cost = overhead or (lambda s, e: 0)
+        # Given the pieces of one merge before they are grouped, so ``estimate`` can size
+        # them in one batch: a tokenizer's cost per call outweighs its cost per short piece.
+        self.prefetch = prefetch
+        # Whether a range is short enough to most likely fit whole: then its one exact count
+        # (the chunk's own) is cheaper than counting its pieces and then their group.
+        self.likely = likely
 
     def fits(self, start: int, end: int) -> bool:
         cost = self.cost(start, end)
@@ -78,7 +86,10 @@ class Packer:
         # With costly exact costs, asking whether the whole range fits would tokenize it once
         # more: grouping its pieces answers that too (a range that fits becomes one group).
         inside_atom = self.atom_of is not None and self.atom_of(start, end) is not None
-        if (self.estimate is None or inside_atom) and self.fits(start, end):
+        cheap = self.estimate is None or inside_atom
+        if (cheap or (self.likely is not None and self.likely(start, end))) and self.fits(
+            start, end
+        ):
             return [(start, end)]
         for depth in range(level, len(self.refiners)):
             cuts = self.refiners[depth](start, end)
@@ -94,6 +105,8 @@ class Packer:
             a, b = self.trim(a, b)
             if a < b:
                 pieces.append((a, b))
+        if self.prefetch is not None and self.estimate is not None:
+            self.prefetch(pieces)
         out: list[tuple[int, int]] = []
         i, n = 0, len(pieces)
         while i < n:

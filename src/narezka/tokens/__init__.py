@@ -45,14 +45,17 @@ class TiktokenCounter:
     def __init__(self, encoding: Any, name: str) -> None:
         self._encoding = encoding
         self._encode: Callable[[str], list[int]] = encoding.encode_ordinary
-        self._encode_batch: Callable[..., list[list[int]]] = encoding.encode_ordinary_batch
         self.name = name
 
     def count(self, text: str) -> int:
         return len(self._encode(text))
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
-        return [len(ids) for ids in self._encode_batch(list(texts), num_threads=1)]
+        # tiktoken's batch call is a thread pool around the same encode, built per call: a
+        # plain loop was faster for every batch size here (1,302 chunk texts: 511 ms against
+        # 1,137 ms with one thread and 545 ms with two, on 2 cores).
+        encode = self._encode
+        return [len(encode(t)) for t in texts]
 
     def cut_points(self, text: str, every: int) -> list[int]:
         """Character offsets after every ``every`` tokens of one encoding of ``text``.

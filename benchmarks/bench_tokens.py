@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""What exact token budgets cost: narezka sizing in model tokens against sizing in characters
+and against one bare encode of every document, in one process over the same pre-read texts.
+
+    python benchmarks/bench_tokens.py                      # md_corpus/ru/fastapi, median of 5
+    python benchmarks/bench_tokens.py --corpus DIR --repeat 3 --out results/bench_tokens.md
+
+Only splitting is timed (files are read and decoded first). Per row: MB/s of UTF-8 input,
+median seconds, chunks, and how many times the tokenizer was called. The bare-encode rows are
+the floor any exact sizing pays: every character tokenized once, one call per document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from narezka.discover import iter_files, read_document
+from narezka.embed.local import UseEmbedder
+from narezka.pipeline.chunking import chunk_raw
+from narezka.split import SplitParams, get_strategy
+from narezka.tokens import TokenCounter, get_counter
+from narezka.types import RawDocument
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = REPO_ROOT.parent / "shared/data/md_corpus/ru/fastapi"
+
+
+class Calls:
+    """A counter that counts its own calls (count and count_batch alike)."""
+
+    def __init__(self, inner: TokenCounter) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.calls = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        return self.inner.count(text)
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        self.calls += 1
+        return self.inner.count_batch(texts)
+
+
+def read_corpus(root: Path) -> list[RawDocument]:
+    return [read_document(top, file)[0] for top, file in iter_files([root])]
+
+
+def median_run(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+
+    docs = read_corpus(args.corpus)
+    mb = sum(len(d.text.encode("utf-8")) for d in docs) / 1e6
+    use = UseEmbedder().counter
+    cl100k = get_counter("tokens", "cl100k_base")
+    headings = get_strategy("headings")
+
+    def narezka(unit: str, size: int, counter: TokenCounter) -> Callable[[], tuple[int, int]]:
+        params = SplitParams(size=size, unit=unit)
+
+        def run() -> tuple[int, int]:
+            spy = Calls(counter)
+            chunks = sum(len(chunk_raw(d, headings, params, spy).chunks) for d in docs)
+            return chunks, spy.calls
+
+        return run
+
+    def bare(counter: TokenCounter) -> Callable[[], tuple[int, int]]:
+        return lambda: (0, sum(1 for d in docs if counter.count(d.text) >= 0))
+
+    rows = [
+        ("narezka headings, 800 chars", narezka("chars", 800, get_counter("chars"))),
+        ("narezka headings, 384 USE tokens", narezka("tokens", 384, use)),
+        ("narezka headings, 256 cl100k tokens", narezka("tokens", 256, cl100k)),
+        ("bare SentencePiece (USE) encode, one per document", bare(use)),
+        ("bare tiktoken cl100k encode, one per document", bare(cl100k)),
+    ]
+    results = []
+    for title, fn in rows:
+        seconds, (chunks, calls) = median_run(fn, args.repeat)
+        results.append((title, seconds, chunks, calls))
+
+    seconds_of = {r[0]: r[1] for r in results}
+    lines = [
+        "# narezka token-budget benchmark",
+        "",
+        f"- corpus: {args.corpus} — {len(docs)} files, {mb:.2f} MB UTF-8",
+        f"- median of {args.repeat} runs; Python {platform.python_version()}, "
+        f"{platform.machine()}; the machine was shared with other jobs, so read the ratios",
+        "",
+        "| what | MB/s | median s | chunks | tokenizer calls |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for title, seconds, chunks, calls in results:
+        shown = chunks or "–"
+        lines.append(f"| {title} | {mb / seconds:.2f} | {seconds:.3f} | {shown} | {calls} |")
+    chars, use_t, cl_t, use_bare, cl_bare = (seconds_of[title] for title, _ in rows)
+    lines += [
+        "",
+        "| ratio (time of the first / time of the second) | × |",
+        "|---|---:|",
+        f"| USE tokens / characters | {use_t / chars:.2f} |",
+        f"| cl100k tokens / characters | {cl_t / chars:.2f} |",
+        f"| USE tokens / bare USE encode | {use_t / use_bare:.2f} |",
+        f"| cl100k tokens / bare cl100k encode | {cl_t / cl_bare:.2f} |",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

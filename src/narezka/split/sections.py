@@ -1,0 +1,61 @@
+"""Sections: a heading's territory, its path of titles and anchors, and which a range covers."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from narezka.types import Block, BlockKind
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A heading's territory, from its line to the next heading (or, for strategies that
+    find their own structure, a class, function or article: see ``context_for``)."""
+
+    start: int
+    path: tuple[str, ...]
+    anchors: tuple[str, ...]
+
+
+def heading_sections(blocks: Sequence[Block]) -> list[Section]:
+    """One section per heading, with the titles and anchors of the headings above it."""
+    sections: list[Section] = []
+    path: list[tuple[int, str, str]] = []
+    for block in blocks:
+        if block.kind is not BlockKind.HEADING:
+            continue
+        while path and path[-1][0] >= block.level:
+            path.pop()
+        path.append((block.level, block.title, block.anchor))
+        sections.append(Section(block.start, tuple(p[1] for p in path), tuple(p[2] for p in path)))
+    return sections
+
+
+def anchors_in(
+    sections: Sequence[Section], starts: Sequence[int], start: int, end: int
+) -> list[dict[str, Any]]:
+    """Where each section the range covers starts in it (a document offset, at least
+    ``start``), with its own anchor and title; empty when the range lies in one section.
+
+    A chunk merged from short sections gets only their common parent as its own anchor; this
+    list lets a search link the section that matched. Text before the first heading is an
+    entry with an empty anchor and title. ``starts`` are the sections' start offsets.
+    """
+    first = bisect_right(starts, start) - 1
+    last = bisect_right(starts, max(start, end - 1)) - 1
+    if first == last:
+        return []
+    out: list[dict[str, Any]] = []
+    for k in range(first, last + 1):
+        section = sections[k] if k >= 0 else Section(start, (), ())
+        out.append(
+            {
+                "start": max(start, section.start),
+                "anchor": section.anchors[-1] if section.anchors else "",
+                "title": section.path[-1] if section.path else "",
+            }
+        )
+    return out
