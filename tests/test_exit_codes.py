@@ -217,3 +217,36 @@ def test_search_says_who_holds_the_index_when_it_cannot_wait(indexed: Path) -> N
         holder.wait(timeout=30)
         assert holder.stdout is not None
         holder.stdout.close()
+
+
+def test_commands_read_narezka_toml_then_the_environment_then_flags(tmp_path: Path) -> None:
+    corpus = copy_examples(tmp_path / "kb")
+    (corpus / "narezka.toml").write_text(
+        '[settings]\nstrategy = "sentences"\nunit = "chars"\nsize = 300\nembedder = "hash"\n',
+        encoding="utf-8",
+    )
+    runner = CliRunner()
+    result = runner.invoke(cli, ["index", str(corpus)], env={"NAREZKA_SIZE": "250"})
+    assert result.exit_code == EXIT_OK, result.stderr
+    meta = read_index_meta(corpus / ".narezka")
+    assert (meta["strategy"], meta["params"]["size"], meta["params"]["unit"]) == (
+        "sentences",
+        250,
+        "chars",
+    )
+    result = runner.invoke(
+        cli, ["index", str(corpus), "--size", "200"], env={"NAREZKA_SIZE": "250"}
+    )
+    assert (
+        result.exit_code == EXIT_OK
+        and read_index_meta(corpus / ".narezka")["params"]["size"] == 200
+    )
+    chunked = runner.invoke(cli, ["chunk", str(corpus), "--format", "jsonl"], env={})
+    assert chunked.exit_code == EXIT_OK
+    rows = [json.loads(line) for line in chunked.stdout.splitlines()]
+    assert rows and {r["strategy"] for r in rows} == {"sentences"}
+    assert max(r["chars"] for r in rows) <= 300
+    bad = runner.invoke(cli, ["index", str(corpus)], env={"NAREZKA_SIZE": "lots"})
+    assert (
+        (bad.exit_code == EXIT_USAGE and "NAREZKA" not in bad.stderr) or "environment" in bad.stderr
+    )

@@ -78,7 +78,7 @@ def chunk(paths: Sequence[str], fmt: str, stats: bool, strict: bool, **options: 
     if missing:
         raise click.UsageError(f"{', '.join(missing)}: no such file or directory")
     err = Console(stderr=True)
-    run = Splitting.from_options(options)
+    run = Splitting.from_options(options, paths[0])
     strategy, unit = run.strategy, run.unit
     total = pipeline.count_files(paths, run.include, run.exclude, strategy)
     progress = progress_bar("chunking", err, enabled=total >= 50)

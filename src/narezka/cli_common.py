@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -32,6 +33,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from narezka.errors import ConfigError
+from narezka.settings import Settings
 from narezka.split import SENTENCE, strategy_names
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -111,9 +114,8 @@ _OPTIONS: list[Callable[[F], F]] = [
         "--strategy",
         "-s",
         type=click.Choice(strategy_names()),
-        default="headings",
-        show_default=True,
-        help="How to split.",
+        default=None,
+        help="How to split  [default: headings, or narezka.toml / NAREZKA_STRATEGY].",
     ),
     click.option(
         "--size",
@@ -217,6 +219,27 @@ def split_options(*, strategy: bool = True) -> Callable[[F], F]:
 def split_values(options: Mapping[str, Any]) -> dict[str, Any]:
     """The split parameters that were given (None and empty values left out)."""
     return {key: options[key] for key in SPLIT_KEYS if options.get(key) not in (None, (), [])}
+
+
+def settings_for(location: str | Path | None, options: Mapping[str, Any]) -> Settings:
+    """The settings of a run: defaults → ``narezka.toml`` of ``location`` (a corpus folder,
+    or a file's folder) → ``NAREZKA_*`` → the flags that were given."""
+    root = None
+    if location is not None:
+        path = Path(location)
+        root = path if path.is_dir() else path.parent
+    include, exclude = file_globs(options)
+    flags = {
+        **split_values(options),
+        "strategy": options.get("strategy"),
+        "embedder": options.get("embedder"),
+        "include": include,
+        "exclude": exclude or None,
+    }
+    try:
+        return Settings.load(root, **flags)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def file_globs(options: Mapping[str, Any]) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:

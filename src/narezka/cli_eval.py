@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from narezka.cli_common import fail, file_globs, split_options, split_values
+from narezka.cli_common import fail, settings_for, split_options
 from narezka.embed import DEFAULT_EMBEDDER
 from narezka.errors import NarezkaError
 from narezka.evaluate import (
@@ -126,6 +126,7 @@ def eval_command(
     --report RESULTS.md --plot results.png
     """
     err = Console(stderr=True)
+    settings = settings_for(corpus, options)
     try:
         if plot_path is not None:
             require_matplotlib()  # before the long run, not after it
@@ -140,13 +141,13 @@ def eval_command(
             cache_path=cache_path,
             include_archived=include_archived,
             expand=expand,
-            include=file_globs(options)[0],
+            include=settings.include,
             # A report inside the corpus quotes every expected string: never index it.
             exclude=(
-                *file_globs(options)[1],
+                *settings.exclude,
                 *paths_inside(corpus, report_path, plot_path, html_path),
             ),
-            params=split_values(options),
+            params=settings.split_values(),
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
         if plot_path is not None:

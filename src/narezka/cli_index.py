@@ -19,22 +19,16 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from narezka.cli_common import (
-    EXIT_NOTHING,
-    byte_progress,
-    fail,
-    file_globs,
-    split_options,
-    split_values,
-)
-from narezka.embed import DEFAULT_EMBEDDER, EmbeddingCache, embedder_specs, get_embedder
+from narezka.cli_common import EXIT_NOTHING, byte_progress, fail, settings_for, split_options
+from narezka.embed import EmbeddingCache, embedder_specs, get_embedder
 from narezka.embed.cache import CacheStats
-from narezka.errors import NarezkaError
+from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
-from narezka.pipeline.indexing import IndexReport, index
+from narezka.pipeline.indexing import IndexReport
 from narezka.pipeline.layout import cache_file
 from narezka.pipeline.maintenance import calibrate_corpus, push, sync, watch
 from narezka.pipeline.searching import MODES, Hit
+from narezka.pipeline.syncing import Progress
 from narezka.search import Filter
 from narezka.store import IndexInUseError, open_store
 
@@ -59,7 +53,12 @@ TABLE_SNIPPET = 160
     envvar="NAREZKA_QDRANT_URL",
     help="A Qdrant server or cluster instead of the embedded engine (API key from QDRANT_API_KEY).",
 )
-@click.option("--embedder", default=DEFAULT_EMBEDDER, show_default=True)
+@click.option(
+    "--embedder",
+    default=None,
+    help="use, e5, minilm, st:PATH, ollama:MODEL, openai:MODEL@URL  [default: use, or "
+    "narezka.toml / NAREZKA_EMBEDDER].",
+)
 @split_options()
 @click.option(
     "--rebuild",
@@ -73,8 +72,6 @@ def index_command(
     corpus: Path,
     store_dir: Path | None,
     qdrant_url: str | None,
-    embedder: str,
-    strategy: str,
     rebuild: bool,
     strict: bool,
     as_json: bool,
@@ -82,26 +79,25 @@ def index_command(
 ) -> None:
     """Chunk, embed and store a corpus; re-runs only touch what changed.
 
+    Settings come from the defaults, the corpus's narezka.toml [settings], NAREZKA_*
+    variables and these flags, in that order.
+
     Example: narezka index examples/kb && narezka search "вернуть вскрытый чай" --store examples/kb
     """
     err = Console(stderr=True)
-    include, exclude = file_globs(options)
+    if not corpus.exists():
+        fail(ConfigError(f"{corpus}: no such file or directory"))
+    settings = settings_for(corpus, options)
     progress = byte_progress("indexing", err)
     try:
-        with progress:
+        with progress, Index.create(corpus, settings, store=store_dir, url=qdrant_url) as ix:
             task = progress.add_task("index", total=None)
-            report = index(
-                corpus,
-                store_dir=store_dir,
-                url=qdrant_url,
-                strategy=strategy,
-                embedder=embedder,
+            report = ix.sync(
                 rebuild=rebuild,
-                on_total=lambda total: progress.update(task, total=total),
-                on_bytes=lambda n: progress.advance(task, n),
-                include=include,
-                exclude=exclude,
-                **split_values(options),
+                progress=Progress(
+                    on_total=lambda total: progress.update(task, total=total),
+                    on_bytes=lambda n: progress.advance(task, n),
+                ),
             )
     except NarezkaError as exc:
         fail(exc)

@@ -61,7 +61,7 @@ def inspect_command(
     --compare overlap:size=400,overlap=40 --out chunks.html --open
     """
     err = Console(stderr=True)
-    first = Splitting.from_options(options)
+    first = Splitting.from_options(options, paths[0])
     sides = [first]
     if compare is not None:
         try:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from narezka.cli_common import file_globs, split_options, split_values
+from narezka.cli_common import settings_for, split_options
 from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder, get_embedder
 from narezka.errors import NarezkaError
 from narezka.split import NEEDS_EMBEDDER, EmbedFunction, SplitParams, strategy_names
@@ -104,13 +105,17 @@ class Splitting:
         }
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any]) -> Splitting:
-        """Resolve the decorator's options; a bad embedder or tokenizer is a UsageError."""
-        given = split_values(options)
+    def from_options(
+        cls, options: Mapping[str, Any], location: str | Path | None = None
+    ) -> Splitting:
+        """Resolve the decorator's options over the settings of ``location`` (its
+        narezka.toml, then NAREZKA_*); a bad embedder or tokenizer is a UsageError."""
+        settings = settings_for(location, options)
+        given = settings.split_values()
         unit = given.get("unit") or "chars"
         size = given.get("size")
         tokenizer = given.get("tokenizer")
-        embedder = options.get("embedder")
+        embedder = settings.embedder
         counter = None
         embed = None
         try:
@@ -119,7 +124,7 @@ class Splitting:
             model = get_embedder(embedder or DEFAULT_EMBEDDER) if needs_tokens else None
             if model is not None:
                 counter, size = model.counter, model.budget if size is None else size
-            if options["strategy"] in NEEDS_EMBEDDER:
+            if settings.strategy in NEEDS_EMBEDDER:
                 embed = cached_signal_embedder(model or embedder or DEFAULT_EMBEDDER)
         except NarezkaError as exc:
             raise click.UsageError(str(exc)) from None
@@ -129,12 +134,11 @@ class Splitting:
             "unit": unit,
             "tokenizer": tokenizer or "cl100k_base",
         }
-        include, exclude = file_globs(options)
         return cls(
-            strategy=options["strategy"],
+            strategy=settings.strategy,
             params=params,
-            include=include,
-            exclude=exclude,
+            include=settings.include,
+            exclude=settings.exclude,
             counter=counter,
             embed=embed,
         )
