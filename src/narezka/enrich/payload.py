@@ -45,49 +45,161 @@ def match_rule(path: str, rules: Sequence[tuple[str, str]], default: str) -> str
     return default
 
 
-def chunk_payload(chunk: Chunk, rules: Rules) -> dict[str, Any]:
-    """Everything search filters on or shows, plus what sync recovery needs.
+@dataclass(frozen=True, slots=True)
+class ParentSpan:
+    """A parent-child chunk's parent: the span and text ``search --expand parent`` returns."""
 
-    ``text`` is the chunk's span with its secrets redacted (``start``/``end`` still locate
-    the span in the source); with redaction off (``--no-redact``) it is the span itself."""
+    index: int
+    start: int
+    end: int
+    text: str
+    section: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """What the store keeps with every chunk's point: the one schema, written by
+    :func:`chunk_payload` and read back by :meth:`from_dict` (search, serve, sync recovery).
+
+    ``text`` is the chunk's span with its secrets redacted (``start``/``end`` still locate the
+    span in the source); with redaction off (``--no-redact``) it is the span itself."""
+
+    file_path: str
+    section_path: tuple[str, ...]
+    zone: str
+    project: str
+    mtime: float
+    doc_hash: str
+    """The source document's content hash when it was indexed: search re-reads the file only
+    while it still matches."""
+    content_hash: str
+    text: str
+    url: str
+    anchor: str
+    anchors: tuple[Mapping[str, Any], ...]
+    """Each merged section's anchor and start offset (see ``enrich.anchors.anchor_for``)."""
+    start: int
+    end: int
+    chunk_index: int
+    strategy: str
+    category: str
+    archived: bool
+    tags: tuple[str, ...]
+    title: str
+    tokens: int
+    parent: ParentSpan | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form (flat, JSON-ready; ``section`` and ``text_preview`` for people)."""
+        data: dict[str, Any] = {
+            "file_path": self.file_path,
+            "section": " > ".join(self.section_path),
+            "section_path": list(self.section_path),
+            "zone": self.zone,
+            "project": self.project,
+            "mtime": self.mtime,
+            "doc_hash": self.doc_hash,
+            "content_hash": self.content_hash,
+            "text_preview": self.text[:PREVIEW_CHARS],
+            "text": self.text,
+            "url": self.url,
+            "anchor": self.anchor,
+            "anchors": [dict(a) for a in self.anchors],
+            "start": self.start,
+            "end": self.end,
+            "chunk_index": self.chunk_index,
+            "strategy": self.strategy,
+            "category": self.category,
+            "archived": self.archived,
+            "tags": list(self.tags),
+            "title": self.title,
+            "tokens": self.tokens,
+        }
+        if self.parent is not None:
+            data |= {
+                "parent_index": self.parent.index,
+                "parent_start": self.parent.start,
+                "parent_end": self.parent.end,
+                "parent_text": self.parent.text,
+                "parent_section": list(self.parent.section),
+            }
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Payload:
+        """A stored payload read back; fields an older index did not write get empty values
+        (``doc_hash`` '' means "compare the text itself")."""
+        parent = None
+        if "parent_text" in data:
+            parent = ParentSpan(
+                int(data.get("parent_index", 0)),
+                int(data.get("parent_start", 0)),
+                int(data.get("parent_end", 0)),
+                str(data["parent_text"]),
+                tuple(str(s) for s in data.get("parent_section") or ()),
+            )
+        return cls(
+            file_path=str(data.get("file_path", "")),
+            section_path=tuple(str(s) for s in data.get("section_path") or ()),
+            zone=str(data.get("zone", "")),
+            project=str(data.get("project", "")),
+            mtime=float(data.get("mtime", 0.0)),
+            doc_hash=str(data.get("doc_hash") or ""),
+            content_hash=str(data.get("content_hash", "")),
+            text=str(data.get("text", "")),
+            url=str(data.get("url", "")),
+            anchor=str(data.get("anchor", "")),
+            anchors=tuple(data.get("anchors") or ()),
+            start=int(data.get("start", 0)),
+            end=int(data.get("end", 0)),
+            chunk_index=int(data.get("chunk_index", 0)),
+            strategy=str(data.get("strategy", "")),
+            category=str(data.get("category", "")),
+            archived=bool(data.get("archived", False)),
+            tags=tuple(str(t) for t in data.get("tags") or ()),
+            title=str(data.get("title", "")),
+            tokens=int(data.get("tokens", 0)),
+            parent=parent,
+        )
+
+
+def chunk_payload(chunk: Chunk, rules: Rules) -> dict[str, Any]:
+    """Everything search filters on or shows, plus what sync recovery needs (see
+    :class:`Payload`), in its stored form."""
     meta: Mapping[str, Any] = chunk.meta
     tags = meta.get("tags")
-    text = redacted_text(chunk)
-    return {
-        "file_path": chunk.source,
-        "section": " > ".join(chunk.section),
-        "section_path": list(chunk.section),
-        "zone": match_rule(chunk.source, rules.zones, rules.default_zone),
-        "project": match_rule(chunk.source, rules.projects, rules.default_project),
-        "mtime": meta.get("mtime", 0.0),
-        "doc_hash": str(meta.get("doc_hash") or ""),
-        "content_hash": chunk.content_hash,
-        "text_preview": text[:PREVIEW_CHARS],
-        "text": text,
-        "url": chunk.url,
-        "anchor": chunk.anchor,
-        "anchors": list(meta.get("anchors") or ()),  # each merged section's, for anchor_for
-        "start": chunk.start,
-        "end": chunk.end,
-        "chunk_index": chunk.index,
-        "strategy": chunk.strategy,
-        "category": str(meta.get("category") or ""),
-        "archived": bool(meta.get("archived", False)),
-        "tags": [str(t) for t in tags] if isinstance(tags, list) else [],
-        "title": str(meta.get("title") or ""),
-        "tokens": chunk.tokens,
-        **_parent_fields(meta.get("parent")),
-    }
+    return Payload(
+        file_path=chunk.source,
+        section_path=tuple(chunk.section),
+        zone=match_rule(chunk.source, rules.zones, rules.default_zone),
+        project=match_rule(chunk.source, rules.projects, rules.default_project),
+        mtime=float(meta.get("mtime", 0.0)),
+        doc_hash=str(meta.get("doc_hash") or ""),
+        content_hash=chunk.content_hash,
+        text=redacted_text(chunk),
+        url=chunk.url,
+        anchor=chunk.anchor,
+        anchors=tuple(meta.get("anchors") or ()),
+        start=chunk.start,
+        end=chunk.end,
+        chunk_index=chunk.index,
+        strategy=chunk.strategy,
+        category=str(meta.get("category") or ""),
+        archived=bool(meta.get("archived", False)),
+        tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
+        title=str(meta.get("title") or ""),
+        tokens=chunk.tokens,
+        parent=_parent_span(meta.get("parent")),
+    ).to_dict()
 
 
-def _parent_fields(parent: Any) -> dict[str, Any]:
-    """A parent-child chunk's parent span and text, for ``search --expand parent``."""
+def _parent_span(parent: Any) -> ParentSpan | None:
     if not isinstance(parent, Mapping):
-        return {}
-    return {
-        "parent_index": int(parent.get("index", 0)),
-        "parent_start": int(parent.get("start", 0)),
-        "parent_end": int(parent.get("end", 0)),
-        "parent_text": str(parent.get("text", "")),
-        "parent_section": [str(s) for s in parent.get("section") or ()],
-    }
+        return None
+    return ParentSpan(
+        int(parent.get("index", 0)),
+        int(parent.get("start", 0)),
+        int(parent.get("end", 0)),
+        str(parent.get("text", "")),
+        tuple(str(s) for s in parent.get("section") or ()),
+    )

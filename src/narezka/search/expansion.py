@@ -58,14 +58,13 @@ def expand_section(hit: Hit, corpus: Path, query: str, *, redact: bool = True) -
 
 def _stored(hit: Hit, query: str) -> Hit:
     """The hit as the index holds it: its own chunk's span and text, nothing folded in."""
-    p = hit.payload
-    text = str(p.get("text", hit.text))
+    own = hit.record
     return dataclasses.replace(
         hit,
-        text=text,
-        snippet=snippet(text, query),
-        start=int(p.get("start", hit.start)),
-        end=int(p.get("end", hit.end)),
+        text=own.text,
+        snippet=snippet(own.text, query),
+        start=own.start,
+        end=own.end,
         merged=(),
         stale=True,
     )
@@ -78,12 +77,10 @@ def current_source(corpus: Path, hit: Hit) -> RawDocument | None:
     raw = read_source(corpus, hit.file_path)
     if raw is None:
         return None
-    p = hit.payload
-    stored = str(p.get("doc_hash") or "")
-    if stored:
-        return raw if doc_hash(raw.text) == stored else None
-    own = raw.text[int(p.get("start", 0)) : int(p.get("end", 0))]
-    return raw if own == p.get("text") else None
+    own = hit.record
+    if own.doc_hash:
+        return raw if doc_hash(raw.text) == own.doc_hash else None
+    return raw if raw.text[own.start : own.end] == own.text else None
 
 
 def read_source(corpus: Path, file_path: str) -> RawDocument | None:

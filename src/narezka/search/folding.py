@@ -41,23 +41,22 @@ def to_parents(hits: Sequence[Hit], query: str) -> list[Hit]:
     best of them (hits come best first), so k results are k different parents."""
     best: dict[tuple[str, int], Hit] = {}
     for hit in hits:
-        p = hit.payload
-        if "parent_text" not in p:
+        parent = hit.record.parent
+        if parent is None:
             # Not a parent-child point: it stands for itself (negative keys never clash).
             best.setdefault((hit.file_path, -1 - hit.chunk_index), hit)
             continue
-        key = (hit.file_path, int(p["parent_index"]))
+        key = (hit.file_path, parent.index)
         if key in best:
             best[key] = _replace_merged(best[key], (*best[key].merged, hit.chunk_index))
             continue
-        text = str(p["parent_text"])
         best[key] = dataclasses.replace(
             hit,
-            text=text,
-            snippet=snippet(text, query),
-            start=int(p["parent_start"]),
-            end=int(p["parent_end"]),
-            section=tuple(p.get("parent_section") or hit.section),
+            text=parent.text,
+            snippet=snippet(parent.text, query),
+            start=parent.start,
+            end=parent.end,
+            section=parent.section or hit.section,
         )
     return list(best.values())
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from narezka.enrich.anchors import anchor_for
+from narezka.enrich.payload import Payload
 from narezka.errors import ConfigError
 from narezka.globs import glob_regex
 from narezka.store import Eq, StoredHit
@@ -90,37 +91,37 @@ class Hit:
             "archived": self.payload.get("archived"),
         }
 
+    @property
+    def record(self) -> Payload:
+        """The stored payload, typed (what the index holds for this hit's best chunk)."""
+        return Payload.from_dict(self.payload)
+
     @classmethod
     def from_stored(cls, stored: StoredHit, query: str) -> Hit:
         """A hit for a point the store returned, its snippet taken around the query."""
-        p = dict(stored.payload)
-        text = str(p.get("text", ""))
+        p = Payload.from_dict(stored.payload)
         return cls(
             score=stored.score,
-            url=_url_for(p, text, query),
-            file_path=str(p.get("file_path", "")),
-            section=tuple(p.get("section_path") or ()),
-            text=text,
-            snippet=snippet(text, query),
-            chunk_index=int(p.get("chunk_index", 0)),
-            start=int(p.get("start", 0)),
-            end=int(p.get("end", 0)),
-            payload=p,
+            url=_url_for(p, query),
+            file_path=p.file_path,
+            section=p.section_path,
+            text=p.text,
+            snippet=snippet(p.text, query),
+            chunk_index=p.chunk_index,
+            start=p.start,
+            end=p.end,
+            payload=dict(stored.payload),
             chunk_id=stored.id,
         )
 
 
-def _url_for(payload: dict[str, Any], text: str, query: str) -> str:
+def _url_for(payload: Payload, query: str) -> str:
     """The chunk's url, pointing at the one of its sections the query matched when short
     sections were merged into it (each keeps its anchor)."""
-    url = str(payload.get("url", ""))
-    anchors = payload.get("anchors") or ()
-    if len(anchors) < 2 or not query:
-        return url
-    own = str(payload.get("anchor") or "")
-    anchor = anchor_for(anchors, text, int(payload.get("start", 0)), query, default=own)
-    source = str(payload.get("file_path", ""))
-    return f"{source}#{anchor}" if anchor else source
+    if len(payload.anchors) < 2 or not query:
+        return payload.url
+    anchor = anchor_for(payload.anchors, payload.text, payload.start, query, default=payload.anchor)
+    return f"{payload.file_path}#{anchor}" if anchor else payload.file_path
 
 
 def check_k(k: int) -> None:
