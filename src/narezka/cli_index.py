@@ -27,6 +27,7 @@ from narezka.pipeline.maintenance import push, sync, watch
 from narezka.pipeline.searching import MODES, search
 from narezka.split import strategy_names
 from narezka.store import open_store
+from narezka.store.sparse import ANALYZERS
 
 TABLE_SNIPPET = 160
 """Characters of a hit's snippet shown in the table (JSON output carries all of it)."""
@@ -92,6 +93,12 @@ def fail(exc: Exception) -> NoReturn:
     help="Glob of files to read (repeatable)  [default: the strategy's own].",
 )
 @click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable).")
+@click.option(
+    "--bm25",
+    type=click.Choice(ANALYZERS),
+    default=None,
+    help="BM25 analyzer (lemma needs narezka[ru])  [default: the index's own, else snowball].",
+)
 @click.option("--rebuild", is_flag=True, help="Drop the index and build it anew.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def index_command(
@@ -108,6 +115,7 @@ def index_command(
     percentile: float | None,
     include: Sequence[str],
     exclude: Sequence[str],
+    bm25: str | None,
     rebuild: bool,
     as_json: bool,
 ) -> None:
@@ -138,6 +146,7 @@ def index_command(
                 percentile=percentile,
                 include=globs,
                 exclude=tuple(exclude),
+                bm25=bm25,
             )
     except NarezkaError as exc:
         fail(exc)

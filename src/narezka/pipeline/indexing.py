@@ -44,7 +44,7 @@ from narezka.store import (
     chunk_point_id,
     open_store,
 )
-from narezka.store.sparse import Bm25Encoder
+from narezka.store.sparse import DEFAULT_ANALYZER, Bm25Encoder, check_analyzer
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import Chunk
 
@@ -139,6 +139,7 @@ class Syncer:
         params: SplitParams,
         counter: TokenCounter,
         rules: Rules,
+        bm25: str = DEFAULT_ANALYZER,
     ) -> None:
         self.corpus = corpus
         self.store = store
@@ -149,7 +150,7 @@ class Syncer:
         self.counter = counter
         self.rules = rules
         self.fingerprint = params.fingerprint(strategy)
-        self.bm25 = Bm25Encoder()
+        self.bm25 = Bm25Encoder(analyzer=bm25)
         self.report = IndexReport(embedder=embedder.name)
         # One query up front: a no-change sync must not ask the manifest file by file.
         self.known = manifest.stats()
@@ -277,25 +278,40 @@ def index(
     include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
     on_file: Callable[[str], None] | None = None,
+    bm25: str | None = None,
     **params: Any,
 ) -> IndexReport:
     """Sync ``corpus`` into the index (embedded in ``store_dir``, or a Qdrant server at
     ``url``); returns what changed. ``params`` are split parameters; by default chunks are
-    sized in the embedder's own tokens, to its budget."""
+    sized in the embedder's own tokens, to its budget. ``bm25`` is the BM25 analyzer (see
+    :mod:`narezka.store.sparse`): by default the one the index was built with, ``snowball``
+    for a new index; naming another for an existing index is refused (its stored sparse
+    vectors would not match the queries) until ``rebuild``."""
     started = time.perf_counter()
     root = Path(corpus)
     if not root.exists():
         raise ConfigError(f"{root}: no such file or directory")
     home = Path(store_dir) if store_dir else default_store_dir(root)
+    if bm25 is not None:
+        check_analyzer(bm25)
     if rebuild:
         _remove_index(home)
     elif (home / INDEX_META).is_file():
-        version = read_index_meta(home).get("version")
+        meta = read_index_meta(home)
+        version = meta.get("version")
         if version != INDEX_VERSION:
             raise ConfigError(
                 f"{home} was written by another narezka version (index format {version}, "
                 f"this one reads {INDEX_VERSION}): re-create it with --rebuild"
             )
+        built = meta.get("bm25") or DEFAULT_ANALYZER
+        if bm25 is not None and bm25 != built:
+            raise ConfigError(
+                f"{home} was built with BM25 analyzer {built!r}, not {bm25!r}: its stored "
+                "sparse vectors would not match the queries; re-create it with --rebuild"
+            )
+        bm25 = built
+    bm25 = bm25 or DEFAULT_ANALYZER
     model = open_embedder(embedder, home)
     split_params, counter = sizing(model, params)
     store = open_store(home if url is None else None, url=url)
@@ -303,7 +319,15 @@ def index(
         store.ensure(model.dim, sparse=True)
         with Manifest(home) as manifest:
             syncer = Syncer(
-                root, store, manifest, model, strategy, split_params, counter, load_rules(root)
+                root,
+                store,
+                manifest,
+                model,
+                strategy,
+                split_params,
+                counter,
+                load_rules(root),
+                bm25,
             )
             report = syncer.report
             report.store = url or str(home)
@@ -329,7 +353,7 @@ def index(
             syncer.delete_missing(seen)
             spec = embedder if isinstance(embedder, str) else None
             _write_index_meta(
-                home, root, model, spec, strategy, split_params, url, include, exclude
+                home, root, model, spec, strategy, split_params, url, include, exclude, bm25
             )
     finally:
         store.close()
@@ -349,6 +373,7 @@ def _write_index_meta(
     url: str | None,
     include: Sequence[str] | None,
     exclude: Sequence[str],
+    bm25: str,
 ) -> None:
     optional = {
         name: value
@@ -376,6 +401,8 @@ def _write_index_meta(
         "include": list(include) if include else None,
         "exclude": list(exclude),
         "url": url,
+        # Queries must be analyzed as the stored documents were (absent: snowball).
+        "bm25": bm25,
     }
     home.mkdir(parents=True, exist_ok=True)
     tmp = home / (INDEX_META + ".tmp")

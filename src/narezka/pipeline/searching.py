@@ -24,7 +24,7 @@ from narezka.parse.markdown import parse_document
 from narezka.pipeline.indexing import default_store_dir, open_embedder, read_index_meta
 from narezka.store import Eq, Filter, StoredHit, open_store
 from narezka.store.base import Mode
-from narezka.store.sparse import Bm25Encoder
+from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
 from narezka.types import BlockKind, RawDocument
 
 MODES = ("dense", "bm25", "hybrid")
@@ -129,7 +129,7 @@ def search(
             )
         dense = model.embed_queries([query])[0]
     if mode in ("bm25", "hybrid"):
-        sparse = Bm25Encoder().encode_query(query)
+        sparse = bm25_encoder(meta.get("bm25") or DEFAULT_ANALYZER).encode_query(query)
     # Fetch extra candidates: neighbours fold together and a path glob drops some.
     wanted = k * 4 + (20 if path else 0)
     backend = open_store(home if not meta.get("url") else None, url=meta.get("url"))
