@@ -30,6 +30,8 @@ def test_lemmas_join_forms_the_stemmer_keeps_apart() -> None:
     # English words keep the Snowball stems; stop words and ё behave as before.
     assert lemma.tokens("Деплоим deployed и зависимостями, ещё") == [
         "деплоить", "deploy", "зависимость"]  # fmt: skip
+    # A lemma that is a stop word is dropped like the stop word itself.
+    assert lemma.tokens("какую гарантию дают на неё") == ["гарантия", "давать"]
 
 
 def test_the_default_keeps_its_old_name_and_the_others_are_named_apart() -> None:

@@ -232,7 +232,9 @@ class Bm25Encoder:
         if _CYRILLIC.search(word):
             word = word.replace("ё", "е")
             if self.lemmas:
-                return russian_lemma(word)
+                # «неё» and «какую» are no stop words, their lemmas «она» and «какой» are.
+                lemma = russian_lemma(word)
+                return "" if lemma in RUSSIAN_STOP else lemma
             return str(self._ru.stemWord(word))  # type: ignore[attr-defined]
         if _LATIN.search(word):
             return str(self._en.stemWord(word))  # type: ignore[attr-defined]
