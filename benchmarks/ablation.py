@@ -44,6 +44,8 @@ class GoldenSetup:
     golden: Path
     strategies: tuple[str, ...]
     note: str
+    exclude: tuple[str, ...] = ()
+    """Corpus files that are not documents (``auto`` reads *.jsonl as chats)."""
 
 
 SETS = {
@@ -59,6 +61,14 @@ SETS = {
         REPO / "examples" / "kb" / "golden.jsonl",
         (*ANALYZED, "faq", "auto", LANGCHAIN),
         "The bundled example KB (18 pages, one of them faq.md) and its 40-question golden set.",
+    ),
+    "kb_faq": GoldenSetup(
+        REPO / "examples" / "kb",
+        REPO / "benchmarks" / "ru_devset" / "kb_faq.jsonl",
+        (BASELINE, "faq", "auto", LANGCHAIN),
+        "15 questions on the answers of the example KB's faq.md (benchmarks/ru_devset/"
+        "kb_faq.jsonl), asked against the whole KB: the FAQ page's own lever.",
+        exclude=("golden.jsonl",),
     ),
 }
 
@@ -161,6 +171,7 @@ def main(argv: list[str]) -> int:
             ks=KS,
             mode=mode,
             embedder=args.embedder,
+            exclude=setup.exclude,
             on_progress=lambda m: print(m, file=sys.stderr, flush=True),
         )
         lines += [

@@ -12,7 +12,7 @@ import pytest
 
 from narezka.evaluate.golden import load_golden
 
-from conftest import REPO, SHARED
+from conftest import EXAMPLES, REPO, SHARED
 
 CORPUS = SHARED / "data" / "md_corpus" / "ru" / "fastapi"
 GOLDEN = REPO / "benchmarks" / "ru_devset" / "fastapi.jsonl"
@@ -47,6 +47,11 @@ def test_committed_set_is_valid(corpus: Path) -> None:
     atoms = report.kinds["code"] + report.kinds["table"]
     assert atoms / report.questions >= 0.45
     assert set(report.kinds) == set(validate.KINDS)
+
+
+def test_faq_set_is_valid_on_the_example_kb() -> None:
+    report = validate.validate(GOLDEN.with_name("kb_faq.jsonl"), EXAMPLES)
+    assert report.problems == [] and report.questions == 15
 
 
 def test_harness_loads_every_question() -> None:
