@@ -3,6 +3,7 @@
 
     OMP_NUM_THREADS=1 python benchmarks/ablation.py ru_devset [--modes hybrid,bm25] [--out F]
     OMP_NUM_THREADS=1 python benchmarks/ablation.py kb
+    OMP_NUM_THREADS=1 python benchmarks/ablation.py ru_devset --embedders use,e5 --modes dense
 
 Every configuration is indexed and asked through ``narezka.pipeline.evaluate`` (the harness of
 ``narezka eval``), with one embedding cache, so configurations that cut the same chunks embed
@@ -11,6 +12,10 @@ a paired two-sided sign test at k = 1, 3 and 5: ``+a/−b`` counts the questions
 (a) or only the default (b) hit, then the p value. A second table times BM25 query analysis
 per analyzer on the set's own questions (cold: a fresh process cache; warm: asked again), as
 ratios to Snowball in the same run. Results go to ``benchmarks/results/ablation_<set>.md``.
+
+With ``--embedders A,B``, ``headings`` is run once per embedder instead and each embedder is
+compared with the first (``benchmarks/results/embedders_<set>.md``); embeddings come from the
+user cache when an earlier run made them, so the seconds are then search time, not indexing.
 """
 
 from __future__ import annotations
@@ -138,8 +143,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("set", choices=sorted(SETS))
     parser.add_argument("--modes", default="hybrid,bm25")
     parser.add_argument("--embedder", default="use")
+    parser.add_argument("--embedders", default=None, help="Compare these on headings.")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.embedders:
+        return compare_embedders(args.set, args.embedders.split(","), args.modes, args.out)
     setup = SETS[args.set]
     if not setup.corpus.is_dir():
         print(f"{setup.corpus} not found (set NAREZKA_SHARED)", file=sys.stderr)
@@ -194,6 +202,62 @@ def main(argv: list[str]) -> int:
     print("\n".join(lines[-len(ANALYZERS) - 3 :]))
     print(f"wrote {out}", file=sys.stderr)
     return 0
+
+
+def compare_embedders(name: str, embedders: list[str], modes: str, out: Path | None) -> int:
+    setup = SETS[name]
+    command = (
+        f"OMP_NUM_THREADS=1 python benchmarks/ablation.py {name} --embedders "
+        f"{','.join(embedders)} --modes {modes}"
+    )
+    lines = [f"# Embedders on {name}", "", "```", command, "```", "", setup.note, ""]
+    for mode in modes.split(","):
+        results = []
+        for spec in embedders:
+            run = evaluate(
+                setup.corpus,
+                setup.golden,
+                strategies=BASELINE,
+                ks=KS,
+                mode=mode,
+                embedder=spec,
+                exclude=setup.exclude,
+                on_progress=lambda m: print(m, file=sys.stderr, flush=True),
+            )
+            results.append((run.embedder, run.strategies[0]))
+        first = results[0][1]
+        n = len(first.questions)
+        lines += [
+            f"## {mode}, `{BASELINE}` at each embedder's own budget",
+            "",
+            "| embedder | chunks | hit@1 | hit@3 | hit@5 | MRR | "
+            + " | ".join(f"vs {results[0][0].split(':')[0]} @{k}" for k in KS)
+            + " |",
+            "|---|---:|---:|---:|---:|---:|" + "---|" * len(KS),
+        ]
+        for embedder, s in results:
+            vs = [
+                "—" if s is first else compare_outcomes(s.outcomes(k), first.outcomes(k))
+                for k in KS
+            ]
+            cells = [
+                f"`{embedder}`",
+                str(s.chunks),
+                *(f"{s.hits[k]:.3f} ({round(s.hits[k] * n)})" for k in KS),
+                f"{s.mrr:.3f}",
+                *vs,
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    target = out or REPO / "benchmarks" / "results" / f"embedders_{name}.md"
+    target.write_text("\n".join(lines), encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+def compare_outcomes(a: list[bool], b: list[bool]) -> str:
+    test = sign_test(a, b)
+    return f"+{test.a_only}/−{test.b_only}, p={test.p_value:.3f}"
 
 
 if __name__ == "__main__":
