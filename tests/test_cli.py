@@ -112,7 +112,7 @@ def test_a_missing_path_is_a_usage_error_before_any_output(tmp_path: Path) -> No
     assert not out.strip()
 
 
-@pytest.mark.parametrize("strategy", [*STRATEGIES, "parent-child", "legal", "auto"])
+@pytest.mark.parametrize("strategy", [*STRATEGIES, "parent-child", "legal", "faq", "auto"])
 @pytest.mark.parametrize("corpus", [EXAMPLES, TEST_DATA], ids=["examples", "tests-data"])
 def test_shared_checker_accepts_chars_output(
     strategy: str, corpus: Path, tmp_path: Path, check_chunks_tool: Path
@@ -191,7 +191,7 @@ def test_console_script_and_module_entry_point() -> None:
     )
     assert result.stdout.split() == [
         *STRATEGIES,
-        *("semantic", "code", "legal", "chat", "parent-child", "auto"),
+        *("semantic", "code", "legal", "chat", "parent-child", "faq", "auto"),
     ]
 
 

@@ -233,6 +233,7 @@ def settings_for(location: str | Path | None, options: Mapping[str, Any]) -> Set
         **split_values(options),
         "strategy": options.get("strategy"),
         "embedder": options.get("embedder"),
+        "bm25": options.get("bm25"),
         "include": include,
         "exclude": exclude or None,
     }

@@ -31,6 +31,7 @@ from narezka.pipeline.searching import MODES, Hit
 from narezka.pipeline.syncing import Progress
 from narezka.search import Filter
 from narezka.store import IndexInUseError, open_store
+from narezka.store.sparse import ANALYZERS
 
 WAIT_STEP = 0.2
 """Seconds between tries while another process holds the index."""
@@ -60,6 +61,13 @@ TABLE_SNIPPET = 160
     "narezka.toml / NAREZKA_EMBEDDER].",
 )
 @split_options()
+@click.option(
+    "--bm25",
+    type=click.Choice(ANALYZERS),
+    default=None,
+    help="BM25 analyzer (lemma needs narezka[ru])  [default: the index's own, else snowball]; "
+    "another one for an existing index needs --rebuild.",
+)
 @click.option(
     "--rebuild",
     is_flag=True,

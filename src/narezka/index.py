@@ -50,6 +50,7 @@ from narezka.search.engine import check_query_args
 from narezka.settings import Settings
 from narezka.split import get_strategy
 from narezka.store import Manifest, StoredHit, VectorStore, open_store
+from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
 
 SyncReport = IndexReport
 """What a sync did: files new/changed/unchanged/deleted, chunks embedded/reused/deleted,
@@ -335,6 +336,7 @@ class Index:
         fresh_store: VectorStore | None = None
         with layout.writer(home):
             old = existing_meta(home, tolerate_bad=rebuild)
+            analyzer = _analyzer(home, old, self.settings.bm25, rebuild=rebuild)
             report.warnings.extend(retire_leftovers(home, old))
             if old is None or rebuild:
                 generation = layout.new_generation(home)
@@ -351,6 +353,8 @@ class Index:
                 self.url, self.settings.include, exclude, data=generation, collection=collection,
                 settings=self.settings.to_record(),
             )  # fmt: skip
+            # Queries must be analyzed as the stored documents were (absent: snowball).
+            meta["bm25"] = analyzer
             if old is None:
                 layout.write_meta(home, meta)  # searchable from the first committed file on
             swapping = old is not None and rebuild
@@ -366,6 +370,7 @@ class Index:
                         root, store, manifest, cached, splitter, split_params, counter,
                         load_rules(root), report,
                         writing=self._shared.lock.write if not swapping else None,
+                        bm25=analyzer,
                     )  # fmt: skip
                     report.store = self.url or str(home)
                     report.recovered = manifest.recover(store)
@@ -414,6 +419,7 @@ class Index:
             embedder=self._query_embedder() if mode != "bm25" else None,
             reading=self._shared.lock.read,
             redact=self.settings.redact is not False,
+            bm25=bm25_encoder(str(meta.get("bm25") or DEFAULT_ANALYZER)),
         )
         return engine.search(query, k=k, mode=mode, filters=filters, expand=expand)
 
@@ -578,6 +584,21 @@ def _embedder_of(meta: dict[str, Any]) -> Embedder:
             "pass the same embedder (Index.open(..., embedder=...))"
         )
     return get_embedder(str(spec))
+
+
+def _analyzer(home: Path, old: dict[str, Any] | None, wanted: str | None, *, rebuild: bool) -> str:
+    """The BM25 analyzer this sync writes with: the index's own unless a rebuild changes it;
+    another one for an existing index is refused (its stored sparse vectors would not match
+    the queries)."""
+    built = str(old.get("bm25") or DEFAULT_ANALYZER) if old is not None else None
+    if built is None or rebuild:
+        return wanted or built or DEFAULT_ANALYZER
+    if wanted is not None and wanted != built:
+        raise ConfigError(
+            f"{home} was built with BM25 analyzer {built!r}, not {wanted!r}: its stored sparse "
+            "vectors would not match the queries; re-create it with --rebuild"
+        )
+    return built
 
 
 def _collection_for(generation: str, *, first: bool) -> str:

@@ -33,6 +33,7 @@ from narezka.config import CONFIG_NAME
 from narezka.errors import ConfigError
 from narezka.pipeline.chunking import make_params
 from narezka.split import strategy_names
+from narezka.store.sparse import check_analyzer
 
 DEFAULT_STRATEGY = "headings"
 DEFAULT_EMBEDDER = "use"
@@ -75,6 +76,9 @@ class Settings:
     parent_size: int | None = None
     redact: bool | None = None
     """Replace secrets by ``[REDACTED:kind]`` in what is embedded and stored (None: yes)."""
+    bm25: str | None = None
+    """The BM25 analyzer (``snowball``, ``lemma``, ``+ident``…); None: the index's own, else
+    snowball. A property of the index: another one needs a rebuild."""
     include: tuple[str, ...] | None = None
     """Globs of files to read; None: the strategy's own (Markdown and text for headings)."""
     exclude: tuple[str, ...] = field(default=())
@@ -86,6 +90,8 @@ class Settings:
             )
         if not self.embedder.strip():
             raise ConfigError("embedder must not be empty")
+        if self.bm25 is not None:
+            check_analyzer(self.bm25)
         # Normalize the text forms (levels "2-3", lists) and validate the split values the
         # same way SplitParams will; a size that needs the embedder's budget is checked then.
         split = self.split_values()

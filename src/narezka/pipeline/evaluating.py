@@ -41,9 +41,12 @@ from narezka.pipeline.chunking import chunk_raw, include_for
 from narezka.pipeline.indexing import index, sizing
 from narezka.pipeline.searching import MODES, Hit, search
 from narezka.split import SplitParams, get_strategy
+from narezka.store.sparse import check_analyzer
 from narezka.types import RawDocument
 
 Progress = Callable[[str], None]
+INDEX_PARAMS = frozenset({"bm25"})
+"""Spec keys that configure the index rather than the split (``headings:bm25=lemma``)."""
 _PARAM_NAMES = frozenset(f.name for f in dataclasses.fields(SplitParams))
 
 
@@ -112,9 +115,8 @@ def evaluate(
 
     model = _cached(embedder, cache_path)
     for spec in specs:
-        sizing(
-            model, {**base, **spec.params}
-        )  # a bad size or unit fails here, before any embedding
+        # A bad size or unit fails here, before any embedding.
+        sizing(model, {**base, **split_params(spec)})
     # The token variant of the span metrics maps ranges onto cl100k tokens of every document
     # a hit may come from.
     ends = {raw.source: token_ends(raw.text) for raw in raws} if checked.format == "spans" else None
@@ -207,12 +209,19 @@ def paths_inside(corpus: Path, *paths: Path | None) -> tuple[str, ...]:
 def _check_spec(spec: StrategySpec) -> None:
     """Fail on an unknown strategy or parameter before anything is embedded."""
     get_strategy(spec.name)
-    unknown = sorted(set(spec.params) - _PARAM_NAMES)
+    unknown = sorted(set(spec.params) - _PARAM_NAMES - INDEX_PARAMS)
     if unknown:
         raise ConfigError(
             f"strategy {spec.label!r}: unknown parameter {', '.join(unknown)} "
-            f"(known: {', '.join(sorted(_PARAM_NAMES))})"
+            f"(known: {', '.join(sorted(_PARAM_NAMES | INDEX_PARAMS))})"
         )
+    if "bm25" in spec.params:
+        check_analyzer(str(spec.params["bm25"]))
+
+
+def split_params(spec: StrategySpec) -> dict[str, Any]:
+    """The spec's split parameters, without the keys that configure the index."""
+    return {k: v for k, v in spec.params.items() if k not in INDEX_PARAMS}
 
 
 def _cached(spec: str | Embedder, cache_path: str | Path | None) -> Embedder:
@@ -248,11 +257,11 @@ def _chunks(
     Indexing may re-split a file a windowed model refused; such files are rare and would be
     reported in the index's warnings.
     """
-    split_params, counter = sizing(model, {**base, **spec.params})
+    chunking, counter = sizing(model, {**base, **split_params(spec)})
     strategy = get_strategy(spec.name, embed=signal_embedder(model))
     views: list[ChunkView] = []
     for raw in raws:
-        chunks = chunk_raw(raw, strategy, split_params, counter).chunks
+        chunks = chunk_raw(raw, strategy, chunking, counter).chunks
         if not chunks:
             continue
         tokens = model.counter.count_batch([c.embed_text for c in chunks])

@@ -53,7 +53,7 @@ from narezka.store import (
     VectorStore,
     chunk_point_id,
 )
-from narezka.store.sparse import Bm25Encoder
+from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import Chunk
 
@@ -148,6 +148,7 @@ class Syncer:
         report: IndexReport | None = None,
         *,
         writing: Callable[[], AbstractContextManager[object]] | None = None,
+        bm25: str = DEFAULT_ANALYZER,
     ) -> None:
         self.corpus = corpus
         # Searches in this process take the other side: they see a file before or after.
@@ -160,7 +161,7 @@ class Syncer:
         self.counter = counter
         self.rules = rules
         self.fingerprint = params.fingerprint(strategy.name)
-        self.bm25 = Bm25Encoder()
+        self.bm25 = bm25_encoder(bm25)
         self.report = report or IndexReport(embedder=embedder.name)
         # One query up front: a no-change sync must not ask the manifest file by file.
         self.known = manifest.stats()

@@ -26,6 +26,7 @@ _BUILTIN = {
     "legal": "narezka.split.legal:LegalStrategy",
     "chat": "narezka.split.chat:ChatStrategy",
     "parent-child": "narezka.split.parent_child:ParentChildStrategy",
+    "faq": "narezka.split.faq:FaqStrategy",
     "auto": "narezka.split.auto:AutoStrategy",
 }
 NEEDS_EMBEDDER = frozenset({"semantic"})

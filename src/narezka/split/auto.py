@@ -1,9 +1,11 @@
 """``auto``: pick a strategy per file from its type and content.
 
-Markdown → ``headings``; source code → ``code``; JSON/JSONL messages or ``Name: text``
-transcripts → ``chat``; text dominated by numbered articles and points → ``legal``; anything
-else → ``recursive``. The choice is cheap (an extension and a line scan), made per file, and
-shown per file by ``narezka chunk --stats``; each chunk's ``strategy`` names the one it got.
+Markdown → ``headings``, or ``faq`` for a page that is mostly questions (see
+:func:`~narezka.split.faq.looks_like_faq`); source code → ``code``; JSON/JSONL messages or
+``Name: text`` transcripts → ``chat``; text dominated by numbered articles and points →
+``legal``; anything else → ``recursive``. The choice is cheap (an extension and a line scan),
+made per file, and shown per file by ``narezka chunk --stats``; each chunk's ``strategy``
+names the one it got.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import ClassVar
 from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, Strategy
 from narezka.split.chat import ChatStrategy, looks_like_chat
 from narezka.split.code import CODE_EXTENSIONS, CodeStrategy
+from narezka.split.faq import FaqStrategy, looks_like_faq
 from narezka.split.headings import HeadingsStrategy
 from narezka.split.legal import LEGAL_THRESHOLD, LegalStrategy, legal_score
 from narezka.split.recursive import RecursiveStrategy
@@ -24,7 +27,7 @@ MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 
 
 class AutoStrategy:
-    """Chooses ``headings``, ``code``, ``chat``, ``legal`` or ``recursive`` for each file."""
+    """Chooses ``headings``, ``faq``, ``code``, ``chat``, ``legal`` or ``recursive`` per file."""
 
     name: ClassVar[str] = "auto"
     breadcrumbs: ClassVar[bool] = True
@@ -37,6 +40,7 @@ class AutoStrategy:
     def __init__(self) -> None:
         self._strategies: dict[str, Strategy] = {
             "headings": HeadingsStrategy(),
+            "faq": FaqStrategy(),
             "code": CodeStrategy(),
             "chat": ChatStrategy(),
             "legal": LegalStrategy(),
@@ -62,7 +66,7 @@ def choose_strategy(source: str, text: str) -> str:
     if legal_score(text) >= LEGAL_THRESHOLD:
         return "legal"
     if suffix in MARKDOWN_SUFFIXES:
-        return "headings"
+        return "faq" if looks_like_faq(text) else "headings"
     return "recursive"
 
 

@@ -15,18 +15,47 @@ the *same vectors* as ``qdrant_edge.Bm25`` for one-language text (a test checks 
 
 ``avg_len`` is a fixed parameter, not a corpus statistic, for the same reason: a running
 average would change every stored vector's weights. Record it in the index fingerprint.
+
+**Analyzers** (how words become terms; a property of the index, recorded in ``index.json``,
+because query and documents must be analyzed alike):
+
+* ``snowball`` (the default): the Snowball stemmers above;
+* ``lemma``: Russian words lemmatized by pymorphy3 (``запросов`` → ``запрос``, ``вернёт`` →
+  ``вернуть``: forms a stemmer leaves apart), English still by Snowball; needs
+  ``pip install 'narezka[ru]'``;
+* ``+ident`` on either (``lemma+ident``): identifier-aware terms for code. Words are already
+  split at ``_`` and ``.``; this also splits camelCase (``HTTPException`` → ``http``,
+  ``exception``) and adds each compound identifier whole, lowercased and unstemmed
+  (``response_model_exclude_unset``, ``fastapi.responses``, ``httpexception``), so a query
+  naming the identifier exactly outranks chunks that merely share its parts.
+
+Snowball stays the default by measurement (benchmarks/results/ablation_*.md): on the Russian
+dev set no analyzer differs from it significantly, and on the example KB lemmas lose BM25
+hits, because questions and answers differ in derivation (``хранится`` / ``хранения``,
+``отменить`` / ``отмена``), which a stem joins and a lemma keeps apart.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
-from narezka.errors import MissingDependencyError
+from narezka.errors import ConfigError, MissingDependencyError
 from narezka.store.base import SparseVector
 
+ANALYZERS = ("snowball", "lemma", "snowball+ident", "lemma+ident")
+DEFAULT_ANALYZER = "snowball"
+"""What an index without a recorded analyzer (one built before analyzers existed) used."""
+
 _WORD = re.compile(r"[^\W_]+")
+# A code identifier: ASCII name parts joined by dots; compound when it has ``_``, ``.`` or a
+# case hump (see _COMPOUND). Trailing dots (end of a sentence) are not part of it.
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_HUMP = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _LATIN = re.compile(r"[a-z]")
 
@@ -56,6 +85,50 @@ def _stemmer(language: str) -> object:
     except ImportError as exc:  # pragma: no cover - PyStemmer ships with narezka[index]
         raise MissingDependencyError("PyStemmer", "index") from exc
     return Stemmer.Stemmer(language)
+
+
+@lru_cache(maxsize=1)
+def _morph() -> Any:
+    try:
+        import pymorphy3
+    except ImportError as exc:
+        raise MissingDependencyError("pymorphy3", "ru") from exc
+    return pymorphy3.MorphAnalyzer(lang="ru")
+
+
+@lru_cache(maxsize=200_000)
+def russian_lemma(word: str) -> str:
+    """The most likely normal form of a lowercased Russian word (ё read as е).
+
+    Cached per process: a pymorphy3 parse costs ~60 µs, and a query's words repeat across
+    queries (every ``search`` builds its own encoder, so a per-encoder cache would start cold).
+    """
+    return str(_morph().parse(word)[0].normal_form).replace("ё", "е")
+
+
+def check_analyzer(name: str) -> str:
+    """``name`` if it is a known analyzer, else a ConfigError listing them."""
+    if name not in ANALYZERS:
+        raise ConfigError(f"unknown BM25 analyzer {name!r}; use one of {', '.join(ANALYZERS)}")
+    return name
+
+
+def identifiers(text: str) -> list[str]:
+    """Compound code identifiers of ``text``, whole and lowercased; for a dotted name also its
+    compound components (``fastapi.exception_handlers`` → itself and ``exception_handlers``)."""
+    out = []
+    for match in _IDENT.finditer(text):
+        ident = match.group().strip("_")
+        if not ident or not ("_" in ident or "." in ident or _HUMP.search(ident)):
+            continue
+        out.append(ident.lower())
+        if "." in ident:
+            out.extend(
+                part.lower()
+                for part in ident.split(".")
+                if "_" in part.strip("_") or _HUMP.search(part)
+            )
+    return out
 
 
 def murmur3_32(data: bytes, seed: int = 0) -> int:
@@ -99,25 +172,56 @@ def token_id(stem: str) -> int:
 
 
 class Bm25Encoder:
-    """Turns text into BM25 sparse vectors; ``name`` identifies the settings for fingerprints."""
+    """Turns text into BM25 sparse vectors; ``name`` identifies the settings for fingerprints.
 
-    def __init__(self, *, k1: float = 1.2, b: float = 0.75, avg_len: float = 256.0) -> None:
+    ``analyzer`` is one of :data:`ANALYZERS` (see the module docstring).
+    """
+
+    def __init__(
+        self,
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        avg_len: float = 256.0,
+        analyzer: str = DEFAULT_ANALYZER,
+    ) -> None:
         if k1 < 0 or not 0.0 <= b <= 1.0 or avg_len <= 0:
             raise ValueError(f"bad BM25 parameters k1={k1}, b={b}, avg_len={avg_len}")
         self.k1 = k1
         self.b = b
         self.avg_len = avg_len
-        self.name = f"bm25-ru-en:k1={k1}:b={b}:avg={avg_len}"
+        self.analyzer = check_analyzer(analyzer)
+        base, _, ident = analyzer.partition("+")
+        self.ident = bool(ident)
+        self.lemmas = base == "lemma"
+        # The Snowball name stays what it was before analyzers existed: old fingerprints hold.
+        suffix = "" if analyzer == DEFAULT_ANALYZER else f":analyzer={analyzer}"
+        self.name = f"bm25-ru-en:k1={k1}:b={b}:avg={avg_len}{suffix}"
         self._ru = _stemmer("russian")
         self._en = _stemmer("english")
+        if self.lemmas:
+            _morph()  # a missing pymorphy3 fails here, not at the first Russian word
         self._stems: dict[str, str] = {}
 
     def tokens(self, text: str) -> list[str]:
-        """Stems of the text's words: lowercased, stop words dropped, ё read as е."""
+        """Terms of the text: stems (or lemmas) of its words, lowercased, stop words dropped,
+        ё read as е; with ``+ident`` camelCase words split and whole identifiers added."""
+        if not self.ident:
+            return self._terms(m.group() for m in _WORD.finditer(text.lower()))
+        words: list[str] = []
+        for match in _WORD.finditer(text):
+            word = match.group()
+            if _HUMP.search(word):
+                # One-letter pieces (the O of OAuth) match everything and mean nothing.
+                words.extend(p.lower() for p in _CAMEL_PART.findall(word) if len(p) > 1)
+            else:
+                words.append(word.lower())
+        return self._terms(words) + identifiers(text)
+
+    def _terms(self, words: Iterable[str]) -> list[str]:
         out = []
         stems = self._stems
-        for match in _WORD.finditer(text.lower()):
-            word = match.group()
+        for word in words:
             stem = stems.get(word)
             if stem is None:
                 stem = self._stem(word)
@@ -132,6 +236,10 @@ class Bm25Encoder:
             return ""
         if _CYRILLIC.search(word):
             word = word.replace("ё", "е")
+            if self.lemmas:
+                # «неё» and «какую» are no stop words, their lemmas «она» and «какой» are.
+                lemma = russian_lemma(word)
+                return "" if lemma in RUSSIAN_STOP else lemma
             return str(self._ru.stemWord(word))  # type: ignore[attr-defined]
         if _LATIN.search(word):
             return str(self._en.stemWord(word))  # type: ignore[attr-defined]
@@ -162,3 +270,9 @@ class Bm25Encoder:
 def _sorted(weights: dict[int, float]) -> SparseVector:
     items = sorted(weights.items())
     return SparseVector(tuple(i for i, _ in items), tuple(w for _, w in items))
+
+
+@lru_cache(maxsize=8)
+def bm25_encoder(analyzer: str = DEFAULT_ANALYZER) -> Bm25Encoder:
+    """One shared encoder per analyzer, so repeated searches keep its word cache warm."""
+    return Bm25Encoder(analyzer=analyzer)

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Fusion of the dense and the BM25 ranking, ablated on one index: RRF's k, weighted RRF, and
+min-max normalized score fusion, against today's RRF (k = 60, equal weights).
+
+    OMP_NUM_THREADS=1 python benchmarks/fusion.py ru_devset [--depth 50] [--out F]
+
+The corpus is indexed once (``headings``, USE, Snowball BM25); every question is asked once
+per ranking (top ``--depth`` dense, top ``--depth`` BM25, straight from the store, no
+neighbour folding), and each fusion re-ranks those same candidates, so all rows cost the
+same two queries and differ only in arithmetic. A hit is a top-k chunk containing every
+expected string (the harness's rule); each row is compared with RRF 60 by a paired
+two-sided sign test. Folding is left out, so the RRF 60 row is close to, not equal to, the
+``hybrid`` row of ``benchmarks/ablation.py``. Output: ``benchmarks/results/fusion_<set>.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ablation import REPO, SETS
+from narezka.embed import CachedEmbedder, EmbeddingCache, get_embedder
+from narezka.embed.cache import default_cache_path
+from narezka.evaluate import load_golden
+from narezka.evaluate.metrics import contains_all, sign_test
+from narezka.pipeline.evaluating import paths_inside
+from narezka.pipeline.indexing import index
+from narezka.store import StoredHit, open_store
+from narezka.store.sparse import bm25_encoder
+
+KS = (1, 3, 5)
+Fusion = Callable[[Sequence[StoredHit], Sequence[StoredHit]], list[str]]
+
+
+def rrf(k: int, bm25_weight: float = 0.5) -> Fusion:
+    """Weighted reciprocal-rank fusion; weights 0.5/0.5 rank exactly as plain RRF."""
+
+    def fuse(dense: Sequence[StoredHit], sparse: Sequence[StoredHit]) -> list[str]:
+        scores: dict[str, float] = {}
+        for weight, ranking in ((1.0 - bm25_weight, dense), (bm25_weight, sparse)):
+            for rank, hit in enumerate(ranking, start=1):
+                scores[hit.id] = scores.get(hit.id, 0.0) + weight / (k + rank)
+        return [pid for pid, _ in sorted(scores.items(), key=lambda item: -item[1])]
+
+    return fuse
+
+
+def normalized(bm25_weight: float) -> Fusion:
+    """Convex combination of min-max normalized scores (a hit absent from a list scores 0)."""
+
+    def scaled(ranking: Sequence[StoredHit]) -> dict[str, float]:
+        if not ranking:
+            return {}
+        lo, hi = min(h.score for h in ranking), max(h.score for h in ranking)
+        span = hi - lo or 1.0
+        return {h.id: (h.score - lo) / span for h in ranking}
+
+    def fuse(dense: Sequence[StoredHit], sparse: Sequence[StoredHit]) -> list[str]:
+        d, s = scaled(dense), scaled(sparse)
+        scores = {
+            pid: (1.0 - bm25_weight) * d.get(pid, 0.0) + bm25_weight * s.get(pid, 0.0)
+            for pid in dict.fromkeys([*d, *s])
+        }
+        return [pid for pid, _ in sorted(scores.items(), key=lambda item: -item[1])]
+
+    return fuse
+
+
+FUSIONS: dict[str, Fusion] = {
+    "dense only": lambda dense, sparse: [h.id for h in dense],
+    "BM25 only": lambda dense, sparse: [h.id for h in sparse],
+    "RRF k=60 (today)": rrf(60),
+    **{f"RRF k={k}": rrf(k) for k in (1, 10, 30, 100)},
+    **{f"RRF k=60, BM25 weight {w}": rrf(60, w) for w in (0.3, 0.7, 0.8)},
+    **{f"normalized, BM25 weight {w}": normalized(w) for w in (0.3, 0.5, 0.7)},
+}
+BASE = "RRF k=60 (today)"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("set", choices=sorted(SETS))
+    parser.add_argument("--depth", type=int, default=50)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    setup = SETS[args.set]
+    golden = [q for q in load_golden(setup.golden).questions if q.must_contain]
+    model = CachedEmbedder(get_embedder("use"), EmbeddingCache(default_cache_path()))
+    bm25 = bm25_encoder("snowball")
+    ranks: dict[str, list[int | None]] = {name: [] for name in FUSIONS}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="narezka-fusion-") as tmp:
+        exclude = (*setup.exclude, *paths_inside(setup.corpus, setup.golden))
+        index(setup.corpus, store_dir=tmp, embedder=model, exclude=exclude)
+        store = open_store(Path(tmp))
+        try:
+            store.ensure(model.dim, sparse=True)
+            for question in golden:
+                dense = store.query(
+                    model.embed_queries([question.q])[0], None, mode="dense", k=args.depth
+                )
+                sparse = store.query(None, bm25.encode_query(question.q), mode="bm25", k=args.depth)
+                texts = {h.id: str(h.payload.get("text", "")) for h in [*dense, *sparse]}
+                for name, fuse in FUSIONS.items():
+                    top = fuse(dense, sparse)[: max(KS)]
+                    hit = [contains_all(texts[pid], question.must_contain) for pid in top]
+                    ranks[name].append(hit.index(True) + 1 if True in hit else None)
+        finally:
+            store.close()
+    seconds = time.perf_counter() - started
+    n = len(golden)
+    base = ranks[BASE]
+
+    def outcomes(rs: list[int | None], k: int) -> list[bool]:
+        return [r is not None and r <= k for r in rs]
+
+    lines = [
+        f"# Fusion on {args.set}",
+        "",
+        "```",
+        f"OMP_NUM_THREADS=1 python benchmarks/fusion.py {args.set} --depth {args.depth}",
+        "```",
+        "",
+        f"{setup.note} `headings`, USE, Snowball BM25; {n} questions, top {args.depth} of each "
+        f"ranking fused; {seconds:.0f} s in all on {platform.machine()} with {os.cpu_count()} "
+        "cores shared with other work. `+a/−b`: questions only this row / only RRF 60 hit.",
+        "",
+        "| fusion | hit@1 | hit@3 | hit@5 | MRR@5 | vs RRF 60 @1 | vs RRF 60 @5 |",
+        "|---|---:|---:|---:|---:|---|---|",
+    ]
+    for name, rs in ranks.items():
+        hits = [sum(outcomes(rs, k)) for k in KS]
+        mrr = sum(1.0 / r for r in rs if r is not None) / n
+        vs = []
+        for k in (1, 5):
+            if name == BASE:
+                vs.append("—")
+                continue
+            test = sign_test(outcomes(rs, k), outcomes(base, k))
+            vs.append(f"+{test.a_only}/−{test.b_only}, p={test.p_value:.3f}")
+        cells = [name, *(f"{h / n:.3f} ({h})" for h in hits), f"{mrr:.3f}", *vs]
+        lines.append("| " + " | ".join(cells) + " |")
+    out = args.out or REPO / "benchmarks" / "results" / f"fusion_{args.set}.md"
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
