@@ -1,5 +1,4 @@
-"""Commands over an index: ``index``, ``search``, ``sync``, ``watch``, ``push``, ``models``,
-``cache``, ``calibrate``.
+"""Commands over an index: ``index``, ``search``, ``sync``, ``watch``, ``push``.
 
 Thin like :mod:`narezka.cli`: options in, one pipeline call, output formatted for people
 (tables) or scripts (``--format json``/``jsonl``).
@@ -11,7 +10,6 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +18,11 @@ from rich.console import Console
 from rich.table import Table
 
 from narezka.cli_common import EXIT_NOTHING, byte_progress, fail, settings_for, split_options
-from narezka.embed import EmbeddingCache, embedder_specs, get_embedder
-from narezka.embed.cache import CacheStats
+from narezka.embed import get_embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
 from narezka.pipeline.indexing import IndexReport
-from narezka.pipeline.layout import cache_file
-from narezka.pipeline.maintenance import calibrate_corpus, push, sync, watch
+from narezka.pipeline.maintenance import push, sync, watch
 from narezka.pipeline.searching import MODES, Hit
 from narezka.pipeline.syncing import Progress
 from narezka.search import Filter
@@ -274,116 +270,6 @@ def _highlight(text: str, query: str) -> str:
     return out
 
 
-@click.command("models")
-@click.option("--json", "as_json", is_flag=True)
-def models_command(as_json: bool) -> None:
-    """List embedders: dimension, window, tokenizer, and whether they run offline here.
-
-    Example: narezka models --json
-    """
-    specs = embedder_specs()
-    if as_json:
-        click.echo(json.dumps([vars_of(s) for s in specs], ensure_ascii=False, indent=1))
-        return
-    table = Table(title="narezka embedders")
-    for column in ("spec", "model", "dim", "window", "tokenizer", "extra", "offline here"):
-        table.add_column(column)
-    for s in specs:
-        table.add_row(
-            s.spec,
-            s.model,
-            s.dim,
-            s.window,
-            s.tokenizer,
-            s.extra,
-            "yes" if s.usable_offline_here else "no",
-        )
-    Console().print(table)
-
-
-def vars_of(obj: Any) -> dict[str, Any]:
-    return {k: getattr(obj, k) for k in obj.__dataclass_fields__}
-
-
-@click.group("cache")
-def cache_group() -> None:
-    """The embedding cache kept beside an index.
-
-    Example: narezka cache stats --store examples/kb
-    """
-
-
-@cache_group.command("stats")
-@click.option("--store", type=click.Path(path_type=Path), default=Path("."))
-def cache_stats(store: Path) -> None:
-    """Entries and size per embedder (creates nothing when there is no cache yet).
-
-    Example: narezka cache stats --store examples/kb
-    """
-    path = _cache_path(store)
-    if not path.is_file():
-        stats: dict[str, Any] = vars_of(CacheStats(path, 0, 0, {}))
-    else:
-        with EmbeddingCache(path) as cache:
-            stats = vars_of(cache.stats())
-    click.echo(json.dumps(stats, ensure_ascii=False, indent=1, default=str))
-
-
-@cache_group.command("clear")
-@click.option("--store", type=click.Path(path_type=Path), default=Path("."))
-@click.option("--embedder", default=None, help="Only this embedder's vectors.")
-def cache_clear(store: Path, embedder: str | None) -> None:
-    """Drop cached vectors (all, or one embedder's).
-
-    Example: narezka cache clear --store examples/kb --embedder use
-    """
-    if not _cache_path(store).is_file():
-        click.echo("removed 0 vectors")
-        return
-    with EmbeddingCache(_cache_path(store)) as cache:
-        click.echo(f"removed {cache.clear(embedder)} vectors")
-
-
-def _cache_path(store: Path) -> Path:
-    return cache_file(store)
-
-
-@click.command("calibrate")
-@click.argument("corpus", type=click.Path(exists=True, path_type=Path))
-@click.option("--embedder", required=True, help="A served model: ollama:MODEL or openai:MODEL@URL.")
-@click.option(
-    "--sample",
-    type=int,
-    default=40,
-    show_default=True,
-    help="How many of the corpus's largest chunks to send.",
-)
-@click.option("--safety", type=float, default=0.9, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
-def calibrate_command(
-    corpus: Path, embedder: str, sample: int, safety: float, as_json: bool
-) -> None:
-    """Measure a served model's real token density on a corpus and store a safe budget.
-
-    For models narezka cannot tokenize exactly: later `index` runs size chunks to the stored
-    budget. Example: narezka calibrate docs/ --embedder ollama:bge-m3
-    """
-    try:
-        result, path = calibrate_corpus(corpus, embedder, sample=sample, safety=safety)
-    except NarezkaError as exc:
-        fail(exc)
-    if as_json:
-        click.echo(
-            json.dumps({**asdict(result), "stored": str(path)}, ensure_ascii=False, indent=1)
-        )
-        return
-    table = Table(title=f"calibrated {result.embedder}", show_header=False, box=None)
-    for key, value in asdict(result).items():
-        table.add_row(key, str(value))
-    table.add_row("stored in", str(path))
-    Console().print(table)
-
-
 def _summary(report: IndexReport) -> str:
     return (
         f"{report.files_new} new, {report.files_changed} changed, "
@@ -456,13 +342,4 @@ def push_command(store: str, qdrant_url: str, collection: str) -> None:
     click.echo(f"copied {copied} points to {qdrant_url} ({collection})")
 
 
-COMMANDS = [
-    index_command,
-    search_command,
-    models_command,
-    cache_group,
-    calibrate_command,
-    sync_command,
-    watch_command,
-    push_command,
-]
+COMMANDS = [index_command, search_command, sync_command, watch_command, push_command]
