@@ -148,24 +148,27 @@ def test_a_closed_pipe_ends_quietly_with_0() -> None:
 
 def test_ctrl_c_exits_130_and_what_was_stored_stays_searchable(tmp_path: Path) -> None:
     corpus = copy_examples(tmp_path / "kb")
-    # Many files, so the run is still going when the signal arrives.
-    for i in range(300):
-        (corpus / f"extra-{i:03}.md").write_text(
-            f"# Страница {i}\n\n" + "Доставка и возврат товаров. " * 40, encoding="utf-8"
-        )
-    proc = subprocess.Popen(
-        _cli("index", str(corpus), "--embedder", "hash"),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    # Enough work (many sections per file, many files) that the run is still going when
+    # the signal arrives, on a fast machine too.
+    page = "".join(
+        f"## Раздел {j}\n\nДоставка и возврат товаров, пункт {j}.\n\n" for j in range(60)
     )
-    deadline = time.monotonic() + 60
-    while _committed_files(corpus) < 5 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=60) == EXIT_INTERRUPTED
-    assert proc.stderr is not None
-    with proc.stderr:
-        assert "Traceback" not in proc.stderr.read().decode()
+    for i in range(1500):
+        (corpus / f"extra-{i:04}.md").write_text(f"# Страница {i}\n\n{page}", encoding="utf-8")
+    stderr = tmp_path / "stderr.txt"
+    with stderr.open("wb") as err_file:
+        proc = subprocess.Popen(
+            _cli("index", str(corpus), "--embedder", "hash"),
+            stdout=subprocess.DEVNULL,
+            stderr=err_file,
+        )
+        deadline = time.monotonic() + 60
+        while _committed_files(corpus) < 5 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before the signal: give it more work"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == EXIT_INTERRUPTED
+    assert "Traceback" not in stderr.read_text(encoding="utf-8", errors="replace")
     code, _, err = run("search", "доставка", "--store", str(corpus), "--mode", "bm25")
     assert code == EXIT_OK, err
 
