@@ -87,6 +87,11 @@ class Payload:
     tags: tuple[str, ...]
     title: str
     tokens: int
+    """Size of ``embed_text`` in the index's unit (its embedder's tokens by default)."""
+    embed_chars: int = 0
+    """Characters of ``embed_text`` (0 in an index older than this field)."""
+    embed_tokens: int = 0
+    """``embed_text`` in the embedder's own tokens, whatever the unit (0: not recorded)."""
     parent: ParentSpan | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,6 +119,8 @@ class Payload:
             "tags": list(self.tags),
             "title": self.title,
             "tokens": self.tokens,
+            "embed_chars": self.embed_chars,
+            "embed_tokens": self.embed_tokens,
         }
         if self.parent is not None:
             data |= {
@@ -159,13 +166,16 @@ class Payload:
             tags=tuple(str(t) for t in data.get("tags") or ()),
             title=str(data.get("title", "")),
             tokens=int(data.get("tokens", 0)),
+            embed_chars=int(data.get("embed_chars", 0)),
+            embed_tokens=int(data.get("embed_tokens", 0)),
             parent=parent,
         )
 
 
-def chunk_payload(chunk: Chunk, rules: Rules) -> dict[str, Any]:
+def chunk_payload(chunk: Chunk, rules: Rules, *, embed_tokens: int | None = None) -> dict[str, Any]:
     """Everything search filters on or shows, plus what sync recovery needs (see
-    :class:`Payload`), in its stored form."""
+    :class:`Payload`), in its stored form. ``embed_tokens`` is ``embed_text`` in the
+    embedder's tokens when the chunk was sized in another unit."""
     meta: Mapping[str, Any] = chunk.meta
     tags = meta.get("tags")
     return Payload(
@@ -189,6 +199,8 @@ def chunk_payload(chunk: Chunk, rules: Rules) -> dict[str, Any]:
         tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
         title=str(meta.get("title") or ""),
         tokens=chunk.tokens,
+        embed_chars=len(chunk.embed_text),
+        embed_tokens=chunk.tokens if embed_tokens is None else embed_tokens,
         parent=_parent_span(meta.get("parent")),
     ).to_dict()
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.discover import iter_files, read_document
-from narezka.embed import CachedEmbedder, Embedder, EmbeddingCache, get_embedder, signal_embedder
+from narezka.embed import CachedEmbedder, Embedder, EmbeddingCache, get_embedder
 from narezka.embed.cache import default_cache_path
 from narezka.errors import ConfigError, SourceError
 from narezka.evaluate import (
@@ -37,9 +37,11 @@ from narezka.evaluate import (
     sweep,
 )
 from narezka.evaluate.chroma import token_ends
-from narezka.pipeline.chunking import chunk_raw, include_for
+from narezka.index import Index
+from narezka.pipeline.chunking import include_for
 from narezka.pipeline.indexing import index, sizing
-from narezka.pipeline.searching import MODES, Hit, search
+from narezka.pipeline.searching import MODES, Hit
+from narezka.search import Filter
 from narezka.split import SplitParams, get_strategy
 from narezka.store.sparse import check_analyzer
 from narezka.types import RawDocument
@@ -150,32 +152,33 @@ def evaluate(
                     exclude=exclude,
                     **spec_params,
                 )
-                chunks = _chunks(raws, spec, model, base)
+                # The index is held open for the whole spec: its chunks are read back rather
+                # than cut a second time, and every question searches the open store.
+                with Index.open(store, embedder=model) as held:
+                    chunks = _views(held)
 
-                def retrieve(question: GoldenQuestion, store: Path = store) -> list[Retrieved]:
-                    hits = search(
-                        question.q,
-                        store,
-                        mode=mode,
-                        k=max(k_values),
-                        include_archived=include_archived,
-                        expand=expand,
-                        embedder=model,
+                    def retrieve(question: GoldenQuestion, held: Index = held) -> list[Retrieved]:
+                        hits = held.search(
+                            question.q,
+                            k=max(k_values),
+                            mode=mode,
+                            filters=Filter(include_archived=include_archived),
+                            expand=expand,
+                        )
+                        counts = model.counter.count_batch([h.text for h in hits])
+                        return [_retrieved(h, n) for h, n in zip(hits, counts, strict=True)]
+
+                    say(f"{spec.label}: {len(chunks)} chunks, searching")
+                    result = score_strategy(
+                        spec,
+                        checked.questions,
+                        chunks,
+                        retrieve,
+                        k_values,
+                        max_tokens=model.max_tokens,
+                        absent=absent,
+                        token_ends=ends,
                     )
-                    counts = model.counter.count_batch([h.text for h in hits])
-                    return [_retrieved(h, n) for h, n in zip(hits, counts, strict=True)]
-
-                say(f"{spec.label}: {len(chunks)} chunks, searching")
-                result = score_strategy(
-                    spec,
-                    checked.questions,
-                    chunks,
-                    retrieve,
-                    k_values,
-                    max_tokens=model.max_tokens,
-                    absent=absent,
-                    token_ends=ends,
-                )
                 result.warnings = [str(e) for e in report.skipped]
                 result.seconds = time.perf_counter() - started
                 hits_after, misses_after = _cache_counts(model)
@@ -246,30 +249,14 @@ def _read_corpus(root: Path, include: Sequence[str], exclude: Sequence[str]) -> 
     return raws
 
 
-def _chunks(
-    raws: Sequence[RawDocument],
-    spec: StrategySpec,
-    model: Embedder,
-    base: Mapping[str, Any],
-) -> list[ChunkView]:
-    """The strategy's chunks, cut exactly as :func:`index` cuts them, sized in model tokens.
-
-    Indexing may re-split a file a windowed model refused; such files are rare and would be
-    reported in the index's warnings.
-    """
-    chunking, counter = sizing(model, {**base, **split_params(spec)})
-    strategy = get_strategy(spec.name, embed=signal_embedder(model))
-    views: list[ChunkView] = []
-    for raw in raws:
-        chunks = chunk_raw(raw, strategy, chunking, counter).chunks
-        if not chunks:
-            continue
-        tokens = model.counter.count_batch([c.embed_text for c in chunks])
-        views.extend(
-            ChunkView(c.source, c.text, c.chars, n, c.start, c.end)
-            for c, n in zip(chunks, tokens, strict=True)
-        )
-    return views
+def _views(index: Index) -> list[ChunkView]:
+    """What the metrics need of every chunk the index holds: its span, its text, and the
+    size of its ``embed_text`` in characters and in the model's tokens (both recorded when
+    it was stored)."""
+    return [
+        ChunkView(h.file_path, h.text, h.record.embed_chars, h.record.embed_tokens, h.start, h.end)
+        for h in index.chunks()
+    ]
 
 
 def _retrieved(hit: Hit, tokens: int) -> Retrieved:

@@ -303,7 +303,12 @@ class Syncer:
 
     def _point(self, point_id: str, chunk: Chunk, vector: Any) -> StoredPoint:
         sparse: SparseVector = self.bm25.encode_document(chunk.embed_text)
-        return StoredPoint(point_id, vector, chunk_payload(chunk, self.rules), sparse)
+        # Sized in the embedder's own tokens (the default), the count is already there;
+        # otherwise count once, so evaluation never has to re-chunk to know the model's view.
+        own = self.counter.name == self.embedder.counter.name
+        tokens = None if own else self.embedder.counter.count(chunk.embed_text)
+        payload = chunk_payload(chunk, self.rules, embed_tokens=tokens)
+        return StoredPoint(point_id, vector, payload, sparse)
 
     def delete_missing(self, seen: set[str], among: set[str] | None = None) -> None:
         """Delete the points of every known file not ``seen`` (only ``among`` these, if
