@@ -19,7 +19,7 @@ import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from narezka.errors import NarezkaError
@@ -229,8 +229,15 @@ def build_app(
         async with mcp.session_manager.run():
             yield
 
+    async def not_found(_: Request, exc: Exception) -> Response:
+        status = int(getattr(exc, "status_code", 404))
+        return _error(status, "no such endpoint" if status == 404 else "method not allowed")
+
+    # The MCP app's own route (``/mcp``) joins ours, so one router answers every path and
+    # an unknown one gets the same JSON error as the rest of the API.
     app = Starlette(
-        routes=[*_routes(service), Mount("/", app=mcp_app)],
+        routes=[*_routes(service), *mcp_app.routes],
         lifespan=lifespan,
+        exception_handlers={404: not_found, 405: not_found},
     )
     return Guard(app, api_key=api_key, max_body=max_body, seconds=seconds)
