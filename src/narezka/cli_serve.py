@@ -38,8 +38,19 @@ def _address(value: str) -> tuple[str, int]:
 )
 @click.option("--no-watch", is_flag=True, help="Do not sync on file changes (sync at start only).")
 @click.option("--debounce-ms", type=int, default=800, show_default=True)
+@click.option(
+    "--search-threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Searches run at once; more wait their turn  [default: the number of cores].",
+)
 def serve_command(
-    location: Path, http: str | None, max_reply_tokens: int | None, no_watch: bool, debounce_ms: int
+    location: Path,
+    http: str | None,
+    max_reply_tokens: int | None,
+    no_watch: bool,
+    debounce_ms: int,
+    search_threads: int | None,
 ) -> None:
     """Serve an index (STORE, or a CORPUS folder: indexed first if it has none) to agents
     over MCP and to apps over HTTP, syncing it as files change.
@@ -63,6 +74,7 @@ def serve_command(
             max_reply_tokens=max_reply_tokens or DEFAULT_REPLY_TOKENS,
             watch=not no_watch,
             debounce_ms=debounce_ms,
+            search_threads=search_threads,
         )
     except NarezkaError as exc:
         raise click.UsageError(str(exc)) from None

@@ -149,3 +149,16 @@ def test_a_corpus_without_an_index_is_indexed_by_the_writer(
 def test_a_budget_too_small_is_refused(built_kb: Path) -> None:
     with pytest.raises(ConfigError, match="at least"):
         Service(built_kb, max_reply_tokens=100)
+
+
+def test_an_index_built_with_no_redact_is_served_as_it_is(tmp_path: Path) -> None:
+    corpus = copy_examples(tmp_path / "kb")
+    (corpus / "secret.md").write_text(
+        "# Ключи\n\nAWS key: AKIAIOSFODNN7EXAMPLE\n", encoding="utf-8"
+    )
+    with Index.create(corpus, Settings(embedder="hash", redact=False)) as index:
+        index.sync()
+    with Service(corpus, watch=False) as service:
+        assert "AKIAIOSFODNN7EXAMPLE" in service.source_text("secret.md")
+        hit = service.search("AKIAIOSFODNN7EXAMPLE", k=1, mode="bm25", path="secret.md")
+        assert "AKIAIOSFODNN7EXAMPLE" in hit["hits"][0]["text"]
