@@ -13,6 +13,8 @@ from langchain_core.retrievers import BaseRetriever
 from narezka import Filter, Index
 from narezka.integrations.langchain import NarezkaRetriever
 
+from serve.helpers import run_async
+
 
 def test_documents_carry_source_url_section_start_and_score(kb_index: Index) -> None:
     retriever = NarezkaRetriever(index=kb_index, k=4, mode="bm25")
@@ -39,7 +41,6 @@ def test_filters_and_errors_pass_through(kb_index: Index) -> None:
 
 
 def test_async_invoke_works_too(kb_index: Index) -> None:
-    import asyncio
-
-    docs = asyncio.run(NarezkaRetriever(index=kb_index, k=2).ainvoke("доставка"))
+    retriever = NarezkaRetriever(index=kb_index, k=2)
+    docs = run_async(lambda: retriever.ainvoke("доставка"))
     assert len(docs) == 2

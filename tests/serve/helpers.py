@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
 
@@ -72,3 +75,13 @@ def poll(check: Callable[[], bool], timeout: float = 60.0) -> bool:
             return True
         time.sleep(0.2)
     return check()
+
+
+T = TypeVar("T")
+
+
+def run_async(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """``asyncio.run(main())`` on a thread of its own: an earlier test (Playwright's sync API)
+    may have left an event loop set on the main thread, where asyncio.run refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(main())).result()

@@ -19,7 +19,7 @@ from mcp import Client
 
 from narezka.serve.http_api import Guard
 
-from serve.helpers import exact_span, start_http, stop
+from serve.helpers import exact_span, run_async, start_http, stop
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +156,7 @@ def test_mcp_streamable_http_from_the_same_process(server: tuple[str, Path]) -> 
             assert not result.is_error
             assert json.loads(result.content[0].text)["hits"]  # type: ignore[union-attr]
 
-    asyncio.run(main())
+    run_async(main)
 
 
 def test_an_api_key_is_checked_when_set(built_kb: Path) -> None:
@@ -194,5 +194,5 @@ def test_a_slow_request_is_cut_off_without_internals() -> None:
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
             return await client.get("/search")
 
-    r = asyncio.run(main())
+    r = run_async(main)
     assert r.status_code == 503 and "longer than" in r.json()["error"]

@@ -10,7 +10,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 pytest.importorskip("mcp", reason="the serve extra (mcp) is not installed")
@@ -22,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 from narezka import Index
 from narezka.tokens import get_counter
 
-from serve.helpers import exact_span
+from serve.helpers import exact_span, run_async
 
 BUDGET = 900
 
@@ -42,7 +41,7 @@ def run(corpus: Path, scenario: Callable[[Client], Awaitable[None]], *extra: str
         async with served(corpus, *extra) as client:
             await scenario(client)
 
-    anyio.run(main)
+    run_async(main)
 
 
 async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
