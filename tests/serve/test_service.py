@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from narezka import Index, Settings
 from narezka.errors import ConfigError
 from narezka.serve import Service, ServiceError
-from narezka.serve.service import NotFoundError
+from narezka.serve.errors import NotFoundError
 
 from conftest import copy_examples
 

@@ -2,6 +2,7 @@
 keeping it fresh as the corpus changes. Needs the ``serve`` extra (``mcp``, ``starlette``,
 ``uvicorn``) for the front ends; :class:`Service` itself needs nothing more."""
 
-from narezka.serve.service import DEFAULT_REPLY_TOKENS, Service, ServiceError
+from narezka.serve.errors import NotFoundError, ServiceError
+from narezka.serve.service import DEFAULT_REPLY_TOKENS, Service
 
-__all__ = ["DEFAULT_REPLY_TOKENS", "Service", "ServiceError"]
+__all__ = ["DEFAULT_REPLY_TOKENS", "NotFoundError", "Service", "ServiceError"]

@@ -23,9 +23,10 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from narezka.errors import NarezkaError
+from narezka.serve.errors import NotFoundError
 from narezka.serve.mcp_server import build_mcp
 from narezka.serve.openapi import openapi_document
-from narezka.serve.service import NotFoundError, Service
+from narezka.serve.service import Service
 
 log = logging.getLogger("narezka.serve")
 

@@ -10,9 +10,6 @@ sync, never half-written.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import json
 import os
 import threading
@@ -29,6 +26,8 @@ from narezka.index import Index, SyncReport
 from narezka.pipeline.layout import STORE_DIRNAME
 from narezka.search import Filter, Hit
 from narezka.search.expansion import read_source
+from narezka.serve.cursors import cursor_offset, make_cursor
+from narezka.serve.errors import NotFoundError, ServiceError
 from narezka.settings import Settings
 from narezka.tokens import TokenCounter, get_counter
 
@@ -41,15 +40,6 @@ MAX_CONTEXT = 10
 SOURCES_PAGE = 200
 DEBOUNCE_MS = 800
 TRUNCATION_MARK = "\n[… truncated to fit the reply budget]"
-
-
-class ServiceError(ConfigError):
-    """A request the service refuses (bad argument, unknown id, path outside the corpus):
-    the message is for the caller; nothing internal is in it."""
-
-
-class NotFoundError(ServiceError):
-    """The chunk id or file the request names is not in the index."""
 
 
 @dataclass(slots=True)
@@ -218,13 +208,13 @@ class Service:
         if not 1 <= k <= MAX_K:
             raise ServiceError(f"k must be between 1 and {MAX_K}, got {k}")
         args = [query, k, mode, zone, project, category, path, include_archived, expand]
-        offset = _offset(cursor, args)
+        offset = cursor_offset(cursor, args)
         filters = Filter(zone, project, category, path, include_archived)
         with self._searching:
             hits = self.index.search(query, k=k, mode=mode, filters=filters, expand=expand)
         items = [_hit_json(h) for h in hits]
         page, after = self._fit(items, offset, {"query": query, "next_cursor": "x" * 40})
-        more = _cursor(after, args) if after < len(items) else None
+        more = make_cursor(after, args) if after < len(items) else None
         return {"query": query, "hits": page, "next_cursor": more, "total": len(items)}
 
     def get_context(self, chunk_id: str, *, before: int = 1, after: int = 1) -> dict[str, Any]:
@@ -266,10 +256,10 @@ class Service:
             for s in self.index.sources()
             if pattern is None or pattern.match(s.path)
         ]
-        offset = _offset(cursor, [path_glob])
+        offset = cursor_offset(cursor, [path_glob])
         page, after = self._fit(rows[offset : offset + SOURCES_PAGE], 0, {"next_cursor": "x" * 40})
         after += offset
-        more = _cursor(after, [path_glob]) if after < len(rows) else None
+        more = make_cursor(after, [path_glob]) if after < len(rows) else None
         return {"sources": page, "next_cursor": more, "total": len(rows)}
 
     def status(self) -> dict[str, Any]:
@@ -391,26 +381,3 @@ def _report_json(report: SyncReport) -> dict[str, Any]:
     data["warnings"] = data["warnings"][:50]
     data.pop("secrets", None)
     return data
-
-
-def _fingerprint(args: Sequence[object]) -> str:
-    return hashlib.sha256(json.dumps(list(args), ensure_ascii=False).encode()).hexdigest()[:16]
-
-
-def _cursor(offset: int, args: Sequence[object]) -> str:
-    raw = json.dumps({"o": offset, "f": _fingerprint(args)}).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _offset(cursor: str | None, args: Sequence[object]) -> int:
-    """Where a page starts; a cursor only continues the request that gave it."""
-    if not cursor:
-        return 0
-    try:
-        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        offset, fingerprint = int(data["o"]), str(data["f"])
-    except (ValueError, KeyError, TypeError, binascii.Error):
-        raise ServiceError("the cursor is not one this server gave out") from None
-    if fingerprint != _fingerprint(args) or offset < 0:
-        raise ServiceError("the cursor belongs to a request with other arguments")
-    return offset
