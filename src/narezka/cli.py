@@ -28,6 +28,7 @@ from narezka.cli_eval import eval_command
 from narezka.cli_index import COMMANDS
 from narezka.cli_inspect import inspect_command
 from narezka.cli_options import Splitting, splitting_options
+from narezka.cli_serve import serve_command
 from narezka.cli_tools import TOOL_COMMANDS
 from narezka.enrich.redaction import redacted_text
 from narezka.errors import ConfigError
@@ -167,7 +168,7 @@ def strategies() -> None:
         click.echo(name)
 
 
-for _command in [*COMMANDS, *TOOL_COMMANDS, eval_command, inspect_command]:
+for _command in [*COMMANDS, *TOOL_COMMANDS, eval_command, inspect_command, serve_command]:
     cli.add_command(_command)
 
 

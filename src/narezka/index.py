@@ -94,21 +94,33 @@ class IndexStats:
 
 
 class _ReadWriteLock:
-    """Many readers or one writer (searches read; a sync writes one file at a time)."""
+    """Many readers or one writer (searches read; a sync writes one file at a time).
+
+    A waiting writer goes before new readers: under a steady stream of overlapping searches
+    (a server's clients) the readers would otherwise never all be out at once, and a sync
+    would wait forever. A thread that already reads may read again (``neighbours`` reads
+    points inside its own read) without waiting, or it would wait on a writer that waits
+    on it."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._readers = 0
         self._writing = False
+        self._waiting = 0
+        self._held = threading.local()
 
     @contextlib.contextmanager
     def read(self) -> Iterator[None]:
+        depth = getattr(self._held, "depth", 0)
         with self._cond:
-            self._cond.wait_for(lambda: not self._writing)
+            if depth == 0:
+                self._cond.wait_for(lambda: not self._writing and self._waiting == 0)
             self._readers += 1
+        self._held.depth = depth + 1
         try:
             yield
         finally:
+            self._held.depth = depth
             with self._cond:
                 self._readers -= 1
                 self._cond.notify_all()
@@ -116,7 +128,11 @@ class _ReadWriteLock:
     @contextlib.contextmanager
     def write(self) -> Iterator[None]:
         with self._cond:
-            self._cond.wait_for(lambda: not self._writing and self._readers == 0)
+            self._waiting += 1
+            try:
+                self._cond.wait_for(lambda: not self._writing and self._readers == 0)
+            finally:
+                self._waiting -= 1
             self._writing = True
         try:
             yield

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,7 +75,11 @@ class EmbeddingCache:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path)
+        # One Index serves searches from many threads while its writer syncs: the connection
+        # is shared across threads, each statement under one lock (sqlite3 objects are not
+        # thread-safe by themselves).
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._lock = threading.Lock()
         # WAL lets a reader (cache stats) run while an index run writes.
         self._db.execute("PRAGMA journal_mode=WAL")
         # No fsync per commit (WAL stays consistent; a crash may lose the last writes, which
@@ -86,6 +91,11 @@ class EmbeddingCache:
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         """The cached vectors among ``keys``."""
         found: dict[bytes, np.ndarray] = {}
+        with self._lock:
+            self._lookup(keys, found)
+        return found
+
+    def _lookup(self, keys: Sequence[bytes], found: dict[bytes, np.ndarray]) -> None:
         for start in range(0, len(keys), _LOOKUP_CHUNK):
             part = list(keys[start : start + _LOOKUP_CHUNK])
             marks = ",".join("?" * len(part))
@@ -94,7 +104,6 @@ class EmbeddingCache:
             )
             for key, dim, blob in rows:
                 found[bytes(key)] = np.frombuffer(blob, dtype=np.float32, count=dim)
-        return found
 
     def put_many(self, embedder: str, items: Iterable[tuple[bytes, np.ndarray]]) -> None:
         """Store vectors (as float32) under their keys; existing keys are kept."""
@@ -102,8 +111,9 @@ class EmbeddingCache:
             (key, embedder, int(vec.shape[0]), np.asarray(vec, dtype=np.float32).tobytes())
             for key, vec in items
         ]
-        self._db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?)", rows)
-        self._db.commit()
+        with self._lock:
+            self._db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?)", rows)
+            self._db.commit()
 
     def stats(self) -> CacheStats:
         by = dict(
@@ -123,7 +133,8 @@ class EmbeddingCache:
         return cur.rowcount
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
     def __enter__(self) -> EmbeddingCache:
         return self

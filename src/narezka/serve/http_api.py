@@ -1,0 +1,244 @@
+"""The HTTP front end: a JSON API over a :class:`~narezka.serve.service.Service` and MCP's
+streamable HTTP endpoint (``/mcp``) in one Starlette app, run by uvicorn.
+
+Guards, outermost first: an API key when one is configured (required for any address but
+loopback; compared in constant time), a request body limit, a time limit per request. No
+CORS headers are sent, so a web page from another origin cannot read replies. Errors are
+``{"error": message}`` with no internals in them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from narezka.errors import NarezkaError
+from narezka.serve.errors import NotFoundError
+from narezka.serve.mcp_server import build_mcp
+from narezka.serve.openapi import openapi_document
+from narezka.serve.service import Service
+
+log = logging.getLogger("narezka.serve")
+
+MAX_BODY_BYTES = 64 * 1024
+REQUEST_SECONDS = 30.0
+SYNC_SECONDS = 600.0
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _guarded(call: Callable[[Request], Any]) -> Handler:
+    """A route whose work runs in a worker thread (the index is synchronous); refusals are
+    400/404, anything else a bare 500."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            result = await anyio.to_thread.run_sync(call, request)
+        except NotFoundError as exc:
+            return _error(404, str(exc))
+        except (NarezkaError, _BadRequest) as exc:
+            return _error(400, str(exc))
+        except Exception:
+            log.exception("request failed: %s", request.url.path)
+            return _error(500, "internal error (details are in the server's log)")
+        if isinstance(result, Response):
+            return result
+        return JSONResponse(result)
+
+    return endpoint
+
+
+class _BadRequest(Exception):
+    pass
+
+
+def _int(request: Request, name: str, default: int) -> int:
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise _BadRequest(f"{name} must be an integer, not {value!r}") from None
+
+
+def _bool(request: Request, name: str) -> bool:
+    value = request.query_params.get(name, "false").lower()
+    if value not in ("true", "false", "1", "0", "yes", "no"):
+        raise _BadRequest(f"{name} must be true or false, not {value!r}")
+    return value in ("true", "1", "yes")
+
+
+def _routes(service: Service) -> list[Route]:
+    def search(request: Request) -> dict[str, Any]:
+        q = request.query_params
+        query = q.get("q")
+        if query is None:
+            raise _BadRequest("the query parameter q is required")
+        return service.search(
+            query,
+            k=_int(request, "k", 5),
+            mode=q.get("mode", "hybrid"),
+            zone=q.get("zone") or None,
+            project=q.get("project") or None,
+            category=q.get("category") or None,
+            path=q.get("path") or None,
+            include_archived=_bool(request, "include_archived"),
+            expand=q.get("expand") or None,
+            cursor=q.get("cursor") or None,
+        )
+
+    def chunk(request: Request) -> dict[str, Any]:
+        chunk_id = str(request.path_params["chunk_id"])
+        before, after = _int(request, "before", 0), _int(request, "after", 0)
+        if before or after:
+            return service.get_context(chunk_id, before=before, after=after)
+        return service.chunk(chunk_id)
+
+    def sources(request: Request) -> dict[str, Any]:
+        q = request.query_params
+        return service.list_sources(q.get("path_glob") or None, q.get("cursor") or None)
+
+    def source(request: Request) -> Response:
+        path = str(request.path_params["path"])
+        text = service.source_text(path)
+        return PlainTextResponse(text, media_type="text/markdown; charset=utf-8")
+
+    def status(_: Request) -> dict[str, Any]:
+        return service.status()
+
+    def sync(_: Request) -> dict[str, Any]:
+        return service.request_sync(wait=True, timeout=SYNC_SECONDS)
+
+    async def openapi(_: Request) -> Response:
+        return JSONResponse(openapi_document())
+
+    return [
+        Route("/search", _guarded(search), methods=["GET"]),
+        Route("/chunks/{chunk_id}", _guarded(chunk), methods=["GET"]),
+        Route("/sources", _guarded(sources), methods=["GET"]),
+        Route("/sources/{path:path}", _guarded(source), methods=["GET"]),
+        Route("/status", _guarded(status), methods=["GET"]),
+        Route("/sync", _guarded(sync), methods=["POST"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+    ]
+
+
+class Guard:
+    """API key, body size and time limits for every request (the MCP endpoint too)."""
+
+    def __init__(self, app: ASGIApp, *, api_key: str | None, max_body: int, seconds: float):
+        self.app = app
+        self.api_key = api_key.encode() if api_key else None
+        self.max_body = max_body
+        self.seconds = seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v for k, v in scope["headers"]}
+        if self.api_key is not None and not self._authorized(headers):
+            await _error(401, "a valid API key is required (Authorization: Bearer KEY)")(
+                scope, receive, send
+            )
+            return
+        length = headers.get("content-length", b"0")
+        if not length.isdigit() or int(length) > self.max_body:
+            await _error(413, f"the request body is over {self.max_body} bytes")(
+                scope, receive, send
+            )
+            return
+        seen = 0
+        started = False
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body:
+                    raise _TooLarge
+            return message
+
+        async def tracking(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        limit = SYNC_SECONDS if scope["path"] == "/sync" else self.seconds
+        try:
+            with anyio.fail_after(limit):
+                await self.app(scope, limited, tracking)
+        except _TooLarge:
+            if not started:
+                await _error(413, f"the request body is over {self.max_body} bytes")(
+                    scope, receive, send
+                )
+        except TimeoutError:
+            if not started:
+                await _error(503, f"the request took longer than {limit:.0f} s")(
+                    scope, receive, send
+                )
+
+    def _authorized(self, headers: dict[str, bytes]) -> bool:
+        assert self.api_key is not None
+        given = headers.get("x-api-key", b"")
+        bearer = headers.get("authorization", b"")
+        if bearer[:7].lower() == b"bearer ":
+            given = bearer[7:].strip()
+        return hmac.compare_digest(given, self.api_key)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def build_app(
+    service: Service,
+    *,
+    host: str = "127.0.0.1",
+    api_key: str | None = None,
+    max_body: int = MAX_BODY_BYTES,
+    seconds: float = REQUEST_SECONDS,
+) -> ASGIApp:
+    """The HTTP API with MCP at ``/mcp``; ``api_key`` is required off loopback."""
+    if host not in LOOPBACK and not api_key:
+        raise NarezkaError(
+            f"serving on {host} (not loopback) needs an API key: set NAREZKA_API_KEY"
+        )
+    mcp = build_mcp(service)
+    mcp_app = mcp.streamable_http_app(host=host)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():
+            yield
+
+    async def not_found(_: Request, exc: Exception) -> Response:
+        status = int(getattr(exc, "status_code", 404))
+        return _error(status, "no such endpoint" if status == 404 else "method not allowed")
+
+    # The MCP app's own route (``/mcp``) joins ours, so one router answers every path and
+    # an unknown one gets the same JSON error as the rest of the API.
+    app = Starlette(
+        routes=[*_routes(service), *mcp_app.routes],
+        lifespan=lifespan,
+        exception_handlers={404: not_found, 405: not_found},
+    )
+    return Guard(app, api_key=api_key, max_body=max_body, seconds=seconds)

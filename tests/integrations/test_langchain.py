@@ -1,0 +1,46 @@
+"""The LangChain retriever against the real langchain-core: Documents whose metadata points
+at the exact span that answered."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("langchain_core", reason="langchain-core (extra 'langchain') is not installed")
+
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+
+from narezka import Filter, Index
+from narezka.integrations.langchain import NarezkaRetriever
+
+from serve.helpers import run_async
+
+
+def test_documents_carry_source_url_section_start_and_score(kb_index: Index) -> None:
+    retriever = NarezkaRetriever(index=kb_index, k=4, mode="bm25")
+    assert isinstance(retriever, BaseRetriever)
+    docs = retriever.invoke("вернуть вскрытый чай")
+    hits = kb_index.search("вернуть вскрытый чай", k=4, mode="bm25")
+    assert [d.id for d in docs] == [h.chunk_id for h in hits] and docs
+    for doc, hit in zip(docs, hits, strict=True):
+        assert isinstance(doc, Document)
+        meta = doc.metadata
+        assert meta["source"] == hit.file_path and meta["url"] == hit.url
+        assert meta["section"] == " > ".join(hit.section) and meta["score"] == hit.score
+        text = (kb_index.corpus / meta["source"]).read_text(encoding="utf-8")
+        start = meta["start_index"]
+        assert text[start : meta["end_index"]] == doc.page_content
+
+
+def test_filters_and_errors_pass_through(kb_index: Index) -> None:
+    only = NarezkaRetriever(index=kb_index, k=5, mode="bm25", filters=Filter(path="products/**"))
+    docs = only.invoke("лампа")
+    assert docs and all(d.metadata["source"].startswith("products/") for d in docs)
+    with pytest.raises(ValueError, match="empty"):
+        NarezkaRetriever(index=kb_index).invoke("   ")
+
+
+def test_async_invoke_works_too(kb_index: Index) -> None:
+    retriever = NarezkaRetriever(index=kb_index, k=2)
+    docs = run_async(lambda: retriever.ainvoke("доставка"))
+    assert len(docs) == 2

@@ -1,0 +1,28 @@
+"""The README's retriever example runs as written (on a hash-embedded copy of the KB)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+pytest.importorskip("llama_index.core", reason="llama-index-core is not installed")
+
+from narezka import Index, Settings
+
+from conftest import REPO, copy_examples
+
+
+def test_the_readme_retriever_example_runs(tmp_path: Path) -> None:
+    kb = copy_examples(tmp_path / "kb")
+    with Index.create(kb, Settings(embedder="hash")) as index:
+        index.sync()
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("```python", readme.index("Retrievers for frameworks"))
+    code = readme[start + len("```python") : readme.index("```", start + 3)]
+    namespace: dict[str, object] = {}
+    exec(compile(code.replace('"docs/"', repr(str(kb))), "README.md", "exec"), namespace)
+    docs, nodes = namespace["docs"], namespace["nodes"]
+    assert isinstance(docs, list) and len(docs) == 4
+    assert isinstance(nodes, list) and [n.node.node_id for n in nodes] == [d.id for d in docs]

@@ -1,0 +1,153 @@
+"""The MCP server as a desktop agent meets it: the SDK's own client starts `narezka serve`
+as a subprocess over stdio and calls every tool and the resource."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="the serve extra (mcp) is not installed")
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from narezka import Index
+from narezka.tokens import get_counter
+
+from serve.helpers import exact_span, run_async
+
+BUDGET = 900
+
+
+@asynccontextmanager
+async def served(corpus: Path, *extra: str) -> AsyncIterator[Client]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "narezka", "serve", str(corpus), "--max-reply-tokens", str(BUDGET), *extra],
+    )
+    async with Client(params, read_timeout_seconds=60) as client:
+        yield client
+
+
+def run(corpus: Path, scenario: Callable[[Client], Awaitable[None]], *extra: str) -> None:
+    async def main() -> None:
+        async with served(corpus, *extra) as client:
+            await scenario(client)
+
+    run_async(main)
+
+
+async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert get_counter("tokens").count(text) <= BUDGET, f"{tool} reply over the budget"
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+async def refused(client: Client, tool: str, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error, result.content
+    text: str = result.content[0].text  # type: ignore[union-attr]
+    assert "Traceback" not in text
+    return text
+
+
+def test_tools_are_described_for_a_model(built_kb: Path) -> None:
+    async def scenario(client: Client) -> None:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == {"search", "get_context", "list_sources", "index_status"}
+        for tool in tools.values():
+            assert tool.description and len(tool.description) > 40
+            for name, prop in tool.input_schema.get("properties", {}).items():
+                assert prop.get("description"), f"{tool.name}.{name} has no description"
+        mode = tools["search"].input_schema["properties"]["mode"]
+        assert set(mode["enum"]) == {"hybrid", "dense", "bm25"}
+        assert tools["search"].input_schema["required"] == ["query"]
+
+    run(built_kb, scenario, "--no-watch")
+
+
+def test_search_pages_under_the_budget_and_matches_the_index(built_kb: Path) -> None:
+    with Index.open(built_kb) as index:
+        direct = [h.chunk_id for h in index.search("вернуть чай доставка", k=12)]
+    seen: list[dict[str, Any]] = []
+
+    async def scenario(client: Client) -> None:
+        reply = await call(client, "search", query="вернуть чай доставка", k=12)
+        pages = 1
+        seen.extend(reply["hits"])
+        while reply["next_cursor"]:
+            reply = await call(
+                client, "search", query="вернуть чай доставка", k=12, cursor=reply["next_cursor"]
+            )
+            seen.extend(reply["hits"])
+            pages += 1
+        assert pages > 1, "a 900-token budget must need more than one page for 12 hits"
+        text = await refused(
+            client, "search", query="другой запрос", k=12, cursor=reply["next_cursor"] or "eyJ9"
+        )
+        assert "cursor" in text
+
+    run(built_kb, scenario, "--no-watch")
+    assert [h["chunk_id"] for h in seen] == direct
+    for hit in seen:
+        assert hit["breadcrumb"] == " > ".join(hit["section"])
+        assert hit.get("truncated") or exact_span(built_kb, hit)
+
+
+def test_context_sources_status_and_resource(built_kb: Path) -> None:
+    faq = (built_kb / "faq.md").read_text(encoding="utf-8")
+
+    async def scenario(client: Client) -> None:
+        hit = (await call(client, "search", query="вскрытый чай", k=1, mode="bm25"))["hits"][0]
+        around = await call(client, "get_context", chunk_id=hit["chunk_id"], before=1, after=2)
+        indexes = [c["chunk_index"] for c in around["chunks"]]
+        assert hit["chunk_index"] in indexes
+        assert indexes == list(range(indexes[0], indexes[0] + len(indexes)))
+        assert all(c["file_path"] == hit["file_path"] for c in around["chunks"])
+
+        listed = await call(client, "list_sources")
+        assert listed["total"] == 18
+        products = await call(client, "list_sources", path_glob="products/**")
+        assert products["sources"] and all(
+            s["path"].startswith("products/") for s in products["sources"]
+        )
+        status = await call(client, "index_status")
+        assert status["files"] == 18 and status["embedder"].startswith("hash")
+        assert status["strategy"] == "headings" and status["changed_files"] == []
+
+        resource = await client.read_resource("narezka://source/faq.md")
+        text = resource.contents[0].text  # type: ignore[union-attr]
+        assert text == faq[: len(text) - 40] + text[len(text) - 40 :]
+        assert text.startswith(faq[:200])
+        for bad in ("../outside.md", "nope.md", "%2Fetc%2Fpasswd"):
+            with pytest.raises(MCPError):
+                await client.read_resource(f"narezka://source/{bad}")
+
+    run(built_kb, scenario, "--no-watch")
+
+
+def test_malformed_calls_are_tool_errors_and_the_server_keeps_answering(
+    built_kb: Path,
+) -> None:
+    async def scenario(client: Client) -> None:
+        assert "query" in await refused(client, "search", query="")
+        assert "k" in await refused(client, "search", query="чай", k="many")
+        await refused(client, "search", query="чай", k=500)
+        await refused(client, "search", query="чай", mode="fuzzy")
+        assert "parent" in await refused(client, "search", query="чай", expand="parent")
+        assert "no chunk" in await refused(client, "get_context", chunk_id="not-an-id")
+        await refused(client, "get_context", chunk_id="x", before=-1)
+        await refused(client, "no_such_tool")
+        assert (await call(client, "search", query="чай", k=1))["hits"]
+
+    run(built_kb, scenario, "--no-watch")
