@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from narezka.enrich.redaction import redacted_text
 from narezka.search import Hit
+from narezka.types import Chunk
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:
@@ -24,3 +26,23 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
         "chunk_index": hit.chunk_index,
         "stale": hit.stale,
     }
+
+
+def chunk_metadata(chunk: Chunk) -> dict[str, Any]:
+    """What the export helpers put beside a chunk's text (no index needed)."""
+    return {
+        "source": chunk.source,
+        "url": chunk.url,
+        "section": " > ".join(chunk.section),
+        "section_path": list(chunk.section),
+        "start_index": chunk.start,
+        "end_index": chunk.end,
+        "chunk_index": chunk.index,
+        "content_hash": chunk.content_hash,
+        "redacted": bool(chunk.secrets),
+    }
+
+
+def chunk_text(chunk: Chunk) -> str:
+    """The chunk's exact span, secrets redacted (as the index stores it)."""
+    return redacted_text(chunk)

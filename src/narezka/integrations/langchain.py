@@ -12,14 +12,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
 from narezka.index import Index
-from narezka.integrations import hit_metadata
+from narezka.integrations import chunk_metadata, chunk_text, hit_metadata
 from narezka.search import Filter
+from narezka.types import Chunk
 
 
 class NarezkaRetriever(BaseRetriever):
@@ -42,3 +45,9 @@ class NarezkaRetriever(BaseRetriever):
         return [
             Document(page_content=h.text, metadata=hit_metadata(h), id=h.chunk_id) for h in hits
         ]
+
+
+def chunks_to_documents(chunks: Iterable[Chunk]) -> list[Document]:
+    """Chunks (``narezka.chunk_documents(...).chunks``) as LangChain Documents, for people who
+    want only the chunking: metadata as the retriever's, without a score."""
+    return [Document(page_content=chunk_text(c), metadata=chunk_metadata(c)) for c in chunks]

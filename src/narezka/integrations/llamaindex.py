@@ -12,12 +12,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from narezka.index import Index
-from narezka.integrations import hit_metadata
+from narezka.integrations import chunk_metadata, chunk_text, hit_metadata
 from narezka.search import Filter
+from narezka.types import Chunk
 
 
 class NarezkaRetriever(BaseRetriever):
@@ -54,3 +57,17 @@ class NarezkaRetriever(BaseRetriever):
             )
             for h in hits
         ]
+
+
+def chunks_to_nodes(chunks: Iterable[Chunk]) -> list[TextNode]:
+    """Chunks (``narezka.chunk_documents(...).chunks``) as LlamaIndex TextNodes with their
+    exact start/end character offsets, for people who want only the chunking."""
+    return [
+        TextNode(
+            text=chunk_text(c),
+            start_char_idx=c.start,
+            end_char_idx=c.end,
+            metadata=chunk_metadata(c),
+        )
+        for c in chunks
+    ]
