@@ -34,7 +34,7 @@ from rich.progress import (
 )
 
 from narezka.errors import ConfigError
-from narezka.settings import Settings
+from narezka.settings import SPLIT_FIELDS, Settings
 from narezka.split import SENTENCE, strategy_names
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -75,23 +75,6 @@ def byte_progress(label: str, console: Console) -> Progress:
         transient=True,
         disable=not console.is_terminal,
     )
-
-
-SPLIT_KEYS = (
-    "size",
-    "unit",
-    "tokenizer",
-    "overlap",
-    "levels",
-    "min_chars",
-    "breadcrumbs",
-    "threshold",
-    "percentile",
-    "parent_size",
-    "separators",
-    "redact",
-)
-"""The options that become split parameters (``include``/``exclude`` choose files)."""
 
 
 def _levels(_: click.Context, __: click.Parameter, value: str | None) -> tuple[int, int] | None:
@@ -218,7 +201,7 @@ def split_options(*, strategy: bool = True) -> Callable[[F], F]:
 
 def split_values(options: Mapping[str, Any]) -> dict[str, Any]:
     """The split parameters that were given (None and empty values left out)."""
-    return {key: options[key] for key in SPLIT_KEYS if options.get(key) not in (None, (), [])}
+    return {key: options[key] for key in SPLIT_FIELDS if options.get(key) not in (None, (), [])}
 
 
 def settings_for(location: str | Path | None, options: Mapping[str, Any]) -> Settings:

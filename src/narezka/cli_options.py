@@ -25,25 +25,6 @@ from narezka.tokens import TokenCounter
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_SIZE_CHARS = 800
-OPTION_NAMES = (
-    "strategy",
-    "size",
-    "overlap",
-    "unit",
-    "tokenizer",
-    "embedder",
-    "levels",
-    "min_chars",
-    "breadcrumbs",
-    "threshold",
-    "percentile",
-    "parent_size",
-    "include",
-    "exclude",
-    "separators",
-)
-"""The keyword arguments the decorator adds to a command."""
-
 _PARAM_FIELDS = frozenset(f.name for f in dataclasses.fields(SplitParams))
 
 
@@ -178,4 +159,4 @@ class Splitting:
         )
 
 
-__all__ = ["OPTION_NAMES", "Splitting", "splitting_options"]
+__all__ = ["Splitting", "splitting_options"]
