@@ -161,6 +161,9 @@ def test_ctrl_c_exits_130_and_what_was_stored_stays_searchable(tmp_path: Path) -
             _cli("index", str(corpus), "--embedder", "hash"),
             stdout=subprocess.DEVNULL,
             stderr=err_file,
+            # A job started in the background of a non-interactive shell (as CI may start
+            # the suite) inherits SIGINT ignored; Ctrl-C reaches a terminal's foreground.
+            preexec_fn=_default_sigint,
         )
         deadline = time.monotonic() + 60
         while _committed_files(corpus) < 5 and time.monotonic() < deadline:
@@ -171,6 +174,10 @@ def test_ctrl_c_exits_130_and_what_was_stored_stays_searchable(tmp_path: Path) -
     assert "Traceback" not in stderr.read_text(encoding="utf-8", errors="replace")
     code, _, err = run("search", "доставка", "--store", str(corpus), "--mode", "bm25")
     assert code == EXIT_OK, err
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _committed_files(corpus: Path) -> int:
