@@ -427,12 +427,12 @@ class Index:
         narrowed by ``filters``, neighbours folded; ``expand`` = ``"section"`` (the whole
         heading section) or ``"parent"`` (a parent-child index's parents)."""
         check_query_args(query, k, mode, expand)
-        meta = self._record()
+        meta = self._record()  # once per search: the store, strategy and embedder check use it
         engine = SearchEngine(
-            self._store(),
+            self._shared.store_for(meta),
             corpus=self.corpus,
             strategy=str(meta.get("strategy", "")),
-            embedder=self._query_embedder() if mode != "bm25" else None,
+            embedder=self._query_embedder(meta) if mode != "bm25" else None,
             reading=self._shared.lock.read,
             redact=self.settings.redact is not False,
             bm25=bm25_encoder(str(meta.get("bm25") or DEFAULT_ANALYZER)),
@@ -460,19 +460,22 @@ class Index:
 
     def chunks(self, source: str | None = None) -> Iterator[Hit]:
         """Every stored chunk (of one source file, if given), file by file in order."""
-        with self._manifest() as manifest:
+        # One record, one manifest connection and one store for the whole walk (this reads
+        # every file of the corpus); each file under the read lock, whole as a sync left it.
+        meta = self._record()
+        store = self._shared.store_for(meta)
+        with self._manifest(meta) as manifest:
             paths = [source] if source is not None else manifest.paths()
-        for path in paths:
-            # One file at a time under the read lock: each file whole, as one sync left it.
-            with self._shared.lock.read(), self._manifest() as manifest:
-                entry = manifest.get(path)
-                ids = [c.point_id for c in entry.chunks] if entry is not None else []
-                found = [
-                    p
-                    for s in range(0, len(ids), GET_BATCH)
-                    for p in self._points(ids[s : s + GET_BATCH])
-                ]
-            yield from found
+            for path in paths:
+                with self._shared.lock.read():
+                    entry = manifest.get(path)
+                    ids = [c.point_id for c in entry.chunks] if entry is not None else []
+                    found = [
+                        p
+                        for s in range(0, len(ids), GET_BATCH)
+                        for p in self._points(ids[s : s + GET_BATCH], store)
+                    ]
+                yield from found
 
     def sources(self) -> list[SourceInfo]:
         """Every indexed file, sorted by path."""
@@ -530,14 +533,15 @@ class Index:
         return self._shared.store_for(self._record())
 
     @contextlib.contextmanager
-    def _manifest(self) -> Iterator[Manifest]:
-        with Manifest(layout.data_dir(self.home, self._record())) as manifest:
+    def _manifest(self, meta: dict[str, Any] | None = None) -> Iterator[Manifest]:
+        record = meta if meta is not None else self._record()
+        with Manifest(layout.data_dir(self.home, record)) as manifest:
             yield manifest
 
-    def _points(self, ids: Sequence[str]) -> list[Hit]:
+    def _points(self, ids: Sequence[str], store: VectorStore | None = None) -> list[Hit]:
         if not ids:
             return []
-        store = self._store()
+        store = store if store is not None else self._store()
         with self._shared.lock.read():
             points = store.get(list(ids))
         by_id = {p.id: p for p in points}
@@ -548,15 +552,15 @@ class Index:
         searches and syncs must be given it again)."""
         return self._spec_name if self._spec_name else self._embedder()
 
-    def _embedder(self) -> Embedder:
+    def _embedder(self, meta: dict[str, Any] | None = None) -> Embedder:
         """The embedder that writes (and its name must match what the index holds)."""
         if self._model is None:
-            self._model = self._given or _embedder_of(self._record())
+            self._model = self._given or _embedder_of(meta or self._record())
         return self._model
 
-    def _query_embedder(self) -> Embedder:
-        model = self._embedder()
-        built = str(self._record().get("embedder", ""))
+    def _query_embedder(self, meta: dict[str, Any]) -> Embedder:
+        model = self._embedder(meta)
+        built = str(meta.get("embedder", ""))
         if built and model.name != built:
             raise ConfigError(
                 f"the index was built with {built}, not {model.name}: search with the same "
