@@ -51,6 +51,7 @@ DEFAULT_CORPUS = REPO_ROOT.parent / "shared/data/md_corpus"
 STORE_RESULTS = Path(__file__).resolve().parent / "results" / "bench_store.txt"
 
 from narezka.embed import get_embedder  # noqa: E402
+from narezka.pipeline import layout  # noqa: E402
 from narezka.pipeline.indexing import IndexReport, index, read_index_meta  # noqa: E402
 from narezka.pipeline.searching import search  # noqa: E402
 from narezka.store import Eq, Filter, open_store  # noqa: E402
@@ -187,13 +188,14 @@ def run_index(name: str, corpus: Path, store: Path, embedder: str, note: str = "
     loop = (stamps[-1] - stamps[0]) * len(stamps) / (len(stamps) - 1) if len(stamps) > 1 else 0.0
     if report.skipped:
         note += f" ({len(report.skipped)} skipped: {report.skipped[0].path} …)"
-    backend = open_store(store)
+    meta = read_index_meta(store)
+    backend = open_store(layout.data_dir(store, meta))  # the live generation's engine shard
     try:
-        backend.ensure(int(read_index_meta(store)["dim"]), sparse=True)
+        backend.ensure(int(meta["dim"]), sparse=True)
         points = backend.count()
     finally:
         backend.close()
-    with sqlite3.connect(store / MANIFEST_NAME) as db:
+    with sqlite3.connect(layout.data_dir(store, meta) / MANIFEST_NAME) as db:
         (listed,) = db.execute("SELECT COUNT(DISTINCT point_id) FROM chunks").fetchone()
     return Step(
         name, report, wall, points, note.strip(), {"manifest_chunks": listed, "loop_s": loop}
@@ -252,11 +254,12 @@ def measure_search(
         (f'path = "{PATH_FILTER}" (glob)', {"path": PATH_FILTER}),
     ]
     rows: list[SearchRow] = []
-    dim = int(read_index_meta(store)["dim"])
+    meta = read_index_meta(store)
+    dim, data = int(meta["dim"]), layout.data_dir(store, meta)
     opens, closes = [], []
     for _ in queries:
         t = time.perf_counter()
-        backend = open_store(store)
+        backend = open_store(data)
         backend.ensure(dim, sparse=True)
         opens.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
@@ -278,7 +281,7 @@ def measure_search(
             must = (Eq("project", PROJECT_FILTER),) if "project" in kwargs else ()
             where = Filter(must, not_archived)
             wanted = 20 + (20 if "path" in kwargs else 0)
-            backend = open_store(store)  # one process per index: not while search() runs
+            backend = open_store(data)  # one process per index: not while search() runs
             try:
                 backend.ensure(dim, sparse=True)
                 for i in range(len(queries)):
