@@ -22,11 +22,11 @@ from narezka.embed import get_embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
 from narezka.pipeline.indexing import IndexReport
-from narezka.pipeline.maintenance import push, sync, watch
+from narezka.pipeline.maintenance import sync, watch
 from narezka.pipeline.searching import MODES, Hit
 from narezka.pipeline.syncing import Progress
 from narezka.search import Filter
-from narezka.store import IndexInUseError, open_store
+from narezka.store import IndexInUseError
 from narezka.store.sparse import ANALYZERS
 
 WAIT_STEP = 0.2
@@ -349,14 +349,21 @@ def watch_command(store: str, debounce_ms: int) -> None:
     envvar="NAREZKA_QDRANT_URL",
     help="The Qdrant server or cluster (API key from QDRANT_API_KEY).",
 )
-@click.option("--collection", default="narezka", show_default=True)
+@click.option(
+    "--collection",
+    default="narezka",
+    show_default=True,
+    help="The copy's name there: `search --store URL --collection NAME` reads it.",
+)
 def push_command(store: str, qdrant_url: str, collection: str) -> None:
-    """Copy an embedded index to a Qdrant server: same ids, vectors and payloads.
+    """Copy an index to a Qdrant server: same ids, vectors and payloads, readable there by
+    URL. A re-push updates the copy (points of deleted files go).
 
     Example: narezka push examples/kb --qdrant-url http://localhost:6333
     """
     try:
-        copied = push(store, open_store(url=qdrant_url, collection=collection))
+        with Index.open(store) as index:
+            copied = index.push(qdrant_url, collection=collection)
     except NarezkaError as exc:
         fail(exc)
     click.echo(f"copied {copied} points to {qdrant_url} ({collection})")

@@ -551,22 +551,53 @@ class Index:
             else (),
         )
 
-    def push(self, url: str, *, collection: str = "narezka") -> int:
-        """Copy every point (same ids, vectors, payloads) into a Qdrant server's collection."""
+    def push(self, url: str, *, collection: str = DEFAULT_COLLECTION) -> int:
+        """Copy every point (same ids, vectors, payloads) to a Qdrant server as the index
+        named ``collection`` there, readable by URL (:meth:`open`); returns how many.
+
+        A re-push brings the copy up to date: points of files deleted since the last push
+        are removed (they are narezka's own). A non-empty collection that narezka did not
+        push or index is refused."""
+        from narezka.store import server_record
         from narezka.store.server import ServerStore
 
+        _check_collection_name(collection)
+        meta = self._record()
+        with self._manifest() as manifest:
+            files = server_record.snapshot(manifest)
+        try:
+            earlier: server_record.RecordManifest | None = server_record.fetch(url, collection)[1]
+        except ConfigError:
+            earlier = None
+        with ServerStore(url, collection=collection) as target:
+            if earlier is None and target.exists():
+                target.ensure(int(meta["dim"]), sparse=True)
+                if target.count():
+                    raise ConfigError(
+                        f"{url} already has a collection {collection!r} that narezka did not "
+                        "write: push to another --collection, or remove it yourself"
+                    )
+            copied = self.push_to(target)
+            ids = {pid for row in files.values() for pid in row[3]}
+            if earlier is not None:
+                target.delete([pid for pid in earlier.point_ids() if pid not in ids])
+        copy = {**meta, "url": url, "collection": collection, "collection_name": collection}
+        server_record.publish(url, collection, copy, files)
+        return copied
+
+    def push_to(self, target: VectorStore) -> int:
+        """Copy every point into an open store (its collection is created if needed)."""
         meta = self._record()
         with self._manifest() as manifest:
             ids = manifest.point_ids()
+        target.ensure(int(meta["dim"]), sparse=True)
+        source = self._store()
         copied = 0
-        with ServerStore(url, collection=collection) as target:
-            target.ensure(int(meta["dim"]), sparse=True)
-            source = self._store()
-            for start in range(0, len(ids), GET_BATCH):
-                with self._shared.lock.read():
-                    points = source.get(ids[start : start + GET_BATCH], with_vectors=True)
-                target.upsert(points)
-                copied += len(points)
+        for start in range(0, len(ids), GET_BATCH):
+            with self._shared.lock.read():
+                points = source.get(ids[start : start + GET_BATCH], with_vectors=True)
+            target.upsert(points)
+            copied += len(points)
         return copied
 
     # ---- internals ----------------------------------------------------------------------
@@ -735,7 +766,10 @@ def _collection_name(given: str | None, meta: dict[str, Any] | None) -> str:
             f"this index's server collections are named {recorded!r}, not {given!r}: "
             "a new name is a new index (another --store)"
         )
-    name = recorded or given or DEFAULT_COLLECTION
+    return _check_collection_name(recorded or given or DEFAULT_COLLECTION)
+
+
+def _check_collection_name(name: str) -> str:
     if not COLLECTION_NAME.fullmatch(name):
         raise ConfigError(
             f"collection name {name!r}: use letters, digits, '_' and '-' (at most 200)"

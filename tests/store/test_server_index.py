@@ -17,13 +17,17 @@ from click.testing import CliRunner
 
 from narezka import Filter, Index, Settings
 from narezka.cli import cli
+from narezka.embed import get_embedder
 from narezka.errors import ConfigError
+from narezka.store.base import StoredPoint, point_id
 from narezka.store.errors import StoreUnavailableError
+from narezka.store.server import ServerStore
 
 from .fake_qdrant import FakeQdrant, fake_qdrant
 
 KB = Path(__file__).resolve().parents[2] / "examples" / "kb"
 HASH = Settings(embedder="hash")
+HASH_DIM = get_embedder("hash").dim
 
 
 @pytest.fixture
@@ -191,3 +195,37 @@ def test_cli_index_and_search_by_url(fake: FakeQdrant, corpus: Path, tmp_path: P
     assert len(hits) == 3 and all(h["file_path"] for h in hits)
     missing = runner.invoke(cli, ["search", "чай", "--store", fake.url, "--collection", "nope"])
     assert missing.exit_code == 2 and "no narezka index 'nope'" in missing.output
+
+
+def test_push_makes_a_copy_readable_by_url_and_a_re_push_updates_it(
+    fake: FakeQdrant, corpus: Path
+) -> None:
+    with Index.create(corpus, HASH) as local:
+        local.sync()
+        assert local.push(fake.url, collection="copy") == local.stats().chunks
+        query = "можно ли вернуть вскрытый чай"
+        with Index.open(fake.url, collection="copy") as copy:
+            assert _ids(copy.search(query, k=5)) == _ids(local.search(query, k=5))
+        gone = sorted(corpus.glob("*.md"))[0]
+        gone.unlink()
+        local.sync()
+        local.push(fake.url, collection="copy")
+        with Index.open(fake.url, collection="copy") as copy:
+            assert gone.name not in {s.path for s in copy.sources()}
+            assert copy.stats().chunks == local.stats().chunks
+        with ServerStore(fake.url, collection="copy") as points:
+            points.ensure(HASH_DIM, sparse=True)
+            assert points.count() == local.stats().chunks  # the deleted file's points went
+
+
+def test_push_refuses_a_collection_narezka_did_not_write(fake: FakeQdrant, corpus: Path) -> None:
+    with ServerStore(fake.url, collection="theirs") as theirs:
+        theirs.ensure(HASH_DIM, sparse=True)
+        theirs.upsert([StoredPoint(point_id("x"), [1.0] * HASH_DIM, {"mine": True})])
+    with Index.create(corpus, HASH) as local:
+        local.sync()
+        with pytest.raises(ConfigError, match="did not write"):
+            local.push(fake.url, collection="theirs")
+    with ServerStore(fake.url, collection="theirs") as theirs:
+        theirs.ensure(HASH_DIM, sparse=True)
+        assert theirs.count() == 1

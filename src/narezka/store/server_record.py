@@ -34,7 +34,7 @@ Files = dict[str, list[Any]]
 """path → [size, mtime, doc_hash, [point ids in chunk order]]."""
 
 
-def snapshot(manifest: Manifest) -> Files:
+def snapshot(manifest: Manifest | RecordManifest) -> Files:
     """The manifest's file list as the record publishes it."""
     return {
         path: [size, mtime, digest, _ids(manifest, path)]
@@ -42,7 +42,7 @@ def snapshot(manifest: Manifest) -> Files:
     }
 
 
-def _ids(manifest: Manifest, path: str) -> list[str]:
+def _ids(manifest: Manifest | RecordManifest, path: str) -> list[str]:
     entry = manifest.get(path)
     return [c.point_id for c in entry.chunks] if entry is not None else []
 
