@@ -22,11 +22,11 @@ from narezka.embed import get_embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
 from narezka.pipeline.indexing import IndexReport
-from narezka.pipeline.maintenance import push, sync, watch
+from narezka.pipeline.maintenance import sync, watch
 from narezka.pipeline.searching import MODES, Hit
 from narezka.pipeline.syncing import Progress
 from narezka.search import Filter
-from narezka.store import IndexInUseError, open_store
+from narezka.store import IndexInUseError
 from narezka.store.sparse import ANALYZERS
 
 WAIT_STEP = 0.2
@@ -49,6 +49,12 @@ TABLE_SNIPPET = 160
     default=None,
     envvar="NAREZKA_QDRANT_URL",
     help="A Qdrant server or cluster instead of the embedded engine (API key from QDRANT_API_KEY).",
+)
+@click.option(
+    "--collection",
+    default=None,
+    help="With --qdrant-url: the index's name on the server (its collections NAME, "
+    "NAME-data-N, NAME-record)  [default: narezka]; one name per index.",
 )
 @click.option(
     "--embedder",
@@ -76,6 +82,7 @@ def index_command(
     corpus: Path,
     store_dir: Path | None,
     qdrant_url: str | None,
+    collection: str | None,
     rebuild: bool,
     strict: bool,
     as_json: bool,
@@ -94,7 +101,12 @@ def index_command(
     settings = settings_for(corpus, options)
     progress = byte_progress("indexing", err)
     try:
-        with progress, Index.create(corpus, settings, store=store_dir, url=qdrant_url) as ix:
+        with (
+            progress,
+            Index.create(
+                corpus, settings, store=store_dir, url=qdrant_url, collection=collection
+            ) as ix,
+        ):
             task = progress.add_task("index", total=None)
             report = ix.sync(
                 rebuild=rebuild,
@@ -152,7 +164,14 @@ def _print_index_report(report: IndexReport) -> None:
     "--store",
     default=".",
     show_default=True,
-    help="Index directory, or the corpus folder that holds .narezka/.",
+    help="Index directory, the corpus folder that holds .narezka/, or the URL of the Qdrant "
+    "server holding the index (read-only; see --collection).",
+)
+@click.option(
+    "--collection",
+    default="narezka",
+    show_default=True,
+    help="With a server URL as --store: which index there (its --collection name).",
 )
 @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
 @click.option("-k", "k", type=int, default=5, show_default=True)
@@ -190,6 +209,7 @@ def _print_index_report(report: IndexReport) -> None:
 def search_command(
     query: str,
     store: str,
+    collection: str,
     mode: str,
     k: int,
     zone: str | None,
@@ -221,7 +241,7 @@ def search_command(
     while True:
         try:
             model = get_embedder(embedder) if embedder else None
-            with Index.open(store, embedder=model) as index:
+            with Index.open(store, embedder=model, collection=collection) as index:
                 hits = index.search(query, k=k, mode=mode, filters=filters, expand=expand)
             break
         except IndexInUseError as exc:
@@ -329,14 +349,21 @@ def watch_command(store: str, debounce_ms: int) -> None:
     envvar="NAREZKA_QDRANT_URL",
     help="The Qdrant server or cluster (API key from QDRANT_API_KEY).",
 )
-@click.option("--collection", default="narezka", show_default=True)
+@click.option(
+    "--collection",
+    default="narezka",
+    show_default=True,
+    help="The copy's name there: `search --store URL --collection NAME` reads it.",
+)
 def push_command(store: str, qdrant_url: str, collection: str) -> None:
-    """Copy an embedded index to a Qdrant server: same ids, vectors and payloads.
+    """Copy an index to a Qdrant server: same ids, vectors and payloads, readable there by
+    URL. A re-push updates the copy (points of deleted files go).
 
     Example: narezka push examples/kb --qdrant-url http://localhost:6333
     """
     try:
-        copied = push(store, open_store(url=qdrant_url, collection=collection))
+        with Index.open(store) as index:
+            copied = index.push(qdrant_url, collection=collection)
     except NarezkaError as exc:
         fail(exc)
     click.echo(f"copied {copied} points to {qdrant_url} ({collection})")

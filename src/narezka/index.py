@@ -18,17 +18,18 @@ waits a few seconds for a short ``sync`` to finish first).
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from narezka.config import load_rules
 from narezka.embed import CachedEmbedder, Embedder, get_embedder, signal_embedder
-from narezka.errors import ConfigError
+from narezka.errors import ConfigError, NarezkaError
 from narezka.pipeline import layout
 from narezka.pipeline.chunking import include_for
 from narezka.pipeline.syncing import (
@@ -52,11 +53,16 @@ from narezka.split import get_strategy
 from narezka.store import Manifest, StoredHit, VectorStore, open_store
 from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
 
+if TYPE_CHECKING:  # qdrant-client is imported only for an index on a server
+    from narezka.store import server_record
+
 SyncReport = IndexReport
 """What a sync did: files new/changed/unchanged/deleted, chunks embedded/reused/deleted,
 skipped files with reasons, warnings, seconds per stage."""
 
 GET_BATCH = 256
+DEFAULT_COLLECTION = "narezka"
+COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-]{1,200}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +149,11 @@ class _ReadWriteLock:
 
 
 class _Shared:
-    """One index folder's open store in this process, shared by every ``Index`` of it."""
+    """One index's open store in this process, shared by every ``Index`` of it (an index
+    folder, or a server collection opened by URL: ``home`` None)."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, key: str, home: Path | None) -> None:
+        self.key = key
         self.home = home
         self.lock = _ReadWriteLock()
         self.store: VectorStore | None = None
@@ -180,16 +188,15 @@ class _Shared:
             self.store, self.data = None, None
 
 
-_OPEN: dict[Path, _Shared] = {}
+_OPEN: dict[str, _Shared] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def _acquire(home: Path) -> _Shared:
-    key = home.resolve()
+def _acquire(key: str, home: Path | None) -> _Shared:
     with _OPEN_LOCK:
         shared = _OPEN.get(key)
         if shared is None:
-            shared = _OPEN[key] = _Shared(home)
+            shared = _OPEN[key] = _Shared(key, home)
         shared.users += 1
         return shared
 
@@ -199,14 +206,17 @@ def _release(shared: _Shared) -> None:
         shared.users -= 1
         if shared.users > 0:
             return
-        _OPEN.pop(shared.home.resolve(), None)
+        _OPEN.pop(shared.key, None)
     shared.close()
 
 
-def _open_data_store(home: Path, meta: dict[str, Any]) -> VectorStore:
+def _open_data_store(home: Path | None, meta: dict[str, Any]) -> VectorStore:
     url = meta.get("url")
     collection = {"collection": meta["collection"]} if meta.get("collection") else {}
-    store = open_store(None if url else layout.data_dir(home, meta), url=url, **collection)
+    if not url and home is None:  # pragma: no cover - a URL-opened index's record has a url
+        raise ConfigError("an embedded index needs its folder")
+    path = layout.data_dir(home, meta) if not url and home is not None else None
+    store = open_store(path, url=url, **collection)
     try:
         store.ensure(int(meta["dim"]), sparse=True)
     except BaseException:
@@ -231,7 +241,7 @@ class Index:
 
     def __init__(
         self,
-        home: Path,
+        home: Path | None,
         corpus: Path,
         settings: Settings,
         *,
@@ -239,16 +249,23 @@ class Index:
         embedder: Embedder | None,
         meta: dict[str, Any] | None,
         spec: str | None,
+        collection: str = DEFAULT_COLLECTION,
     ) -> None:
         self.home = home
+        """The index folder; None for an index opened by its server URL (read-only)."""
         self._spec_name = spec
         self.corpus = corpus
         self.settings = settings
         self.url = url
+        self.collection = collection
+        """A server index's name: its collections are ``NAME``, ``NAME-data-N`` and
+        ``NAME-record``."""
         self._given = embedder
         self._model: Embedder | None = None
         self._meta = meta
-        self._shared = _acquire(home)
+        self._remote_files: server_record.RecordManifest | None = None
+        key = str(home.resolve()) if home is not None else f"{url}#{collection}"
+        self._shared = _acquire(key, home)
         self._closed = False
 
     # ---- opening ------------------------------------------------------------------------
@@ -261,12 +278,15 @@ class Index:
         *,
         store: str | Path | None = None,
         url: str | None = None,
+        collection: str | None = None,
         embedder: Embedder | None = None,
     ) -> Index:
         """An index of ``corpus`` with ``settings`` (default: :meth:`Settings.load` of the
-        corpus), kept in ``store`` (default ``corpus/.narezka``) or on a Qdrant server at
-        ``url``. Nothing is written until :meth:`sync`; a store that would put the user's
-        files at risk, an unknown embedder or bad settings fail here."""
+        corpus), kept in ``store`` (default ``corpus/.narezka``), its points on a Qdrant
+        server at ``url`` if given, in collections named ``collection`` (default
+        ``narezka``; one name per index on a server). Nothing is written until
+        :meth:`sync`; a store that would put the user's files at risk, an unknown embedder
+        or bad settings fail here."""
         root = Path(corpus)
         if not root.exists():
             raise ConfigError(f"{root}: no such file or directory")
@@ -278,7 +298,10 @@ class Index:
         get_strategy(chosen.strategy)
         meta = existing_meta(home, tolerate_bad=True)
         spec = None if embedder is not None else chosen.embedder
-        index = cls(home, root, chosen, url=url, embedder=model, meta=meta, spec=spec)
+        name = _collection_name(collection, meta)
+        index = cls(
+            home, root, chosen, url=url, embedder=model, meta=meta, spec=spec, collection=name
+        )
         index._model = model
         return index
 
@@ -289,16 +312,30 @@ class Index:
         *,
         embedder: Embedder | None = None,
         corpus: str | Path | None = None,
+        collection: str = DEFAULT_COLLECTION,
     ) -> Index:
-        """The index in ``location``: its folder, or a corpus folder holding ``.narezka/``.
+        """The index in ``location``: its folder, a corpus folder holding ``.narezka/``, or
+        the URL of the Qdrant server holding it (``collection`` names which index there).
+
         ``embedder`` is needed only for an index built with an embedder object; ``corpus``
         says where the corpus is now if it moved away from its index (the next sync records
-        it)."""
+        it). An index opened by URL is read-only (search, get, neighbours, chunks, sources,
+        stats, push): it is synced from its folder on the machine that holds the corpus,
+        and reads the record that machine's last sync published on the server."""
         text = str(location)
         if text.startswith(("http://", "https://")):
-            raise ConfigError(
-                "a server index is opened through its local folder (which holds its record "
-                "and manifest): Index.open(STORE), not the server URL"
+            from narezka.store import server_record
+
+            meta, _ = server_record.fetch(text, collection)
+            return cls(
+                None,
+                Path(str(meta.get("corpus") or ".")),
+                _settings_of(meta),
+                url=text,
+                embedder=embedder,
+                meta={**meta, "url": text},
+                spec=meta.get("embedder_spec") or None,
+                collection=collection,
             )
         home = resolve_home(location)
         meta = layout.read_meta(home)
@@ -312,6 +349,7 @@ class Index:
             embedder=embedder,
             meta=meta,
             spec=meta.get("embedder_spec") or None,
+            collection=_collection_name(None, meta),
         )
 
     def __enter__(self) -> Index:
@@ -341,8 +379,9 @@ class Index:
         ``paths`` limits the work to those files (a watcher's events); ``rebuild`` builds a
         fresh generation beside the live one and swaps it in when complete."""
         self._check_open()
+        home = self._local_home("sync")
         started = time.perf_counter()
-        root, home = self.corpus, self.home
+        root = self.corpus
         model = self._embedder()
         split_params, counter = sizing(model, self.settings.split_values())
         splitter = get_strategy(self.settings.strategy, embed=signal_embedder(model))
@@ -356,7 +395,13 @@ class Index:
             report.warnings.extend(retire_leftovers(home, old))
             if old is None or rebuild:
                 generation = layout.new_generation(home)
-                collection = _collection_for(generation, first=old is None) if self.url else None
+                collection = (
+                    _collection_for(self.collection, generation, first=old is None)
+                    if self.url
+                    else None
+                )
+                if collection is not None and self.url is not None:
+                    _refuse_foreign(self.url, collection)
                 if old is not None:
                     # Name the half-built generation before filling it, so an interrupted
                     # rebuild is cleaned up by name on the next run.
@@ -371,6 +416,8 @@ class Index:
             )  # fmt: skip
             # Queries must be analyzed as the stored documents were (absent: snowball).
             meta["bm25"] = analyzer
+            if self.url:
+                meta["collection_name"] = self.collection
             if old is None:
                 layout.write_meta(home, meta)  # searchable from the first committed file on
             swapping = old is not None and rebuild
@@ -392,6 +439,7 @@ class Index:
                     report.recovered = manifest.recover(store)
                     sync_files(syncer, root, globs, exclude, manifest, progress or Progress(),
                                paths=_relative_paths(root, paths))  # fmt: skip
+                    files = _snapshot(manifest) if self.url else None
                 _optimize(store)
             except BaseException:
                 if fresh_store is not None:
@@ -400,12 +448,14 @@ class Index:
             meta["synced_at"] = datetime.now(UTC).isoformat(timespec="seconds")
             if swapping and old is not None and fresh_store is not None:
                 layout.write_meta(home, meta)  # the swap: readers move to the new generation
+                self._publish(meta, files, report)  # before the old collection goes
                 self._shared.swap(fresh_store, generation)
                 retired = str(old.get("data") or layout.LEGACY_DATA)
                 if not retire(home, retired, old.get("collection"), self.url):
                     layout.write_meta(home, {**meta, "retired": [retired]})
             else:
                 layout.write_meta(home, meta)
+                self._publish(meta, files, report)
         self._meta = meta
         if isinstance(cached, CachedEmbedder):
             report.cache_hits, report.cache_misses = cached.hits, cached.misses
@@ -495,46 +545,123 @@ class Index:
             strategy=str(meta.get("strategy", "")),
             settings=self.settings.to_record(),
             synced_at=meta.get("synced_at"),
-            changed_files=tuple(self._changed(sources)),
+            # A reader by URL may not have the corpus here: then it cannot tell.
+            changed_files=tuple(self._changed(sources))
+            if self.home is not None or self.corpus.is_dir()
+            else (),
         )
 
-    def push(self, url: str, *, collection: str = "narezka") -> int:
-        """Copy every point (same ids, vectors, payloads) into a Qdrant server's collection."""
+    def push(self, url: str, *, collection: str = DEFAULT_COLLECTION) -> int:
+        """Copy every point (same ids, vectors, payloads) to a Qdrant server as the index
+        named ``collection`` there, readable by URL (:meth:`open`); returns how many.
+
+        A re-push brings the copy up to date: points of files deleted since the last push
+        are removed (they are narezka's own). A non-empty collection that narezka did not
+        push or index is refused."""
+        from narezka.store import server_record
         from narezka.store.server import ServerStore
 
+        _check_collection_name(collection)
+        meta = self._record()
+        with self._manifest() as manifest:
+            files = server_record.snapshot(manifest)
+        try:
+            earlier: server_record.RecordManifest | None = server_record.fetch(url, collection)[1]
+        except ConfigError:
+            earlier = None
+        with ServerStore(url, collection=collection) as target:
+            if earlier is None and target.exists():
+                target.ensure(int(meta["dim"]), sparse=True)
+                if target.count():
+                    raise ConfigError(
+                        f"{url} already has a collection {collection!r} that narezka did not "
+                        "write: push to another --collection, or remove it yourself"
+                    )
+            copied = self.push_to(target)
+            ids = {pid for row in files.values() for pid in row[3]}
+            if earlier is not None:
+                target.delete([pid for pid in earlier.point_ids() if pid not in ids])
+        copy = {**meta, "url": url, "collection": collection, "collection_name": collection}
+        server_record.publish(url, collection, copy, files)
+        return copied
+
+    def push_to(self, target: VectorStore) -> int:
+        """Copy every point into an open store (its collection is created if needed)."""
         meta = self._record()
         with self._manifest() as manifest:
             ids = manifest.point_ids()
+        target.ensure(int(meta["dim"]), sparse=True)
+        source = self._store()
         copied = 0
-        with ServerStore(url, collection=collection) as target:
-            target.ensure(int(meta["dim"]), sparse=True)
-            source = self._store()
-            for start in range(0, len(ids), GET_BATCH):
-                with self._shared.lock.read():
-                    points = source.get(ids[start : start + GET_BATCH], with_vectors=True)
-                target.upsert(points)
-                copied += len(points)
+        for start in range(0, len(ids), GET_BATCH):
+            with self._shared.lock.read():
+                points = source.get(ids[start : start + GET_BATCH], with_vectors=True)
+            target.upsert(points)
+            copied += len(points)
         return copied
 
     # ---- internals ----------------------------------------------------------------------
 
     def _check_open(self) -> None:
         if self._closed:
-            raise ConfigError(f"the index {self.home} is closed")
+            raise ConfigError(f"the index {self._where()} is closed")
+
+    def _where(self) -> str:
+        return str(self.home) if self.home is not None else f"{self.url} ({self.collection})"
+
+    def _local_home(self, action: str) -> Path:
+        if self.home is None:
+            raise ConfigError(
+                f"the index {self._where()} was opened by its server URL, which is read-only: "
+                f"{action} it from its index folder on the machine that holds the corpus"
+            )
+        return self.home
 
     def _record(self) -> dict[str, Any]:
         self._check_open()
         # Another process may have synced or rebuilt since: read the record each time (it
-        # is one small file, replaced atomically).
-        self._meta = layout.read_meta(self.home)
+        # is one small file, replaced atomically; on a server, one point).
+        if self.home is None:
+            from narezka.store import server_record
+
+            assert self.url is not None
+            meta, self._remote_files = server_record.fetch(self.url, self.collection)
+            self._meta = {**meta, "url": self.url}
+        else:
+            self._meta = layout.read_meta(self.home)
         return self._meta
+
+    def _publish(
+        self, meta: dict[str, Any], files: server_record.Files | None, report: IndexReport
+    ) -> None:
+        """Publish a server index's record for readers by URL; a failure is a warning (the
+        index itself is synced; the next sync publishes again)."""
+        if self.url is None or files is None:
+            return
+        from narezka.store import server_record
+
+        try:
+            server_record.publish(self.url, self.collection, meta, files)
+        except NarezkaError as exc:
+            report.warnings.append(
+                f"{self.url}: the index record for readers by URL was not updated ({exc}); "
+                "they see the previous sync until the next one"
+            )
 
     def _store(self) -> VectorStore:
         return self._shared.store_for(self._record())
 
     @contextlib.contextmanager
-    def _manifest(self, meta: dict[str, Any] | None = None) -> Iterator[Manifest]:
+    def _manifest(
+        self, meta: dict[str, Any] | None = None
+    ) -> Iterator[Manifest | server_record.RecordManifest]:
         record = meta if meta is not None else self._record()
+        if self.home is None:
+            if meta is not None or self._remote_files is None:
+                self._record()  # the file list published with this record
+            assert self._remote_files is not None
+            yield self._remote_files
+            return
         with Manifest(layout.data_dir(self.home, record)) as manifest:
             yield manifest
 
@@ -566,7 +693,7 @@ class Index:
                 f"the index was built with {built}, not {model.name}: search with the same "
                 "embedder or re-index with --rebuild"
             )
-        if not isinstance(model, CachedEmbedder):
+        if not isinstance(model, CachedEmbedder) and self.home is not None:
             model = self._model = open_embedder(model, self.home)
         return model
 
@@ -621,8 +748,47 @@ def _analyzer(home: Path, old: dict[str, Any] | None, wanted: str | None, *, reb
     return built
 
 
-def _collection_for(generation: str, *, first: bool) -> str:
-    return "narezka" if first else f"narezka-{generation}"
+def _collection_for(name: str, generation: str, *, first: bool) -> str:
+    return name if first else f"{name}-{generation}"
+
+
+def _snapshot(manifest: Manifest) -> server_record.Files:
+    from narezka.store import server_record
+
+    return server_record.snapshot(manifest)
+
+
+def _collection_name(given: str | None, meta: dict[str, Any] | None) -> str:
+    """A server index's name: the recorded one (an index keeps its name), else the given."""
+    recorded = str(meta.get("collection_name") or DEFAULT_COLLECTION) if meta else None
+    if recorded is not None and given is not None and given != recorded:
+        raise ConfigError(
+            f"this index's server collections are named {recorded!r}, not {given!r}: "
+            "a new name is a new index (another --store)"
+        )
+    return _check_collection_name(recorded or given or DEFAULT_COLLECTION)
+
+
+def _check_collection_name(name: str) -> str:
+    if not COLLECTION_NAME.fullmatch(name):
+        raise ConfigError(
+            f"collection name {name!r}: use letters, digits, '_' and '-' (at most 200)"
+        )
+    return name
+
+
+def _refuse_foreign(url: str, collection: str) -> None:
+    """A new generation's collection must not exist yet: narezka writes into (and later
+    drops) only collections it created."""
+    from narezka.store.server import ServerStore
+
+    with ServerStore(url, collection=collection) as store:
+        if store.exists():
+            raise ConfigError(
+                f"{url} already has a collection {collection!r} that this index did not "
+                "create: narezka will not write into it or drop it; choose another name "
+                "(--collection) or remove it yourself"
+            )
 
 
 def _relative_paths(root: Path, paths: Sequence[str | Path] | None) -> set[str] | None:

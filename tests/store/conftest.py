@@ -12,20 +12,30 @@ from narezka.store.base import VectorStore
 StoreFactory = Callable[[], VectorStore]
 
 
-@pytest.fixture(params=["edge", "server"])
+@pytest.fixture(params=["edge", "server", "rest"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 @pytest.fixture
-def new_store(backend: str, tmp_path: Path) -> StoreFactory:
+def new_store(backend: str, tmp_path: Path) -> Iterator[StoreFactory]:
     """Opens the backend's store afresh on each call: the same directory for edge (so a call
-    after ``close()`` reopens it), one shared in-memory client for the server adapter."""
+    after ``close()`` reopens it), one shared in-memory client for the server adapter, and a
+    real HTTP client of the fake Qdrant REST server (``fake_qdrant``) for ``rest``."""
     if backend == "edge":
         from narezka.store.edge import EdgeStore
 
         # No optimize on close: tests reopen often, and the merge is not what they check.
-        return lambda: EdgeStore(tmp_path / "index", optimize_on_close=False)
+        yield lambda: EdgeStore(tmp_path / "index", optimize_on_close=False)
+        return
+    if backend == "rest":
+        from narezka.store.server import ServerStore
+
+        from .fake_qdrant import fake_qdrant
+
+        with fake_qdrant() as fake:
+            yield lambda: ServerStore(fake.url)
+        return
     from qdrant_client import QdrantClient
 
     from narezka.store.server import ServerStore
@@ -36,7 +46,7 @@ def new_store(backend: str, tmp_path: Path) -> StoreFactory:
         def close(self) -> None:  # keep the in-memory client: it *is* the data
             self._ready = False
 
-    return lambda: Reopenable(client=client)
+    yield lambda: Reopenable(client=client)
 
 
 @pytest.fixture

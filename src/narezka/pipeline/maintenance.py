@@ -17,7 +17,6 @@ from narezka.embed.calibrate import Calibration, ServerCounted, calibrate, save_
 from narezka.errors import ConfigError, MissingDependencyError
 from narezka.index import Index
 from narezka.pipeline.chunking import chunk_documents
-from narezka.pipeline.layout import data_dir
 from narezka.pipeline.searching import resolve_store
 from narezka.pipeline.syncing import (
     STORE_DIRNAME,
@@ -25,9 +24,7 @@ from narezka.pipeline.syncing import (
     corpus_of,
     read_index_meta,
 )
-from narezka.store import Manifest, VectorStore, open_store
-
-PUSH_BATCH = 256
+from narezka.store import VectorStore
 
 
 def sync(
@@ -90,24 +87,10 @@ def watch(
 
 
 def push(location: str | Path, target: VectorStore) -> int:
-    """Copy every point of an embedded index into ``target``; returns how many."""
-    home = resolve_store(location)
-    meta = read_index_meta(home)
-    data = data_dir(home, meta)
-    source = open_store(data)
-    copied = 0
-    try:
-        source.ensure(int(meta["dim"]), sparse=True)
-        target.ensure(int(meta["dim"]), sparse=True)
-        with Manifest(data) as manifest:
-            ids = manifest.point_ids()
-        for start in range(0, len(ids), PUSH_BATCH):
-            points = source.get(ids[start : start + PUSH_BATCH], with_vectors=True)
-            target.upsert(points)
-            copied += len(points)
-    finally:
-        source.close()
-    return copied
+    """Copy every point of an index into ``target``; returns how many
+    (:meth:`narezka.Index.push` copies to a server by URL and makes the copy readable there)."""
+    with Index.open(location) as index:
+        return index.push_to(target)
 
 
 def calibrate_corpus(

@@ -157,7 +157,9 @@ class Service:
     def _watch_loop(self) -> None:
         from watchfiles import watch as file_events
 
-        own = self.index.home.resolve()
+        home = self.index.home
+        assert home is not None  # serve opens an index folder (it syncs), never a URL
+        own = home.resolve()
 
         def outside_index(_: object, path: str) -> bool:
             # The index may live inside the corpus: its own writes must not trigger a sync.

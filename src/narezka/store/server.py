@@ -155,6 +155,13 @@ class ServerStore:
                     )
                 )
 
+    def exists(self) -> bool:
+        """Whether the collection exists on the server (it is not opened)."""
+        if self._client is None:
+            raise StoreConfigError(f"collection {self.collection} is closed")
+        client = self._client
+        return bool(self._call(lambda: client.collection_exists(self.collection)))
+
     def drop(self) -> None:
         """Delete the whole collection (a retired generation narezka created)."""
         if self._client is None:

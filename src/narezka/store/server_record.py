@@ -1,0 +1,131 @@
+"""A server index's record, kept on the server beside its points.
+
+An index on a Qdrant server is written from the machine that holds the corpus; its record
+(``index.json``) and manifest live in that machine's index folder. So that any other machine
+can open it by URL alone (``Index.open("http://host:6333")``) and search, list and read it,
+every sync also publishes a copy of the record and of the manifest's file list to the
+collection ``<name>-record``: one point whose payload holds both as JSON text. The copy is
+replaced in one upsert, so a reader sees one complete sync's state or the next one's; the
+points themselves may be a little ahead of it while a sync runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from narezka.errors import ConfigError
+from narezka.store.base import StoredPoint, point_id
+from narezka.store.manifest import ChunkEntry, FileEntry, Manifest
+from narezka.store.server import ServerStore
+
+RECORD_SUFFIX = "-record"
+RECORD_ID = point_id("narezka-index-record")
+FORMAT = 1
+
+
+def record_collection(name: str) -> str:
+    """The collection holding the record of the index whose collections are named ``name``."""
+    return name + RECORD_SUFFIX
+
+
+Files = dict[str, list[Any]]
+"""path → [size, mtime, doc_hash, [point ids in chunk order]]."""
+
+
+def snapshot(manifest: Manifest | RecordManifest) -> Files:
+    """The manifest's file list as the record publishes it."""
+    return {
+        path: [size, mtime, digest, _ids(manifest, path)]
+        for path, size, mtime, digest, _ in manifest.files()
+    }
+
+
+def _ids(manifest: Manifest | RecordManifest, path: str) -> list[str]:
+    entry = manifest.get(path)
+    return [c.point_id for c in entry.chunks] if entry is not None else []
+
+
+def publish(url: str, name: str, meta: Mapping[str, Any], files: Files) -> None:
+    """Replace the server's copy of the record and file list (one upsert)."""
+    payload = {
+        "format": FORMAT,
+        "record": json.dumps(dict(meta), ensure_ascii=False),
+        "files": json.dumps(files, ensure_ascii=False),
+    }
+    with ServerStore(url, collection=record_collection(name)) as store:
+        store.ensure(1, sparse=False)
+        store.upsert([StoredPoint(RECORD_ID, [1.0], payload)])
+
+
+def fetch(url: str, name: str) -> tuple[dict[str, Any], RecordManifest]:
+    """The record and file list a writer last published for ``name`` on ``url``; a clear
+    error if there is none (no narezka index of that name, or one older than records)."""
+    collection = record_collection(name)
+    with ServerStore(url, collection=collection) as store:
+        if not store.exists():
+            raise ConfigError(
+                f"no narezka index {name!r} on {url} (no collection {collection}): index a "
+                f"corpus there with `narezka index CORPUS --qdrant-url {url} --collection {name}`"
+            )
+        store.ensure(1, sparse=False)
+        found = store.get([RECORD_ID])
+    if not found:
+        raise ConfigError(f"{url}/{collection} holds no index record: re-run its sync")
+    payload = found[0].payload
+    if payload.get("format") != FORMAT:
+        raise ConfigError(
+            f"{url}/{collection} was written by another narezka version "
+            f"(record format {payload.get('format')}): sync it with this one"
+        )
+    try:
+        meta = json.loads(str(payload["record"]))
+        files = json.loads(str(payload["files"]))
+    except (KeyError, ValueError) as exc:
+        raise ConfigError(f"{url}/{collection}: the index record cannot be read ({exc})") from exc
+    return meta, RecordManifest(files)
+
+
+class RecordManifest:
+    """The published file list, read like a :class:`~narezka.store.manifest.Manifest`
+    (only its reading half: a server index is written from its own folder)."""
+
+    def __init__(self, files: Mapping[str, Sequence[Any]]) -> None:
+        self._files = {
+            str(p): (int(v[0]), float(v[1]), str(v[2]), [str(i) for i in v[3]])
+            for p, v in files.items()
+        }
+        self._where = {
+            pid: (path, i) for path, row in self._files.items() for i, pid in enumerate(row[3])
+        }
+
+    def __enter__(self) -> RecordManifest:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def get(self, path: str) -> FileEntry | None:
+        """The published state of ``path``, or None."""
+        row = self._files.get(path)
+        if row is None:
+            return None
+        chunks = tuple(ChunkEntry(i, pid, "") for i, pid in enumerate(row[3]))
+        return FileEntry(path, row[0], row[1], row[2], "", "", chunks)
+
+    def paths(self) -> list[str]:
+        """Every published path, sorted."""
+        return sorted(self._files)
+
+    def point_ids(self) -> list[str]:
+        """Every point id, file by file in chunk order."""
+        return [pid for path in self.paths() for pid in self._files[path][3]]
+
+    def files(self) -> list[tuple[str, int, float, str, int]]:
+        """``(path, size, mtime, doc_hash, chunk count)`` of every file, sorted by path."""
+        return [(p, *self._files[p][:3], len(self._files[p][3])) for p in self.paths()]
+
+    def locate(self, pid: str) -> tuple[str, int] | None:
+        """``(path, chunk index)`` of a point, or None."""
+        return self._where.get(pid)

@@ -1,0 +1,218 @@
+"""A local fake of the Qdrant server's REST API, for tests.
+
+No Qdrant server can run in this environment, so narezka's server path (``--qdrant-url``,
+``Index.create(url=...)``, ``Index.open(URL)``, ``push``) is tested against this fake: a real
+HTTP server on 127.0.0.1 that implements the documented REST routes narezka's client uses and
+executes them with qdrant-client's own *local mode* (the same engine semantics qdrant-client
+ships for tests). Requests are parsed into qdrant-client's request models and replies are
+the documented envelope ``{"result": ..., "status": "ok", "time": ...}``, so qdrant-client's
+real HTTP transport, its (de)serialization and narezka's error handling are all exercised.
+
+Routes: ``GET /collections/{name}/exists``, ``GET|PUT|DELETE /collections/{name}``,
+``PUT /collections/{name}/index``, ``PUT /collections/{name}/points`` (upsert),
+``POST /collections/{name}/points`` (retrieve), ``.../points/delete``, ``.../points/count``,
+``.../points/scroll`` and ``.../points/query/batch``. An ``api_key`` makes every request
+without the ``api-key`` header fail with 401, as a server with ``service.api_key`` does; a
+queued status makes the next request fail with it (an outage), and ``fail_matching`` fails
+every request of one method and path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from pydantic import TypeAdapter
+from qdrant_client import QdrantClient
+from qdrant_client.http import models as qm
+
+ROUTE = re.compile(r"^/collections/(?P<name>[^/]+)(?P<rest>/.*)?$")
+
+
+@dataclass
+class FakeQdrant:
+    """The fake's state: its engine, the requests it saw, and scripted faults."""
+
+    url: str = ""
+    api_key: str | None = None
+    fail_statuses: list[int] = field(default_factory=list)
+    fail_matching: tuple[str, str, int] | None = None
+    """(method, path, status): every such request fails with that status (a partial outage)."""
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    engine: QdrantClient = field(default_factory=lambda: QdrantClient(":memory:"))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def collections(self) -> list[str]:
+        """The names of the collections it holds, sorted."""
+        with self.lock:
+            return sorted(c.name for c in self.engine.get_collections().collections)
+
+
+def _parse(model: Any, body: dict[str, Any]) -> Any:
+    return TypeAdapter(model).validate_python(body)
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_dump(v) for v in value]
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    return value
+
+
+def _collection_route(
+    engine: QdrantClient, method: str, name: str, rest: str, body: dict[str, Any]
+) -> Any:
+    if rest == "/exists" and method == "GET":
+        return {"exists": engine.collection_exists(name)}
+    if rest == "" and method == "GET":
+        return engine.get_collection(name)
+    if rest == "" and method == "PUT":
+        create = _parse(qm.CreateCollection, body)
+        return engine.create_collection(
+            name,
+            vectors_config=create.vectors or {},
+            sparse_vectors_config=create.sparse_vectors,
+            shard_number=create.shard_number,
+            replication_factor=create.replication_factor,
+        )
+    if rest == "" and method == "DELETE":
+        return engine.delete_collection(name)
+    if rest == "/index" and method == "PUT":
+        index = _parse(qm.CreateFieldIndex, body)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # local mode: "payload indexes have no effect"
+            return engine.create_payload_index(name, index.field_name, index.field_schema)
+    return _points_route(engine, method, name, rest, body)
+
+
+def _points_route(
+    engine: QdrantClient, method: str, name: str, rest: str, body: dict[str, Any]
+) -> Any:
+    if rest == "/points" and method == "PUT":
+        batch = _parse(qm.PointInsertOperations, body)
+        points = batch.points if isinstance(batch, qm.PointsList) else batch.batch
+        return engine.upsert(name, points)
+    if rest == "/points" and method == "POST":
+        wanted = _parse(qm.PointRequest, body)
+        return engine.retrieve(
+            name,
+            wanted.ids,
+            with_payload=wanted.with_payload if wanted.with_payload is not None else True,
+            with_vectors=wanted.with_vector if wanted.with_vector is not None else False,
+        )
+    if rest == "/points/delete" and method == "POST":
+        return engine.delete(name, _parse(qm.PointsSelector, body))
+    if rest == "/points/count" and method == "POST":
+        count = _parse(qm.CountRequest, body)
+        return engine.count(name, count_filter=count.filter, exact=count.exact is not False)
+    if rest == "/points/scroll" and method == "POST":
+        scroll = _parse(qm.ScrollRequest, body)
+        points, offset = engine.scroll(
+            name,
+            scroll_filter=scroll.filter,
+            limit=scroll.limit or 10,
+            offset=scroll.offset,
+            with_payload=scroll.with_payload if scroll.with_payload is not None else True,
+            with_vectors=scroll.with_vector or False,
+        )
+        return {"points": points, "next_page_offset": offset}
+    if rest == "/points/query/batch" and method == "POST":
+        batch = _parse(qm.QueryRequestBatch, body)
+        return engine.query_batch_points(name, batch.searches)
+    raise LookupError(f"{method} /collections/{name}{rest} is not implemented by the fake")
+
+
+def _handler(state: FakeQdrant) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # keep test output clean
+
+        def _send(self, status: int, payload: Any) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _serve(self, method: str) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            path = urlsplit(self.path).path
+            started = time.perf_counter()
+            with state.lock:
+                state.requests.append((method, path))
+                fail = state.fail_statuses.pop(0) if state.fail_statuses else None
+                if state.fail_matching and state.fail_matching[:2] == (method, path):
+                    fail = state.fail_matching[2]
+            if state.api_key is not None and self.headers.get("api-key") != state.api_key:
+                return self._send(401, {"status": {"error": "Must provide an API key"}})
+            if fail is not None:
+                return self._send(fail, {"status": {"error": f"simulated failure {fail}"}})
+            if path == "/":
+                return self._send(200, {"title": "fake qdrant", "version": "1.15.0"})
+            match = ROUTE.match(path)
+            if match is None:
+                return self._send(404, {"status": {"error": f"no route {path}"}})
+            try:
+                body = json.loads(raw) if raw else {}
+                with state.lock:
+                    result = _collection_route(
+                        state.engine, method, match["name"], match["rest"] or "", body
+                    )
+            except LookupError as exc:
+                return self._send(404, {"status": {"error": str(exc)}})
+            except (ValueError, TypeError) as exc:  # local mode: unknown collection, bad body
+                return self._send(400, {"status": {"error": str(exc)}})
+            if "wait" in parse_qs(urlsplit(self.path).query) and result is None:
+                result = True
+            self._send(
+                200,
+                {"result": _dump(result), "status": "ok", "time": time.perf_counter() - started},
+            )
+
+        def do_GET(self) -> None:
+            self._serve("GET")
+
+        def do_PUT(self) -> None:
+            self._serve("PUT")
+
+        def do_POST(self) -> None:
+            self._serve("POST")
+
+        def do_DELETE(self) -> None:
+            self._serve("DELETE")
+
+    return Handler
+
+
+@contextmanager
+def fake_qdrant(
+    api_key: str | None = None, configure: Callable[[FakeQdrant], None] | None = None
+) -> Iterator[FakeQdrant]:
+    """A running fake on a free localhost port; its ``url`` is what a client connects to."""
+    state = FakeQdrant(api_key=api_key)
+    if configure is not None:
+        configure(state)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        state.engine.close()
