@@ -100,6 +100,7 @@ def test_hash_inside_title_is_kept() -> None:
         ("## Setup {#setup-guide}", "Setup", "setup-guide"),
         ("### Доставка {#dostavka} ###", "Доставка", "dostavka"),
         ("#### Оплата   {#pay}   ", "Оплата", "pay"),
+        ("## Motivation { #motivation }", "Motivation", "motivation"),
     ],
 )
 def test_explicit_anchor(line: str, title: str, anchor: str) -> None:
@@ -137,6 +138,14 @@ def test_slug_anchor_used_without_explicit_anchor() -> None:
         ("Title {#a b}", ("Title {#a b}", "")),
         ("{#only}", ("", "only")),
         ("Title {#id} tail", ("Title {#id} tail", "")),
+        (
+            "Python Types Intro { #python-types-intro }",
+            ("Python Types Intro", "python-types-intro"),
+        ),
+        ("Title {#id .wide}", ("Title", "id")),
+        ('Title { #id .wide data-x=1 lang="ru" }', ("Title", "id")),
+        ("Title { # }", ("Title { # }", "")),
+        ("Title {#id b}", ("Title {#id b}", "")),
     ],
 )
 def test_heading_title(raw: str, expected: tuple[str, str]) -> None:

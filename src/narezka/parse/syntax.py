@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import re
 
-EXPLICIT_ANCHOR = re.compile(r"[ \t]*\{#([^}\s]+)\}[ \t]*$")
+# A heading's attribute list, as Pandoc, Python-Markdown's attr_list and MkDocs write it:
+# ``{#id}``, ``{ #id }`` (FastAPI's docs: 2,210 headings of md_corpus), ``{#id .class key=v}``.
+# Anything else in braces (``{#a b}``) is the title's own text.
+_ATTRIBUTE = r"(?:\.[^}\s]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^}\s]+))"
+EXPLICIT_ANCHOR = re.compile(
+    r"[ \t]*\{[ \t]*#([^}\s]+)(?:[ \t]+" + _ATTRIBUTE + r")*[ \t]*\}[ \t]*$"
+)
 # A backtick fence whose info string holds a backtick (```` ```warn header="`x`" ````):
 # CommonMark reads that line as a paragraph, but the authors who write it (javascript.info,
 # several doc generators) mean a fence, and so does the chunk checker. The parser gets a copy
