@@ -26,6 +26,7 @@ from narezka.pipeline.maintenance import push, sync, watch
 from narezka.pipeline.searching import MODES, Hit
 from narezka.pipeline.syncing import Progress
 from narezka.search import METHODS, Filter, Fusion
+from narezka.search.folding import check_fold
 from narezka.search.fusion import RRF_K
 from narezka.store import IndexInUseError, open_store
 from narezka.store.sparse import ANALYZERS
@@ -210,6 +211,14 @@ def _print_index_report(report: IndexReport) -> None:
     help="Weight of the dense ranking in [0, 1] for weighted and score fusion; BM25 gets the "
     "rest  [default: 0.5].",
 )
+@click.option(
+    "--fold",
+    "fold_option",
+    default="0",
+    show_default=True,
+    help="Fold a neighbouring chunk of a hit's section into it only when it scored at least "
+    "this fraction of the hit (0: every neighbour that ranked; off: no folding).",
+)
 def search_command(
     query: str,
     store: str,
@@ -227,6 +236,7 @@ def search_command(
     fusion_method: str,
     rrf_k: int | None,
     dense_weight: float | None,
+    fold_option: str,
 ) -> None:
     """Search an index: dense, BM25 or hybrid (reciprocal-rank fusion, or --fusion).
 
@@ -244,13 +254,14 @@ def search_command(
         include_archived=include_archived,
     )
     fusion = _fusion(mode, fusion_method, rrf_k, dense_weight)
+    fold = _fold(fold_option)
     deadline = time.monotonic() + max(wait, 0.0)
     while True:
         try:
             model = get_embedder(embedder) if embedder else None
             with Index.open(store, embedder=model) as index:
                 hits = index.search(
-                    query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion
+                    query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion, fold=fold
                 )
             break
         except IndexInUseError as exc:
@@ -286,6 +297,21 @@ def _fusion(mode: str, method: str, rrf_k: int | None, dense_weight: float | Non
         return Fusion(**options)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
+
+
+def _fold(value: str) -> float | None:
+    """--fold as a ratio, or None for off."""
+    if value.strip().lower() == "off":
+        return None
+    try:
+        ratio = float(value)
+    except ValueError:
+        raise click.UsageError(f"--fold takes a ratio in [0, 1] or off, not {value!r}") from None
+    try:
+        check_fold(ratio)
+    except ConfigError as exc:
+        raise click.UsageError(f"--fold: {exc}") from exc
+    return ratio
 
 
 STALE_MARK = " [stale: file changed since the last sync]"

@@ -440,7 +440,9 @@ class Index:
             redact=self.settings.redact is not False,
             bm25=bm25_encoder(str(meta.get("bm25") or DEFAULT_ANALYZER)),
         )
-        return engine.search(query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion)
+        return engine.search(
+            query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion, fold=fold
+        )
 
     def get(self, chunk_id: str) -> Hit | None:
         """The stored chunk with this id (a hit's ``chunk_id``), or None."""
