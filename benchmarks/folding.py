@@ -2,7 +2,7 @@
 """Score-gated neighbour folding on Chroma's benchmark, through the product path.
 
     OMP_NUM_THREADS=1 python benchmarks/folding.py --strategies "headings:size=150" \
-        --folds off,0,0.7,0.8,0.9 [--fusion rrf] [--out F]
+        --folds off,0,0.7,0.8,0.9 [--fusions rrf,score:0.5] [--out F]
 
 Each strategy spec is indexed once (``Index`` with MiniLM, sizes in MiniLM tokens, as
 ``narezka eval`` does), then every question is asked once per fold setting through
@@ -42,6 +42,14 @@ K = 5
 CHROMA = SHARED / "data" / "chroma_eval"
 
 
+Setting = tuple[Fusion, float | None]
+
+
+def parse_fusion(value: str) -> Fusion:
+    method, _, weight = value.partition(":")
+    return Fusion(method, dense_weight=float(weight) if weight else 0.5)  # type: ignore[arg-type]
+
+
 def parse_fold(value: str) -> float | None:
     return None if value == "off" else float(value)
 
@@ -56,8 +64,11 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--strategies", default="headings:size=150")
     ap.add_argument("--folds", default="off,0,0.7,0.8,0.9")
-    ap.add_argument("--fusion", default="rrf", choices=("rrf", "weighted", "score"))
-    ap.add_argument("--dense-weight", type=float, default=None)
+    ap.add_argument(
+        "--fusions",
+        default="rrf",
+        help="Comma-separated fusions, each METHOD or METHOD:DENSE_WEIGHT (rrf, score:0.5)",
+    )
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument(
         "--cache",
@@ -67,7 +78,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     folds = [parse_fold(f) for f in args.folds.split(",")]
-    fusion = Fusion(args.fusion, dense_weight=args.dense_weight or 0.5)
+    fusions = [parse_fusion(f) for f in args.fusions.split(",")]
     golden = [q for q in load_golden(CHROMA / "questions_df.csv").questions if q.references]
     model = CachedEmbedder(get_embedder(args.embedder), EmbeddingCache(args.cache))
     lines = [
@@ -75,17 +86,17 @@ def main(argv: list[str]) -> int:
         "",
         "```",
         "OMP_NUM_THREADS=1 python benchmarks/folding.py "
-        f'--strategies "{args.strategies}" --folds {args.folds} --fusion {args.fusion}',
+        f'--strategies "{args.strategies}" --folds {args.folds} --fusions {args.fusions}',
         "```",
         "",
-        f"{len(golden)} questions; `Index.search(k=5, mode='hybrid', fusion={fusion.label!r}, "
-        f"fold=…)`; sizes in MiniLM tokens; {platform.machine()}, {os.cpu_count()} cores "
-        "shared with other work. `vs fold 0`: questions whose IoU / recall went up against "
-        "down, with the paired sign test's p.",
+        f"{len(golden)} questions; `Index.search(k=5, mode='hybrid', fusion=…, fold=…)`; sizes "
+        f"in MiniLM tokens; {platform.machine()}, {os.cpu_count()} cores shared with other "
+        "work. `vs fold 0`: questions whose IoU / recall went up against down, against the "
+        "same fusion at fold 0, with the paired sign test's p.",
         "",
-        "| strategy | chunks | fold | recall | precision | IoU | retrieved chars / q "
+        "| strategy | chunks | fusion | fold | recall | precision | IoU | retrieved chars / q "
         "| IoU vs fold 0 | recall vs fold 0 |",
-        "|---|--:|---|--:|--:|--:|--:|---|---|",
+        "|---|--:|---|---|--:|--:|--:|--:|---|---|",
     ]
     print("\n".join(lines), flush=True)
     for spec in parse_strategies(args.strategies):
@@ -100,19 +111,20 @@ def main(argv: list[str]) -> int:
             )
             with Index.open(Path(tmp) / "store", embedder=model) as held:
                 chunks = held.stats().chunks
-                scores: dict[float | None, list[SpanScores]] = {f: [] for f in folds}
-                chars: dict[float | None, list[int]] = {f: [] for f in folds}
+                settings = [(fusion, fold) for fusion in fusions for fold in folds]
+                scores: dict[Setting, list[SpanScores]] = {s: [] for s in settings}
+                chars: dict[Setting, list[int]] = {s: [] for s in settings}
                 for question in golden:
                     refs = [r.span for r in question.references]
-                    for fold in folds:
+                    for fusion, fold in settings:
                         hits = held.search(question.q, k=K, fusion=fusion, fold=fold)
                         spans = [Span(h.file_path, h.start, h.end) for h in hits]
-                        scores[fold].append(span_metrics(spans, refs))
-                        chars[fold].append(sum(len(s) for s in spans))
+                        scores[fusion, fold].append(span_metrics(spans, refs))
+                        chars[fusion, fold].append(sum(len(s) for s in spans))
         seconds = time.perf_counter() - started
-        base = scores.get(0.0)
-        for fold in folds:
-            rows = scores[fold]
+        for fusion, fold in settings:
+            base = scores.get((fusion, 0.0))
+            rows = scores[fusion, fold]
             vs = []
             for metric in ("iou", "recall"):
                 if base is None or fold == 0.0:
@@ -126,11 +138,11 @@ def main(argv: list[str]) -> int:
                 )
                 vs.append(f"+{test.a_only}/−{test.b_only}, p={test.p_value:.3f}")
             row = (
-                f"| {spec.label} | {chunks} | {label(fold)} "
+                f"| {spec.label} | {chunks} | {fusion.label} | {label(fold)} "
                 f"| {100 * statistics.mean(s.recall for s in rows):.1f} "
                 f"| {100 * statistics.mean(s.precision for s in rows):.1f} "
                 f"| {100 * statistics.mean(s.iou for s in rows):.1f} "
-                f"| {statistics.mean(chars[fold]):.0f} | {vs[0]} | {vs[1]} |"
+                f"| {statistics.mean(chars[fusion, fold]):.0f} | {vs[0]} | {vs[1]} |"
             )
             lines.append(row)
             print(row, flush=True)
