@@ -25,7 +25,7 @@ import os
 import platform
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,7 +39,7 @@ from narezka.store.sparse import ANALYZERS, Bm25Encoder, russian_lemma  # noqa: 
 SHARED = Path(os.environ.get("NAREZKA_SHARED", REPO.parent / "shared"))
 BASELINE = "headings"
 KS = (1, 3, 5)
-ANALYZED = [BASELINE, *(f"headings:bm25={a}" for a in ANALYZERS[1:])]
+ANALYZED = [BASELINE, *(f"headings:bm25={a}" for a in ANALYZERS[1:4])]
 LANGCHAIN = "recursive:unit=chars,size=800,overlap=150"
 
 
@@ -145,10 +145,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--embedder", default="use")
     parser.add_argument("--embedders", default=None, help="Compare these on headings.")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--configs",
+        default=None,
+        help="Space-separated specs to run instead of the set's rows (the first is the base), "
+        'e.g. "headings headings:bm25=snowball+title"',
+    )
     args = parser.parse_args(argv)
     if args.embedders:
         return compare_embedders(args.set, args.embedders.split(","), args.modes, args.out)
     setup = SETS[args.set]
+    if args.configs:
+        setup = replace(setup, strategies=tuple(args.configs.split()))
     if not setup.corpus.is_dir():
         print(f"{setup.corpus} not found (set NAREZKA_SHARED)", file=sys.stderr)
         return 2
@@ -156,6 +164,10 @@ def main(argv: list[str]) -> int:
     command = f"OMP_NUM_THREADS=1 python benchmarks/ablation.py {args.set} --modes {args.modes}"
     if args.embedder != "use":
         command += f" --embedder {args.embedder}"
+    if args.configs:
+        command += f' --configs "{args.configs}"'
+    if args.out:
+        command += f" --out {args.out}"
     lines = [
         f"# Ablation on {args.set}",
         "",

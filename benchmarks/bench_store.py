@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from narezka.search.fusion import hybrid_query
 from narezka.store import Eq, Filter, SparseVector, StoredPoint, VectorStore, point_id
 from narezka.store.sparse import Bm25Encoder
 
@@ -94,7 +95,11 @@ def run(name: str, opener: Callable[[], VectorStore], n: int, queries: int) -> l
             for i in range(queries):
                 sparse: SparseVector | None = bm25.encode_query(qtexts[i])
                 t = time.perf_counter()
-                store.query(qvecs[i], sparse, filter=where, k=10, mode=mode)  # type: ignore[arg-type]
+                if mode == "hybrid":
+                    assert sparse is not None
+                    hybrid_query(store, qvecs[i], sparse, filter=where, k=10)
+                else:
+                    store.query(qvecs[i], sparse, filter=where, k=10, mode=mode)  # type: ignore[arg-type]
                 times.append((time.perf_counter() - t) * 1000)
             label = f"{mode}{' +filter' if where else ''}"
             rows.append(

@@ -34,6 +34,7 @@ from narezka.embed.minilm import MiniLMEmbedder  # noqa: E402
 from narezka.evaluate import parse_strategy  # noqa: E402
 from narezka.evaluate.chroma import ChromaBenchmark, load_chroma  # noqa: E402
 from narezka.evaluate.spans import Span, span_metrics  # noqa: E402
+from narezka.search.fusion import hybrid_query  # noqa: E402
 from narezka.store import StoredPoint, open_store  # noqa: E402
 from narezka.store.base import point_id  # noqa: E402
 from narezka.store.sparse import Bm25Encoder  # noqa: E402
@@ -158,10 +159,7 @@ def hybrid_top(
                     ]
                 )
             return [
-                [
-                    int(h.payload["i"])
-                    for h in store.query(q, bm25.encode_query(t), k=K, mode="hybrid")
-                ]
+                [int(h.payload["i"]) for h in hybrid_query(store, q, bm25.encode_query(t), k=K)]
                 for t, q in zip(questions, queries, strict=True)
             ]
         finally:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Fusion of the dense and the BM25 ranking, ablated on one index: RRF's k, weighted RRF, and
-min-max normalized score fusion, against today's RRF (k = 60, equal weights).
+min-max normalized score fusion, against today's RRF (k = 60, equal weights) — each row is
+the fusion narezka ships (``narezka.search.fusion``, ``narezka search --fusion``).
 
     OMP_NUM_THREADS=1 python benchmarks/fusion.py ru_devset [--depth 50] [--out F]
 
@@ -31,55 +32,35 @@ from narezka.embed.cache import default_cache_path
 from narezka.evaluate import load_golden
 from narezka.evaluate.metrics import contains_all, sign_test
 from narezka.pipeline.evaluating import paths_inside
-from narezka.pipeline.indexing import index
+from narezka.pipeline.indexing import index, read_index_meta
+from narezka.search import Fusion, fuse
 from narezka.store import StoredHit, open_store
 from narezka.store.sparse import bm25_encoder
 
 KS = (1, 3, 5)
-Fusion = Callable[[Sequence[StoredHit], Sequence[StoredHit]], list[str]]
+Fuse = Callable[[Sequence[StoredHit], Sequence[StoredHit]], list[str]]
 
 
-def rrf(k: int, bm25_weight: float = 0.5) -> Fusion:
-    """Weighted reciprocal-rank fusion; weights 0.5/0.5 rank exactly as plain RRF."""
-
-    def fuse(dense: Sequence[StoredHit], sparse: Sequence[StoredHit]) -> list[str]:
-        scores: dict[str, float] = {}
-        for weight, ranking in ((1.0 - bm25_weight, dense), (bm25_weight, sparse)):
-            for rank, hit in enumerate(ranking, start=1):
-                scores[hit.id] = scores.get(hit.id, 0.0) + weight / (k + rank)
-        return [pid for pid, _ in sorted(scores.items(), key=lambda item: -item[1])]
-
-    return fuse
+def library(fusion: Fusion) -> Fuse:
+    """The fusion narezka ships (``narezka.search.fusion``), over all candidates."""
+    return lambda dense, sparse: [
+        h.id for h in fuse(dense, sparse, len(dense) + len(sparse), fusion)
+    ]
 
 
-def normalized(bm25_weight: float) -> Fusion:
-    """Convex combination of min-max normalized scores (a hit absent from a list scores 0)."""
-
-    def scaled(ranking: Sequence[StoredHit]) -> dict[str, float]:
-        if not ranking:
-            return {}
-        lo, hi = min(h.score for h in ranking), max(h.score for h in ranking)
-        span = hi - lo or 1.0
-        return {h.id: (h.score - lo) / span for h in ranking}
-
-    def fuse(dense: Sequence[StoredHit], sparse: Sequence[StoredHit]) -> list[str]:
-        d, s = scaled(dense), scaled(sparse)
-        scores = {
-            pid: (1.0 - bm25_weight) * d.get(pid, 0.0) + bm25_weight * s.get(pid, 0.0)
-            for pid in dict.fromkeys([*d, *s])
-        }
-        return [pid for pid, _ in sorted(scores.items(), key=lambda item: -item[1])]
-
-    return fuse
-
-
-FUSIONS: dict[str, Fusion] = {
+FUSIONS: dict[str, Fuse] = {
     "dense only": lambda dense, sparse: [h.id for h in dense],
     "BM25 only": lambda dense, sparse: [h.id for h in sparse],
-    "RRF k=60 (today)": rrf(60),
-    **{f"RRF k={k}": rrf(k) for k in (1, 10, 30, 100)},
-    **{f"RRF k=60, BM25 weight {w}": rrf(60, w) for w in (0.3, 0.7, 0.8)},
-    **{f"normalized, BM25 weight {w}": normalized(w) for w in (0.3, 0.5, 0.7)},
+    "RRF k=60 (today)": library(Fusion()),
+    **{f"RRF k={k}": library(Fusion(rrf_k=k)) for k in (1, 10, 30, 100)},
+    **{
+        f"RRF k=60, BM25 weight {w}": library(Fusion("weighted", dense_weight=round(1 - w, 2)))
+        for w in (0.3, 0.7, 0.8)
+    },
+    **{
+        f"normalized, BM25 weight {w}": library(Fusion("score", dense_weight=round(1 - w, 2)))
+        for w in (0.3, 0.5, 0.7)
+    },
 }
 BASE = "RRF k=60 (today)"
 
@@ -99,7 +80,8 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="narezka-fusion-") as tmp:
         exclude = (*setup.exclude, *paths_inside(setup.corpus, setup.golden))
         index(setup.corpus, store_dir=tmp, embedder=model, exclude=exclude)
-        store = open_store(Path(tmp))
+        # The index home holds generations; the store is the live one (index.json's data).
+        store = open_store(Path(tmp) / str(read_index_meta(Path(tmp))["data"]))
         try:
             store.ensure(model.dim, sparse=True)
             for question in golden:

@@ -46,7 +46,7 @@ from narezka.pipeline.syncing import (
     sizing,
     sync_files,
 )
-from narezka.search import Filter, Hit, SearchEngine
+from narezka.search import Filter, Fusion, Hit, SearchEngine
 from narezka.search.engine import check_query_args
 from narezka.settings import Settings
 from narezka.split import get_strategy
@@ -472,11 +472,14 @@ class Index:
         mode: str = "hybrid",
         filters: Filter | None = None,
         expand: str | None = None,
+        fusion: Fusion | None = None,
+        fold: float | None = 0.0,
     ) -> list[Hit]:
-        """The ``k`` best hits for ``query``: ``dense``, ``bm25`` or ``hybrid`` (RRF),
-        narrowed by ``filters``, neighbours folded; ``expand`` = ``"section"`` (the whole
+        """The ``k`` best hits for ``query``: ``dense``, ``bm25`` or ``hybrid`` (RRF, or as
+        ``fusion`` says), narrowed by ``filters``, neighbours folded (those scoring at least
+        ``fold`` times their hit; None: no folding); ``expand`` = ``"section"`` (the whole
         heading section) or ``"parent"`` (a parent-child index's parents)."""
-        check_query_args(query, k, mode, expand)
+        check_query_args(query, k, mode, expand, fusion)
         meta = self._record()  # once per search: the store, strategy and embedder check use it
         engine = SearchEngine(
             self._shared.store_for(meta),
@@ -487,7 +490,9 @@ class Index:
             redact=self.settings.redact is not False,
             bm25=bm25_encoder(str(meta.get("bm25") or DEFAULT_ANALYZER)),
         )
-        return engine.search(query, k=k, mode=mode, filters=filters, expand=expand)
+        return engine.search(
+            query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion, fold=fold
+        )
 
     def get(self, chunk_id: str) -> Hit | None:
         """The stored chunk with this id (a hit's ``chunk_id``), or None."""

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from narezka.search.fusion import hybrid_query
 from narezka.store import (
     AnyOf,
     DimensionMismatchError,
@@ -19,7 +20,6 @@ from narezka.store import (
     VectorStore,
     chunk_point_id,
     point_id,
-    rrf_fuse,
 )
 from narezka.store.base import StoredHit, decode_payload, encode_payload
 
@@ -107,23 +107,33 @@ def test_dense_bm25_hybrid(store: VectorStore, five: dict[str, str]) -> None:
     assert names(dense, five) == "ABCDE"
     assert dense[0].score == pytest.approx(1.0, abs=1e-5)
     assert names(store.query(sparse=term, mode="bm25"), five) == "CAE"
-    hybrid = store.query(Q, term, mode="hybrid", k=5)
+    both = store.rankings(Q, term, k=10)
+    assert names(both.dense, five) == "ABCDE"
+    assert names(both.sparse, five) == "CAE"
+    assert [h.score for h in both.dense] == pytest.approx([h.score for h in dense])
+    hybrid = hybrid_query(store, Q, term, k=5)
     # RRF with k=60, ranks from 1: A 1/61+1/62, C 1/63+1/61, E 1/65+1/63, B 1/62, D 1/64.
     assert names(hybrid, five) == "ACEBD"
     assert [h.score for h in hybrid] == pytest.approx(
         [1 / 61 + 1 / 62, 1 / 63 + 1 / 61, 1 / 65 + 1 / 63, 1 / 62, 1 / 64]
     )
-    filtered = store.query(Q, term, mode="hybrid", k=5, filter=Filter.where(zone="hot"))
+    filtered = hybrid_query(store, Q, term, k=5, filter=Filter.where(zone="hot"))
     assert names(filtered, five) == "AE"
-    assert names(store.query(Q, term, mode="hybrid", k=2), five) == "AC"
+    hot = store.rankings(Q, term, k=10, filter=Filter.where(zone="hot"))
+    assert (names(hot.dense, five), names(hot.sparse, five)) == ("AE", "AE")
+    assert names(hybrid_query(store, Q, term, k=2), five) == "AC"
 
 
 def test_query_errors(store: VectorStore) -> None:
     with pytest.raises(StoreConfigError, match="dense query vector"):
-        store.query(None, SparseVector((1,), (1.0,)), mode="hybrid")
+        store.rankings(None, SparseVector((1,), (1.0,)))  # type: ignore[arg-type]
+    with pytest.raises(StoreConfigError, match="sparse"):
+        store.rankings(Q, None)  # type: ignore[arg-type]
+    with pytest.raises(StoreConfigError, match=r"rankings\(\) and fuse"):
+        store.query(Q, SparseVector((1,), (1.0,)), mode="hybrid")  # type: ignore[arg-type]
     with pytest.raises(StoreConfigError, match="sparse"):
         store.query(Q, mode="bm25")
-    with pytest.raises(StoreConfigError, match="unknown search mode"):
+    with pytest.raises(StoreConfigError, match="unknown store query mode"):
         store.query(Q, mode="fuzzy")  # type: ignore[arg-type]
     with pytest.raises(StoreConfigError, match="UUID"):
         store.upsert([StoredPoint("chunk-1", Q)])
@@ -148,7 +158,9 @@ def test_dense_only_index(new_store: StoreFactory) -> None:
     s.ensure(4, sparse=False)
     s.upsert([StoredPoint(point_id("A"), Q, {"archived": True})])
     with pytest.raises(StoreConfigError, match="--rebuild"):
-        s.query(Q, SparseVector((1,), (1.0,)), mode="hybrid")
+        s.rankings(Q, SparseVector((1,), (1.0,)))
+    with pytest.raises(StoreConfigError, match="--rebuild"):
+        s.query(sparse=SparseVector((1,), (1.0,)), mode="bm25")
     with pytest.raises(StoreConfigError):
         s.upsert([pt("B", [0, 1, 0, 0], 1.0)])
     assert s.count(Filter.where(archived=True)) == 1
@@ -167,12 +179,9 @@ def test_use_before_ensure_and_close_twice(new_store: StoreFactory) -> None:
     s.close()
 
 
-def test_payload_codec_and_fusion_helpers() -> None:
+def test_payload_codec() -> None:
     stored = encode_payload({"archived": True, "flags": [True, False], "n": 1, "tags": ["x"]})
     assert stored == {"archived": 1, "flags": [1, 0], "n": 1, "tags": ["x"], "_bools": [
         "archived", "flags"]}  # fmt: skip
     assert decode_payload(stored) == {"archived": True, "flags": [True, False], "n": 1,
                                       "tags": ["x"]}  # fmt: skip
-    a, b = StoredHit("a", 0.9, {}), StoredHit("b", 0.8, {})
-    assert [h.id for h in rrf_fuse([[a, b], [b]], k=2)] == ["b", "a"]
-    assert rrf_fuse([], k=3) == []

@@ -7,7 +7,16 @@ from pathlib import Path
 
 from narezka.embed import Embedder
 from narezka.index import Index, resolve_home
-from narezka.search import EXPANSIONS, MODES, Filter, Hit, fold_neighbours, snippet, to_parents
+from narezka.search import (
+    EXPANSIONS,
+    MODES,
+    Filter,
+    Fusion,
+    Hit,
+    fold_neighbours,
+    snippet,
+    to_parents,
+)
 
 __all__ = [
     "EXPANSIONS",
@@ -39,6 +48,7 @@ def search(
     include_archived: bool = False,
     expand: str | None = None,
     embedder: Embedder | None = None,
+    fusion: Fusion | None = None,
 ) -> list[Hit]:
     """The ``k`` best hits for ``query`` from the index in ``store`` (opened and closed for
     this one query; hold an :class:`narezka.Index` to search many times)."""
@@ -46,4 +56,4 @@ def search(
         zone=zone, project=project, category=category, path=path, include_archived=include_archived
     )
     with Index.open(store, embedder=embedder) as index:
-        return index.search(query, k=k, mode=mode, filters=filters, expand=expand)
+        return index.search(query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion)

@@ -1,6 +1,7 @@
 """The search stage: query encoding, filters, fusion over the store's rankings, folding of
 neighbouring chunks, section and parent expansion, snippets — everything between a query and
-the hits, above :mod:`narezka.store` (which only stores and queries points).
+the hits, above :mod:`narezka.store` (which only stores and queries points). Hybrid search
+fuses the store's two rankings by RRF by default, or as a :class:`Fusion` says.
 
 Archived pages are left out unless asked for (an old returns page must not answer for the
 current one). Overlapping or adjacent chunks of one section fold into the best-scoring hit,
@@ -13,15 +14,19 @@ its content hash matches the index; otherwise the hit keeps the stored text and 
 
 from narezka.search.engine import EXPANSIONS, MODES, SearchEngine
 from narezka.search.folding import fold_neighbours, to_parents
+from narezka.search.fusion import METHODS, Fusion, fuse
 from narezka.search.hits import Filter, Hit, snippet
 
 __all__ = [
     "EXPANSIONS",
+    "METHODS",
     "MODES",
     "Filter",
+    "Fusion",
     "Hit",
     "SearchEngine",
     "fold_neighbours",
+    "fuse",
     "snippet",
     "to_parents",
 ]

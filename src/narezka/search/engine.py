@@ -1,5 +1,6 @@
-"""One query through the stages above the store: encode, filter, rank (the store fuses dense
-and BM25 rankings by RRF), order ties, fold or map to parents, expand."""
+"""One query through the stages above the store: encode, filter, rank (the store returns the
+dense and BM25 rankings, :mod:`narezka.search.fusion` fuses them), order ties, fold or map to
+parents, expand."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import cast
 from narezka.embed import Embedder
 from narezka.errors import ConfigError
 from narezka.search.expansion import expand_section, merged_text
-from narezka.search.folding import fold_neighbours, to_parents
+from narezka.search.folding import check_fold, fold_neighbours, to_parents
+from narezka.search.fusion import DEFAULT, Fusion, hybrid_query
 from narezka.search.hits import Filter, Hit, check_k
 from narezka.store import StoredHit, VectorStore
 from narezka.store.base import Mode
@@ -57,9 +59,15 @@ class SearchEngine:
         mode: str = "hybrid",
         filters: Filter | None = None,
         expand: str | None = None,
+        fusion: Fusion | None = None,
+        fold: float | None = 0.0,
     ) -> list[Hit]:
-        """The ``k`` best hits for ``query``; see :mod:`narezka.search`."""
-        check_query_args(query, k, mode, expand)
+        """The ``k`` best hits for ``query``; see :mod:`narezka.search`. ``fusion`` says how
+        a hybrid search combines its two rankings (default: RRF, k = 60); ``fold`` which
+        neighbouring chunks of a hit fold into it: those scoring at least ``fold`` times the
+        hit (0, the default: every neighbour that ranked; None: none)."""
+        check_query_args(query, k, mode, expand, fusion)
+        check_fold(fold)
         if expand == "parent" and self.strategy != "parent-child":
             raise ConfigError(
                 "--expand parent needs an index built with --strategy parent-child; this one "
@@ -77,13 +85,27 @@ class SearchEngine:
             sparse = self.bm25.encode_query(query)
         wanted = k * CANDIDATES_PER_RESULT + (PATH_GLOB_EXTRA if where.path else 0)
         with self._reading():
-            stored = self.store.query(
-                dense, sparse, filter=where.store_filter(), k=wanted, mode=cast(Mode, mode)
-            )
+            if mode == "hybrid":
+                assert dense is not None and sparse is not None
+                stored = hybrid_query(
+                    self.store,
+                    dense,
+                    sparse,
+                    k=wanted,
+                    filter=where.store_filter(),
+                    fusion=fusion or DEFAULT,
+                )
+            else:
+                stored = self.store.query(
+                    dense, sparse, filter=where.store_filter(), k=wanted, mode=cast(Mode, mode)
+                )
         stored = [h for h in stored if where.matches_path(str(h.payload.get("file_path", "")))]
         stored.sort(key=_tie_order)
         hits = [Hit.from_stored(h, query) for h in stored]
-        hits = to_parents(hits, query) if expand == "parent" else fold_neighbours(hits, k)
+        if expand == "parent":
+            hits = to_parents(hits, query)
+        elif fold is not None:
+            hits = fold_neighbours(hits, k, ratio=fold)
         hits = hits[:k]
         if expand == "section":
             # The section holds the folded neighbours too: one read of the file serves both.
@@ -96,7 +118,9 @@ class SearchEngine:
         return hits
 
 
-def check_query_args(query: str, k: int, mode: str, expand: str | None) -> None:
+def check_query_args(
+    query: str, k: int, mode: str, expand: str | None, fusion: Fusion | None = None
+) -> None:
     """Refuse what no search can answer, before anything is embedded."""
     if not query.strip():
         raise ConfigError("the query is empty")
@@ -105,6 +129,11 @@ def check_query_args(query: str, k: int, mode: str, expand: str | None) -> None:
     check_k(k)
     if expand not in EXPANSIONS:
         raise ConfigError(f"expand must be 'section' or 'parent', not {expand!r}")
+    if fusion is not None:
+        if not isinstance(fusion, Fusion):
+            raise ConfigError(f"fusion must be a narezka.search.Fusion, not {fusion!r}")
+        if mode != "hybrid" and fusion != DEFAULT:
+            raise ConfigError(f"fusion ({fusion.label}) applies to hybrid search, not to {mode}")
 
 
 def _tie_order(hit: StoredHit) -> tuple[float, str, int]:

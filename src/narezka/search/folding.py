@@ -5,10 +5,24 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from narezka.errors import ConfigError
 from narezka.search.hits import Hit, snippet
 
 
-def fold_neighbours(hits: Sequence[Hit], limit: int | None = None) -> list[Hit]:
+def check_fold(fold: float | None) -> None:
+    """Refuse a fold ratio outside [0, 1] (None, no folding, is fine)."""
+    if fold is None:
+        return
+    if isinstance(fold, bool) or not isinstance(fold, int | float) or not 0.0 <= fold <= 1.0:
+        raise ConfigError(
+            f"fold must be a score ratio in [0, 1] (0 folds every neighbour, None none), "
+            f"got {fold!r}"
+        )
+
+
+def fold_neighbours(
+    hits: Sequence[Hit], limit: int | None = None, *, ratio: float = 0.0
+) -> list[Hit]:
     """Fold overlapping or adjacent chunks of one section into the best of them (hits come
     best first): its span grows to cover them all, so the neighbour that holds the rest of an
     answer is returned with it instead of dropped. The search then reads the grown span's
@@ -16,13 +30,19 @@ def fold_neighbours(hits: Sequence[Hit], limit: int | None = None) -> list[Hit]:
 
     With ``limit``, folding stops at the first hit that would be result ``limit + 1``: a
     neighbour ranked below everything that is returned stays out, so a result grows only by
-    chunks that earned their rank."""
+    chunks that earned their rank.
+
+    With ``ratio`` > 0 a neighbour folds in only when its score is at least ``ratio`` times
+    the hit's; one further behind stands as a result of its own (as without folding), so a
+    hit grows only by text that scored nearly as well as it did."""
+    check_fold(ratio)
     kept: list[Hit] = []
     for hit in hits:
         for i, best in enumerate(kept):
             same_section = best.file_path == hit.file_path and best.section == hit.section
             near = {best.chunk_index, *best.merged}
-            if same_section and any(abs(hit.chunk_index - n) <= 1 for n in near):
+            close = hit.score >= ratio * best.score
+            if close and same_section and any(abs(hit.chunk_index - n) <= 1 for n in near):
                 kept[i] = dataclasses.replace(
                     _replace_merged(best, (*best.merged, hit.chunk_index)),
                     start=min(best.start, hit.start),

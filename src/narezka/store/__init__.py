@@ -15,13 +15,13 @@ from narezka.store.base import (
     Eq,
     Filter,
     Range,
+    Rankings,
     SparseVector,
     StoredHit,
     StoredPoint,
     VectorStore,
     chunk_point_id,
     point_id,
-    rrf_fuse,
 )
 from narezka.store.errors import (
     DimensionMismatchError,
@@ -63,6 +63,7 @@ __all__ = [
     "IndexInUseError",
     "Manifest",
     "Range",
+    "Rankings",
     "SparseVector",
     "StoreConfigError",
     "StoreError",
@@ -73,5 +74,4 @@ __all__ = [
     "chunk_point_id",
     "open_store",
     "point_id",
-    "rrf_fuse",
 ]

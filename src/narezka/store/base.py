@@ -10,17 +10,17 @@ Two behaviours are the same on every backend because they live here, not in the 
   boolean payload (measured with and without a bool index), so top-level booleans are stored
   as 0/1 and the names of those keys in ``BOOL_KEY``; reads turn them back into booleans and
   filters given ``True`` match.
-* **Hybrid.** Reciprocal-rank fusion is computed here from the dense and the sparse ranking
-  (``1 / (60 + rank)``, rank from 1), because the engines disagree on the formula: edge ranks
-  from 0, qdrant-client's local mode differs again.
+* **Two rankings at once.** ``rankings`` asks the engine for the dense and the BM25 ranking in
+  one batch call; combining them (hybrid search) is the search stage's business
+  (:mod:`narezka.search.fusion`), not the store's.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,12 +31,11 @@ SPARSE = "bm25"
 """Name of the BM25 sparse vector (IDF applied by the engine's ``idf`` modifier)."""
 BOOL_KEY = "_bools"
 """Payload key listing the top-level keys whose 0/1 values are booleans."""
-RRF_K = 60
-"""The usual reciprocal-rank-fusion constant (Cormack et al.)."""
 
 NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/narezka/point-id")
 
-Mode: TypeAlias = Literal["dense", "bm25", "hybrid"]
+Mode: TypeAlias = Literal["dense", "bm25"]
+"""What one store query ranks by: dense similarity or BM25."""
 Scalar: TypeAlias = str | int | float | bool
 Vector: TypeAlias = NDArray[np.floating[Any]] | Sequence[float]
 
@@ -80,7 +79,7 @@ class StoredPoint:
 
 @dataclass(frozen=True, slots=True)
 class StoredHit:
-    """A query result: point id, engine score (RRF score in hybrid mode), payload."""
+    """A query result: point id, engine score (cosine or BM25), payload."""
 
     id: str
     score: float
@@ -181,27 +180,11 @@ def as_floats(vector: Vector) -> list[float]:
     return result
 
 
-# ---- fusion ---------------------------------------------------------------------------
+class Rankings(NamedTuple):
+    """The dense and the BM25 ranking of one query, each best first."""
 
-
-def rrf_fuse(
-    rankings: Iterable[Sequence[StoredHit]], k: int, rrf_k: int = RRF_K
-) -> list[StoredHit]:
-    """Reciprocal-rank fusion: score = Σ 1/(rrf_k + rank), rank from 1; ties by first seen."""
-    scores: dict[str, float] = {}
-    payloads: dict[str, Mapping[str, Any]] = {}
-    for ranking in rankings:
-        for rank, hit in enumerate(ranking, start=1):
-            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (rrf_k + rank)
-            payloads.setdefault(hit.id, hit.payload)
-    # sorted() is stable and dict order is first-seen order, so ties stay deterministic.
-    ordered = sorted(scores.items(), key=lambda item: -item[1])[:k]
-    return [StoredHit(pid, score, payloads[pid]) for pid, score in ordered]
-
-
-def candidates(k: int) -> int:
-    """How many hits each ranking contributes to hybrid fusion."""
-    return max(4 * k, 50)
+    dense: list[StoredHit]
+    sparse: list[StoredHit]
 
 
 # ---- the protocol ---------------------------------------------------------------------
@@ -235,7 +218,18 @@ class VectorStore(Protocol):
         k: int = 10,
         mode: Mode = "dense",
     ) -> list[StoredHit]:
-        """Top ``k`` points by dense similarity, BM25, or their RRF fusion (``hybrid``)."""
+        """Top ``k`` points by dense similarity or by BM25."""
+        ...
+
+    def rankings(
+        self,
+        dense: Vector,
+        sparse: SparseVector,
+        *,
+        filter: Filter | None = None,
+        k: int = 10,
+    ) -> Rankings:
+        """The top ``k`` by dense similarity and the top ``k`` by BM25, in one engine call."""
         ...
 
     def get(self, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]:
@@ -252,20 +246,33 @@ class VectorStore(Protocol):
 
 
 def check_query(
-    mode: Mode, dense: Vector | None, sparse: SparseVector | None, has_sparse: bool
+    mode: str,
+    dense: Vector | None,
+    sparse: SparseVector | None,
+    has_sparse: bool,
 ) -> None:
-    """Reject a query whose inputs do not fit its mode (same message on every backend)."""
+    """Reject a query whose inputs do not fit its mode (same message on every backend);
+    ``both`` is a ``rankings`` call."""
     from narezka.store.errors import StoreConfigError
 
-    if mode not in ("dense", "bm25", "hybrid"):
-        raise StoreConfigError(f"unknown search mode {mode!r}; use dense, bm25 or hybrid")
-    if mode in ("dense", "hybrid") and dense is None:
-        raise StoreConfigError(f"{mode} search needs a dense query vector")
-    if mode in ("bm25", "hybrid"):
+    if mode == "hybrid":
+        raise StoreConfigError(
+            "a store ranks by dense or bm25; for hybrid, fetch both with rankings() and fuse "
+            "them (narezka.search.fusion.hybrid_query)"
+        )
+    if mode not in ("dense", "bm25", "both"):
+        raise StoreConfigError(f"unknown store query mode {mode!r}; use dense or bm25")
+    if mode in ("dense", "both") and dense is None:
+        raise StoreConfigError(f"{_asked(mode)} needs a dense query vector")
+    if mode in ("bm25", "both"):
         if sparse is None:
-            raise StoreConfigError(f"{mode} search needs a sparse (BM25) query vector")
+            raise StoreConfigError(f"{_asked(mode)} needs a sparse (BM25) query vector")
         if not has_sparse:
             raise StoreConfigError(
-                f"{mode} search needs BM25 vectors, but this index was built without them; "
+                f"{_asked(mode)} needs BM25 vectors, but this index was built without them; "
                 "re-create it with --rebuild"
             )
+
+
+def _asked(mode: str) -> str:
+    return "a hybrid search (both rankings)" if mode == "both" else f"{mode} search"

@@ -41,18 +41,17 @@ from narezka.store.base import (
     Filter,
     Mode,
     Range,
+    Rankings,
     SparseVector,
     StoredHit,
     StoredPoint,
     Vector,
     as_floats,
-    candidates,
     check_query,
     decode_payload,
     encode_payload,
     is_point_id,
     match_value,
-    rrf_fuse,
 )
 from narezka.store.errors import DimensionMismatchError, StoreConfigError, StoreError
 from narezka.store.lock import DirectoryLock
@@ -241,23 +240,32 @@ class EdgeStore:
         k: int = 10,
         mode: Mode = "dense",
     ) -> list[StoredHit]:
-        """Top ``k`` hits; ``hybrid`` fuses dense and BM25 rankings by RRF (k=60)."""
+        """Top ``k`` hits by dense similarity or by BM25."""
         check_query(mode, dense, sparse, self._sparse)
         shard = self._need()
         where = edge_filter(filter)
         if mode == "dense":
             assert dense is not None
             return _hits(shard.query(_request(_dense(dense), k, where)))
-        if mode == "bm25":
-            assert sparse is not None
-            return _hits(shard.query(_request(_sparse(sparse), k, where)))
-        assert dense is not None and sparse is not None
-        n = candidates(k)
+        assert sparse is not None
+        return _hits(shard.query(_request(_sparse(sparse), k, where)))
+
+    def rankings(
+        self,
+        dense: Vector,
+        sparse: SparseVector,
+        *,
+        filter: Filter | None = None,
+        k: int = 10,
+    ) -> Rankings:
+        """The dense and the BM25 top ``k``, from one batch call to the engine."""
+        check_query("both", dense, sparse, self._sparse)
+        where = edge_filter(filter)
         batch = qe.QueryBatchRequest(
-            [_request(_dense(dense), n, where), _request(_sparse(sparse), n, where)]
+            [_request(_dense(dense), k, where), _request(_sparse(sparse), k, where)]
         )
-        dense_hits, sparse_hits = (_hits(r) for r in shard.query_batch(batch))
-        return rrf_fuse([dense_hits, sparse_hits], k)
+        dense_hits, sparse_hits = (_hits(r) for r in self._need().query_batch(batch))
+        return Rankings(dense_hits, sparse_hits)
 
     def get(self, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]:
         """The points that exist among ``ids``, in the order asked."""

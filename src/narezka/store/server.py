@@ -1,8 +1,8 @@
 """``ServerStore``: a collection on a Qdrant server or cluster, through ``qdrant-client``.
 
-Same ids, payload codec, vectors (``dense`` + ``bm25`` with the ``idf`` modifier) and
-client-side RRF as ``EdgeStore``, so an index can be pushed from one to the other. The API
-key comes from ``QDRANT_API_KEY`` unless given.
+Same ids, payload codec, vectors (``dense`` + ``bm25`` with the ``idf`` modifier) and both
+rankings in one batch call as ``EdgeStore``, so an index can be pushed from one to the other.
+The API key comes from ``QDRANT_API_KEY`` unless given.
 
 qdrant-client's *local mode* (``QdrantClient(":memory:")`` or ``path=``) speaks the same API
 and is what the tests run against, but it is a pure-Python brute-force engine without payload
@@ -26,18 +26,17 @@ from narezka.store.base import (
     Filter,
     Mode,
     Range,
+    Rankings,
     SparseVector,
     StoredHit,
     StoredPoint,
     Vector,
     as_floats,
-    candidates,
     check_query,
     decode_payload,
     encode_payload,
     is_point_id,
     match_value,
-    rrf_fuse,
 )
 from narezka.store.errors import DimensionMismatchError, StoreConfigError, StoreUnavailableError
 
@@ -229,25 +228,39 @@ class ServerStore:
         k: int = 10,
         mode: Mode = "dense",
     ) -> list[StoredHit]:
-        """Top ``k`` hits; ``hybrid`` fuses dense and BM25 rankings by RRF (k=60) here."""
+        """Top ``k`` hits by dense similarity or by BM25."""
         check_query(mode, dense, sparse, self._sparse)
-        client = self._need()
-        where = server_filter(filter)
-        requests = []
-        limit = k if mode != "hybrid" else candidates(k)
-        if mode in ("dense", "hybrid"):
+        if mode == "dense":
             assert dense is not None
-            requests.append(_request(as_floats(dense), DENSE, limit, where))
-        if mode in ("bm25", "hybrid"):
-            assert sparse is not None
-            vector = qm.SparseVector(indices=list(sparse.indices), values=list(sparse.values))
-            requests.append(_request(vector, SPARSE, limit, where))
+            return self._batch([_request(as_floats(dense), DENSE, k, server_filter(filter))])[0]
+        assert sparse is not None
+        return self._batch([_request(_sparse(sparse), SPARSE, k, server_filter(filter))])[0]
+
+    def rankings(
+        self,
+        dense: Vector,
+        sparse: SparseVector,
+        *,
+        filter: Filter | None = None,
+        k: int = 10,
+    ) -> Rankings:
+        """The dense and the BM25 top ``k``, from one ``query_batch_points`` call."""
+        check_query("both", dense, sparse, self._sparse)
+        where = server_filter(filter)
+        requests = [
+            _request(as_floats(dense), DENSE, k, where),
+            _request(_sparse(sparse), SPARSE, k, where),
+        ]
+        dense_hits, sparse_hits = self._batch(requests)
+        return Rankings(dense_hits, sparse_hits)
+
+    def _batch(self, requests: list[qm.QueryRequest]) -> list[list[StoredHit]]:
+        client = self._need()
         responses = self._call(lambda: client.query_batch_points(self.collection, requests))
-        rankings = [
+        return [
             [StoredHit(str(p.id), float(p.score), decode_payload(p.payload)) for p in r.points]
             for r in responses
         ]
-        return rankings[0] if mode != "hybrid" else rrf_fuse(rankings, k)
 
     def get(self, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]:
         """The points that exist among ``ids``, in the order asked."""
@@ -302,6 +315,10 @@ def _condition(cond: Condition) -> qm.FieldCondition:
         bounds = qm.Range(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)
         return qm.FieldCondition(key=cond.field, range=bounds)
     raise TypeError(f"not a filter condition: {cond!r}")  # pragma: no cover
+
+
+def _sparse(vector: SparseVector) -> qm.SparseVector:
+    return qm.SparseVector(indices=list(vector.indices), values=list(vector.values))
 
 
 def _request(vector: Any, using: str, limit: int, where: qm.Filter | None) -> qm.QueryRequest:

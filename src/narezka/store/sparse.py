@@ -29,6 +29,14 @@ because query and documents must be analyzed alike):
   (``response_model_exclude_unset``, ``fastapi.responses``, ``httpexception``), so a query
   naming the identifier exactly outranks chunks that merely share its parts.
 
+* ``+title`` (or ``+titleN``, N from 2 to 9) on any of them (``snowball+title``,
+  ``lemma+ident+title3``): **field weights**. Terms of the chunk's titles — the breadcrumb
+  line that starts its ``embed_text`` (``A > B > C``) and its Markdown heading lines — count N
+  times (2 for ``+title``) in the term frequency, body terms once, before BM25's saturation;
+  the length normalization still counts every term once. Queries are unchanged. Because it
+  changes every stored vector it is part of the analyzer: recorded, and refused on change
+  without ``--rebuild``.
+
 Snowball stays the default by measurement (benchmarks/results/ablation_*.md): on the Russian
 dev set no analyzer differs from it significantly, and on the example KB lemmas lose BM25
 hits, because questions and answers differ in derivation (``хранится`` / ``хранения``,
@@ -46,7 +54,10 @@ from typing import Any
 from narezka.errors import ConfigError, MissingDependencyError
 from narezka.store.base import SparseVector
 
-ANALYZERS = ("snowball", "lemma", "snowball+ident", "lemma+ident")
+_BASE_ANALYZERS = ("snowball", "lemma", "snowball+ident", "lemma+ident")
+ANALYZERS = (*_BASE_ANALYZERS, *(f"{a}+title" for a in _BASE_ANALYZERS))
+"""The analyzers ``--bm25`` offers; ``+titleN`` (N = 2…9) is accepted too."""
+TITLE_WEIGHT = 2
 DEFAULT_ANALYZER = "snowball"
 """What an index without a recorded analyzer (one built before analyzers existed) used."""
 
@@ -106,11 +117,39 @@ def russian_lemma(word: str) -> str:
     return str(_morph().parse(word)[0].normal_form).replace("ё", "е")
 
 
+_TITLE = re.compile(r"\+title([2-9]?)$")
+# A heading line of the chunk's own text: its words are title terms too.
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*$", re.M)
+
+
 def check_analyzer(name: str) -> str:
     """``name`` if it is a known analyzer, else a ConfigError listing them."""
-    if name not in ANALYZERS:
-        raise ConfigError(f"unknown BM25 analyzer {name!r}; use one of {', '.join(ANALYZERS)}")
+    base = _TITLE.sub("", name)
+    if base not in _BASE_ANALYZERS or (base != name and name.endswith("+title1")):
+        raise ConfigError(
+            f"unknown BM25 analyzer {name!r}; use one of {', '.join(ANALYZERS)} "
+            "(or +title2…+title9 for another title weight)"
+        )
     return name
+
+
+def title_weight(analyzer: str) -> int:
+    """How many times a title term counts under ``analyzer`` (1: no field weights)."""
+    found = _TITLE.search(analyzer)
+    if found is None:
+        return 1
+    return int(found.group(1) or TITLE_WEIGHT)
+
+
+def title_text(text: str) -> str:
+    """The title part of an ``embed_text``: its breadcrumb line (the first paragraph when it
+    is a path ``A > B``) and its Markdown heading lines, joined by newlines."""
+    parts = []
+    first, gap, _ = text.partition("\n\n")
+    if gap and "\n" not in first and " > " in first:
+        parts.append(first)
+    parts.extend(m.group(1) or "" for m in _HEADING_LINE.finditer(text))
+    return "\n".join(p for p in parts if p)
 
 
 def identifiers(text: str) -> list[str]:
@@ -191,8 +230,9 @@ class Bm25Encoder:
         self.b = b
         self.avg_len = avg_len
         self.analyzer = check_analyzer(analyzer)
-        base, _, ident = analyzer.partition("+")
-        self.ident = bool(ident)
+        self.title_weight = title_weight(analyzer)
+        base, _, rest = _TITLE.sub("", analyzer).partition("+")
+        self.ident = bool(rest)
         self.lemmas = base == "lemma"
         # The Snowball name stays what it was before analyzers existed: old fingerprints hold.
         suffix = "" if analyzer == DEFAULT_ANALYZER else f":analyzer={analyzer}"
@@ -251,8 +291,13 @@ class Bm25Encoder:
         if not stems:
             return SparseVector((), ())
         norm = self.k1 * (1.0 - self.b + self.b * len(stems) / self.avg_len)
+        counts = Counter(stems)
+        if self.title_weight > 1:
+            # Title terms already count once among the text's own; they gain weight − 1 more.
+            for stem, tf in Counter(self.tokens(title_text(text))).items():
+                counts[stem] += (self.title_weight - 1) * tf
         weights: dict[int, float] = {}
-        for stem, tf in Counter(stems).items():
+        for stem, tf in counts.items():
             # Two stems may share a murmur id; adding keeps the vector valid (unique indices).
             tid = token_id(stem)
             weights[tid] = weights.get(tid, 0.0) + tf * (self.k1 + 1.0) / (tf + norm)
