@@ -334,12 +334,15 @@ class Index:
         *,
         rebuild: bool = False,
         progress: Progress | None = None,
+        jobs: int | None = None,
     ) -> SyncReport:
         """Bring the index up to date with the corpus: new and changed files are chunked
         and embedded (only chunks whose content changed), deleted files lose their points.
 
         ``paths`` limits the work to those files (a watcher's events); ``rebuild`` builds a
-        fresh generation beside the live one and swaps it in when complete."""
+        fresh generation beside the live one and swaps it in when complete. ``jobs`` worker
+        processes read and chunk files while this one embeds (default: the machine's cores,
+        for a megabyte of changed files or more)."""
         self._check_open()
         started = time.perf_counter()
         root, home = self.corpus, self.home
@@ -391,7 +394,7 @@ class Index:
                     report.store = self.url or str(home)
                     report.recovered = manifest.recover(store)
                     sync_files(syncer, root, globs, exclude, manifest, progress or Progress(),
-                               paths=_relative_paths(root, paths))  # fmt: skip
+                               paths=_relative_paths(root, paths), jobs=jobs)  # fmt: skip
                 _optimize(store)
             except BaseException:
                 if fresh_store is not None:
