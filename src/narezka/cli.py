@@ -22,6 +22,7 @@ from narezka.cli_common import (
     EXIT_INTERRUPTED,
     EXIT_NOTHING,
     EXIT_OK,
+    jobs_option,
     progress_bar,
 )
 from narezka.cli_eval import eval_command
@@ -71,7 +72,10 @@ def cli() -> None:
 )
 @click.option("--stats", is_flag=True, help="Print a summary (to stderr unless --format text).")
 @click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
-def chunk(paths: Sequence[str], fmt: str, stats: bool, strict: bool, **options: Any) -> None:
+@jobs_option
+def chunk(
+    paths: Sequence[str], fmt: str, stats: bool, strict: bool, jobs: int | None, **options: Any
+) -> None:
     """Split Markdown files into retrieval-ready chunks.
 
     Example: narezka chunk examples/kb --strategy headings --size 800 --format jsonl
@@ -88,7 +92,11 @@ def chunk(paths: Sequence[str], fmt: str, stats: bool, strict: bool, **options: 
         with progress:
             task = progress.add_task("chunk", total=total)
             report = pipeline.chunk_documents(
-                paths, strategy, on_file=lambda _: progress.advance(task), **run.kwargs()
+                paths,
+                strategy,
+                on_file=lambda _: progress.advance(task),
+                jobs=jobs,
+                **run.kwargs(),
             )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None

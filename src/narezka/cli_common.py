@@ -65,9 +65,11 @@ def progress_bar(label: str, console: Console, *, enabled: bool = True) -> Progr
 
 
 def byte_progress(label: str, console: Console) -> Progress:
-    """A progress bar that counts bytes: one big file moves it as much as many small ones."""
+    """A progress bar that counts bytes: one big file moves it as much as many small ones.
+    Its task's description is shown after ``label`` (the stage: ``embedding docs/a.md``)."""
     return Progress(
         TextColumn(label),
+        TextColumn("{task.description}", style="dim"),
         BarColumn(),
         DownloadColumn(),
         TimeElapsedColumn(),
@@ -185,6 +187,18 @@ _OPTIONS: list[Callable[[F], F]] = [
         "of [REDACTED:kind].",
     ),
 ]
+
+
+def jobs_option(command: F) -> F:
+    """``--jobs N``: worker processes that read and chunk files side by side."""
+    return click.option(
+        "--jobs",
+        "-j",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Worker processes that read and chunk files side by side; the output is the same "
+        "for any N  [default: the machine's cores, from 1 MB of input on].",
+    )(command)
 
 
 def split_options(*, strategy: bool = True) -> Callable[[F], F]:

@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from narezka.cli_common import fail, settings_for, split_options
+from narezka.cli_common import fail, jobs_option, settings_for, split_options
 from narezka.embed import DEFAULT_EMBEDDER
 from narezka.errors import NarezkaError
 from narezka.evaluate import (
@@ -100,6 +100,7 @@ EXPANDS = ("section", "parent")
     "self-contained HTML page.",
 )
 @split_options(strategy=False)
+@jobs_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full results as JSON.")
 def eval_command(
     corpus: Path,
@@ -116,6 +117,7 @@ def eval_command(
     plot_path: Path | None,
     html_path: Path | None,
     as_json: bool,
+    jobs: int | None,
     **options: Any,
 ) -> None:
     """Index CORPUS once per strategy, ask the golden questions, report hit@k, MRR, ceiling
@@ -148,6 +150,7 @@ def eval_command(
                 *paths_inside(corpus, report_path, plot_path, html_path),
             ),
             params=settings.split_values(),
+            jobs=jobs,
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
         if plot_path is not None:

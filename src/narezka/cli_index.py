@@ -17,7 +17,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from narezka.cli_common import EXIT_NOTHING, byte_progress, fail, settings_for, split_options
+from narezka.cli_common import (
+    EXIT_NOTHING,
+    byte_progress,
+    fail,
+    jobs_option,
+    settings_for,
+    split_options,
+)
 from narezka.embed import get_embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
@@ -80,6 +87,7 @@ TABLE_SNIPPET = 160
 )
 @click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@jobs_option
 def index_command(
     corpus: Path,
     store_dir: Path | None,
@@ -88,6 +96,7 @@ def index_command(
     rebuild: bool,
     strict: bool,
     as_json: bool,
+    jobs: int | None,
     **options: Any,
 ) -> None:
     """Chunk, embed and store a corpus; re-runs only touch what changed.
@@ -109,13 +118,17 @@ def index_command(
                 corpus, settings, store=store_dir, url=qdrant_url, collection=collection
             ) as ix,
         ):
-            task = progress.add_task("index", total=None)
+            task = progress.add_task("", total=None)
             report = ix.sync(
                 rebuild=rebuild,
                 progress=Progress(
                     on_total=lambda total: progress.update(task, total=total),
                     on_bytes=lambda n: progress.advance(task, n),
+                    on_stage=lambda stage, source: progress.update(
+                        task, description=_stage_text(stage, source)
+                    ),
                 ),
+                jobs=jobs,
             )
     except NarezkaError as exc:
         fail(exc)
@@ -126,6 +139,15 @@ def index_command(
         _print_index_report(report)
     if strict and report.skipped:
         sys.exit(EXIT_NOTHING)
+
+
+STAGE_SOURCE_CHARS = 40
+"""The tail of the current file's name shown beside the stage."""
+
+
+def _stage_text(stage: str, source: str) -> str:
+    shown = source if len(source) <= STAGE_SOURCE_CHARS else "…" + source[-STAGE_SOURCE_CHARS:]
+    return f"{stage} {shown}"
 
 
 def _report_problems(report: IndexReport) -> None:
@@ -381,13 +403,16 @@ def _summary(report: IndexReport) -> str:
 )
 @click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
 @click.option("--json", "as_json", is_flag=True)
-def sync_command(store: str, corpus: Path | None, strict: bool, as_json: bool) -> None:
+@jobs_option
+def sync_command(
+    store: str, corpus: Path | None, strict: bool, as_json: bool, jobs: int | None
+) -> None:
     """Bring an index up to date with its corpus, with the settings it was built with.
 
     For cron or a systemd timer (see examples/systemd/). Example: narezka sync examples/kb
     """
     try:
-        report = sync(store, corpus=corpus)
+        report = sync(store, corpus=corpus, jobs=jobs)
     except NarezkaError as exc:
         fail(exc)
     _report_problems(report)

@@ -372,12 +372,15 @@ class Index:
         *,
         rebuild: bool = False,
         progress: Progress | None = None,
+        jobs: int | None = None,
     ) -> SyncReport:
         """Bring the index up to date with the corpus: new and changed files are chunked
         and embedded (only chunks whose content changed), deleted files lose their points.
 
         ``paths`` limits the work to those files (a watcher's events); ``rebuild`` builds a
-        fresh generation beside the live one and swaps it in when complete."""
+        fresh generation beside the live one and swaps it in when complete. ``jobs`` worker
+        processes read and chunk files while this one embeds (default: the machine's cores,
+        for a megabyte of changed files or more)."""
         self._check_open()
         home = self._local_home("sync")
         started = time.perf_counter()
@@ -438,7 +441,7 @@ class Index:
                     report.store = self.url or str(home)
                     report.recovered = manifest.recover(store)
                     sync_files(syncer, root, globs, exclude, manifest, progress or Progress(),
-                               paths=_relative_paths(root, paths))  # fmt: skip
+                               paths=_relative_paths(root, paths), jobs=jobs)  # fmt: skip
                     files = _snapshot(manifest) if self.url else None
                 _optimize(store)
             except BaseException:

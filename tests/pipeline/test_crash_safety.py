@@ -55,9 +55,9 @@ def state(corpus: Path) -> tuple[int, dict[str, str]]:
     return count, expected
 
 
-def sync_cli(corpus: Path) -> subprocess.Popen[bytes]:
+def sync_cli(corpus: Path, *options: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "narezka", "index", str(corpus), "--embedder", "hash"],
+        [sys.executable, "-m", "narezka", "index", str(corpus), "--embedder", "hash", *options],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -70,7 +70,8 @@ def test_kill_9_mid_sync_then_resync_equals_a_clean_build(tmp_path: Path, trial:
     index(corpus, embedder="hash")
     mutate(corpus, trial)
 
-    victim = sync_cli(corpus)
+    # Every other trial kills a run whose files are chunked by worker processes.
+    victim = sync_cli(corpus, "--jobs", "2" if trial % 2 else "1")
     time.sleep(random.Random(trial).uniform(0.2, 2.5))
     victim.send_signal(signal.SIGKILL)
     victim.wait()

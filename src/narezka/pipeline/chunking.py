@@ -9,11 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from narezka.discover import iter_files, normalize_newlines, read_document
+from narezka.discover import iter_files, normalize_newlines
 from narezka.embed import cached_signal_embedder
-from narezka.enrich.hashes import doc_hash
 from narezka.enrich.redaction import count_kinds, find_secrets
-from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceError
+from narezka.errors import ConfigError, NarezkaWarning, SourceError
 from narezka.parse.markdown import parse_document, plain_document
 from narezka.parse.sanitize import removed_characters
 from narezka.split import Chooser, EmbedFunction, SplitParams, Strategy, get_strategy
@@ -160,6 +159,7 @@ def chunk_documents(
     on_file: ProgressCallback | None = None,
     counter: TokenCounter | None = None,
     embed: EmbedFunction | None = None,
+    jobs: int | None = None,
     **params: Any,
 ) -> ChunkReport:
     """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
@@ -167,7 +167,12 @@ def chunk_documents(
     ``include`` defaults to the strategy's own globs (Markdown and text for most). ``counter``
     measures sizes in a model's own tokens (an embedder's); its ``name`` is then the tokenizer
     recorded in the chunks and the strategy fingerprint. ``embed`` serves ``semantic``.
+    ``jobs`` worker processes chunk files side by side (default: the machine's cores, for a
+    megabyte of input or more); the report is the same for any ``jobs``, in file order.
     """
+    # The pool's module runs this module's per-file function in its workers.
+    from narezka.pipeline.workers import ChunkPool, ChunkTask
+
     if counter is not None:
         params = {**params, "unit": "tokens", "tokenizer": counter.name}
     split_params = make_params(**params)
@@ -175,37 +180,33 @@ def chunk_documents(
         counter = get_counter(split_params.unit, split_params.tokenizer)
     chosen = get_strategy(strategy, embed=embed or lazy_signal_embedder())
     report = ChunkReport()
-    for root, file in _files(paths, include_for(chosen, include), exclude, report):
-        try:
-            raw, warnings = read_document(root, file)
-        except SourceError as exc:
-            report.skipped.append(exc)
-            continue
-        report.files += 1
-        report.warnings.extend(warnings)
-        report.input_chars += len(raw.text)
-        if not raw.text.strip():
-            report.empty_files.append(raw.source)
-            continue
-        try:
-            result = chunk_raw(raw, chosen, split_params, counter)
-        except SourceError as exc:
-            report.skipped.append(exc)
-            continue
-        except NarezkaError as exc:
-            report.skipped.append(SourceError(raw.source, str(exc)))
-            continue
-        chunks = result.chunks
-        report.warnings.extend(result.warnings)
-        report.removed_chars += result.removed
-        if result.secrets:
-            report.secrets[raw.source] = result.secrets
-        report.strategies[raw.source] = result.strategy
-        if not chunks:
-            report.empty_files.append(raw.source)
-        report.chunks.extend(_with_file_meta(chunks, raw))
-        if on_file is not None:
-            on_file(raw.source)
+    files = list(_files(paths, include_for(chosen, include), exclude, report))
+    tasks = [ChunkTask(root, file, split_params) for root, file in files]
+    with ChunkPool(chosen, counter, jobs, work_bytes=sum(_size(f) for _, f in files)) as pool:
+        for outcome in pool.map(tasks):
+            if outcome.read_failed and outcome.error is not None:
+                report.skipped.append(outcome.error)
+                continue
+            report.files += 1
+            report.warnings.extend(outcome.read_warnings)
+            report.input_chars += outcome.chars
+            if outcome.error is not None:
+                report.skipped.append(outcome.error)
+                continue
+            result = outcome.result
+            if result is None:
+                report.empty_files.append(outcome.source)
+                continue
+            report.warnings.extend(result.warnings)
+            report.removed_chars += result.removed
+            if result.secrets:
+                report.secrets[outcome.source] = result.secrets
+            report.strategies[outcome.source] = result.strategy
+            if not result.chunks:
+                report.empty_files.append(outcome.source)
+            report.chunks.extend(result.chunks)
+            if on_file is not None:
+                on_file(outcome.source)
     spent = getattr(chosen, "stats", None)
     if isinstance(spent, Mapping):
         report.embedding = {str(k): int(v) for k, v in spent.items()}
@@ -246,6 +247,8 @@ def _files(
             report.skipped.append(exc)
 
 
-def _with_file_meta(chunks: list[Chunk], raw: RawDocument) -> list[Chunk]:
-    extra: Mapping[str, Any] = {"mtime": raw.mtime, "doc_hash": doc_hash(raw.text)}
-    return [dataclasses.replace(c, meta={**c.meta, **extra}) for c in chunks]
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0

@@ -48,6 +48,7 @@ def index(
     on_file: Callable[[str], None] | None = None,
     on_bytes: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
+    jobs: int | None = None,
     **params: Any,
 ) -> IndexReport:
     """Sync ``corpus`` into the index (embedded in ``store_dir``, or a Qdrant server at
@@ -56,6 +57,7 @@ def index(
     ``params`` are split parameters; by default chunks are sized in the embedder's own
     tokens, to its budget. Progress: ``on_total(bytes)`` once the files are listed, then
     ``on_bytes(n)`` as they are chunked and embedded, and ``on_file(source)`` after each file.
+    ``jobs`` worker processes chunk while this one embeds (default: the machine's cores).
     Everything that can be refused (the store folder, the embedder, the parameters) is checked
     before anything is written."""
     named = embedder if isinstance(embedder, str) else None
@@ -68,4 +70,4 @@ def index(
     )
     model = None if isinstance(embedder, str) else embedder
     with Index.create(corpus, settings, store=store_dir, url=url, embedder=model) as ix:
-        return ix.sync(rebuild=rebuild, progress=Progress(on_file, on_bytes, on_total))
+        return ix.sync(rebuild=rebuild, progress=Progress(on_file, on_bytes, on_total), jobs=jobs)

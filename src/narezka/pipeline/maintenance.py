@@ -32,12 +32,13 @@ def sync(
     corpus: str | Path | None = None,
     *,
     embedder: Embedder | None = None,
+    jobs: int | None = None,
 ) -> IndexReport:
     """Re-index the corpus of an existing index with the settings it was built with.
 
     ``corpus`` says where the corpus is now, when it moved away from its index folder (the
     new place is recorded); ``embedder`` is needed for an index built with an embedder
-    object."""
+    object. ``jobs``: worker processes that chunk (default: the machine's cores)."""
     home = resolve_store(location)
     if corpus is not None and not Path(corpus).is_dir():
         raise ConfigError(f"{corpus}: not a folder (the corpus of {home})")
@@ -45,7 +46,7 @@ def sync(
     if not meta.get("embedder_spec") and embedder is None:
         raise ConfigError(f"{home} was built with an embedder object: pass it to sync")
     with Index.open(home, embedder=embedder, corpus=corpus) as index:
-        return index.sync()
+        return index.sync(jobs=jobs)
 
 
 def watch(

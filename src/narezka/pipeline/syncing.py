@@ -31,7 +31,6 @@ from narezka.embed import (
 )
 from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
-from narezka.enrich.hashes import doc_hash
 from narezka.errors import ConfigError, NarezkaError, SourceError
 from narezka.pipeline import layout
 from narezka.pipeline.chunking import chunk_raw, make_params
@@ -42,6 +41,7 @@ from narezka.pipeline.layout import (
     LEGACY_DATA,
     STORE_DIRNAME,
 )
+from narezka.pipeline.workers import ChunkPool, ChunkTask, FileOutcome, chunk_file, with_file_meta
 from narezka.split import SplitParams, Strategy
 from narezka.store import (
     ChunkEntry,
@@ -166,6 +166,7 @@ class Syncer:
         # One query up front: a no-change sync must not ask the manifest file by file.
         self.known = manifest.stats()
         self.on_bytes: Callable[[int], None] | None = None
+        self.on_stage: Callable[[str, str], None] | None = None
         self._file_bytes = 0
         self._bytes_done = 0
 
@@ -179,33 +180,63 @@ class Syncer:
             self.on_bytes(target - self._bytes_done)
             self._bytes_done = target
 
+    def stage(self, stage: str, source: str) -> None:
+        """Tell the progress what the sync waits for now (see :class:`Progress`)."""
+        if self.on_stage is not None:
+            self.on_stage(stage, source)
+
     def finish_file(self) -> None:
         """Account the rest of the current file's bytes to the progress."""
         if self.on_bytes is not None and self._file_bytes > self._bytes_done:
             self.on_bytes(self._file_bytes - self._bytes_done)
         self._file_bytes = self._bytes_done = 0
 
-    def sync_file(self, root: Path, file: Path) -> None:
-        report = self.report
+    def needs_sync(self, root: Path, file: Path) -> os.stat_result | None:
+        """The file's ``stat`` if it must be chunked again, else None (counted unchanged)."""
         stat = file.stat()
-        self._file_bytes, self._bytes_done = stat.st_size, 0
         source = file.relative_to(root).as_posix()
         state = (stat.st_size, stat.st_mtime, self.fingerprint, self.embedder.name)
         if self.known.get(source) == state:
-            report.files_unchanged += 1
-            return
-        started = time.perf_counter()
-        raw, warnings = read_document(root, file)
-        report.warnings.extend(warnings)
-        report.seconds["chunk"] += time.perf_counter() - started
+            self.report.files_unchanged += 1
+            return None
+        return stat
+
+    def sync_file(self, root: Path, file: Path) -> None:
+        """Sync one file in this process (chunk, embed, write)."""
+        stat = self.needs_sync(root, file)
+        if stat is not None:
+            self.apply(
+                root, file, stat, chunk_file(self.task(root, file), self.strategy, self.counter)
+            )
+
+    def task(self, root: Path, file: Path) -> ChunkTask:
+        """The chunking of one file, for a worker."""
+        return ChunkTask(root, file, self.params)
+
+    def apply(self, root: Path, file: Path, stat: os.stat_result, outcome: FileOutcome) -> None:
+        """Embed and write one file's chunks (``outcome``, chunked by a worker or here).
+
+        Raises the file's problem as a :class:`SourceError`, after its warnings are kept."""
+        report = self.report
+        self._file_bytes, self._bytes_done = stat.st_size, 0
+        source = file.relative_to(root).as_posix()
+        report.warnings.extend(outcome.read_warnings)
+        report.seconds["chunk"] += outcome.seconds
+        if outcome.error is not None:
+            raise outcome.error
         params = self.params
-        digest = doc_hash(raw.text)
+        digest = outcome.digest
+        chunks = list(outcome.result.chunks) if outcome.result is not None else []
+        result = outcome.result
         for attempt in range(RESPLIT_ATTEMPTS + 1):
-            started = time.perf_counter()
-            result = chunk_raw(raw, self.strategy, params, self.counter)
-            doc_warnings = result.warnings
-            chunks = [_with_meta(c, raw.mtime, digest, resplit=attempt > 0) for c in result.chunks]
-            report.seconds["chunk"] += time.perf_counter() - started
+            if attempt > 0:
+                # A re-cut after a refusal is rare: done here, from the file as it is now.
+                started = time.perf_counter()
+                raw, _ = read_document(root, file)
+                result = chunk_raw(raw, self.strategy, params, self.counter)
+                chunks = with_file_meta(result.chunks, raw.mtime, digest, resplit=True)
+                report.seconds["chunk"] += time.perf_counter() - started
+            doc_warnings = result.warnings if result is not None else []
             entries = [
                 ChunkEntry(
                     c.index, chunk_point_id(source, self.fingerprint, c.index), c.content_hash
@@ -216,6 +247,7 @@ class Syncer:
                 source, entries, fingerprint=self.fingerprint, embedder=self.embedder.name
             )
             by_index = {c.index: c for c in chunks}
+            self.stage("embedding", source)
             started = time.perf_counter()
             try:
                 vectors = embed_all(
@@ -236,7 +268,7 @@ class Syncer:
             finally:
                 report.seconds["embed"] += time.perf_counter() - started
         report.warnings.extend(doc_warnings)
-        if result.secrets:
+        if result is not None and result.secrets:
             report.secrets[source] = result.secrets
         if self.known.get(source) is None:
             report.files_new += 1
@@ -268,6 +300,7 @@ class Syncer:
                 points.append(self._point(entry.point_id, by_index[entry.index], donor.dense))
                 if entry.point_id != old_id:
                     report.chunks_reused += 1
+        self.stage("writing", source)
         with self.writing():
             self._write(source, plan, points, entries, stat, digest)
         report.seconds["store"] += time.perf_counter() - started
@@ -329,11 +362,15 @@ class Syncer:
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """Callbacks a caller may pass to follow a sync (any of them may be None)."""
+    """Callbacks a caller may pass to follow a sync (any of them may be None).
+
+    ``on_stage(stage, source)`` names what the sync waits for now: ``chunking`` (reading and
+    chunking, in workers), ``embedding`` or ``writing``, and the file."""
 
     on_file: Callable[[str], None] | None = None
     on_bytes: Callable[[int], None] | None = None
     on_total: Callable[[int], None] | None = None
+    on_stage: Callable[[str, str], None] | None = None
 
 
 def sync_files(
@@ -345,9 +382,14 @@ def sync_files(
     progress: Progress,
     *,
     paths: set[str] | None = None,
+    jobs: int | None = None,
 ) -> None:
     """Sync every file of the corpus (or only ``paths``), then delete the points of files
-    that are gone; problems with one file are recorded in the report and the run goes on."""
+    that are gone; problems with one file are recorded in the report and the run goes on.
+
+    Files are read and chunked by ``jobs`` workers a few files ahead while this process
+    embeds and writes, one file after another in corpus order (so the write-ahead protocol
+    and the report are what a serial run gives)."""
     report = syncer.report
     seen: set[str] = set()
     errors: list[SourceError] = []
@@ -357,21 +399,44 @@ def sync_files(
     if progress.on_total is not None:
         progress.on_total(sum(_size(file) for _, file in files))
     syncer.on_bytes = progress.on_bytes
+    syncer.on_stage = progress.on_stage
+    work: list[tuple[Path, Path, os.stat_result]] = []
     for base, file in files:
         source = file.relative_to(base).as_posix()
         seen.add(source)
         try:
-            syncer.sync_file(base, file)
-        except SourceError as exc:
-            report.skipped.append(exc)
+            stat = syncer.needs_sync(base, file)
         except OSError as exc:
             report.skipped.append(SourceError(source, f"cannot read: {exc}"))
-        except NarezkaError as exc:
-            # An embedding failure names the file; its old points stay in place.
-            report.skipped.append(SourceError(source, str(exc)))
-        syncer.finish_file()
-        if progress.on_file is not None:
-            progress.on_file(source)
+            continue
+        if stat is None:
+            if progress.on_bytes is not None:
+                progress.on_bytes(_size(file))
+            if progress.on_file is not None:
+                progress.on_file(source)
+            continue
+        work.append((base, file, stat))
+    tasks = [syncer.task(base, file) for base, file, _ in work]
+    work_bytes = sum(stat.st_size for _, _, stat in work)
+    pool = ChunkPool(syncer.strategy, syncer.counter, jobs, work_bytes=work_bytes, background=True)
+    with pool:
+        outcomes = pool.map(tasks)
+        for base, file, stat in work:
+            source = file.relative_to(base).as_posix()
+            syncer.stage("chunking", source)
+            outcome = next(outcomes)
+            try:
+                syncer.apply(base, file, stat, outcome)
+            except SourceError as exc:
+                report.skipped.append(exc)
+            except OSError as exc:
+                report.skipped.append(SourceError(source, f"cannot read: {exc}"))
+            except NarezkaError as exc:
+                # An embedding failure names the file; its old points stay in place.
+                report.skipped.append(SourceError(source, str(exc)))
+            syncer.finish_file()
+            if progress.on_file is not None:
+                progress.on_file(source)
     report.skipped.extend(errors)
     if paths is not None:
         syncer.delete_missing(seen, among=paths)
@@ -509,11 +574,3 @@ def index_meta(
         "url": url,
         **({"settings": dict(settings)} if settings is not None else {}),
     }
-
-
-def _with_meta(chunk: Chunk, mtime: float, digest: str, *, resplit: bool) -> Chunk:
-    # The document hash lets search tell whether the file still says what the index holds.
-    extra: dict[str, Any] = {"mtime": mtime, "doc_hash": digest}
-    if resplit:
-        extra["resplit"] = True
-    return dataclasses.replace(chunk, meta={**chunk.meta, **extra})
