@@ -148,6 +148,7 @@ def eval_command(
                 *paths_inside(corpus, report_path, plot_path, html_path),
             ),
             params=settings.split_values(),
+            context_llm=settings.context_llm,
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
         if plot_path is not None:

@@ -15,10 +15,13 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.progress import Progress as RichProgress
+from rich.progress import TaskID
 from rich.table import Table
 
 from narezka.cli_common import EXIT_NOTHING, byte_progress, fail, settings_for, split_options
 from narezka.embed import get_embedder
+from narezka.enrich.llm_context import ContextEstimate
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
 from narezka.pipeline.indexing import IndexReport
@@ -92,15 +95,16 @@ def index_command(
     if not corpus.exists():
         fail(ConfigError(f"{corpus}: no such file or directory"))
     settings = settings_for(corpus, options)
-    progress = byte_progress("indexing", err)
+    progress = byte_progress(err)
     try:
         with progress, Index.create(corpus, settings, store=store_dir, url=qdrant_url) as ix:
-            task = progress.add_task("index", total=None)
+            task = progress.add_task("indexing", total=None)
             report = ix.sync(
                 rebuild=rebuild,
                 progress=Progress(
                     on_total=lambda total: progress.update(task, total=total),
                     on_bytes=lambda n: progress.advance(task, n),
+                    **context_progress(progress, err),
                 ),
             )
     except NarezkaError as exc:
@@ -112,6 +116,21 @@ def index_command(
         _print_index_report(report)
     if strict and report.skipped:
         sys.exit(EXIT_NOTHING)
+
+
+def context_progress(progress: RichProgress, err: Console) -> dict[str, Any]:
+    """The callbacks that print the LLM context estimate, then count its calls on the bar."""
+    calls: list[TaskID] = []
+
+    def estimate(est: ContextEstimate) -> None:
+        err.print(est.describe(), highlight=False, soft_wrap=True)
+        calls.append(progress.add_task("context LLM", total=est.to_generate, calls=True))
+
+    def called() -> None:
+        if calls:
+            progress.advance(calls[0])
+
+    return {"on_context_estimate": estimate, "on_context_call": called}
 
 
 def _report_problems(report: IndexReport) -> None:
@@ -135,6 +154,7 @@ def _print_index_report(report: IndexReport) -> None:
             f"{report.chunks_kept} kept, {report.chunks_deleted} deleted",
         ),
         ("Embedding cache", f"{report.cache_hits} hits, {report.cache_misses} misses"),
+        *_context_rows(report),
         ("Seconds", ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items())),
         ("Embedder", report.embedder),
         ("Skipped files", str(len(report.skipped))),
@@ -144,6 +164,21 @@ def _print_index_report(report: IndexReport) -> None:
     for label, value in rows:
         table.add_row(label, value)
     Console().print(table)
+
+
+def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
+    c = report.context
+    if not c:
+        return []
+    without = c["chunks"] - c["with_context"]
+    return [
+        (
+            "LLM context",
+            f"{c['with_context']} of {c['chunks']} chunks ({c['cached']} cached, "
+            f"{c['generated']} generated); {without} without: {c['failed']} failed, "
+            f"{c['not_asked']} not asked, {c['dropped']} did not fit; {c['cut']} shortened",
+        )
+    ]
 
 
 @click.command("search")
@@ -294,8 +329,20 @@ def sync_command(store: str, corpus: Path | None, strict: bool, as_json: bool) -
 
     For cron or a systemd timer (see examples/systemd/). Example: narezka sync examples/kb
     """
+    err = Console(stderr=True)
+    progress = byte_progress(err)
     try:
-        report = sync(store, corpus=corpus)
+        with progress:
+            task = progress.add_task("syncing", total=None)
+            report = sync(
+                store,
+                corpus=corpus,
+                progress=Progress(
+                    on_total=lambda total: progress.update(task, total=total),
+                    on_bytes=lambda n: progress.advance(task, n),
+                    **context_progress(progress, err),
+                ),
+            )
     except NarezkaError as exc:
         fail(exc)
     _report_problems(report)

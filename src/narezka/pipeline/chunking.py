@@ -11,11 +11,14 @@ from typing import Any
 
 from narezka.discover import iter_files, normalize_newlines, read_document
 from narezka.embed import cached_signal_embedder
+from narezka.embed.cache import default_cache_path
 from narezka.enrich.hashes import doc_hash
+from narezka.enrich.llm_context import ContextWriter, open_context
 from narezka.enrich.redaction import count_kinds, find_secrets
 from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceError
 from narezka.parse.markdown import parse_document, plain_document
 from narezka.parse.sanitize import removed_characters
+from narezka.pipeline import layout
 from narezka.split import Chooser, EmbedFunction, SplitParams, Strategy, get_strategy
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import MARKDOWN_GLOBS, Chunk, RawDocument
@@ -44,6 +47,8 @@ class ChunkReport:
     """Which strategy each file got."""
     embedding: dict[str, int] = field(default_factory=dict)
     """What a strategy that embeds while splitting (``semantic``) spent: calls, texts, chars."""
+    context: dict[str, Any] = field(default_factory=dict)
+    """With ``context``: what the LLM context step did (``ContextStats.as_dict``)."""
 
 
 def make_params(**params: Any) -> SplitParams:
@@ -160,6 +165,7 @@ def chunk_documents(
     on_file: ProgressCallback | None = None,
     counter: TokenCounter | None = None,
     embed: EmbedFunction | None = None,
+    context: str | ContextWriter | None = None,
     **params: Any,
 ) -> ChunkReport:
     """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
@@ -167,6 +173,8 @@ def chunk_documents(
     ``include`` defaults to the strategy's own globs (Markdown and text for most). ``counter``
     measures sizes in a model's own tokens (an embedder's); its ``name`` is then the tokenizer
     recorded in the chunks and the strategy fingerprint. ``embed`` serves ``semantic``.
+    ``context`` (a ``context_llm`` spec, or a writer) prepends LLM-written context to each
+    chunk's ``embed_text`` within the size limit (:mod:`narezka.enrich.llm_context`).
     """
     if counter is not None:
         params = {**params, "unit": "tokens", "tokenizer": counter.name}
@@ -175,6 +183,7 @@ def chunk_documents(
         counter = get_counter(split_params.unit, split_params.tokenizer)
     chosen = get_strategy(strategy, embed=embed or lazy_signal_embedder())
     report = ChunkReport()
+    writer = _context_writer(context, split_params)
     for root, file in _files(paths, include_for(chosen, include), exclude, report):
         try:
             raw, warnings = read_document(root, file)
@@ -196,6 +205,12 @@ def chunk_documents(
             report.skipped.append(SourceError(raw.source, str(exc)))
             continue
         chunks = result.chunks
+        if writer is not None:  # LLM-written context: after splitting, before any embedding
+            done = writer.apply(
+                raw.source, raw.text, chunks, counter=counter, limit=split_params.size
+            )
+            chunks = done.chunks
+            report.warnings.extend(done.problems)
         report.warnings.extend(result.warnings)
         report.removed_chars += result.removed
         if result.secrets:
@@ -206,10 +221,24 @@ def chunk_documents(
         report.chunks.extend(_with_file_meta(chunks, raw))
         if on_file is not None:
             on_file(raw.source)
+    if writer is not None:
+        report.context = writer.stats.as_dict()
+        if writer is not context:
+            writer.close()
     spent = getattr(chosen, "stats", None)
     if isinstance(spent, Mapping):
         report.embedding = {str(k): int(v) for k, v in spent.items()}
     return report
+
+
+def _context_writer(
+    context: str | ContextWriter | None, params: SplitParams
+) -> ContextWriter | None:
+    if context is None or isinstance(context, ContextWriter):
+        return context
+    # No index: the cache sits beside the user's embedding cache.
+    cache = layout.context_cache_file(default_cache_path())
+    return open_context(context, cache, redact=params.redact)
 
 
 def chunk_path(path: str | Path, strategy: str = "headings", **kwargs: Any) -> list[Chunk]:

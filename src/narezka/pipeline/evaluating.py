@@ -69,6 +69,7 @@ def evaluate(
     work_dir: str | Path | None = None,
     on_progress: Progress | None = None,
     params: Mapping[str, Any] | None = None,
+    context_llm: str | None = None,
 ) -> EvalRun:
     """Index ``corpus`` once per strategy spec (``"fixed:size=1500 headings"``), ask every
     golden question with ``k = max(ks)`` and score it; see :class:`~narezka.evaluate.EvalRun`.
@@ -81,7 +82,8 @@ def evaluate(
     one embedding cache shared by all strategies (default: the user cache); temporary stores
     go under ``work_dir`` (default: the system temp dir) and are removed afterwards.
     ``params`` are split parameters every spec starts from (a spec's own override them): the
-    options ``narezka chunk`` and ``index`` take.
+    options ``narezka chunk`` and ``index`` take. ``context_llm`` turns on LLM-written chunk
+    context for every spec (cached beside the embedding cache, so a re-run asks nothing).
     """
     say = on_progress or (lambda _: None)
     base = dict(params or {})
@@ -150,6 +152,7 @@ def evaluate(
                     embedder=model,
                     include=globs,
                     exclude=exclude,
+                    context_llm=context_llm,
                     **spec_params,
                 )
                 # The index is held open for the whole spec: its chunks are read back rather

@@ -22,6 +22,7 @@ from narezka.pipeline.searching import resolve_store
 from narezka.pipeline.syncing import (
     STORE_DIRNAME,
     IndexReport,
+    Progress,
     corpus_of,
     read_index_meta,
 )
@@ -35,6 +36,7 @@ def sync(
     corpus: str | Path | None = None,
     *,
     embedder: Embedder | None = None,
+    progress: Progress | None = None,
 ) -> IndexReport:
     """Re-index the corpus of an existing index with the settings it was built with.
 
@@ -48,7 +50,7 @@ def sync(
     if not meta.get("embedder_spec") and embedder is None:
         raise ConfigError(f"{home} was built with an embedder object: pass it to sync")
     with Index.open(home, embedder=embedder, corpus=corpus) as index:
-        return index.sync()
+        return index.sync(progress=progress)
 
 
 def watch(
