@@ -322,9 +322,18 @@ def _summary(report: IndexReport) -> str:
     default=None,
     help="Where the corpus is now, if it moved away from its index (recorded for later runs).",
 )
+@click.option(
+    "--context-llm",
+    default=None,
+    metavar="SPEC",
+    help="Change the LLM that writes chunk context (ollama:MODEL[@HOST], openai:MODEL@URL, or "
+    "off)  [default: the one the index records].",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
 @click.option("--json", "as_json", is_flag=True)
-def sync_command(store: str, corpus: Path | None, strict: bool, as_json: bool) -> None:
+def sync_command(
+    store: str, corpus: Path | None, context_llm: str | None, strict: bool, as_json: bool
+) -> None:
     """Bring an index up to date with its corpus, with the settings it was built with.
 
     For cron or a systemd timer (see examples/systemd/). Example: narezka sync examples/kb
@@ -337,6 +346,7 @@ def sync_command(store: str, corpus: Path | None, strict: bool, as_json: bool) -
             report = sync(
                 store,
                 corpus=corpus,
+                context_llm=context_llm,
                 progress=Progress(
                     on_total=lambda total: progress.update(task, total=total),
                     on_bytes=lambda n: progress.advance(task, n),

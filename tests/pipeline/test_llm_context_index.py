@@ -217,3 +217,50 @@ def test_chunk_output_with_context_passes_the_shared_checker(
     checked = subprocess.run([*check, "--unit", "chars"], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout
     assert checked.stdout.strip().splitlines()[-1].startswith("ok:")
+
+
+def test_eval_with_context_asks_once_and_a_rerun_reads_the_cache(
+    kb: Path, url: str, state: LLMState, tmp_path: Path
+) -> None:
+    from narezka.pipeline.evaluating import evaluate
+
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(
+        json.dumps({"q": "сколько стоит курьер до 1 кг", "must_contain": ["290 ₽"]}) + "\n",
+        encoding="utf-8",
+    )
+    spec = f"ollama:ctx-model@{url}"
+    cache = tmp_path / "cache" / "embeddings.sqlite"
+
+    def run() -> object:
+        return evaluate(
+            kb, golden, strategies="headings", embedder="hash", ks=(1, 3), cache_path=cache,
+            params={"size": 300, "unit": "chars"}, context_llm=spec,
+        )  # fmt: skip
+
+    first = run()
+    calls = len(state.chat_requests())
+    assert calls > len(FILES)
+    assert (cache.parent / layout.CONTEXT_CACHE_NAME).is_file()  # beside eval's embeddings
+    second = run()
+    assert len(state.chat_requests()) == calls
+    assert second.strategies[0].hits == first.strategies[0].hits  # type: ignore[attr-defined]
+
+
+def test_sync_context_llm_changes_the_recorded_model_or_switches_it_off(
+    kb: Path, url: str, state: LLMState
+) -> None:
+    state.models.add("other")
+    runner = CliRunner()
+    args = ["index", str(kb), "--embedder", "hash", "--size", "300", "--unit", "chars"]
+    assert runner.invoke(cli, [*args, "--context-llm", f"ollama:ctx-model@{url}"]).exit_code == 0
+    state.answer = lambda doc, passage: "Другой контекст, другая модель."
+    other = runner.invoke(cli, ["sync", str(kb), "--context-llm", f"ollama:other@{url}"])
+    assert other.exit_code == 0, other.output
+    home = kb / ".narezka"
+    assert layout.read_meta(home)["settings"]["context_llm"] == f"ollama:other@{url}"
+    assert {c.split(",")[0] for c in stored(kb) if c} == {"Другой контекст"}
+    off = runner.invoke(cli, ["sync", str(kb), "--context-llm", "off", "--json"])
+    assert off.exit_code == 0, off.output
+    assert layout.read_meta(home)["settings"]["context_llm"] is None
+    assert not any(stored(kb))
