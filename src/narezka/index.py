@@ -28,6 +28,7 @@ from typing import Any
 
 from narezka.config import load_rules
 from narezka.embed import CachedEmbedder, Embedder, get_embedder, signal_embedder
+from narezka.enrich.llm_client import open_client
 from narezka.enrich.llm_context import ContextWriter, open_context
 from narezka.errors import ConfigError
 from narezka.pipeline import layout
@@ -277,6 +278,8 @@ class Index:
         chosen = settings if settings is not None else Settings.load(root)
         model = embedder if embedder is not None else get_embedder(chosen.embedder)
         sizing(model, chosen.split_values())  # bad sizes fail before anything is written
+        if chosen.context_llm is not None:
+            open_client(chosen.context_llm)  # so does a missing ollama package (no request)
         get_strategy(chosen.strategy)
         meta = existing_meta(home, tolerate_bad=True)
         spec = None if embedder is not None else chosen.embedder

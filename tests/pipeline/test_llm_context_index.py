@@ -264,3 +264,14 @@ def test_sync_context_llm_changes_the_recorded_model_or_switches_it_off(
     assert off.exit_code == 0, off.output
     assert layout.read_meta(home)["settings"]["context_llm"] is None
     assert not any(stored(kb))
+
+
+def test_a_missing_ollama_package_fails_before_anything_is_written(
+    kb: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from narezka.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "ollama", None)  # import ollama raises ImportError
+    with pytest.raises(MissingDependencyError, match="ollama"):
+        Index.create(kb, settings("ollama:qwen2.5:3b"))
+    assert not (kb / ".narezka").exists()
