@@ -123,6 +123,8 @@ def context_progress(progress: RichProgress, err: Console) -> dict[str, Any]:
     calls: list[TaskID] = []
 
     def estimate(est: ContextEstimate) -> None:
+        if not est.chunks:  # nothing changed: a cron log needs no line about it
+            return
         err.print(est.describe(), highlight=False, soft_wrap=True)
         calls.append(progress.add_task("context LLM", total=est.to_generate, calls=True))
 
