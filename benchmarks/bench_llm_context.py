@@ -32,7 +32,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from fake_llm import LLMState, fake_llm  # noqa: E402
-
 from narezka.embed import get_embedder  # noqa: E402
 from narezka.enrich.context_cache import ContextCache  # noqa: E402
 from narezka.enrich.llm_client import OllamaChat  # noqa: E402
