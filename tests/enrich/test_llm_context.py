@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_llm import LONG_REPLY, LLMState, fake_llm
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fake_llm import LONG_REPLY, LLMState, fake_llm
 from narezka.embed.remote import RetryPolicy
 from narezka.enrich.context_cache import ContextCache
 from narezka.enrich.llm_client import (
@@ -414,3 +414,16 @@ def test_estimate_counts_cached_and_to_generate(url: str, tmp_path: Path) -> Non
         assert (after.cached, after.to_generate) == (1, len(chunks) - 1)
         assert after.seconds < before.seconds
         assert f"{len(chunks) - 1} to generate" in after.describe()
+
+
+def test_ollama_on_another_host_is_the_same_model_for_the_cache(
+    url: str, state: LLMState, tmp_path: Path
+) -> None:
+    chunks = chunks_of()
+    with ContextCache(tmp_path / "c.sqlite") as cache:
+        apply(writer(ollama(url), cache), chunks)
+        calls = len(state.chat_requests())
+        moved = OllamaChat("ctx-model", host=url.replace("127.0.0.1", "localhost"), retry=FAST)
+        assert moved.name == ollama(url).name == "ollama:ctx-model"
+        done = apply(writer(moved, cache), chunks)
+        assert done.stats.cached == len(chunks) and len(state.chat_requests()) == calls  # type: ignore[attr-defined]

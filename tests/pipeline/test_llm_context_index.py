@@ -186,7 +186,7 @@ def test_index_cli_prints_the_estimate_and_the_context_row(kb: Path, url: str) -
     args = ["index", str(kb), "--embedder", "hash", "--size", "300", "--unit", "chars"]
     result = runner.invoke(cli, [*args, "--context-llm", f"ollama:ctx-model@{url}"])
     assert result.exit_code == 0, result.output
-    assert "context (ollama:ctx-model@" in result.output
+    assert "context (ollama:ctx-model): " in result.output
     assert " 0 cached, " in result.output and "to generate" in result.output
     assert "LLM context" in result.output
     again = runner.invoke(cli, ["sync", str(kb), "--json"])

@@ -82,7 +82,8 @@ class ChatClient(Protocol):
     """One non-streaming chat call: ``messages`` in, the assistant's reply out."""
 
     name: str
-    """The spec, ``ollama:qwen2.5:3b``: the cache and the index fingerprint key on it."""
+    """The model's identity (``ollama:qwen2.5:3b``; ``openai:MODEL@URL``, whose URL may name
+    another server's model of the same name): the cache and the index fingerprint key on it."""
 
     def chat(self, messages: Sequence[Mapping[str, str]]) -> Reply: ...
 
@@ -158,7 +159,9 @@ class OllamaChat:
             raise MissingDependencyError("ollama", "ollama") from exc
         self.model = model
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
-        self.name = f"ollama:{model}" + (f"@{host}" if host else "")
+        # The model tag is the identity, not the address: Ollama moved to another host writes
+        # the same contexts, and the cache and the index fingerprint must not ask again.
+        self.name = f"ollama:{model}"
         self.retry = retry or DEFAULT_RETRY
         self._ollama: Any = ollama
         self._client: Any = ollama.Client(host=self.host, timeout=self.retry.timeout)
