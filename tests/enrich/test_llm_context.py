@@ -14,6 +14,14 @@ from hypothesis import strategies as st
 from fake_llm import LONG_REPLY, LLMState, fake_llm
 from narezka.embed.remote import RetryPolicy
 from narezka.enrich.context_cache import ContextCache
+from narezka.enrich.context_text import (
+    DOC_CHARS,
+    MAX_CONTEXT_CHARS,
+    SEPARATOR,
+    clean_reply,
+    document_excerpt,
+    fit_context,
+)
 from narezka.enrich.llm_client import (
     LLMModelNotFoundError,
     LLMReplyError,
@@ -23,15 +31,7 @@ from narezka.enrich.llm_client import (
     open_client,
     parse_spec,
 )
-from narezka.enrich.llm_context import (
-    DOC_CHARS,
-    MAX_CONTEXT_CHARS,
-    SEPARATOR,
-    ContextWriter,
-    clean_reply,
-    document_excerpt,
-    fit_context,
-)
+from narezka.enrich.llm_context import ContextWriter
 from narezka.errors import ConfigError
 from narezka.pipeline.chunking import chunk_text
 from narezka.settings import Settings

@@ -18,7 +18,6 @@ chunk: it is indexed without context, and the file is marked for another try.
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,6 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from narezka.enrich.context_cache import PROMPT_VERSION, ContextCache, context_key
+from narezka.enrich.context_text import (
+    MAX_CONTEXT_CHARS,
+    MAX_SENTENCES,
+    SEPARATOR,
+    SYSTEM_PROMPT,
+    chat_messages,
+    clean_reply,
+    document_excerpt,
+    fit_context,
+)
 from narezka.enrich.llm_client import (
     ChatClient,
     ContextLLMError,
@@ -33,18 +42,10 @@ from narezka.enrich.llm_client import (
     LLMUnavailableError,
     open_client,
 )
-from narezka.enrich.redaction import find_secrets, redact_span
-from narezka.parse.sentences import sentence_ends
+from narezka.enrich.redaction import find_secrets
 from narezka.tokens import TokenCounter
-from narezka.types import Chunk, Secret
+from narezka.types import Chunk
 
-DOC_CHARS = 6000
-"""The most of a document sent with one chunk: a quarter from its start, the rest around the
-chunk (a small model's window and the prompt cost bound it)."""
-MAX_CONTEXT_CHARS = 400
-MAX_SENTENCES = 2
-MIN_CUT_WORDS = 4
-"""A context cut at a word boundary keeps at least this many words, or it is dropped."""
 FAILURES_TO_STOP = 3
 """Consecutive failed requests after which a run stops asking (the server is in trouble)."""
 SECONDS_PER_CALL = 3.0
@@ -53,109 +54,6 @@ sentences in a few seconds. Unmeasured here (no LLM ran); the progress bar shows
 CHARS_PER_TOKEN = 3.5
 """For the prompt-token estimate (the LLM's tokenizer is unknown here): ~4 for English text,
 ~3 for Russian."""
-SEPARATOR = "\n\n"
-
-SYSTEM_PROMPT = (
-    "You write search context for passages of a document. Given the document and one passage "
-    "from it, answer with one or two short sentences that say what the passage is about and "
-    "where it belongs in the document (product, topic, section), so that the passage can be "
-    "found by a search on its own. Write in the language of the document. Answer with the "
-    "sentences only: no preamble, no quotes, no lists."
-)
-
-_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
-_LABEL = re.compile(r"^\s*(context|контекст|answer|ответ)\s*[:：-]\s*", re.IGNORECASE)
-
-
-def document_excerpt(
-    text: str, start: int, end: int, secrets: Sequence[Secret] = (), limit: int = DOC_CHARS
-) -> str:
-    """What of the document goes with the chunk ``text[start:end]``: all of it when short,
-    else its opening and the stretch around the chunk, cut at line ends, secrets redacted."""
-    if len(text) <= limit:
-        return redact_span(text, secrets, 0, len(text))
-    head_end = _line_end(text, limit // 4)
-    room = limit - head_end
-    middle = (start + end) // 2
-    lo = max(head_end, min(middle - room // 2, len(text) - room))
-    lo = _line_start(text, lo, floor=head_end)
-    hi = _line_end(text, min(len(text), lo + room))
-    parts = [redact_span(text, secrets, 0, head_end)]
-    if lo > head_end:
-        parts.append("[…]")
-    parts.append(redact_span(text, secrets, lo, hi))
-    if hi < len(text):
-        parts.append("[…]")
-    return "\n".join(p for p in parts if p)
-
-
-def _line_end(text: str, pos: int) -> int:
-    cut = text.rfind("\n", 0, pos)
-    return cut if cut > pos // 2 else pos
-
-
-def _line_start(text: str, pos: int, *, floor: int) -> int:
-    cut = text.find("\n", pos)
-    return cut + 1 if 0 <= cut < pos + 200 else max(pos, floor)
-
-
-def chat_messages(excerpt: str, chunk_text: str) -> list[dict[str, str]]:
-    """The request for one chunk's context."""
-    user = f"<document>\n{excerpt}\n</document>\n\n<passage>\n{chunk_text}\n</passage>"
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
-
-
-def clean_reply(text: str) -> tuple[str, bool]:
-    """The reply as one line of at most two sentences and ``MAX_CONTEXT_CHARS``; and whether
-    it had to be shortened. Reasoning blocks (``<think>``), labels and quotes are removed."""
-    text = _THINK.sub(" ", text)
-    text = " ".join(text.split())
-    text = _LABEL.sub("", text).strip().strip("\"'«»“”`").strip()
-    if not text:
-        return "", False
-    ends = [e for e in sentence_ends(text) if e < len(text)]
-    cut = False
-    if len(ends) >= MAX_SENTENCES:
-        text, cut = text[: ends[MAX_SENTENCES - 1]].rstrip(), True
-    if len(text) > MAX_CONTEXT_CHARS:
-        text, cut = _prefix_within(text, MAX_CONTEXT_CHARS), True
-    return text, cut
-
-
-def _prefix_within(text: str, limit: int) -> str:
-    ends = [e for e in sentence_ends(text) if e <= limit]
-    if ends:
-        return text[: ends[-1]].rstrip()
-    space = text.rfind(" ", 0, limit + 1)
-    return text[: space if space > 0 else limit].rstrip()
-
-
-def fit_context(
-    context: str, embed_text: str, counter: TokenCounter, limit: int
-) -> tuple[str, str]:
-    """``(context as kept, how)``: ``how`` is ``full``, ``cut`` (shortened at a sentence, else
-    a word boundary) or ``dropped`` (not even ``MIN_CUT_WORDS`` words fit); ``context +
-    SEPARATOR + embed_text``
-    measured exactly by ``counter`` stays within ``limit``."""
-
-    def fits(prefix: str) -> bool:
-        return counter.count(prefix + SEPARATOR + embed_text) <= limit
-
-    if fits(context):
-        return context, "full"
-    for end in reversed([e for e in sentence_ends(context) if e < len(context)]):
-        if fits(context[:end].rstrip()):
-            return context[:end].rstrip(), "cut"
-    words = context.split(" ")
-    lo, hi = 0, len(words) - 1  # the largest word count that fits, by bisection
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(" ".join(words[:mid])):
-            lo = mid
-        else:
-            hi = mid - 1
-    # A few words of a context are noise in the vector, not context.
-    return (" ".join(words[:lo]), "cut") if lo >= MIN_CUT_WORDS else ("", "dropped")
 
 
 @dataclass(slots=True)
@@ -422,20 +320,11 @@ def _with_context(chunk: Chunk, context: str, counter: TokenCounter, fingerprint
 
 
 __all__ = [
-    "DOC_CHARS",
-    "MAX_CONTEXT_CHARS",
-    "PROMPT_VERSION",
+    "FAILURES_TO_STOP",
     "SECONDS_PER_CALL",
-    "SYSTEM_PROMPT",
-    "ContextCache",
     "ContextEstimate",
     "ContextStats",
     "ContextWriter",
     "FileContexts",
-    "chat_messages",
-    "clean_reply",
-    "context_key",
-    "document_excerpt",
-    "fit_context",
     "open_context",
 ]
