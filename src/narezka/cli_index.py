@@ -313,6 +313,17 @@ def _summary(report: IndexReport) -> str:
         f"{report.files_unchanged} unchanged, {report.files_deleted} deleted files; "
         f"{report.chunks_embedded} chunks embedded, {report.chunks_deleted} deleted; "
         f"{len(report.skipped)} skipped; {report.seconds['total']:.2f} s"
+        + _context_summary(report.context)
+    )
+
+
+def _context_summary(c: dict[str, Any]) -> str:
+    if not c.get("chunks"):
+        return ""
+    without = c["chunks"] - c["with_context"]
+    return (
+        f"; LLM context on {c['with_context']} of {c['chunks']} chunks ({c['generated']} "
+        f"generated), {without} without ({c['failed']} failed, {c['not_asked']} not asked)"
     )
 
 

@@ -257,6 +257,7 @@ def test_sync_context_llm_changes_the_recorded_model_or_switches_it_off(
     state.answer = lambda doc, passage: "Другой контекст, другая модель."
     other = runner.invoke(cli, ["sync", str(kb), "--context-llm", f"ollama:other@{url}"])
     assert other.exit_code == 0, other.output
+    assert "; LLM context on " in other.output and "(0 failed, 0 not asked)" in other.output
     home = kb / ".narezka"
     assert layout.read_meta(home)["settings"]["context_llm"] == f"ollama:other@{url}"
     assert {c.split(",")[0] for c in stored(kb) if c} == {"Другой контекст"}
