@@ -29,9 +29,13 @@ from rich.progress import (
     DownloadColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
+from rich.text import Text
 
 from narezka.errors import ConfigError
 from narezka.settings import SPLIT_FIELDS, Settings
@@ -64,15 +68,31 @@ def progress_bar(label: str, console: Console, *, enabled: bool = True) -> Progr
     )
 
 
+class _BytesOrCalls(ProgressColumn):
+    """Bytes for the indexing task; ``done/total`` for a task counting LLM calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._bytes = DownloadColumn()
+        self._count = MofNCompleteColumn()
+
+    def render(self, task: Task) -> Text:
+        if task.fields.get("calls"):
+            return self._count.render(task)
+        return self._bytes.render(task)
+
+
 def byte_progress(label: str, console: Console) -> Progress:
     """A progress bar that counts bytes: one big file moves it as much as many small ones.
-    Its task's description is shown after ``label`` (the stage: ``embedding docs/a.md``)."""
+    Its task's description is shown after ``label`` (the stage: ``embedding docs/a.md``); a
+    task added with ``calls=True`` counts LLM calls instead, with the time left."""
     return Progress(
         TextColumn(label),
         TextColumn("{task.description}", style="dim"),
         BarColumn(),
-        DownloadColumn(),
+        _BytesOrCalls(),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
         console=console,
         transient=True,
         disable=not console.is_terminal,
@@ -179,6 +199,15 @@ _OPTIONS: list[Callable[[F], F]] = [
     ),
     click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable)."),
     click.option(
+        "--context-llm",
+        default=None,
+        metavar="SPEC",
+        help="Prepend one or two sentences an LLM writes about each chunk's place in its "
+        "document to embed_text, within --size: ollama:MODEL[@HOST], openai:MODEL@URL, or off  "
+        "[default: off, or narezka.toml / NAREZKA_CONTEXT_LLM]. Cached; an estimate is printed "
+        "first.",
+    ),
+    click.option(
         "--no-redact",
         "redact",
         flag_value=False,
@@ -231,6 +260,7 @@ def settings_for(location: str | Path | None, options: Mapping[str, Any]) -> Set
         "strategy": options.get("strategy"),
         "embedder": options.get("embedder"),
         "bm25": options.get("bm25"),
+        "context_llm": options.get("context_llm"),
         "include": include,
         "exclude": exclude or None,
     }

@@ -151,6 +151,7 @@ def eval_command(
             ),
             params=settings.split_values(),
             jobs=jobs,
+            context_llm=settings.context_llm,
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
         if plot_path is not None:

@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.progress import Progress as RichProgress
+from rich.progress import TaskID
 from rich.table import Table
 
 from narezka.cli_common import (
@@ -26,6 +28,7 @@ from narezka.cli_common import (
     split_options,
 )
 from narezka.embed import get_embedder
+from narezka.enrich.llm_context import ContextEstimate
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
 from narezka.pipeline.indexing import IndexReport
@@ -127,6 +130,7 @@ def index_command(
                     on_stage=lambda stage, source: progress.update(
                         task, description=_stage_text(stage, source)
                     ),
+                    **context_progress(progress, err),
                 ),
                 jobs=jobs,
             )
@@ -150,6 +154,23 @@ def _stage_text(stage: str, source: str) -> str:
     return f"{stage} {shown}"
 
 
+def context_progress(progress: RichProgress, err: Console) -> dict[str, Any]:
+    """The callbacks that print the LLM context estimate, then count its calls on the bar."""
+    calls: list[TaskID] = []
+
+    def estimate(est: ContextEstimate) -> None:
+        if not est.chunks:  # nothing changed: a cron log needs no line about it
+            return
+        err.print(est.describe(), highlight=False, soft_wrap=True)
+        calls.append(progress.add_task("context LLM", total=est.to_generate, calls=True))
+
+    def called() -> None:
+        if calls:
+            progress.advance(calls[0])
+
+    return {"on_context_estimate": estimate, "on_context_call": called}
+
+
 def _report_problems(report: IndexReport) -> None:
     for problem in report.skipped:
         click.echo(f"skipped: {problem}", err=True)
@@ -171,6 +192,7 @@ def _print_index_report(report: IndexReport) -> None:
             f"{report.chunks_kept} kept, {report.chunks_deleted} deleted",
         ),
         ("Embedding cache", f"{report.cache_hits} hits, {report.cache_misses} misses"),
+        *_context_rows(report),
         ("Seconds", ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items())),
         ("Embedder", report.embedder),
         ("Skipped files", str(len(report.skipped))),
@@ -180,6 +202,21 @@ def _print_index_report(report: IndexReport) -> None:
     for label, value in rows:
         table.add_row(label, value)
     Console().print(table)
+
+
+def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
+    c = report.context
+    if not c:
+        return []
+    without = c["chunks"] - c["with_context"]
+    return [
+        (
+            "LLM context",
+            f"{c['with_context']} of {c['chunks']} chunks ({c['cached']} cached, "
+            f"{c['generated']} generated); {without} without: {c['failed']} failed, "
+            f"{c['not_asked']} not asked, {c['dropped']} did not fit; {c['cut']} shortened",
+        )
+    ]
 
 
 @click.command("search")
@@ -390,6 +427,17 @@ def _summary(report: IndexReport) -> str:
         f"{report.files_unchanged} unchanged, {report.files_deleted} deleted files; "
         f"{report.chunks_embedded} chunks embedded, {report.chunks_deleted} deleted; "
         f"{len(report.skipped)} skipped; {report.seconds['total']:.2f} s"
+        + _context_summary(report.context)
+    )
+
+
+def _context_summary(c: dict[str, Any]) -> str:
+    if not c.get("chunks"):
+        return ""
+    without = c["chunks"] - c["with_context"]
+    return (
+        f"; LLM context on {c['with_context']} of {c['chunks']} chunks ({c['generated']} "
+        f"generated), {without} without ({c['failed']} failed, {c['not_asked']} not asked)"
     )
 
 
@@ -401,18 +449,47 @@ def _summary(report: IndexReport) -> str:
     default=None,
     help="Where the corpus is now, if it moved away from its index (recorded for later runs).",
 )
+@click.option(
+    "--context-llm",
+    default=None,
+    metavar="SPEC",
+    help="Change the LLM that writes chunk context (ollama:MODEL[@HOST], openai:MODEL@URL, or "
+    "off)  [default: the one the index records].",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
 @click.option("--json", "as_json", is_flag=True)
 @jobs_option
 def sync_command(
-    store: str, corpus: Path | None, strict: bool, as_json: bool, jobs: int | None
+    store: str,
+    corpus: Path | None,
+    context_llm: str | None,
+    strict: bool,
+    as_json: bool,
+    jobs: int | None,
 ) -> None:
     """Bring an index up to date with its corpus, with the settings it was built with.
 
     For cron or a systemd timer (see examples/systemd/). Example: narezka sync examples/kb
     """
+    err = Console(stderr=True)
+    progress = byte_progress("syncing", err)
     try:
-        report = sync(store, corpus=corpus, jobs=jobs)
+        with progress:
+            task = progress.add_task("", total=None)
+            report = sync(
+                store,
+                corpus=corpus,
+                context_llm=context_llm,
+                jobs=jobs,
+                progress=Progress(
+                    on_total=lambda total: progress.update(task, total=total),
+                    on_bytes=lambda n: progress.advance(task, n),
+                    on_stage=lambda stage, source: progress.update(
+                        task, description=_stage_text(stage, source)
+                    ),
+                    **context_progress(progress, err),
+                ),
+            )
     except NarezkaError as exc:
         fail(exc)
     _report_problems(report)

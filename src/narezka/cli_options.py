@@ -53,6 +53,8 @@ class Splitting:
     embed: EmbedFunction | None = None
     overrides: Mapping[str, Any] = field(default_factory=dict)
     """What a ``--compare`` spec changed, for the label."""
+    context_llm: str | None = None
+    """The LLM that writes chunk context (None: off)."""
 
     @property
     def size(self) -> int:
@@ -82,6 +84,7 @@ class Splitting:
             "exclude": self.exclude,
             "counter": self.counter,
             "embed": self.embed,
+            "context": self.context_llm,
             **self.params,
         }
 
@@ -122,6 +125,7 @@ class Splitting:
             exclude=settings.exclude,
             counter=counter,
             embed=embed,
+            context_llm=settings.context_llm,
         )
 
     def with_spec(self, name: str, overrides: Mapping[str, Any]) -> Splitting:

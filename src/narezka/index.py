@@ -29,9 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from narezka.config import load_rules
 from narezka.embed import CachedEmbedder, Embedder, get_embedder, signal_embedder
+from narezka.enrich.llm_client import open_client
+from narezka.enrich.llm_context import ContextWriter, open_context
 from narezka.errors import ConfigError, NarezkaError
 from narezka.pipeline import layout
 from narezka.pipeline.chunking import include_for
+from narezka.pipeline.contexts import estimate_sync
 from narezka.pipeline.syncing import (
     IndexReport,
     Progress,
@@ -49,7 +52,7 @@ from narezka.pipeline.syncing import (
 from narezka.search import Filter, Fusion, Hit, SearchEngine
 from narezka.search.engine import check_query_args
 from narezka.settings import Settings
-from narezka.split import get_strategy
+from narezka.split import SplitParams, get_strategy
 from narezka.store import Manifest, StoredHit, VectorStore, open_store
 from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
 
@@ -295,6 +298,8 @@ class Index:
         chosen = settings if settings is not None else Settings.load(root)
         model = embedder if embedder is not None else get_embedder(chosen.embedder)
         sizing(model, chosen.split_values())  # bad sizes fail before anything is written
+        if chosen.context_llm is not None:
+            open_client(chosen.context_llm)  # so does a missing ollama package (no request)
         get_strategy(chosen.strategy)
         meta = existing_meta(home, tolerate_bad=True)
         spec = None if embedder is not None else chosen.embedder
@@ -430,24 +435,34 @@ class Index:
             else:
                 store = self._shared.store_for(meta)
             cached = open_embedder(model, home)
+            progress = progress or Progress()
+            context = _context_writer(self.settings, cached, home, split_params, progress)
             try:
                 with Manifest(layout.data_dir(home, meta)) as manifest:
                     syncer = Syncer(
                         root, store, manifest, cached, splitter, split_params, counter,
                         load_rules(root), report,
                         writing=self._shared.lock.write if not swapping else None,
-                        bm25=analyzer,
+                        bm25=analyzer, context=context,
                     )  # fmt: skip
                     report.store = self.url or str(home)
                     report.recovered = manifest.recover(store)
-                    sync_files(syncer, root, globs, exclude, manifest, progress or Progress(),
-                               paths=_relative_paths(root, paths), jobs=jobs)  # fmt: skip
+                    wanted = _relative_paths(root, paths)
+                    if context is not None and progress.on_context_estimate is not None:
+                        estimate = estimate_sync(syncer, root, globs, exclude, wanted)
+                        progress.on_context_estimate(estimate)
+                    sync_files(syncer, root, globs, exclude, manifest, progress, paths=wanted,
+                               jobs=jobs)  # fmt: skip
                     files = _snapshot(manifest) if self.url else None
                 _optimize(store)
             except BaseException:
                 if fresh_store is not None:
                     fresh_store.close()
                 raise
+            finally:
+                if context is not None:
+                    report.context = context.stats.as_dict()
+                    context.close()
             meta["synced_at"] = datetime.now(UTC).isoformat(timespec="seconds")
             if swapping and old is not None and fresh_store is not None:
                 layout.write_meta(home, meta)  # the swap: readers move to the new generation
@@ -714,6 +729,19 @@ class Index:
                 continue
             if (stat.st_size, stat.st_mtime) != (source.size, source.mtime):
                 yield source.path
+
+
+def _context_writer(
+    settings: Settings, embedder: Embedder, home: Path, params: SplitParams, progress: Progress
+) -> ContextWriter | None:
+    """The LLM context step of a sync (None when off), its cache beside the embedding cache."""
+    if settings.context_llm is None:
+        return None
+    embeddings = embedder.cache.path if isinstance(embedder, CachedEmbedder) else None
+    cache = layout.context_cache_file(embeddings or home / layout.CACHE_NAME)
+    return open_context(
+        settings.context_llm, cache, redact=params.redact, on_call=progress.on_context_call
+    )
 
 
 def _settings_of(meta: dict[str, Any]) -> Settings:

@@ -15,7 +15,8 @@ Loaded in this order, each later source overriding the earlier ones::
 
 Environment: ``NAREZKA_STRATEGY``, ``NAREZKA_EMBEDDER``, ``NAREZKA_SIZE``, ``NAREZKA_UNIT``,
 ``NAREZKA_TOKENIZER``, ``NAREZKA_OVERLAP``, ``NAREZKA_LEVELS``, ``NAREZKA_MIN_CHARS``,
-``NAREZKA_INCLUDE`` and ``NAREZKA_EXCLUDE`` (comma-separated globs), and so on for every
+``NAREZKA_INCLUDE`` and ``NAREZKA_EXCLUDE`` (comma-separated globs), ``NAREZKA_CONTEXT_LLM``
+(``ollama:qwen2.5:3b``, or ``off``), and so on for every
 field (upper-cased). A value that does not parse is a ``ConfigError`` naming its source.
 """
 
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.config import CONFIG_NAME
+from narezka.enrich.llm_client import parse_spec
 from narezka.errors import ConfigError
 from narezka.pipeline.chunking import make_params
 from narezka.split import strategy_names
@@ -38,6 +40,7 @@ from narezka.store.sparse import check_analyzer
 DEFAULT_STRATEGY = "headings"
 DEFAULT_EMBEDDER = "use"
 ENV_PREFIX = "NAREZKA_"
+CONTEXT_OFF = ("off", "none", "no", "false", "")
 
 SPLIT_FIELDS = (
     "size",
@@ -79,6 +82,10 @@ class Settings:
     bm25: str | None = None
     """The BM25 analyzer (``snowball``, ``lemma``, ``+ident``…); None: the index's own, else
     snowball. A property of the index: another one needs a rebuild."""
+    context_llm: str | None = None
+    """An LLM that writes one or two sentences of context for each chunk, prepended to its
+    ``embed_text`` within the size limit: ``ollama:MODEL[@HOST]`` or ``openai:MODEL@URL``;
+    None (or ``off``): no context. See :mod:`narezka.enrich.llm_context`."""
     include: tuple[str, ...] | None = None
     """Globs of files to read; None: the strategy's own (Markdown and text for headings)."""
     exclude: tuple[str, ...] = field(default=())
@@ -92,6 +99,12 @@ class Settings:
             raise ConfigError("embedder must not be empty")
         if self.bm25 is not None:
             check_analyzer(self.bm25)
+        if self.context_llm is not None:
+            # "off" lets a flag or variable switch off what narezka.toml switched on.
+            spec = self.context_llm.strip()
+            object.__setattr__(
+                self, "context_llm", None if spec.lower() in CONTEXT_OFF else parse_spec(spec).name
+            )
         # Normalize the text forms (levels "2-3", lists) and validate the split values the
         # same way SplitParams will; a size that needs the embedder's budget is checked then.
         split = self.split_values()

@@ -89,7 +89,7 @@ class OpenAIEmbedder:
             if r.status_code == 200:
                 payload: dict[str, Any] = r.json()
                 return payload
-            message = _error_text(r)
+            message = error_text(r)
             if is_length_error(r.status_code, message):
                 raise LengthRejected(message)
             if r.status_code == 404:
@@ -149,7 +149,8 @@ class OpenAIEmbedder:
         return int(count) if count is not None else None
 
 
-def _error_text(response: httpx.Response) -> str:
+def error_text(response: httpx.Response) -> str:
+    """The message of an OpenAI-style error body ({"error": {"message": ...}}), else the text."""
     try:
         body = response.json()
     except ValueError:
@@ -160,4 +161,4 @@ def _error_text(response: httpx.Response) -> str:
     return str(err)
 
 
-__all__ = ["OpenAIEmbedder"]
+__all__ = ["OpenAIEmbedder", "error_text"]

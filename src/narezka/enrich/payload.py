@@ -93,6 +93,9 @@ class Payload:
     embed_tokens: int = 0
     """``embed_text`` in the embedder's own tokens, whatever the unit (0: not recorded)."""
     parent: ParentSpan | None = None
+    llm_context: str = ""
+    """The LLM-written context prepended to ``embed_text`` (empty: none; see
+    :mod:`narezka.enrich.llm_context`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form (flat, JSON-ready; ``section`` and ``text_preview`` for people)."""
@@ -130,6 +133,8 @@ class Payload:
                 "parent_text": self.parent.text,
                 "parent_section": list(self.parent.section),
             }
+        if self.llm_context:
+            data["llm_context"] = self.llm_context
         return data
 
     @classmethod
@@ -169,6 +174,7 @@ class Payload:
             embed_chars=int(data.get("embed_chars", 0)),
             embed_tokens=int(data.get("embed_tokens", 0)),
             parent=parent,
+            llm_context=str(data.get("llm_context") or ""),
         )
 
 
@@ -202,6 +208,7 @@ def chunk_payload(chunk: Chunk, rules: Rules, *, embed_tokens: int | None = None
         embed_chars=len(chunk.embed_text),
         embed_tokens=chunk.tokens if embed_tokens is None else embed_tokens,
         parent=_parent_span(meta.get("parent")),
+        llm_context=str(meta.get("llm_context") or ""),
     ).to_dict()
 
 

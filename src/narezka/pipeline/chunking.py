@@ -9,12 +9,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from narezka.discover import iter_files, normalize_newlines
+from narezka.discover import iter_files, normalize_newlines, read_document
 from narezka.embed import cached_signal_embedder
+from narezka.embed.cache import default_cache_path
+from narezka.enrich.llm_context import ContextWriter, open_context
 from narezka.enrich.redaction import count_kinds, find_secrets
 from narezka.errors import ConfigError, NarezkaWarning, SourceError
 from narezka.parse.markdown import parse_document, plain_document
 from narezka.parse.sanitize import removed_characters
+from narezka.pipeline import layout
 from narezka.split import Chooser, EmbedFunction, SplitParams, Strategy, get_strategy
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import MARKDOWN_GLOBS, Chunk, RawDocument
@@ -43,6 +46,8 @@ class ChunkReport:
     """Which strategy each file got."""
     embedding: dict[str, int] = field(default_factory=dict)
     """What a strategy that embeds while splitting (``semantic``) spent: calls, texts, chars."""
+    context: dict[str, Any] = field(default_factory=dict)
+    """With ``context``: what the LLM context step did (``ContextStats.as_dict``)."""
 
 
 def make_params(**params: Any) -> SplitParams:
@@ -160,6 +165,7 @@ def chunk_documents(
     counter: TokenCounter | None = None,
     embed: EmbedFunction | None = None,
     jobs: int | None = None,
+    context: str | ContextWriter | None = None,
     **params: Any,
 ) -> ChunkReport:
     """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
@@ -169,6 +175,9 @@ def chunk_documents(
     recorded in the chunks and the strategy fingerprint. ``embed`` serves ``semantic``.
     ``jobs`` worker processes chunk files side by side (default: the machine's cores, for a
     megabyte of input or more); the report is the same for any ``jobs``, in file order.
+    ``context`` (a ``context_llm`` spec, or a writer) prepends LLM-written context to each
+    chunk's ``embed_text`` within the size limit (:mod:`narezka.enrich.llm_context`); it runs
+    in this process, after the workers.
     """
     # The pool's module runs this module's per-file function in its workers.
     from narezka.pipeline.workers import ChunkPool, ChunkTask
@@ -180,10 +189,11 @@ def chunk_documents(
         counter = get_counter(split_params.unit, split_params.tokenizer)
     chosen = get_strategy(strategy, embed=embed or lazy_signal_embedder())
     report = ChunkReport()
+    writer = _context_writer(context, split_params)
     files = list(_files(paths, include_for(chosen, include), exclude, report))
     tasks = [ChunkTask(root, file, split_params) for root, file in files]
     with ChunkPool(chosen, counter, jobs, work_bytes=sum(_size(f) for _, f in files)) as pool:
-        for outcome in pool.map(tasks):
+        for (root, file), outcome in zip(files, pool.map(tasks), strict=True):
             if outcome.read_failed and outcome.error is not None:
                 report.skipped.append(outcome.error)
                 continue
@@ -197,20 +207,46 @@ def chunk_documents(
             if result is None:
                 report.empty_files.append(outcome.source)
                 continue
+            chunks = result.chunks
+            if writer is not None and chunks:  # LLM-written context: after splitting
+                try:
+                    text = read_document(root, file)[0].text  # the worker kept its copy
+                except SourceError as exc:  # gone or changed since the worker read it
+                    report.skipped.append(exc)
+                    continue
+                done = writer.apply(
+                    outcome.source, text, chunks, counter=counter, limit=split_params.size
+                )
+                chunks = done.chunks
+                report.warnings.extend(done.problems)
             report.warnings.extend(result.warnings)
             report.removed_chars += result.removed
             if result.secrets:
                 report.secrets[outcome.source] = result.secrets
             report.strategies[outcome.source] = result.strategy
-            if not result.chunks:
+            if not chunks:
                 report.empty_files.append(outcome.source)
-            report.chunks.extend(result.chunks)
+            report.chunks.extend(chunks)
             if on_file is not None:
                 on_file(outcome.source)
+    if writer is not None:
+        report.context = writer.stats.as_dict()
+        if writer is not context:
+            writer.close()
     spent = getattr(chosen, "stats", None)
     if isinstance(spent, Mapping):
         report.embedding = {str(k): int(v) for k, v in spent.items()}
     return report
+
+
+def _context_writer(
+    context: str | ContextWriter | None, params: SplitParams
+) -> ContextWriter | None:
+    if context is None or isinstance(context, ContextWriter):
+        return context
+    # No index: the cache sits beside the user's embedding cache.
+    cache = layout.context_cache_file(default_cache_path())
+    return open_context(context, cache, redact=params.redact)
 
 
 def chunk_path(path: str | Path, strategy: str = "headings", **kwargs: Any) -> list[Chunk]:

@@ -70,6 +70,7 @@ def evaluate(
     on_progress: Progress | None = None,
     params: Mapping[str, Any] | None = None,
     jobs: int | None = None,
+    context_llm: str | None = None,
 ) -> EvalRun:
     """Index ``corpus`` once per strategy spec (``"fixed:size=1500 headings"``), ask every
     golden question with ``k = max(ks)`` and score it; see :class:`~narezka.evaluate.EvalRun`.
@@ -83,7 +84,9 @@ def evaluate(
     go under ``work_dir`` (default: the system temp dir) and are removed afterwards.
     ``params`` are split parameters every spec starts from (a spec's own override them): the
     options ``narezka chunk`` and ``index`` take. ``jobs`` worker processes chunk each
-    spec's corpus while it is embedded (default: the machine's cores).
+    spec's corpus while it is embedded (default: the machine's cores). ``context_llm`` turns
+    on LLM-written chunk context for every spec (cached beside the embedding cache, so a
+    re-run asks nothing).
     """
     say = on_progress or (lambda _: None)
     base = dict(params or {})
@@ -153,6 +156,7 @@ def evaluate(
                     include=globs,
                     exclude=exclude,
                     jobs=jobs,
+                    context_llm=context_llm,
                     **spec_params,
                 )
                 # The index is held open for the whole spec: its chunks are read back rather

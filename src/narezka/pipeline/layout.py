@@ -4,6 +4,7 @@ An index home (``CORPUS/.narezka/`` by default, or ``--store DIR``) holds::
 
     index.json           the record: settings, where the corpus is, which generation is live
     embeddings.sqlite    the embedding cache, shared by every generation (keyed by model+text)
+    contexts.sqlite      LLM-written chunk contexts, beside it (only with context_llm set)
     writer.lock          held by the one process writing to this home
     data-N/              one generation: the engine's shard, narezka_store.json, manifest.sqlite
 
@@ -37,6 +38,7 @@ INDEX_META = "index.json"
 INDEX_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 CACHE_NAME = "embeddings.sqlite"
+CONTEXT_CACHE_NAME = "contexts.sqlite"
 WRITER_LOCK = "writer.lock"
 DATA_PREFIX = "data-"
 LEGACY_DATA = "."
@@ -54,7 +56,12 @@ GENERATION_FILES = frozenset(
 GENERATION_DIRS = frozenset({"segments", "wal", "temp_segments", "snapshots"})
 """What the engine (qdrant-edge) and the manifest write inside one generation."""
 HOME_FILES = frozenset(
-    {INDEX_META, INDEX_META + ".tmp", WRITER_LOCK, *(f"{CACHE_NAME}{s}" for s in _SQLITE_SUFFIXES)}
+    {
+        INDEX_META,
+        INDEX_META + ".tmp",
+        WRITER_LOCK,
+        *(f"{name}{s}" for name in (CACHE_NAME, CONTEXT_CACHE_NAME) for s in _SQLITE_SUFFIXES),
+    }
 )
 
 
@@ -68,6 +75,11 @@ def cache_file(location: Path) -> Path:
     holding ``.narezka/``); it may not exist yet."""
     own = (location / INDEX_META).is_file() or (location / CACHE_NAME).exists()
     return (location if own else default_home(location)) / CACHE_NAME
+
+
+def context_cache_file(embedding_cache: Path) -> Path:
+    """The LLM context cache that goes with an embedding cache file: beside it."""
+    return embedding_cache.with_name(CONTEXT_CACHE_NAME)
 
 
 def _is_generation(name: str) -> bool:

@@ -21,6 +21,7 @@ from narezka.pipeline.searching import resolve_store
 from narezka.pipeline.syncing import (
     STORE_DIRNAME,
     IndexReport,
+    Progress,
     corpus_of,
     read_index_meta,
 )
@@ -33,8 +34,11 @@ def sync(
     *,
     embedder: Embedder | None = None,
     jobs: int | None = None,
+    progress: Progress | None = None,
+    context_llm: str | None = None,
 ) -> IndexReport:
-    """Re-index the corpus of an existing index with the settings it was built with.
+    """Re-index the corpus of an existing index with the settings it was built with
+    (``context_llm``, when given, replaces the recorded LLM context model; ``"off"`` stops it).
 
     ``corpus`` says where the corpus is now, when it moved away from its index folder (the
     new place is recorded); ``embedder`` is needed for an index built with an embedder
@@ -46,7 +50,10 @@ def sync(
     if not meta.get("embedder_spec") and embedder is None:
         raise ConfigError(f"{home} was built with an embedder object: pass it to sync")
     with Index.open(home, embedder=embedder, corpus=corpus) as index:
-        return index.sync(jobs=jobs)
+        if context_llm is not None:
+            # Recorded with the rest by this sync; every file is re-processed (fingerprint).
+            index.settings = index.settings.replace(context_llm=context_llm)
+        return index.sync(progress=progress, jobs=jobs)
 
 
 def watch(

@@ -31,6 +31,7 @@ from narezka.embed import (
 )
 from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
+from narezka.enrich.llm_context import ContextWriter
 from narezka.errors import ConfigError, NarezkaError, SourceError
 from narezka.pipeline import layout
 from narezka.pipeline.chunking import chunk_raw, make_params
@@ -61,6 +62,9 @@ __all__ = ["INDEX_META", "INDEX_VERSION", "STORE_DIRNAME", "IndexReport", "Progr
 RESPLIT_ATTEMPTS = 3
 RESPLIT_SHRINK = 0.75
 """A file whose chunk a model refuses is re-chunked this much smaller, a few times at most."""
+INCOMPLETE = "!incomplete"
+"""Appended to the fingerprint a file is recorded with when some of its chunks got no LLM
+context (a failed request): its stat no longer matches, so the next sync asks again."""
 
 
 @dataclass(slots=True)
@@ -87,6 +91,8 @@ class IndexReport:
     store: str = ""
     secrets: dict[str, dict[str, int]] = field(default_factory=dict)
     """Per file chunked in this run: secrets redacted, by kind (``--no-redact``: none)."""
+    context: dict[str, Any] = field(default_factory=dict)
+    """With ``context_llm``: what the LLM context step did (``ContextStats.as_dict``)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (what ``index --json`` prints)."""
@@ -149,6 +155,7 @@ class Syncer:
         *,
         writing: Callable[[], AbstractContextManager[object]] | None = None,
         bm25: str = DEFAULT_ANALYZER,
+        context: ContextWriter | None = None,
     ) -> None:
         self.corpus = corpus
         # Searches in this process take the other side: they see a file before or after.
@@ -161,6 +168,10 @@ class Syncer:
         self.counter = counter
         self.rules = rules
         self.fingerprint = params.fingerprint(strategy.name)
+        self.context = context
+        self._incomplete = False
+        if context is not None:
+            self.fingerprint += "+" + context.fingerprint
         self.bm25 = bm25_encoder(bm25)
         self.report = report or IndexReport(embedder=embedder.name)
         # One query up front: a no-change sync must not ask the manifest file by file.
@@ -228,15 +239,21 @@ class Syncer:
         digest = outcome.digest
         chunks = list(outcome.result.chunks) if outcome.result is not None else []
         result = outcome.result
+        text: str | None = None
         for attempt in range(RESPLIT_ATTEMPTS + 1):
             if attempt > 0:
                 # A re-cut after a refusal is rare: done here, from the file as it is now.
                 started = time.perf_counter()
                 raw, _ = read_document(root, file)
+                text = raw.text
                 result = chunk_raw(raw, self.strategy, params, self.counter)
                 chunks = with_file_meta(result.chunks, raw.mtime, digest, resplit=True)
                 report.seconds["chunk"] += time.perf_counter() - started
             doc_warnings = result.warnings if result is not None else []
+            if self.context is not None:
+                if text is None:  # the worker that chunked the file kept its text
+                    text = read_document(root, file)[0].text
+                chunks = self._with_contexts(source, text, chunks, params)
             entries = [
                 ChunkEntry(
                     c.index, chunk_point_id(source, self.fingerprint, c.index), c.content_hash
@@ -308,6 +325,20 @@ class Syncer:
         report.chunks_kept += len(plan.keep)
         report.chunks_deleted += len(plan.delete)
 
+    def _with_contexts(
+        self, source: str, text: str, chunks: list[Chunk], params: SplitParams
+    ) -> list[Chunk]:
+        """The one call of the LLM context step: after splitting, before embedding."""
+        assert self.context is not None
+        started = time.perf_counter()
+        done = self.context.apply(source, text, chunks, counter=self.counter, limit=params.size)
+        self.report.warnings.extend(done.problems)
+        self._incomplete = done.incomplete
+        self.report.seconds["context"] = (
+            self.report.seconds.get("context", 0.0) + time.perf_counter() - started
+        )
+        return done.chunks
+
     def _write(
         self,
         source: str,
@@ -328,7 +359,7 @@ class Syncer:
                 stat.st_size,
                 stat.st_mtime,
                 digest,
-                self.fingerprint,
+                self.fingerprint + (INCOMPLETE if self._incomplete else ""),
                 self.embedder.name,
                 tuple(entries),
             )
@@ -371,6 +402,10 @@ class Progress:
     on_bytes: Callable[[int], None] | None = None
     on_total: Callable[[int], None] | None = None
     on_stage: Callable[[str, str], None] | None = None
+    on_context_estimate: Callable[[Any], None] | None = None
+    """With ``context_llm``: called once with the ``ContextEstimate`` before any LLM call."""
+    on_context_call: Callable[[], None] | None = None
+    """With ``context_llm``: called after each LLM request."""
 
 
 def sync_files(
