@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import warnings as warnings_module
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,12 +12,10 @@ from narezka.discover import iter_files, normalize_newlines, read_document
 from narezka.embed import cached_signal_embedder
 from narezka.embed.cache import default_cache_path
 from narezka.enrich.llm_context import ContextWriter, open_context
-from narezka.enrich.redaction import count_kinds, find_secrets
-from narezka.errors import ConfigError, NarezkaWarning, SourceError
-from narezka.parse.markdown import parse_document, plain_document
-from narezka.parse.sanitize import removed_characters
+from narezka.errors import ConfigError, SourceError
 from narezka.pipeline import layout
-from narezka.split import Chooser, EmbedFunction, SplitParams, Strategy, get_strategy
+from narezka.pipeline.file_chunks import chunk_raw
+from narezka.split import EmbedFunction, SplitParams, Strategy, get_strategy
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import MARKDOWN_GLOBS, Chunk, RawDocument
 
@@ -73,40 +70,6 @@ def make_params(**params: Any) -> SplitParams:
         if key in params and params[key] is not None:
             params[key] = tuple(params[key])
     return SplitParams(**{k: v for k, v in params.items() if v is not None})
-
-
-@dataclass(frozen=True, slots=True)
-class FileChunks:
-    """One file's chunks, its warnings, what sanitization drops, and the strategy it got."""
-
-    chunks: list[Chunk]
-    warnings: list[str]
-    removed: int
-    strategy: str
-    caught: list[warnings_module.WarningMessage] = field(default_factory=list)
-    """The strategy's own warnings (also in ``warnings`` as text)."""
-    secrets: dict[str, int] = field(default_factory=dict)
-    """Secrets found in the file and redacted, by kind (empty with ``redact=False``)."""
-
-
-def chunk_raw(
-    raw: RawDocument, strategy: Strategy, params: SplitParams, counter: TokenCounter
-) -> FileChunks:
-    """Chunks of one decoded document; ``auto`` first picks the strategy for this file."""
-    chosen = strategy.choose(raw) if isinstance(strategy, Chooser) else strategy
-    if chosen.markdown:
-        doc, warnings = parse_document(raw)
-    else:
-        doc, warnings = plain_document(raw), []
-    if params.redact:
-        # Once per document, over its whole text: every range the strategy tries reuses it.
-        doc = dataclasses.replace(doc, secrets=find_secrets(doc.text))
-    with warnings_module.catch_warnings(record=True) as caught:
-        warnings_module.simplefilter("always", NarezkaWarning)
-        chunks = chosen.split(doc, params, counter)
-    notes = [*warnings, *(f"{raw.source}: {w.message}" for w in caught)]
-    removed = removed_characters(doc.text[doc.body_start :])
-    return FileChunks(chunks, notes, removed, chosen.name, caught, count_kinds(doc.secrets))
 
 
 def include_for(strategy: Strategy, include: Sequence[str] | None) -> tuple[str, ...]:

@@ -34,7 +34,8 @@ from narezka.enrich import Rules, chunk_payload
 from narezka.enrich.llm_context import ContextWriter
 from narezka.errors import ConfigError, NarezkaError, SourceError
 from narezka.pipeline import layout
-from narezka.pipeline.chunking import chunk_raw, make_params
+from narezka.pipeline.chunking import make_params
+from narezka.pipeline.file_chunks import chunk_raw
 from narezka.pipeline.layout import (
     CACHE_NAME,
     INDEX_META,

@@ -33,7 +33,7 @@ from typing import Any, Literal
 from narezka.discover import read_document
 from narezka.enrich.hashes import doc_hash
 from narezka.errors import NarezkaError, SourceError
-from narezka.pipeline.chunking import FileChunks, chunk_raw
+from narezka.pipeline.file_chunks import FileChunks, chunk_raw
 from narezka.split import NEEDS_EMBEDDER, SplitParams, Strategy
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk
