@@ -20,7 +20,6 @@ It listens on 127.0.0.1, a random port.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import threading
@@ -28,8 +27,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from fake_http import JsonHandler, serving
 
 LONG_REPLY = " ".join(f"Sentence number {i} keeps going on." for i in range(40))
 
@@ -69,28 +69,14 @@ def _prompt(body: dict[str, Any]) -> tuple[str, str]:
     return (doc.group(1) if doc else ""), (passage.group(1) if passage else "")
 
 
-def _handler(state: LLMState) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _raw(self, status: int, data: bytes, kind: str = "application/json") -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                self.wfile.write(data)
-
-        def _send(self, status: int, payload: Any) -> None:
-            self._raw(status, json.dumps(payload, ensure_ascii=False).encode())
-
+def _handler(state: LLMState) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
             openai = self.path == "/v1/chat/completions"
             if self.path not in ("/api/chat", "/v1/chat/completions"):
-                return self._send(404, {"error": "404 page not found"})
+                return self.send_json(404, {"error": "404 page not found"})
             with state.lock:
                 state.requests.append((self.path, body))
                 fault = state.faults.pop(0) if state.faults else state.always
@@ -103,22 +89,22 @@ def _handler(state: LLMState) -> type[BaseHTTPRequestHandler]:
                     return self._error(
                         404, f"The model `{model}` does not exist.", "model_not_found"
                     )
-                return self._send(
+                return self.send_json(
                     404, {"error": f'model "{model}" not found, try pulling it first'}
                 )
             if isinstance(fault, int):
                 if openai:
                     return self._error(fault, f"simulated failure {fault}", None)
-                return self._send(fault, {"error": f"simulated failure {fault}"})
+                return self.send_json(fault, {"error": f"simulated failure {fault}"})
             if fault == "garbage":
-                return self._raw(200, b"<html>proxy error</html>", "text/html")
+                return self.send_raw(200, b"<html>proxy error</html>", "text/html")
             document, passage = _prompt(body)
             text = {"empty": "", "long": LONG_REPLY}.get(str(fault)) if fault else None
             content = state.answer(document, passage) if text is None else text
             prompt_tokens = sum(len(m["content"].split()) for m in body.get("messages", []))
             reply_tokens = len(content.split())
             if openai:
-                return self._send(
+                return self.send_json(
                     200,
                     {
                         "id": "chatcmpl-fake",
@@ -139,7 +125,7 @@ def _handler(state: LLMState) -> type[BaseHTTPRequestHandler]:
                         },
                     },
                 )
-            return self._send(
+            return self.send_json(
                 200,
                 {
                     "model": model,
@@ -159,7 +145,7 @@ def _handler(state: LLMState) -> type[BaseHTTPRequestHandler]:
         def _error(self, status: int, message: str, code: str | None) -> None:
             kind = "invalid_request_error" if status < 500 else "server_error"
             error = {"message": message, "type": kind, "param": None, "code": code}
-            self._send(status, {"error": error})
+            self.send_json(status, {"error": error})
 
     return Handler
 
@@ -167,13 +153,5 @@ def _handler(state: LLMState) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def fake_llm(state: LLMState) -> Iterator[str]:
     """Serve ``state`` on 127.0.0.1 (random port) for the block; yields the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(_handler(state)) as url:
+        yield url

@@ -12,16 +12,15 @@ statuses, and slow responses for timeout tests. It listens on 127.0.0.1, a rando
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from fake_http import JsonHandler, serving
 from narezka.embed.base import HashEmbedder, WordCounter
 
 LENGTH_MESSAGE = "the input length exceeds the context length"
@@ -49,21 +48,8 @@ class FakeState:
 _COUNTER = WordCounter()
 
 
-def _handler(state: FakeState) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # keep test output clean
-
-        def _send(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            # The client may have timed out and gone away: expected in timeout tests.
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                self.wfile.write(data)
-
+def _handler(state: FakeState) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             with state.lock:
@@ -76,19 +62,19 @@ def _handler(state: FakeState) -> type[BaseHTTPRequestHandler]:
             if self.path == "/api/show":
                 return self._show(body)
             if fail is not None:
-                return self._send(fail, {"error": f"simulated failure {fail}"})
+                return self.send_json(fail, {"error": f"simulated failure {fail}"})
             if self.path == "/api/embed":
                 return self._embed(body, openai=False)
             if self.path == "/v1/embeddings":
                 return self._embed(body, openai=True)
-            return self._send(404, {"error": "404 page not found"})
+            return self.send_json(404, {"error": "404 page not found"})
 
         def _show(self, body: dict[str, Any]) -> None:
             model = body.get("model", "")
             if model not in state.models:
-                return self._send(404, {"error": f"model '{model}' not found"})
+                return self.send_json(404, {"error": f"model '{model}' not found"})
             window, dim = state.models[model]
-            return self._send(
+            return self.send_json(
                 200,
                 {
                     "modelfile": f"FROM /blobs/sha256-{abs(hash(model)) % 10**12:012d}",
@@ -107,9 +93,9 @@ def _handler(state: FakeState) -> type[BaseHTTPRequestHandler]:
             model = body.get("model", "")
             if model not in state.models:
                 if openai:
-                    return self._send(404, {"error": {"message": f"model {model} not found"}})
+                    return self.send_json(404, {"error": {"message": f"model {model} not found"}})
                 msg = f'model "{model}" not found, try pulling it first'
-                return self._send(404, {"error": msg})
+                return self.send_json(404, {"error": msg})
             window, dim = state.models[model]
             inputs = body.get("input", [])
             inputs = [inputs] if isinstance(inputs, str) else list(inputs)
@@ -119,8 +105,8 @@ def _handler(state: FakeState) -> type[BaseHTTPRequestHandler]:
             if any(n > window for n in counts):
                 if openai:
                     message = f"This model's maximum context length is {window} tokens"
-                    return self._send(400, {"error": {"message": message}})
-                return self._send(state.length_status, {"error": LENGTH_MESSAGE})
+                    return self.send_json(400, {"error": {"message": message}})
+                return self.send_json(state.length_status, {"error": LENGTH_MESSAGE})
             vectors = HashEmbedder(dim).embed(inputs).tolist()
             if openai:
                 data = [
@@ -128,8 +114,8 @@ def _handler(state: FakeState) -> type[BaseHTTPRequestHandler]:
                     for i, v in enumerate(vectors)
                 ]
                 usage = {"prompt_tokens": sum(counts), "total_tokens": sum(counts)}
-                return self._send(200, {"object": "list", "data": data, "usage": usage})
-            return self._send(
+                return self.send_json(200, {"object": "list", "data": data, "usage": usage})
+            return self.send_json(
                 200,
                 {"model": model, "embeddings": vectors, "prompt_eval_count": sum(counts)},
             )
@@ -140,14 +126,5 @@ def _handler(state: FakeState) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def fake_server(state: FakeState) -> Iterator[str]:
     """Serve ``state`` on 127.0.0.1 (random port) for the block; yields the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    # A short poll interval keeps shutdown() (once per test) from costing 0.5 s.
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(_handler(state)) as url:
+        yield url

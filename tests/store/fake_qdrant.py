@@ -27,13 +27,14 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from pydantic import TypeAdapter
 from qdrant_client import QdrantClient
 from qdrant_client.http import models as qm
+
+from fake_http import JsonHandler, serving
 
 ROUTE = re.compile(r"^/collections/(?P<name>[^/]+)(?P<rest>/.*)?$")
 
@@ -132,20 +133,9 @@ def _points_route(
     raise LookupError(f"{method} /collections/{name}{rest} is not implemented by the fake")
 
 
-def _handler(state: FakeQdrant) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+def _handler(state: FakeQdrant) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # keep test output clean
-
-        def _send(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
 
         def _serve(self, method: str) -> None:
             length = int(self.headers.get("Content-Length") or 0)
@@ -158,14 +148,14 @@ def _handler(state: FakeQdrant) -> type[BaseHTTPRequestHandler]:
                 if state.fail_matching and state.fail_matching[:2] == (method, path):
                     fail = state.fail_matching[2]
             if state.api_key is not None and self.headers.get("api-key") != state.api_key:
-                return self._send(401, {"status": {"error": "Must provide an API key"}})
+                return self.send_json(401, {"status": {"error": "Must provide an API key"}})
             if fail is not None:
-                return self._send(fail, {"status": {"error": f"simulated failure {fail}"}})
+                return self.send_json(fail, {"status": {"error": f"simulated failure {fail}"}})
             if path == "/":
-                return self._send(200, {"title": "fake qdrant", "version": "1.15.0"})
+                return self.send_json(200, {"title": "fake qdrant", "version": "1.15.0"})
             match = ROUTE.match(path)
             if match is None:
-                return self._send(404, {"status": {"error": f"no route {path}"}})
+                return self.send_json(404, {"status": {"error": f"no route {path}"}})
             try:
                 body = json.loads(raw) if raw else {}
                 with state.lock:
@@ -173,12 +163,12 @@ def _handler(state: FakeQdrant) -> type[BaseHTTPRequestHandler]:
                         state.engine, method, match["name"], match["rest"] or "", body
                     )
             except LookupError as exc:
-                return self._send(404, {"status": {"error": str(exc)}})
+                return self.send_json(404, {"status": {"error": str(exc)}})
             except (ValueError, TypeError) as exc:  # local mode: unknown collection, bad body
-                return self._send(400, {"status": {"error": str(exc)}})
+                return self.send_json(400, {"status": {"error": str(exc)}})
             if "wait" in parse_qs(urlsplit(self.path).query) and result is None:
                 result = True
-            self._send(
+            self.send_json(
                 200,
                 {"result": _dump(result), "status": "ok", "time": time.perf_counter() - started},
             )
@@ -206,13 +196,9 @@ def fake_qdrant(
     state = FakeQdrant(api_key=api_key)
     if configure is not None:
         configure(state)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     try:
-        yield state
+        with serving(_handler(state)) as url:
+            state.url = url
+            yield state
     finally:
-        server.shutdown()
-        server.server_close()
         state.engine.close()
