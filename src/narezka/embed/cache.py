@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
 import numpy as np
 
 from narezka.embed.base import Embedder, Matrix, empty_matrix
+from narezka.sqlite_cache import SqliteCache
 from narezka.tokens import TokenCounter
 
 _SCHEMA = """
@@ -69,24 +67,11 @@ class CacheStats:
     by_embedder: dict[str, int]
 
 
-class EmbeddingCache:
+class EmbeddingCache(SqliteCache):
     """The sqlite file of cached vectors; usable as a context manager."""
 
     def __init__(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path is not None else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # One Index serves searches from many threads while its writer syncs: the connection
-        # is shared across threads, each statement under one lock (sqlite3 objects are not
-        # thread-safe by themselves).
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
-        self._lock = threading.Lock()
-        # WAL lets a reader (cache stats) run while an index run writes.
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # No fsync per commit (WAL stays consistent; a crash may lose the last writes, which
-        # a cache can afford): with fsync a cold run cost 3x the model time.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+        super().__init__(path if path is not None else default_cache_path(), _SCHEMA)
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         """The cached vectors among ``keys``."""
@@ -131,18 +116,6 @@ class EmbeddingCache:
         self._db.commit()
         self._db.execute("VACUUM")
         return cur.rowcount
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    def __enter__(self) -> EmbeddingCache:
-        return self
-
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 class CachedEmbedder:

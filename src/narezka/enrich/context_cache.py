@@ -8,11 +8,10 @@ Each context is committed as soon as it is written, so an interrupted run keeps 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
+
+from narezka.sqlite_cache import SqliteCache
 
 PROMPT_VERSION = "1"
 """Part of every cache key and of the index fingerprint: a new prompt regenerates everything."""
@@ -37,18 +36,11 @@ def context_key(model: str, excerpt: str, chunk_text: str) -> bytes:
     return h.digest()
 
 
-class ContextCache:
+class ContextCache(SqliteCache):
     """Generated contexts in one sqlite file (beside the embedding cache); a context manager."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
-        self._lock = threading.Lock()
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+        super().__init__(path, _SCHEMA)
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, str]:
         """The cached contexts among ``keys``."""
@@ -76,19 +68,6 @@ class ContextCache:
         """How many contexts are cached."""
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM contexts").fetchone()[0])
-
-    def close(self) -> None:
-        """Close the file."""
-        with self._lock:
-            self._db.close()
-
-    def __enter__(self) -> ContextCache:
-        return self
-
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 __all__ = ["PROMPT_VERSION", "ContextCache", "context_key"]
