@@ -116,7 +116,29 @@ def test_chunk_index_and_eval_share_the_splitting_options() -> None:
 def test_cache_stats_creates_nothing(tmp_path: Path) -> None:
     code, out, _ = run("cache", "stats", "--store", str(tmp_path))
     assert code == EXIT_OK and json.loads(out)["entries"] == 0
+    assert json.loads(out)["contexts"]["entries"] == 0
     assert list(tmp_path.iterdir()) == []
+    code, out, _ = run("cache", "clear", "--store", str(tmp_path), "--contexts", "all")
+    assert (code, out.strip()) == (EXIT_OK, "removed 0 contexts")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cache_stats_and_clear_cover_llm_contexts(tmp_path: Path) -> None:
+    from narezka.enrich.context_cache import ContextCache, context_key
+    from narezka.pipeline.layout import cache_file, context_cache_file
+
+    with ContextCache(context_cache_file(cache_file(tmp_path))) as cache:
+        for i, model in enumerate(["ollama:a", "ollama:a", "openai:b@http://x/v1"]):
+            cache.put(context_key(model, "doc", f"chunk {i}"), model, f"context {i}", 10)
+    code, out, _ = run("cache", "stats", "--store", str(tmp_path))
+    assert code == EXIT_OK
+    assert json.loads(out)["contexts"]["by_model"] == {"ollama:a": 2, "openai:b@http://x/v1": 1}
+    code, out, _ = run("cache", "clear", "--store", str(tmp_path), "--contexts", "ollama:a")
+    assert out.strip() == "removed 2 contexts"
+    code, out, _ = run("cache", "clear", "--store", str(tmp_path), "--contexts", "all")
+    assert out.strip() == "removed 1 contexts"
+    _, out, _ = run("cache", "stats", "--store", str(tmp_path))
+    assert json.loads(out)["contexts"]["entries"] == 0
 
 
 def test_a_bad_index_option_leaves_nothing_behind(tmp_path: Path) -> None:

@@ -17,8 +17,9 @@ from rich.table import Table
 from narezka.cli_common import fail
 from narezka.embed import EmbeddingCache, embedder_specs
 from narezka.embed.cache import CacheStats
+from narezka.enrich.context_cache import ContextCache
 from narezka.errors import NarezkaError
-from narezka.pipeline.layout import cache_file
+from narezka.pipeline.layout import cache_file, context_cache_file
 from narezka.pipeline.maintenance import calibrate_corpus
 
 
@@ -55,7 +56,7 @@ def vars_of(obj: Any) -> dict[str, Any]:
 
 @click.group("cache")
 def cache_group() -> None:
-    """The embedding cache kept beside an index.
+    """The embedding cache kept beside an index, and the LLM-written contexts beside it.
 
     Example: narezka cache stats --store examples/kb
     """
@@ -64,7 +65,8 @@ def cache_group() -> None:
 @cache_group.command("stats")
 @click.option("--store", type=click.Path(path_type=Path), default=Path("."))
 def cache_stats(store: Path) -> None:
-    """Entries and size per embedder (creates nothing when there is no cache yet).
+    """Entries and size per embedder, and LLM-written contexts per model (creates nothing
+    when there is no cache yet).
 
     Example: narezka cache stats --store examples/kb
     """
@@ -74,17 +76,44 @@ def cache_stats(store: Path) -> None:
     else:
         with EmbeddingCache(path) as cache:
             stats = vars_of(cache.stats())
+    contexts = context_cache_file(path)
+    by_model: dict[str, int] = {}
+    if contexts.is_file():
+        with ContextCache(contexts) as cache:
+            by_model = cache.by_model()
+    stats["contexts"] = {
+        "path": str(contexts),
+        "entries": sum(by_model.values()),
+        "by_model": by_model,
+    }
     click.echo(json.dumps(stats, ensure_ascii=False, indent=1, default=str))
 
 
 @cache_group.command("clear")
 @click.option("--store", type=click.Path(path_type=Path), default=Path("."))
 @click.option("--embedder", default=None, help="Only this embedder's vectors.")
-def cache_clear(store: Path, embedder: str | None) -> None:
-    """Drop cached vectors (all, or one embedder's).
+@click.option(
+    "--contexts",
+    "context_model",
+    default=None,
+    metavar="MODEL|all",
+    help="Drop LLM-written contexts instead (one model's, as `cache stats` names it, or all).",
+)
+def cache_clear(store: Path, embedder: str | None, context_model: str | None) -> None:
+    """Drop cached vectors (all, or one embedder's), or with --contexts the LLM-written
+    chunk contexts.
 
     Example: narezka cache clear --store examples/kb --embedder use
     """
+    if context_model is not None:
+        contexts = context_cache_file(_cache_path(store))
+        if not contexts.is_file():
+            click.echo("removed 0 contexts")
+            return
+        with ContextCache(contexts) as cache:
+            removed = cache.clear(None if context_model == "all" else context_model)
+        click.echo(f"removed {removed} contexts")
+        return
     if not _cache_path(store).is_file():
         click.echo("removed 0 vectors")
         return

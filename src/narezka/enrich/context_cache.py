@@ -69,5 +69,22 @@ class ContextCache(SqliteCache):
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM contexts").fetchone()[0])
 
+    def by_model(self) -> dict[str, int]:
+        """How many contexts each model wrote."""
+        with self._lock:
+            rows = self._db.execute("SELECT model, COUNT(*) FROM contexts GROUP BY 1 ORDER BY 1")
+            return {str(m): int(n) for m, n in rows}
+
+    def clear(self, model: str | None = None) -> int:
+        """Delete every context, or one model's; returns how many were deleted."""
+        with self._lock:
+            if model is None:
+                cur = self._db.execute("DELETE FROM contexts")
+            else:
+                cur = self._db.execute("DELETE FROM contexts WHERE model = ?", (model,))
+            self._db.commit()
+            self._db.execute("VACUUM")
+            return cur.rowcount
+
 
 __all__ = ["PROMPT_VERSION", "ContextCache", "context_key"]
