@@ -76,8 +76,16 @@ def main(argv: list[str]) -> int:
         default=Path(tempfile.gettempdir()) / "narezka-chroma-eval-minilm.sqlite",
     )
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument(
+        "--set",
+        default=None,
+        help="Instead of Chroma: a string golden set of benchmarks/ablation.py (kb, ru_devset), "
+        "indexed with USE; hit@1 / hit@5 per setting, against rrf at fold 0",
+    )
     args = ap.parse_args(argv)
     folds = [parse_fold(f) for f in args.folds.split(",")]
+    if args.set:
+        return string_set(args.set, [parse_fusion(f) for f in args.fusions.split(",")], folds)
     fusions = [parse_fusion(f) for f in args.fusions.split(",")]
     golden = [q for q in load_golden(CHROMA / "questions_df.csv").questions if q.references]
     model = CachedEmbedder(get_embedder(args.embedder), EmbeddingCache(args.cache))
@@ -150,6 +158,48 @@ def main(argv: list[str]) -> int:
     model.cache.close()
     if args.out:
         args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return 0
+
+
+def string_set(name: str, fusions: list[Fusion], folds: list[float | None]) -> int:
+    """hit@1 and hit@5 of each (fusion, fold) on a string golden set, through Index.search."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from ablation import SETS
+    from narezka.embed.cache import default_cache_path
+    from narezka.evaluate.metrics import contains_all
+    from narezka.pipeline.evaluating import paths_inside
+
+    setup = SETS[name]
+    golden = [q for q in load_golden(setup.golden).questions if q.must_contain]
+    model = CachedEmbedder(get_embedder("use"), EmbeddingCache(default_cache_path()))
+    settings = list(
+        dict.fromkeys([(Fusion(), 0.0), *((f, fold) for f in fusions for fold in folds)])
+    )
+    ranks: dict[Setting, list[int | None]] = {s: [] for s in settings}
+    with tempfile.TemporaryDirectory(prefix="narezka-folding-") as tmp:
+        exclude = (*setup.exclude, *paths_inside(setup.corpus, setup.golden))
+        index(setup.corpus, store_dir=Path(tmp), embedder=model, exclude=exclude)
+        with Index.open(Path(tmp), embedder=model) as held:
+            for question in golden:
+                for fusion, fold in settings:
+                    hits = held.search(question.q, k=K, fusion=fusion, fold=fold)
+                    found = [contains_all(h.text, question.must_contain) for h in hits]
+                    ranks[fusion, fold].append(found.index(True) + 1 if True in found else None)
+    base = ranks[settings[0]]
+    print(f"{name}: {len(golden)} questions")
+    print("| fusion | fold | hit@1 | hit@5 | vs rrf, fold 0 @1 | @5 |")
+    print("|---|---|--:|--:|---|---|")
+    for fusion, fold in settings:
+        cells = [fusion.label, label(fold)]
+        for k in (1, 5):
+            cells.append(str(sum(r is not None and r <= k for r in ranks[fusion, fold])))
+        for k in (1, 5):
+            test = sign_test(
+                [r is not None and r <= k for r in ranks[fusion, fold]],
+                [r is not None and r <= k for r in base],
+            )
+            cells.append(f"+{test.a_only}/−{test.b_only}, p={test.p_value:.3f}")
+        print("| " + " | ".join(cells) + " |", flush=True)
     return 0
 
 

@@ -27,6 +27,7 @@ from narezka.cli_common import (
     settings_for,
     split_options,
 )
+from narezka.cli_search import ranking, ranking_options
 from narezka.embed import get_embedder
 from narezka.enrich.llm_context import ContextEstimate
 from narezka.errors import ConfigError, NarezkaError
@@ -35,9 +36,7 @@ from narezka.pipeline.indexing import IndexReport
 from narezka.pipeline.maintenance import sync, watch
 from narezka.pipeline.searching import MODES, Hit
 from narezka.pipeline.syncing import Progress
-from narezka.search import METHODS, Filter, Fusion
-from narezka.search.folding import check_fold
-from narezka.search.fusion import RRF_K
+from narezka.search import Filter
 from narezka.store import IndexInUseError
 from narezka.store.sparse import ANALYZERS
 
@@ -267,36 +266,7 @@ def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
     show_default=True,
     help="Seconds to wait for another process that holds the index (a running sync).",
 )
-@click.option(
-    "--fusion",
-    "fusion_method",
-    type=click.Choice(METHODS),
-    default="rrf",
-    show_default=True,
-    help="How hybrid search combines the dense and BM25 rankings: reciprocal-rank fusion, "
-    "weighted RRF, or min-max normalized scores.",
-)
-@click.option(
-    "--rrf-k",
-    type=int,
-    default=None,
-    help=f"RRF's constant for rrf and weighted fusion  [default: {RRF_K}].",
-)
-@click.option(
-    "--dense-weight",
-    type=float,
-    default=None,
-    help="Weight of the dense ranking in [0, 1] for weighted and score fusion; BM25 gets the "
-    "rest  [default: 0.5].",
-)
-@click.option(
-    "--fold",
-    "fold_option",
-    default="0",
-    show_default=True,
-    help="Fold a neighbouring chunk of a hit's section into it only when it scored at least "
-    "this fraction of the hit (0: every neighbour that ranked; off: no folding).",
-)
+@ranking_options
 def search_command(
     query: str,
     store: str,
@@ -332,8 +302,7 @@ def search_command(
         path=path_glob,
         include_archived=include_archived,
     )
-    fusion = _fusion(mode, fusion_method, rrf_k, dense_weight)
-    fold = _fold(fold_option)
+    fusion, fold = ranking(mode, fusion_method, rrf_k, dense_weight, fold_option)
     deadline = time.monotonic() + max(wait, 0.0)
     while True:
         try:
@@ -359,38 +328,6 @@ def search_command(
         _print_hits(hits, query, mode)
     if not hits:
         sys.exit(EXIT_NOTHING)
-
-
-def _fusion(mode: str, method: str, rrf_k: int | None, dense_weight: float | None) -> Fusion | None:
-    """The --fusion options as a Fusion (None when left at their defaults)."""
-    if method == "rrf" and rrf_k is None and dense_weight is None:
-        return None
-    if mode != "hybrid":
-        raise click.UsageError("--fusion, --rrf-k and --dense-weight apply to --mode hybrid")
-    options: dict[str, Any] = {"method": method}
-    if rrf_k is not None:
-        options["rrf_k"] = rrf_k
-    if dense_weight is not None:
-        options["dense_weight"] = dense_weight
-    try:
-        return Fusion(**options)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from exc
-
-
-def _fold(value: str) -> float | None:
-    """--fold as a ratio, or None for off."""
-    if value.strip().lower() == "off":
-        return None
-    try:
-        ratio = float(value)
-    except ValueError:
-        raise click.UsageError(f"--fold takes a ratio in [0, 1] or off, not {value!r}") from None
-    try:
-        check_fold(ratio)
-    except ConfigError as exc:
-        raise click.UsageError(f"--fold: {exc}") from exc
-    return ratio
 
 
 STALE_MARK = " [stale: file changed since the last sync]"
