@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 
 from narezka.cli_common import fail, jobs_option, settings_for, split_options
+from narezka.cli_search import ranking, ranking_options
 from narezka.embed import DEFAULT_EMBEDDER
 from narezka.errors import NarezkaError
 from narezka.evaluate import (
@@ -99,6 +100,7 @@ EXPANDS = ("section", "parent")
     help="Write the results, plots, sign tests and a per-question drill-down as one "
     "self-contained HTML page.",
 )
+@ranking_options
 @split_options(strategy=False)
 @jobs_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full results as JSON.")
@@ -118,6 +120,10 @@ def eval_command(
     html_path: Path | None,
     as_json: bool,
     jobs: int | None,
+    fusion_method: str,
+    rrf_k: int | None,
+    dense_weight: float | None,
+    fold_option: str,
     **options: Any,
 ) -> None:
     """Index CORPUS once per strategy, ask the golden questions, report hit@k, MRR, ceiling
@@ -129,6 +135,7 @@ def eval_command(
     """
     err = Console(stderr=True)
     settings = settings_for(corpus, options)
+    fusion, fold = ranking(mode, fusion_method, rrf_k, dense_weight, fold_option)
     try:
         if plot_path is not None:
             require_matplotlib()  # before the long run, not after it
@@ -152,6 +159,8 @@ def eval_command(
             params=settings.split_values(),
             jobs=jobs,
             context_llm=settings.context_llm,
+            fusion=fusion,
+            fold=fold,
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
         if plot_path is not None:

@@ -51,6 +51,7 @@ from narezka.pipeline.syncing import (
 )
 from narezka.search import Filter, Fusion, Hit, SearchEngine
 from narezka.search.engine import check_query_args
+from narezka.search.folding import Fold
 from narezka.settings import Settings
 from narezka.split import SplitParams, get_strategy
 from narezka.store import Manifest, StoredHit, VectorStore, open_store
@@ -491,11 +492,12 @@ class Index:
         filters: Filter | None = None,
         expand: str | None = None,
         fusion: Fusion | None = None,
-        fold: float | None = 0.0,
+        fold: Fold = "auto",
     ) -> list[Hit]:
-        """The ``k`` best hits for ``query``: ``dense``, ``bm25`` or ``hybrid`` (RRF, or as
-        ``fusion`` says), narrowed by ``filters``, neighbours folded (those scoring at least
-        ``fold`` times their hit; None: no folding); ``expand`` = ``"section"`` (the whole
+        """The ``k`` best hits for ``query``: ``dense``, ``bm25`` or ``hybrid`` (min-max score
+        fusion, or as ``fusion`` says), narrowed by ``filters``, neighbours folded (those
+        scoring at least ``fold`` times their hit; None: no folding; ``"auto"``: 0.8 for hybrid
+        score fusion, else 0); ``expand`` = ``"section"`` (the whole
         heading section) or ``"parent"`` (a parent-child index's parents)."""
         check_query_args(query, k, mode, expand, fusion)
         meta = self._record()  # once per search: the store, strategy and embedder check use it

@@ -16,6 +16,7 @@ from narezka.embed import get_embedder
 from narezka.errors import ConfigError
 from narezka.search import Fusion, fuse
 from narezka.search.engine import check_query_args
+from narezka.search.folding import AUTO_FOLD
 from narezka.search.fusion import depth, hybrid_query
 from narezka.store import StoredHit, open_store
 from narezka.store.sparse import bm25_encoder
@@ -61,7 +62,7 @@ def test_fused_list_is_best_first_unique_and_drawn_from_the_rankings(
 def test_rrf_ranks_a_point_better_in_both_lists_above_the_other(
     dense: list[str], sparse: list[str], rrf_k: int
 ) -> None:
-    fused = order(fuse(ranking(dense), ranking(sparse), 100, Fusion(rrf_k=rrf_k)))
+    fused = order(fuse(ranking(dense), ranking(sparse), 100, Fusion("rrf", rrf_k=rrf_k)))
     both = [p for p in dense if p in sparse]
     for a in both:
         for b in both:
@@ -73,23 +74,23 @@ def test_rrf_ranks_a_point_better_in_both_lists_above_the_other(
 def test_rrf_does_not_care_which_ranking_is_which(
     dense: list[str], sparse: list[str], rrf_k: int
 ) -> None:
-    one = fuse(ranking(dense), ranking(sparse), 100, Fusion(rrf_k=rrf_k))
-    other = fuse(ranking(sparse), ranking(dense), 100, Fusion(rrf_k=rrf_k))
+    one = fuse(ranking(dense), ranking(sparse), 100, Fusion("rrf", rrf_k=rrf_k))
+    other = fuse(ranking(sparse), ranking(dense), 100, Fusion("rrf", rrf_k=rrf_k))
     assert {h.id: h.score for h in one} == pytest.approx({h.id: h.score for h in other})
 
 
 def test_rrf_scores_are_the_sum_of_reciprocal_ranks_from_one() -> None:
-    fused = fuse(ranking(list("abc")), ranking(list("ca")), 5)
+    fused = fuse(ranking(list("abc")), ranking(list("ca")), 5, Fusion("rrf"))
     assert order(fused) == ["a", "c", "b"]
     assert [h.score for h in fused] == pytest.approx([1 / 61 + 1 / 62, 1 / 63 + 1 / 61, 1 / 62])
-    assert [h.score for h in fuse(ranking(list("ab")), [], 5, Fusion(rrf_k=0))] == [1.0, 0.5]
+    assert [h.score for h in fuse(ranking(list("ab")), [], 5, Fusion("rrf", rrf_k=0))] == [1.0, 0.5]
 
 
 @given(ids, ids, st.integers(0, 200))
 def test_weighted_rrf_at_equal_weights_ranks_as_rrf_at_half_the_score(
     dense: list[str], sparse: list[str], rrf_k: int
 ) -> None:
-    plain = fuse(ranking(dense), ranking(sparse), 100, Fusion(rrf_k=rrf_k))
+    plain = fuse(ranking(dense), ranking(sparse), 100, Fusion("rrf", rrf_k=rrf_k))
     half = fuse(ranking(dense), ranking(sparse), 100, Fusion("weighted", rrf_k, 0.5))
     assert order(half) == order(plain)
     assert [h.score for h in half] == pytest.approx([h.score / 2 for h in plain])
@@ -140,7 +141,8 @@ def test_score_fusion_keeps_how_far_apart_the_scores_were() -> None:
         ({"method": "score", "dense_weight": 1.5}, r"dense weight must lie in \[0, 1\]"),
         ({"method": "score", "dense_weight": math.nan}, r"dense weight must lie in \[0, 1\]"),
         ({"method": "score", "dense_weight": "0.3"}, "dense weight must be a number"),
-        ({"dense_weight": 0.7}, "plain rrf weighs both rankings equally: use fusion 'weighted'"),
+        ({"method": "rrf", "dense_weight": 0.7}, "plain rrf weighs both rankings equally"),
+        ({"rrf_k": 10}, "RRF k applies to rrf and weighted fusion"),
         ({"method": "score", "rrf_k": 10}, "RRF k applies to rrf and weighted fusion"),
     ],
 )
@@ -153,10 +155,12 @@ def test_bad_fusion_options_are_refused_with_what_is_wrong(
 
 def test_fusion_is_for_hybrid_search_only() -> None:
     with pytest.raises(ConfigError, match="applies to hybrid search, not to dense"):
-        check_query_args("q", 5, "dense", None, Fusion("score"))
+        check_query_args("q", 5, "dense", None, Fusion("weighted"))
     with pytest.raises(ConfigError, match=r"must be a narezka\.search\.Fusion"):
         check_query_args("q", 5, "hybrid", None, "score")  # type: ignore[arg-type]
     check_query_args("q", 5, "dense", None, Fusion())  # the default is no change
+    with pytest.raises(ConfigError, match="applies to hybrid search, not to bm25"):
+        check_query_args("q", 5, "bm25", None, Fusion("rrf"))
 
 
 # ---- on a real index --------------------------------------------------------------------
@@ -194,18 +198,20 @@ def test_hybrid_query_fuses_one_batch_call_as_the_store_used_to(kb: Path) -> Non
             assert order(both.dense) == order(store.query(d, k=depth(20)))
             assert order(both.sparse) == order(store.query(sparse=s, mode="bm25", k=depth(20)))
             expected = old_rrf(both.dense, both.sparse, 20)
-            assert order(hybrid_query(store, d, s, k=20)) == expected
+            assert order(hybrid_query(store, d, s, k=20, fusion=Fusion("rrf"))) == expected
     finally:
         store.close()
 
 
-def test_index_search_takes_each_fusion_and_the_default_is_rrf_60(kb: Path) -> None:
+def test_index_search_takes_each_fusion_and_the_default_is_score_fusion(kb: Path) -> None:
     with Index.open(kb) as index:
         for q in QUERIES:
             default = [h.chunk_id for h in index.search(q)]
-            assert [h.chunk_id for h in index.search(q, fusion=Fusion())] == default
-            half = index.search(q, fusion=Fusion("weighted", dense_weight=0.5))
-            assert [h.chunk_id for h in half] == default
+            assert [h.chunk_id for h in index.search(q, fusion=Fusion("score"))] == default
+            assert [h.chunk_id for h in index.search(q, fold=AUTO_FOLD)] == default
+            rrf = [h.chunk_id for h in index.search(q, fusion=Fusion("rrf"), fold=0)]
+            half = index.search(q, fusion=Fusion("weighted", dense_weight=0.5), fold=0)
+            assert [h.chunk_id for h in half] == rrf
             dense = [h.chunk_id for h in index.search(q, mode="dense", k=3)]
             weighted = index.search(q, k=3, fusion=Fusion("weighted", dense_weight=1.0))
             assert [h.chunk_id for h in weighted] == dense
@@ -220,15 +226,18 @@ def test_cli_fusion_options(kb: Path) -> None:
     base = ["search", "вскрытый чай", "--store", str(kb), "--format", "json", "-k", "3"]
     plain = runner.invoke(cli, base)
     assert plain.exit_code == 0, plain.output
-    same = runner.invoke(cli, [*base, "--fusion", "rrf", "--rrf-k", "60"])
+    same = runner.invoke(cli, [*base, "--fusion", "score", "--dense-weight", "0.5"])
     assert same.stdout == plain.stdout
-    scored = runner.invoke(cli, [*base, "--fusion", "score", "--dense-weight", "0.3"])
-    assert scored.exit_code == 0, scored.output
+    ranked = runner.invoke(cli, [*base, "--fusion", "rrf", "--rrf-k", "60", "--fold", "0"])
+    assert ranked.exit_code == 0, ranked.output
+    assert ranked.stdout != plain.stdout  # RRF's scores are reciprocal ranks, not [0, 1]
     for args, message in [
         (["--fusion", "weighted", "--dense-weight", "-1"], "dense weight must lie in [0, 1]"),
-        (["--rrf-k", "-5"], "RRF k must be a whole number ≥ 0, got -5"),
-        (["--dense-weight", "0.8"], "use fusion 'weighted'"),
-        (["--mode", "dense", "--fusion", "score"], "apply to --mode hybrid"),
+        (["--fusion", "rrf", "--rrf-k", "-5"], "RRF k must be a whole number ≥ 0, got -5"),
+        (["--rrf-k", "30"], "RRF k applies to rrf and weighted fusion, not to 'score'"),
+        (["--fusion", "rrf", "--dense-weight", "0.8"], "use fusion 'weighted'"),
+        (["--mode", "dense", "--fusion", "rrf"], "apply to --mode hybrid"),
+        (["--fold", "often"], "--fold takes a ratio in [0, 1], auto or off"),
     ]:
         bad = runner.invoke(cli, [*base, *args])
         assert bad.exit_code == 2, (args, bad.output)

@@ -174,7 +174,9 @@ def markdown_report(run: EvalRun, *, command: str = "") -> str:
 def _intro(run: EvalRun, n: int) -> str:
     window = run.max_tokens if run.max_tokens is not None else "none"
     head = (
-        f"Embedder `{run.embedder}` (window: {window}), mode `{run.mode}`, "
+        f"Embedder `{run.embedder}` (window: {window}), mode `{run.mode}`"
+        + (f" ({run.ranking})" if run.ranking else "")
+        + ", "
         f"{n} questions from `{run.golden}`, archived pages "
         f"{'included' if run.include_archived else 'excluded'}"
         + (f", hits expanded to their {run.expand}" if run.expand else "")

@@ -168,6 +168,8 @@ class EvalRun:
     sizes: tuple[int, ...] = ()
     """The ``--sizes`` sweep, empty without one."""
     expand: str | None = None
+    ranking: str = ""
+    """How hybrid hits were fused and folded (``score dense=0.5, fold auto``)."""
     cache_hits: int = 0
     cache_misses: int = 0
 

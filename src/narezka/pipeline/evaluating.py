@@ -41,7 +41,9 @@ from narezka.index import Index
 from narezka.pipeline.chunking import include_for
 from narezka.pipeline.indexing import index, sizing
 from narezka.pipeline.searching import MODES, Hit
-from narezka.search import Filter
+from narezka.search import Filter, Fusion
+from narezka.search.folding import Fold
+from narezka.search.fusion import DEFAULT as DEFAULT_FUSION
 from narezka.split import SplitParams, get_strategy
 from narezka.store.sparse import check_analyzer
 from narezka.types import RawDocument
@@ -71,6 +73,8 @@ def evaluate(
     params: Mapping[str, Any] | None = None,
     jobs: int | None = None,
     context_llm: str | None = None,
+    fusion: Fusion | None = None,
+    fold: Fold = "auto",
 ) -> EvalRun:
     """Index ``corpus`` once per strategy spec (``"fixed:size=1500 headings"``), ask every
     golden question with ``k = max(ks)`` and score it; see :class:`~narezka.evaluate.EvalRun`.
@@ -86,7 +90,7 @@ def evaluate(
     options ``narezka chunk`` and ``index`` take. ``jobs`` worker processes chunk each
     spec's corpus while it is embedded (default: the machine's cores). ``context_llm`` turns
     on LLM-written chunk context for every spec (cached beside the embedding cache, so a
-    re-run asks nothing).
+    re-run asks nothing). ``fusion`` and ``fold`` are :meth:`narezka.Index.search`'s.
     """
     say = on_progress or (lambda _: None)
     base = dict(params or {})
@@ -139,6 +143,7 @@ def evaluate(
         format=checked.format,
         sizes=parse_sizes(sizes),
         expand=expand,
+        ranking=_ranking(mode, fusion, fold),
     )
     try:
         with tempfile.TemporaryDirectory(prefix="narezka-eval-", dir=work_dir) as tmp:
@@ -171,6 +176,8 @@ def evaluate(
                             mode=mode,
                             filters=Filter(include_archived=include_archived),
                             expand=expand,
+                            fusion=fusion,
+                            fold=fold,
                         )
                         counts = model.counter.count_batch([h.text for h in hits])
                         return [_retrieved(h, n) for h, n in zip(hits, counts, strict=True)]
@@ -281,3 +288,11 @@ def _retrieved(hit: Hit, tokens: int) -> Retrieved:
 
 
 __all__ = ["evaluate", "paths_inside"]
+
+
+def _ranking(mode: str, fusion: Fusion | None, fold: Fold) -> str:
+    """The report's words for how hits were fused and folded."""
+    folding = "no folding" if fold is None else f"fold {fold}"
+    if mode != "hybrid":
+        return folding
+    return f"{(fusion or DEFAULT_FUSION).label} fusion, {folding}"

@@ -12,7 +12,7 @@ from typing import cast
 from narezka.embed import Embedder
 from narezka.errors import ConfigError
 from narezka.search.expansion import expand_section, merged_text
-from narezka.search.folding import check_fold, fold_neighbours, to_parents
+from narezka.search.folding import Fold, check_fold, fold_neighbours, resolve_fold, to_parents
 from narezka.search.fusion import DEFAULT, Fusion, hybrid_query
 from narezka.search.hits import Filter, Hit, check_k
 from narezka.store import StoredHit, VectorStore
@@ -60,12 +60,13 @@ class SearchEngine:
         filters: Filter | None = None,
         expand: str | None = None,
         fusion: Fusion | None = None,
-        fold: float | None = 0.0,
+        fold: Fold = "auto",
     ) -> list[Hit]:
         """The ``k`` best hits for ``query``; see :mod:`narezka.search`. ``fusion`` says how
-        a hybrid search combines its two rankings (default: RRF, k = 60); ``fold`` which
-        neighbouring chunks of a hit fold into it: those scoring at least ``fold`` times the
-        hit (0, the default: every neighbour that ranked; None: none)."""
+        a hybrid search combines its two rankings (default: min-max score fusion); ``fold``
+        which neighbouring chunks of a hit fold into it: those scoring at least ``fold`` times
+        the hit (0: every neighbour that ranked; None: none; ``"auto"``, the default: 0.8 for
+        hybrid score fusion, else 0)."""
         check_query_args(query, k, mode, expand, fusion)
         check_fold(fold)
         if expand == "parent" and self.strategy != "parent-child":
@@ -104,8 +105,8 @@ class SearchEngine:
         hits = [Hit.from_stored(h, query) for h in stored]
         if expand == "parent":
             hits = to_parents(hits, query)
-        elif fold is not None:
-            hits = fold_neighbours(hits, k, ratio=fold)
+        elif (ratio := resolve_fold(fold, mode, (fusion or DEFAULT).method)) is not None:
+            hits = fold_neighbours(hits, k, ratio=ratio)
         hits = hits[:k]
         if expand == "section":
             # The section holds the folded neighbours too: one read of the file serves both.

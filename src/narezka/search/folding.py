@@ -4,18 +4,38 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Literal
 
 from narezka.errors import ConfigError
 from narezka.search.hits import Hit, snippet
 
+AUTO_FOLD = 0.8
+"""The fold ratio a hybrid search with ``score`` fusion uses by default: measured on Chroma's
+benchmark it keeps most of folding's recall at nearly the unfolded IoU (83.8 / 7.6 against
+85.5 / 6.3 folding everything and 80.7 / 8.5 not folding). Rank fusion and the single-ranking
+modes fold every neighbour by default, as before: the gate was not measured there (under RRF
+it hardly bites, fused ranks being compressed)."""
 
-def check_fold(fold: float | None) -> None:
-    """Refuse a fold ratio outside [0, 1] (None, no folding, is fine)."""
-    if fold is None:
+Fold = float | None | Literal["auto"]
+"""A fold setting: a ratio in [0, 1], None (no folding), or ``"auto"`` (the default:
+:data:`AUTO_FOLD` for hybrid score fusion, else 0)."""
+
+
+def resolve_fold(fold: Fold, mode: str, method: str) -> float | None:
+    """The ratio ``fold`` means for a search in ``mode`` with fusion ``method``."""
+    if fold != "auto":
+        return fold
+    return AUTO_FOLD if mode == "hybrid" and method == "score" else 0.0
+
+
+def check_fold(fold: Fold) -> None:
+    """Refuse a fold ratio outside [0, 1] (None, no folding, and "auto" are fine)."""
+    if fold is None or fold == "auto":
         return
     if isinstance(fold, bool) or not isinstance(fold, int | float) or not 0.0 <= fold <= 1.0:
         raise ConfigError(
-            f"fold must be a score ratio in [0, 1] (0 folds every neighbour, None none), "
+            f"fold must be a score ratio in [0, 1] (0 folds every neighbour, None none, "
+            f"'auto' the default), "
             f"got {fold!r}"
         )
 
