@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from narezka.search import Fusion
 from narezka.search.fusion import hybrid_query
 from narezka.store import (
     AnyOf,
@@ -111,17 +112,18 @@ def test_dense_bm25_hybrid(store: VectorStore, five: dict[str, str]) -> None:
     assert names(both.dense, five) == "ABCDE"
     assert names(both.sparse, five) == "CAE"
     assert [h.score for h in both.dense] == pytest.approx([h.score for h in dense])
-    hybrid = hybrid_query(store, Q, term, k=5)
+    rrf = Fusion("rrf")
+    hybrid = hybrid_query(store, Q, term, k=5, fusion=rrf)
     # RRF with k=60, ranks from 1: A 1/61+1/62, C 1/63+1/61, E 1/65+1/63, B 1/62, D 1/64.
     assert names(hybrid, five) == "ACEBD"
     assert [h.score for h in hybrid] == pytest.approx(
         [1 / 61 + 1 / 62, 1 / 63 + 1 / 61, 1 / 65 + 1 / 63, 1 / 62, 1 / 64]
     )
-    filtered = hybrid_query(store, Q, term, k=5, filter=Filter.where(zone="hot"))
+    filtered = hybrid_query(store, Q, term, k=5, filter=Filter.where(zone="hot"), fusion=rrf)
     assert names(filtered, five) == "AE"
     hot = store.rankings(Q, term, k=10, filter=Filter.where(zone="hot"))
     assert (names(hot.dense, five), names(hot.sparse, five)) == ("AE", "AE")
-    assert names(hybrid_query(store, Q, term, k=2), five) == "AC"
+    assert names(hybrid_query(store, Q, term, k=2, fusion=rrf), five) == "AC"
 
 
 def test_query_errors(store: VectorStore) -> None:
