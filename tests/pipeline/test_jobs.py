@@ -5,6 +5,7 @@ leave no worker behind."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import signal
@@ -264,3 +265,14 @@ def test_jobs_below_one_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["chunk", str(TEST_DATA / "empty.md"), "--jobs", "0"])
     assert result.exit_code == 2
     assert "--jobs" in result.stderr
+
+
+def test_index_json_with_workers_prints_only_the_report_on_stdout(tmp_path: Path) -> None:
+    corpus = real_corpus(tmp_path / "kb", per_language=5)
+    result = CliRunner().invoke(
+        cli, ["index", str(corpus), "--embedder", "hash", "--jobs", "2", "--json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["files_new"] == len(list(corpus.rglob("*.md"))) - 1  # the picture skipped
+    assert "picture.md" in result.stderr

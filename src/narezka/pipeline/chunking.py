@@ -181,8 +181,8 @@ def chunk_documents(
     chosen = get_strategy(strategy, embed=embed or lazy_signal_embedder())
     report = ChunkReport()
     files = list(_files(paths, include_for(chosen, include), exclude, report))
-    tasks = [ChunkTask(root, file, split_params) for root, file in files]
-    with ChunkPool(chosen, counter, jobs, work_bytes=sum(_size(f) for _, f in files)) as pool:
+    tasks = [ChunkTask(root, file, split_params, _size(file)) for root, file in files]
+    with ChunkPool(chosen, counter, jobs, work_bytes=sum(t.size for t in tasks)) as pool:
         for outcome in pool.map(tasks):
             if outcome.read_failed and outcome.error is not None:
                 report.skipped.append(outcome.error)

@@ -209,9 +209,9 @@ class Syncer:
                 root, file, stat, chunk_file(self.task(root, file), self.strategy, self.counter)
             )
 
-    def task(self, root: Path, file: Path) -> ChunkTask:
-        """The chunking of one file, for a worker."""
-        return ChunkTask(root, file, self.params)
+    def task(self, root: Path, file: Path, size: int = 0) -> ChunkTask:
+        """The chunking of one file (of ``size`` bytes), for a worker."""
+        return ChunkTask(root, file, self.params, size)
 
     def apply(self, root: Path, file: Path, stat: os.stat_result, outcome: FileOutcome) -> None:
         """Embed and write one file's chunks (``outcome``, chunked by a worker or here).
@@ -416,7 +416,7 @@ def sync_files(
                 progress.on_file(source)
             continue
         work.append((base, file, stat))
-    tasks = [syncer.task(base, file) for base, file, _ in work]
+    tasks = [syncer.task(base, file, stat.st_size) for base, file, stat in work]
     work_bytes = sum(stat.st_size for _, _, stat in work)
     pool = ChunkPool(syncer.strategy, syncer.counter, jobs, work_bytes=work_bytes, background=True)
     with pool:
