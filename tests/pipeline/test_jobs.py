@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -20,6 +21,7 @@ from click.testing import CliRunner
 
 from narezka import Index
 from narezka.cli import cli
+from narezka.errors import BinaryFileError
 from narezka.pipeline import workers
 from narezka.pipeline.chunking import ChunkReport, _files, make_params
 from narezka.pipeline.indexing import index
@@ -79,6 +81,12 @@ def outcomes(files: list[tuple[Path, Path]], jobs: int) -> list[FileOutcome]:
         return [dataclasses.replace(o, seconds=0.0) for o in pool.map(tasks)]
 
 
+def same(outcome: FileOutcome) -> tuple[FileOutcome, type | None, str]:
+    """An outcome in a form that compares (exceptions compare by identity)."""
+    error = outcome.error
+    return dataclasses.replace(outcome, error=None), type(error) if error else None, str(error)
+
+
 def listed(corpus: Path) -> list[tuple[Path, Path]]:
     return list(_files([corpus], HeadingsStrategy.include, (), ChunkReport()))
 
@@ -110,7 +118,7 @@ def test_a_file_that_raises_in_a_worker_is_named_and_the_others_are_chunked(
     (corpus / "boom.md").write_text("# Boom\n\nText.\n", encoding="utf-8")
     files = listed(corpus)
     serial, parallel = outcomes(files, 1), outcomes(files, 2)
-    assert parallel == serial
+    assert [same(o) for o in parallel] == [same(o) for o in serial]
     failed = {Path(o.source).name: o.problem for o in parallel if o.problem}
     assert failed.keys() == {"boom.md", "picture.md"}
     assert failed["boom.md"] == "chunking failed: RuntimeError: a bug in a strategy"
@@ -128,8 +136,8 @@ def test_a_worker_that_dies_is_named_and_the_others_are_chunked(tmp_path: Path) 
     died = [o for o in parallel if o.problem and "worker died" in o.problem]
     assert [o.source for o in died] == ["ru/crash.md"]
     # Every other file came through as it does in one process (which never crashes).
-    serial = {o.source: o for o in outcomes(files, 1)}
-    assert all(o == serial[o.source] for o in parallel if o.source != "ru/crash.md")
+    serial = {o.source: same(o) for o in outcomes(files, 1)}
+    assert all(same(o) == serial[o.source] for o in parallel if o.source != "ru/crash.md")
 
 
 def test_index_with_jobs_stores_what_one_process_stores(tmp_path: Path) -> None:
@@ -142,7 +150,7 @@ def test_index_with_jobs_stores_what_one_process_stores(tmp_path: Path) -> None:
             stored.append(sorted((h.file_path, h.start, h.end, h.text) for h in held.chunks()))
     one, two = reports
     assert stored[0] == stored[1] and len(stored[0]) > 50
-    assert [str(e) for e in two.skipped] == [str(e) for e in one.skipped]
+    assert [(type(e), str(e)) for e in two.skipped] == [(type(e), str(e)) for e in one.skipped]
     assert [Path(e.path).name for e in one.skipped] == ["picture.md"]
     assert two.warnings == one.warnings
     assert (two.files_new, two.chunks_embedded) == (one.files_new, one.chunks_embedded)
@@ -276,3 +284,11 @@ def test_index_json_with_workers_prints_only_the_report_on_stdout(tmp_path: Path
     report = json.loads(result.stdout)
     assert report["files_new"] == len(list(corpus.rglob("*.md"))) - 1  # the picture skipped
     assert "picture.md" in result.stderr
+
+
+def test_a_file_error_crosses_a_process_boundary_with_its_kind() -> None:
+    error = BinaryFileError("/kb/logo.md", "binary file (PNG image), skipped")
+    back = pickle.loads(pickle.dumps(error))
+    assert (type(back), back.path, back.problem, str(back)) == (
+        BinaryFileError, error.path, error.problem, str(error)
+    )  # fmt: skip

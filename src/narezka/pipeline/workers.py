@@ -92,20 +92,17 @@ class FileOutcome:
     mtime: float = 0.0
     digest: str = ""
     result: FileChunks | None = None
-    """None for an empty (whitespace) file or a file with a ``problem``."""
-    problem: str | None = None
+    """None for an empty (whitespace) file or a file with an ``error``."""
+    error: SourceError | None = None
+    """Why the file was skipped, naming it."""
     read_failed: bool = False
-    """The problem came from reading (not counted as a file read)."""
-    named: str | None = None
-    """How the problem names the file, when not by ``source`` (reading names it in full)."""
+    """The error came from reading (the file does not count as read)."""
     seconds: float = 0.0
 
     @property
-    def error(self) -> SourceError | None:
-        """The problem as the error every report lists (None if there was none)."""
-        if self.problem is None:
-            return None
-        return SourceError(self.named or self.source, self.problem)
+    def problem(self) -> str | None:
+        """The error's text without the file name (None if there was none)."""
+        return None if self.error is None else self.error.problem
 
 
 def with_file_meta(
@@ -186,9 +183,11 @@ def chunk_file(
     try:
         raw, warnings = read_document(task.root, task.file)
     except SourceError as exc:
-        return FileOutcome(source, problem=exc.problem, read_failed=True, named=exc.path)
+        return FileOutcome(source, error=exc, read_failed=True)
     except OSError as exc:
-        return FileOutcome(source, problem=f"cannot read: {exc}", read_failed=True)
+        return FileOutcome(
+            source, error=SourceError(source, f"cannot read: {exc}"), read_failed=True
+        )
     digest = doc_hash(raw.text)
     base = FileOutcome(raw.source, warnings, len(raw.text), raw.mtime, digest)
     if not raw.text.strip():
@@ -196,11 +195,12 @@ def chunk_file(
     try:
         result = chunk_raw(raw, chosen, task.params, count)
     except SourceError as exc:
-        return dataclasses.replace(base, problem=exc.problem)
+        return dataclasses.replace(base, error=exc)
     except NarezkaError as exc:
-        return dataclasses.replace(base, problem=str(exc))
+        return dataclasses.replace(base, error=SourceError(raw.source, str(exc)))
     except Exception as exc:  # a strategy's bug must not stop the other files
-        return dataclasses.replace(base, problem=f"chunking failed: {type(exc).__name__}: {exc}")
+        failed = f"chunking failed: {type(exc).__name__}: {exc}"
+        return dataclasses.replace(base, error=SourceError(raw.source, failed))
     chunks = with_file_meta(result.chunks, raw.mtime, digest)
     # The caught warning objects stay behind: their text is in ``warnings``, and warning
     # classes with their own constructors do not survive pickling.
@@ -339,7 +339,8 @@ class ChunkPool:
         except BrokenProcessPool as exc:
             self._restart()
             source = task.file.relative_to(task.root).as_posix()
-            return FileOutcome(source, problem=f"a chunking worker died on this file ({exc})")
+            died = SourceError(source, f"a chunking worker died on this file ({exc})")
+            return FileOutcome(source, error=died)
 
     def _restart(self) -> None:
         executor = self._executor
