@@ -43,9 +43,14 @@ SAMPLE_SECONDS = 0.02
 PAGE = os.sysconf("SC_PAGE_SIZE")
 TICKS = os.sysconf("SC_CLK_TCK")
 
-from narezka.pipeline.chunking import ChunkReport, _files, make_params  # noqa: E402
+from narezka.pipeline.chunking import (  # noqa: E402
+    ChunkReport,
+    ChunkTask,
+    _files,
+    chunk_pool,
+    make_params,
+)
 from narezka.pipeline.indexing import IndexReport, index  # noqa: E402
-from narezka.pipeline.workers import ChunkPool, ChunkTask  # noqa: E402
 from narezka.split import get_strategy  # noqa: E402
 from narezka.tokens import get_counter  # noqa: E402
 
@@ -157,11 +162,10 @@ def run_chunk(corpus: Path, jobs: int, extra: Sequence[str]) -> CliRun:
 def pool_seconds(corpus: Path, jobs: int, kind: str) -> float:
     strategy, counter = get_strategy("headings"), get_counter("chars", "cl100k_base")
     params = make_params(size=800)
-    tasks = [
-        ChunkTask(r, f, params) for r, f in _files([corpus], strategy.include, (), ChunkReport())
-    ]
+    listed = _files([corpus], strategy.include, (), ChunkReport())
+    tasks = [ChunkTask(r, f, params, f.stat().st_size) for r, f in listed]
     started = time.perf_counter()
-    with ChunkPool(strategy, counter, jobs, kind=kind) as pool:  # type: ignore[arg-type]
+    with chunk_pool(strategy, counter, jobs, kind=kind) as pool:  # type: ignore[arg-type]
         for _ in pool.map(tasks):
             pass
     return time.perf_counter() - started
@@ -220,17 +224,25 @@ def render(
         lines += [
             "## `narezka chunk --format jsonl` (whole process tree)",
             "",
-            "| unit | jobs | wall s | CPU s | peak RSS MB | speed-up | same output |",
-            "|---|--:|--:|--:|--:|--:|---|",
+            "| unit | jobs | wall s | CPU s | cores used | peak RSS MB | speed-up | same output |",
+            "|---|--:|--:|--:|--:|--:|--:|---|",
         ]
         for run in chunk_runs:
             base = next(r for r in chunk_runs if r.label == run.label and r.jobs == 1)
             same = "yes" if run.output == base.output and run.code == base.code else "NO"
             lines.append(
                 f"| {run.label} | {run.jobs} | {run.wall:.2f} | {run.cpu:.2f} | "
-                f"{run.peak_mb:.0f} | {base.wall / run.wall:.2f}× | {same} |"
+                f"{run.cpu / run.wall:.2f} | {run.peak_mb:.0f} | {base.wall / run.wall:.2f}× | "
+                f"{same} |"
             )
-        lines.append("")
+        lines += [
+            "",
+            "CPU s: user + system time of the process and its workers; cores used = CPU s ÷ "
+            "wall s, the share of the machine the run got. This kernel schedules by session "
+            "(sched_autogroup_enabled = 1): under load, a session gets its share however many "
+            "processes it runs, which caps the speed-up of any jobs count.",
+            "",
+        ]
     if pool_rows:
         serial = pool_rows[0][1]
         lines += [

@@ -23,10 +23,17 @@ from narezka import Index
 from narezka.cli import cli
 from narezka.errors import BinaryFileError
 from narezka.pipeline import workers
-from narezka.pipeline.chunking import ChunkReport, _files, make_params
+from narezka.pipeline.chunking import (
+    ChunkReport,
+    ChunkTask,
+    FileOutcome,
+    _files,
+    chunk_pool,
+    make_params,
+)
 from narezka.pipeline.indexing import index
 from narezka.pipeline.syncing import Progress
-from narezka.pipeline.workers import ChunkPool, ChunkTask, FileOutcome, default_jobs
+from narezka.pipeline.workers import default_jobs
 from narezka.settings import Settings
 from narezka.split import get_strategy
 from narezka.split.headings import HeadingsStrategy
@@ -75,7 +82,7 @@ def real_corpus(dest: Path, per_language: int = 25) -> Path:
 def outcomes(files: list[tuple[Path, Path]], jobs: int) -> list[FileOutcome]:
     strategy, counter = FailingHeadings(), get_counter("chars", "cl100k_base")
     tasks = [ChunkTask(root, file, make_params(size=300)) for root, file in files]
-    with ChunkPool(strategy, counter, jobs) as pool:
+    with chunk_pool(strategy, counter, jobs) as pool:
         assert pool.jobs == jobs
         # What it cost differs from run to run; everything else must not.
         return [dataclasses.replace(o, seconds=0.0) for o in pool.map(tasks)]
@@ -250,12 +257,12 @@ def _gone(sid: int, timeout: float = 10) -> bool:
 def test_semantic_and_small_inputs_stay_in_one_process() -> None:
     counter = get_counter("chars", "cl100k_base")
     semantic = get_strategy("semantic", embed=lambda texts: texts)  # type: ignore[arg-type, return-value]
-    with ChunkPool(semantic, counter, 2) as pool:
+    with chunk_pool(semantic, counter, 2) as pool:
         assert pool.jobs == 1
     small = workers.PARALLEL_MIN_BYTES - 1
-    with ChunkPool(get_strategy("headings"), counter, None, work_bytes=small) as pool:
+    with chunk_pool(get_strategy("headings"), counter, None, work_bytes=small) as pool:
         assert pool.jobs == 1
-    with ChunkPool(get_strategy("headings"), counter, 2, work_bytes=small) as pool:
+    with chunk_pool(get_strategy("headings"), counter, 2, work_bytes=small) as pool:
         assert pool.jobs == 2  # asked for explicitly
 
 

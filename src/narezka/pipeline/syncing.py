@@ -33,7 +33,15 @@ from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
 from narezka.errors import ConfigError, NarezkaError, SourceError
 from narezka.pipeline import layout
-from narezka.pipeline.chunking import chunk_raw, make_params
+from narezka.pipeline.chunking import (
+    ChunkTask,
+    FileOutcome,
+    chunk_file,
+    chunk_pool,
+    chunk_raw,
+    make_params,
+    with_file_meta,
+)
 from narezka.pipeline.layout import (
     CACHE_NAME,
     INDEX_META,
@@ -41,7 +49,6 @@ from narezka.pipeline.layout import (
     LEGACY_DATA,
     STORE_DIRNAME,
 )
-from narezka.pipeline.workers import ChunkPool, ChunkTask, FileOutcome, chunk_file, with_file_meta
 from narezka.split import SplitParams, Strategy
 from narezka.store import (
     ChunkEntry,
@@ -418,7 +425,7 @@ def sync_files(
         work.append((base, file, stat))
     tasks = [syncer.task(base, file, stat.st_size) for base, file, stat in work]
     work_bytes = sum(stat.st_size for _, _, stat in work)
-    pool = ChunkPool(syncer.strategy, syncer.counter, jobs, work_bytes=work_bytes, background=True)
+    pool = chunk_pool(syncer.strategy, syncer.counter, jobs, work_bytes=work_bytes, background=True)
     with pool:
         outcomes = pool.map(tasks)
         for base, file, stat in work:

@@ -1,20 +1,20 @@
-"""Reading and chunking files in worker processes (``--jobs``), results in input order.
+"""Worker processes for ``--jobs``: one function over many tasks, results in input order.
 
 Chunking is pure Python, so threads share one core under the GIL; worker processes do not.
-Each worker receives the strategy and the token counter once (the counter is the tokenizer
-alone: a worker never loads an embedding model) and then reads and chunks one file per task.
-The caller gets the outcomes in the order it submitted the files, so the output of any
-``jobs`` is the output of ``jobs=1``, byte for byte.
+Each worker receives the function's fixed arguments once (for chunking: the strategy and the
+token counter, which is the tokenizer alone: a worker never loads an embedding model), then
+runs the function on batches of tasks. The caller gets the results in the order it gave the
+tasks, so the output of any ``jobs`` is the output of ``jobs=1``, byte for byte.
 
-A file that raises is an outcome with an error naming it; a worker that dies (a crash in a
-C extension, the OOM killer) is restarted, and the files it may have been holding are chunked
-again one at a time to find the one that kills it, which is reported by name.
+A worker that dies (a crash in a C extension, the OOM killer) is restarted, and the tasks it
+may have been holding are run again one at a time to find the one that kills it, whose result
+is then the caller's ``died`` answer. (The per-file work itself is
+:func:`narezka.pipeline.chunking.chunk_file`.)
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import multiprocessing
 import os
 import pickle
@@ -25,18 +25,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
-
-from narezka.discover import read_document
-from narezka.enrich.hashes import doc_hash
-from narezka.errors import NarezkaError, SourceError
-from narezka.pipeline.chunking import FileChunks, chunk_raw
-from narezka.split import NEEDS_EMBEDDER, SplitParams, Strategy
-from narezka.tokens import TokenCounter
-from narezka.types import Chunk
+from typing import Any, Generic, Literal, TypeVar
 
 PARALLEL_MIN_BYTES = 1 << 20
 """With ``jobs`` left to the default, less input than this is chunked in this process:
@@ -57,6 +48,8 @@ BACKGROUND_NICE = 10
 chunk workers take the cycles the model leaves, instead of fighting its BLAS threads."""
 
 PoolKind = Literal["process", "thread"]
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def default_jobs() -> int:
@@ -69,65 +62,18 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkTask:
-    """One file to read and chunk."""
-
-    root: Path
-    file: Path
-    params: SplitParams
-    size: int = 0
-    """The file's size in bytes, if known (to batch small files together)."""
-
-
-@dataclass(frozen=True, slots=True)
-class FileOutcome:
-    """What reading and chunking one file gave: its chunks (file metadata attached), or the
-    problem that skipped it, and what it cost in the worker."""
-
-    source: str
-    read_warnings: list[str] = field(default_factory=list)
-    chars: int = 0
-    """Characters of the decoded text (0 when it could not be read)."""
-    mtime: float = 0.0
-    digest: str = ""
-    result: FileChunks | None = None
-    """None for an empty (whitespace) file or a file with an ``error``."""
-    error: SourceError | None = None
-    """Why the file was skipped, naming it."""
-    read_failed: bool = False
-    """The error came from reading (the file does not count as read)."""
-    seconds: float = 0.0
-
-    @property
-    def problem(self) -> str | None:
-        """The error's text without the file name (None if there was none)."""
-        return None if self.error is None else self.error.problem
-
-
-def with_file_meta(
-    chunks: list[Chunk], mtime: float, digest: str, *, resplit: bool = False
-) -> list[Chunk]:
-    """Chunks with their file's mtime and document hash (search compares the hash to tell
-    whether the file still says what the index holds); ``resplit`` marks a finer re-cut."""
-    extra: dict[str, Any] = {"mtime": mtime, "doc_hash": digest}
-    if resplit:
-        extra["resplit"] = True
-    return [dataclasses.replace(c, meta={**c.meta, **extra}) for c in chunks]
-
-
 _STATE: dict[str, Any] = {}
-"""The worker's strategy and counter, set once by :func:`_start_worker`."""
+"""The worker's function and its fixed arguments, set once by :func:`_start_worker`."""
 
 
 def _start_worker(
-    strategy: Strategy,
-    counter: TokenCounter,
+    work: Callable[..., Any],
+    fixed: tuple[Any, ...],
     owner: int | None = None,
     background: bool = False,
 ) -> None:
     """Set up a worker; ``owner`` is the pid of the pool's process (None: threads in it)."""
-    _STATE["strategy"], _STATE["counter"] = strategy, counter
+    _STATE["work"], _STATE["fixed"] = work, fixed
     if owner is None:
         return
     # Ctrl-C reaches the whole process group: the parent alone decides what stops.
@@ -169,56 +115,18 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def chunk_file(
-    task: ChunkTask, strategy: Strategy | None = None, counter: TokenCounter | None = None
-) -> FileOutcome:
-    """Read and chunk one file (in a worker: with the strategy and counter it was given).
-
-    Every failure becomes an outcome naming the file, a bug in a strategy included: one file
-    never stops a run over many."""
-    started = time.perf_counter()
-    chosen = strategy or _STATE["strategy"]
-    count = counter or _STATE["counter"]
-    source = task.file.relative_to(task.root).as_posix()
-    try:
-        raw, warnings = read_document(task.root, task.file)
-    except SourceError as exc:
-        return FileOutcome(source, error=exc, read_failed=True)
-    except OSError as exc:
-        return FileOutcome(
-            source, error=SourceError(source, f"cannot read: {exc}"), read_failed=True
-        )
-    digest = doc_hash(raw.text)
-    base = FileOutcome(raw.source, warnings, len(raw.text), raw.mtime, digest)
-    if not raw.text.strip():
-        return dataclasses.replace(base, seconds=time.perf_counter() - started)
-    try:
-        result = chunk_raw(raw, chosen, task.params, count)
-    except SourceError as exc:
-        return dataclasses.replace(base, error=exc)
-    except NarezkaError as exc:
-        return dataclasses.replace(base, error=SourceError(raw.source, str(exc)))
-    except Exception as exc:  # a strategy's bug must not stop the other files
-        failed = f"chunking failed: {type(exc).__name__}: {exc}"
-        return dataclasses.replace(base, error=SourceError(raw.source, failed))
-    chunks = with_file_meta(result.chunks, raw.mtime, digest)
-    # The caught warning objects stay behind: their text is in ``warnings``, and warning
-    # classes with their own constructors do not survive pickling.
-    shipped = dataclasses.replace(result, chunks=chunks, caught=[])
-    return dataclasses.replace(base, result=shipped, seconds=time.perf_counter() - started)
+def _run_batch(tasks: list[Any]) -> list[Any]:
+    """The worker's function over a batch, in a worker."""
+    work, fixed = _STATE["work"], _STATE["fixed"]
+    return [work(task, *fixed) for task in tasks]
 
 
-def chunk_files(tasks: list[ChunkTask]) -> list[FileOutcome]:
-    """:func:`chunk_file` over a batch, in a worker."""
-    return [chunk_file(task) for task in tasks]
-
-
-def _batches(tasks: Iterable[ChunkTask]) -> Iterator[list[ChunkTask]]:
-    batch: list[ChunkTask] = []
+def _batches(tasks: Iterable[T], size_of: Callable[[T], int]) -> Iterator[list[T]]:
+    batch: list[T] = []
     size = 0
     for task in tasks:
         batch.append(task)
-        size += task.size
+        size += size_of(task)
         if size >= BATCH_BYTES or len(batch) >= BATCH_FILES:
             yield batch
             batch, size = [], 0
@@ -226,39 +134,42 @@ def _batches(tasks: Iterable[ChunkTask]) -> Iterator[list[ChunkTask]]:
         yield batch
 
 
-class ChunkPool:
-    """Reads and chunks files on ``jobs`` workers (or in this process), in input order.
+class WorkerPool(Generic[T, R]):
+    """Runs ``work(task, *fixed)`` for every task on ``jobs`` workers (or in this process),
+    results in task order; ``died(task, why)`` answers for a task that kills its worker, and
+    ``size_of(task)`` (bytes) groups small tasks into one round trip.
 
     ``jobs=None`` means :func:`default_jobs`, and in-process for less than
-    :data:`PARALLEL_MIN_BYTES` of input (``work_bytes``). ``background`` workers run at a
-    lower priority (beside an embedder that uses every core). ``semantic`` embeds while it
-    splits, and a counter that cannot be sent to a worker (e5's engine) cannot travel: both
-    run in this process. Use it as a context manager; leaving it on an exception (Ctrl-C)
-    stops the workers at once.
+    :data:`PARALLEL_MIN_BYTES` of input (``work_bytes``); so is anything ``fixed`` that
+    cannot be sent to a worker. ``background`` workers run at a lower priority (beside an
+    embedder that uses every core). Use it as a context manager; leaving it on an exception
+    (Ctrl-C) stops the workers at once.
     """
 
     def __init__(
         self,
-        strategy: Strategy,
-        counter: TokenCounter,
+        work: Callable[..., R],
+        fixed: tuple[Any, ...],
         jobs: int | None = None,
         *,
+        died: Callable[[T, str], R],
+        size_of: Callable[[T], int],
         work_bytes: int | None = None,
         kind: PoolKind = "process",
         background: bool = False,
     ) -> None:
-        self.strategy, self.counter, self.kind = strategy, counter, kind
-        self.background = background
+        self.work, self.fixed, self.kind = work, fixed, kind
+        self.died, self.size_of, self.background = died, size_of, background
         wanted = default_jobs() if jobs is None else max(1, jobs)
         small = jobs is None and work_bytes is not None and work_bytes < PARALLEL_MIN_BYTES
-        self.jobs = 1 if small or not _can_travel(strategy, counter) else wanted
+        self.jobs = 1 if small or not _can_travel(work, fixed) else wanted
         self._executor: Executor | None = None
         if self.jobs > 1:
             self._executor = self._start()
 
     def _start(self) -> Executor:
         if self.kind == "thread":
-            _start_worker(self.strategy, self.counter)
+            _start_worker(self.work, self.fixed)
             return ThreadPoolExecutor(max_workers=self.jobs)
         # Not fork: the parent runs threads (the progress bar's, the store's), and a forked
         # child of a threaded process may deadlock on a lock held at the moment of fork.
@@ -267,15 +178,15 @@ class ChunkPool:
         if context.get_start_method() == "forkserver":
             # The server imports narezka once; each worker is then a fork of it, not a fresh
             # interpreter importing everything again (~0.4 s of CPU a worker).
-            context.set_forkserver_preload([__name__])
+            context.set_forkserver_preload([__name__, self.work.__module__])
         return ProcessPoolExecutor(
             max_workers=self.jobs,
             mp_context=context,
             initializer=_start_worker,
-            initargs=(self.strategy, self.counter, os.getpid(), self.background),
+            initargs=(self.work, self.fixed, os.getpid(), self.background),
         )
 
-    def __enter__(self) -> ChunkPool:
+    def __enter__(self) -> WorkerPool[T, R]:
         return self
 
     def __exit__(
@@ -295,15 +206,15 @@ class ChunkPool:
             _kill_workers(executor)
         executor.shutdown(wait=True, cancel_futures=True)
 
-    def map(self, tasks: Iterable[ChunkTask]) -> Iterator[FileOutcome]:
-        """The outcome of every task, in the order of ``tasks``; a few files ahead of the
-        consumer are being chunked meanwhile (that is the overlap with embedding)."""
+    def map(self, tasks: Iterable[T]) -> Iterator[R]:
+        """The result of every task, in the order of ``tasks``; a few tasks ahead of the
+        consumer are being worked on meanwhile (that is the overlap with embedding)."""
         if self._executor is None:
             for task in tasks:
-                yield chunk_file(task, self.strategy, self.counter)
+                yield self.work(task, *self.fixed)
             return
-        pending: deque[tuple[list[ChunkTask], Future[list[FileOutcome]]]] = deque()
-        batches = _batches(tasks)
+        pending: deque[tuple[list[T], Future[list[R]]]] = deque()
+        batches = _batches(tasks, self.size_of)
         window = self.jobs * WINDOW_PER_JOB
 
         def fill() -> None:
@@ -327,20 +238,19 @@ class ChunkPool:
             fill()
             yield from outcomes
 
-    def _submit(self, batch: list[ChunkTask]) -> Future[list[FileOutcome]]:
+    def _submit(self, batch: list[T]) -> Future[list[R]]:
         if self._executor is None:
             self._executor = self._start()
-        return self._executor.submit(chunk_files, batch)
+        return self._executor.submit(_run_batch, batch)
 
-    def _alone(self, task: ChunkTask) -> FileOutcome:
+    def _alone(self, task: T) -> R:
         self._restart()
         try:
-            return self._submit([task]).result()[0]
+            result: R = self._submit([task]).result()[0]
         except BrokenProcessPool as exc:
             self._restart()
-            source = task.file.relative_to(task.root).as_posix()
-            died = SourceError(source, f"a chunking worker died on this file ({exc})")
-            return FileOutcome(source, error=died)
+            return self.died(task, str(exc))
+        return result
 
     def _restart(self) -> None:
         executor = self._executor
@@ -365,22 +275,12 @@ def _kill_workers(executor: Executor) -> None:
             process.terminate()
 
 
-def _can_travel(strategy: Strategy, counter: TokenCounter) -> bool:
-    if strategy.name in NEEDS_EMBEDDER:
-        return False
+def _can_travel(work: Callable[..., Any], fixed: tuple[Any, ...]) -> bool:
     try:
-        pickle.dumps((strategy, counter))
+        pickle.dumps((work, fixed))
     except (pickle.PicklingError, TypeError, AttributeError, ValueError):
         return False
     return True
 
 
-__all__ = [
-    "PARALLEL_MIN_BYTES",
-    "ChunkPool",
-    "ChunkTask",
-    "FileOutcome",
-    "chunk_file",
-    "default_jobs",
-    "with_file_meta",
-]
+__all__ = ["PARALLEL_MIN_BYTES", "PoolKind", "WorkerPool", "default_jobs"]
