@@ -52,6 +52,10 @@ class SourceError(NarezkaError):
         self.path = path
         self.problem = problem
 
+    def __reduce__(self) -> tuple[type[SourceError], tuple[str, str]]:
+        # Rebuilt from (path, problem), not from the message: a worker process sends it back.
+        return type(self), (self.path, self.problem)
+
 
 class BinaryFileError(SourceError):
     """The file is binary: a known binary signature (PNG, PDF, ZIP…) or mostly control bytes."""

@@ -5,7 +5,9 @@ leave no worker behind."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -19,11 +21,19 @@ from click.testing import CliRunner
 
 from narezka import Index
 from narezka.cli import cli
+from narezka.errors import BinaryFileError
 from narezka.pipeline import workers
-from narezka.pipeline.chunking import ChunkReport, _files, make_params
+from narezka.pipeline.chunking import (
+    ChunkReport,
+    ChunkTask,
+    FileOutcome,
+    _files,
+    chunk_pool,
+    make_params,
+)
 from narezka.pipeline.indexing import index
 from narezka.pipeline.syncing import Progress
-from narezka.pipeline.workers import ChunkPool, ChunkTask, FileOutcome, default_jobs
+from narezka.pipeline.workers import default_jobs
 from narezka.settings import Settings
 from narezka.split import get_strategy
 from narezka.split.headings import HeadingsStrategy
@@ -72,10 +82,16 @@ def real_corpus(dest: Path, per_language: int = 25) -> Path:
 def outcomes(files: list[tuple[Path, Path]], jobs: int) -> list[FileOutcome]:
     strategy, counter = FailingHeadings(), get_counter("chars", "cl100k_base")
     tasks = [ChunkTask(root, file, make_params(size=300)) for root, file in files]
-    with ChunkPool(strategy, counter, jobs) as pool:
+    with chunk_pool(strategy, counter, jobs) as pool:
         assert pool.jobs == jobs
         # What it cost differs from run to run; everything else must not.
         return [dataclasses.replace(o, seconds=0.0) for o in pool.map(tasks)]
+
+
+def same(outcome: FileOutcome) -> tuple[FileOutcome, type | None, str]:
+    """An outcome in a form that compares (exceptions compare by identity)."""
+    error = outcome.error
+    return dataclasses.replace(outcome, error=None), type(error) if error else None, str(error)
 
 
 def listed(corpus: Path) -> list[tuple[Path, Path]]:
@@ -109,7 +125,7 @@ def test_a_file_that_raises_in_a_worker_is_named_and_the_others_are_chunked(
     (corpus / "boom.md").write_text("# Boom\n\nText.\n", encoding="utf-8")
     files = listed(corpus)
     serial, parallel = outcomes(files, 1), outcomes(files, 2)
-    assert parallel == serial
+    assert [same(o) for o in parallel] == [same(o) for o in serial]
     failed = {Path(o.source).name: o.problem for o in parallel if o.problem}
     assert failed.keys() == {"boom.md", "picture.md"}
     assert failed["boom.md"] == "chunking failed: RuntimeError: a bug in a strategy"
@@ -127,8 +143,8 @@ def test_a_worker_that_dies_is_named_and_the_others_are_chunked(tmp_path: Path) 
     died = [o for o in parallel if o.problem and "worker died" in o.problem]
     assert [o.source for o in died] == ["ru/crash.md"]
     # Every other file came through as it does in one process (which never crashes).
-    serial = {o.source: o for o in outcomes(files, 1)}
-    assert all(o == serial[o.source] for o in parallel if o.source != "ru/crash.md")
+    serial = {o.source: same(o) for o in outcomes(files, 1)}
+    assert all(same(o) == serial[o.source] for o in parallel if o.source != "ru/crash.md")
 
 
 def test_index_with_jobs_stores_what_one_process_stores(tmp_path: Path) -> None:
@@ -141,7 +157,7 @@ def test_index_with_jobs_stores_what_one_process_stores(tmp_path: Path) -> None:
             stored.append(sorted((h.file_path, h.start, h.end, h.text) for h in held.chunks()))
     one, two = reports
     assert stored[0] == stored[1] and len(stored[0]) > 50
-    assert [str(e) for e in two.skipped] == [str(e) for e in one.skipped]
+    assert [(type(e), str(e)) for e in two.skipped] == [(type(e), str(e)) for e in one.skipped]
     assert [Path(e.path).name for e in one.skipped] == ["picture.md"]
     assert two.warnings == one.warnings
     assert (two.files_new, two.chunks_embedded) == (one.files_new, one.chunks_embedded)
@@ -241,12 +257,12 @@ def _gone(sid: int, timeout: float = 10) -> bool:
 def test_semantic_and_small_inputs_stay_in_one_process() -> None:
     counter = get_counter("chars", "cl100k_base")
     semantic = get_strategy("semantic", embed=lambda texts: texts)  # type: ignore[arg-type, return-value]
-    with ChunkPool(semantic, counter, 2) as pool:
+    with chunk_pool(semantic, counter, 2) as pool:
         assert pool.jobs == 1
     small = workers.PARALLEL_MIN_BYTES - 1
-    with ChunkPool(get_strategy("headings"), counter, None, work_bytes=small) as pool:
+    with chunk_pool(get_strategy("headings"), counter, None, work_bytes=small) as pool:
         assert pool.jobs == 1
-    with ChunkPool(get_strategy("headings"), counter, 2, work_bytes=small) as pool:
+    with chunk_pool(get_strategy("headings"), counter, 2, work_bytes=small) as pool:
         assert pool.jobs == 2  # asked for explicitly
 
 
@@ -264,3 +280,22 @@ def test_jobs_below_one_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["chunk", str(TEST_DATA / "empty.md"), "--jobs", "0"])
     assert result.exit_code == 2
     assert "--jobs" in result.stderr
+
+
+def test_index_json_with_workers_prints_only_the_report_on_stdout(tmp_path: Path) -> None:
+    corpus = real_corpus(tmp_path / "kb", per_language=5)
+    result = CliRunner().invoke(
+        cli, ["index", str(corpus), "--embedder", "hash", "--jobs", "2", "--json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["files_new"] == len(list(corpus.rglob("*.md"))) - 1  # the picture skipped
+    assert "picture.md" in result.stderr
+
+
+def test_a_file_error_crosses_a_process_boundary_with_its_kind() -> None:
+    error = BinaryFileError("/kb/logo.md", "binary file (PNG image), skipped")
+    back = pickle.loads(pickle.dumps(error))
+    assert (type(back), back.path, back.problem, str(back)) == (
+        BinaryFileError, error.path, error.problem, str(error)
+    )  # fmt: skip

@@ -9,11 +9,11 @@ from narezka.pipeline.chunking import (
     ChunkReport,
     chunk_documents,
     chunk_path,
+    chunk_raw,
     chunk_text,
     count_files,
     make_params,
 )
-from narezka.pipeline.file_chunks import chunk_raw
 
 __all__ = [
     "DEFAULT_INCLUDE",

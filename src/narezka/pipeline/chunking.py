@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import time
 import warnings as warnings_module
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,11 +13,22 @@ from typing import Any
 from narezka.discover import iter_files, normalize_newlines, read_document
 from narezka.embed import cached_signal_embedder
 from narezka.embed.cache import default_cache_path
+from narezka.enrich.hashes import doc_hash
 from narezka.enrich.llm_context import ContextWriter, open_context
-from narezka.errors import ConfigError, SourceError
+from narezka.enrich.redaction import count_kinds, find_secrets
+from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceError
+from narezka.parse.markdown import parse_document, plain_document
+from narezka.parse.sanitize import removed_characters
 from narezka.pipeline import layout
-from narezka.pipeline.file_chunks import chunk_raw
-from narezka.split import EmbedFunction, SplitParams, Strategy, get_strategy
+from narezka.pipeline.workers import PoolKind, WorkerPool
+from narezka.split import (
+    NEEDS_EMBEDDER,
+    Chooser,
+    EmbedFunction,
+    SplitParams,
+    Strategy,
+    get_strategy,
+)
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import MARKDOWN_GLOBS, Chunk, RawDocument
 
@@ -70,6 +83,157 @@ def make_params(**params: Any) -> SplitParams:
         if key in params and params[key] is not None:
             params[key] = tuple(params[key])
     return SplitParams(**{k: v for k, v in params.items() if v is not None})
+
+
+@dataclass(frozen=True, slots=True)
+class FileChunks:
+    """One file's chunks, its warnings, what sanitization drops, and the strategy it got."""
+
+    chunks: list[Chunk]
+    warnings: list[str]
+    removed: int
+    strategy: str
+    caught: list[warnings_module.WarningMessage] = field(default_factory=list)
+    """The strategy's own warnings (also in ``warnings`` as text)."""
+    secrets: dict[str, int] = field(default_factory=dict)
+    """Secrets found in the file and redacted, by kind (empty with ``redact=False``)."""
+
+
+def chunk_raw(
+    raw: RawDocument, strategy: Strategy, params: SplitParams, counter: TokenCounter
+) -> FileChunks:
+    """Chunks of one decoded document; ``auto`` first picks the strategy for this file."""
+    chosen = strategy.choose(raw) if isinstance(strategy, Chooser) else strategy
+    if chosen.markdown:
+        doc, warnings = parse_document(raw)
+    else:
+        doc, warnings = plain_document(raw), []
+    if params.redact:
+        # Once per document, over its whole text: every range the strategy tries reuses it.
+        doc = dataclasses.replace(doc, secrets=find_secrets(doc.text))
+    with warnings_module.catch_warnings(record=True) as caught:
+        warnings_module.simplefilter("always", NarezkaWarning)
+        chunks = chosen.split(doc, params, counter)
+    notes = [*warnings, *(f"{raw.source}: {w.message}" for w in caught)]
+    removed = removed_characters(doc.text[doc.body_start :])
+    return FileChunks(chunks, notes, removed, chosen.name, caught, count_kinds(doc.secrets))
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkTask:
+    """One file to read and chunk."""
+
+    root: Path
+    file: Path
+    params: SplitParams
+    size: int = 0
+    """The file's size in bytes, if known (to batch small files together)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutcome:
+    """What reading and chunking one file gave: its chunks (file metadata attached), or the
+    problem that skipped it, and what it cost in the worker."""
+
+    source: str
+    read_warnings: list[str] = field(default_factory=list)
+    chars: int = 0
+    """Characters of the decoded text (0 when it could not be read)."""
+    mtime: float = 0.0
+    digest: str = ""
+    result: FileChunks | None = None
+    """None for an empty (whitespace) file or a file with an ``error``."""
+    error: SourceError | None = None
+    """Why the file was skipped, naming it."""
+    read_failed: bool = False
+    """The error came from reading (the file does not count as read)."""
+    seconds: float = 0.0
+
+    @property
+    def problem(self) -> str | None:
+        """The error's text without the file name (None if there was none)."""
+        return None if self.error is None else self.error.problem
+
+
+def with_file_meta(
+    chunks: list[Chunk], mtime: float, digest: str, *, resplit: bool = False
+) -> list[Chunk]:
+    """Chunks with their file's mtime and document hash (search compares the hash to tell
+    whether the file still says what the index holds); ``resplit`` marks a finer re-cut."""
+    extra: dict[str, Any] = {"mtime": mtime, "doc_hash": digest}
+    if resplit:
+        extra["resplit"] = True
+    return [dataclasses.replace(c, meta={**c.meta, **extra}) for c in chunks]
+
+
+def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> FileOutcome:
+    """Read and chunk one file: what a worker does per file (``--jobs``), and the one place
+    a file becomes its chunks (:func:`chunk_raw`, then the file's metadata).
+
+    Every failure becomes an outcome naming the file, a bug in a strategy included: one file
+    never stops a run over many."""
+    started = time.perf_counter()
+    source = task.file.relative_to(task.root).as_posix()
+    try:
+        raw, warnings = read_document(task.root, task.file)
+    except SourceError as exc:
+        return FileOutcome(source, error=exc, read_failed=True)
+    except OSError as exc:
+        return FileOutcome(
+            source, error=SourceError(source, f"cannot read: {exc}"), read_failed=True
+        )
+    digest = doc_hash(raw.text)
+    base = FileOutcome(raw.source, warnings, len(raw.text), raw.mtime, digest)
+    if not raw.text.strip():
+        return dataclasses.replace(base, seconds=time.perf_counter() - started)
+    try:
+        result = chunk_raw(raw, strategy, task.params, counter)
+    except SourceError as exc:
+        return dataclasses.replace(base, error=exc)
+    except NarezkaError as exc:
+        return dataclasses.replace(base, error=SourceError(raw.source, str(exc)))
+    except Exception as exc:  # a strategy's bug must not stop the other files
+        failed = f"chunking failed: {type(exc).__name__}: {exc}"
+        return dataclasses.replace(base, error=SourceError(raw.source, failed))
+    chunks = with_file_meta(result.chunks, raw.mtime, digest)
+    # The caught warning objects stay behind: their text is in ``warnings``, and warning
+    # classes with their own constructors do not survive pickling.
+    shipped = dataclasses.replace(result, chunks=chunks, caught=[])
+    return dataclasses.replace(base, result=shipped, seconds=time.perf_counter() - started)
+
+
+def chunk_pool(
+    strategy: Strategy,
+    counter: TokenCounter,
+    jobs: int | None = None,
+    *,
+    work_bytes: int | None = None,
+    kind: PoolKind = "process",
+    background: bool = False,
+) -> WorkerPool[ChunkTask, FileOutcome]:
+    """Workers that run :func:`chunk_file` (see :class:`~narezka.pipeline.workers.WorkerPool`).
+
+    ``semantic`` embeds while it splits: it stays in this process, beside the model and its
+    cache, rather than load a model in every worker."""
+    if strategy.name in NEEDS_EMBEDDER:
+        jobs = 1
+    return WorkerPool(
+        chunk_file,
+        (strategy, counter),
+        jobs,
+        died=_died,
+        size_of=lambda task: task.size,
+        work_bytes=work_bytes,
+        kind=kind,
+        background=background,
+    )
+
+
+def _died(task: ChunkTask, why: str) -> FileOutcome:
+    source = task.file.relative_to(task.root).as_posix()
+    return FileOutcome(
+        source, error=SourceError(source, f"a chunking worker died on this file ({why})")
+    )
 
 
 def include_for(strategy: Strategy, include: Sequence[str] | None) -> tuple[str, ...]:
@@ -142,9 +306,6 @@ def chunk_documents(
     chunk's ``embed_text`` within the size limit (:mod:`narezka.enrich.llm_context`); it runs
     in this process, after the workers.
     """
-    # The pool's module runs this module's per-file function in its workers.
-    from narezka.pipeline.workers import ChunkPool, ChunkTask
-
     if counter is not None:
         params = {**params, "unit": "tokens", "tokenizer": counter.name}
     split_params = make_params(**params)
@@ -154,9 +315,9 @@ def chunk_documents(
     report = ChunkReport()
     writer = _context_writer(context, split_params)
     files = list(_files(paths, include_for(chosen, include), exclude, report))
-    tasks = [ChunkTask(root, file, split_params) for root, file in files]
-    with ChunkPool(chosen, counter, jobs, work_bytes=sum(_size(f) for _, f in files)) as pool:
-        for (root, file), outcome in zip(files, pool.map(tasks), strict=True):
+    tasks = [ChunkTask(root, file, split_params, _size(file)) for root, file in files]
+    with chunk_pool(chosen, counter, jobs, work_bytes=sum(t.size for t in tasks)) as pool:
+        for task, outcome in zip(tasks, pool.map(tasks), strict=True):
             if outcome.read_failed and outcome.error is not None:
                 report.skipped.append(outcome.error)
                 continue
@@ -173,7 +334,7 @@ def chunk_documents(
             chunks = result.chunks
             if writer is not None and chunks:  # LLM-written context: after splitting
                 try:
-                    text = read_document(root, file)[0].text  # the worker kept its copy
+                    text = read_document(task.root, task.file)[0].text  # the worker kept its copy
                 except SourceError as exc:  # gone or changed since the worker read it
                     report.skipped.append(exc)
                     continue

@@ -10,7 +10,7 @@ from typing import Any
 from narezka.discover import iter_files, read_document
 from narezka.enrich.llm_context import ContextEstimate, ContextWriter
 from narezka.errors import NarezkaError, SourceError
-from narezka.pipeline.file_chunks import chunk_raw
+from narezka.pipeline.chunking import chunk_raw
 
 
 def estimate_sync(

@@ -34,8 +34,15 @@ from narezka.enrich import Rules, chunk_payload
 from narezka.enrich.llm_context import ContextWriter
 from narezka.errors import ConfigError, NarezkaError, SourceError
 from narezka.pipeline import layout
-from narezka.pipeline.chunking import make_params
-from narezka.pipeline.file_chunks import chunk_raw
+from narezka.pipeline.chunking import (
+    ChunkTask,
+    FileOutcome,
+    chunk_file,
+    chunk_pool,
+    chunk_raw,
+    make_params,
+    with_file_meta,
+)
 from narezka.pipeline.layout import (
     CACHE_NAME,
     INDEX_META,
@@ -43,7 +50,6 @@ from narezka.pipeline.layout import (
     LEGACY_DATA,
     STORE_DIRNAME,
 )
-from narezka.pipeline.workers import ChunkPool, ChunkTask, FileOutcome, chunk_file, with_file_meta
 from narezka.split import SplitParams, Strategy
 from narezka.store import (
     ChunkEntry,
@@ -221,9 +227,9 @@ class Syncer:
                 root, file, stat, chunk_file(self.task(root, file), self.strategy, self.counter)
             )
 
-    def task(self, root: Path, file: Path) -> ChunkTask:
-        """The chunking of one file, for a worker."""
-        return ChunkTask(root, file, self.params)
+    def task(self, root: Path, file: Path, size: int = 0) -> ChunkTask:
+        """The chunking of one file (of ``size`` bytes), for a worker."""
+        return ChunkTask(root, file, self.params, size)
 
     def apply(self, root: Path, file: Path, stat: os.stat_result, outcome: FileOutcome) -> None:
         """Embed and write one file's chunks (``outcome``, chunked by a worker or here).
@@ -452,9 +458,9 @@ def sync_files(
                 progress.on_file(source)
             continue
         work.append((base, file, stat))
-    tasks = [syncer.task(base, file) for base, file, _ in work]
+    tasks = [syncer.task(base, file, stat.st_size) for base, file, stat in work]
     work_bytes = sum(stat.st_size for _, _, stat in work)
-    pool = ChunkPool(syncer.strategy, syncer.counter, jobs, work_bytes=work_bytes, background=True)
+    pool = chunk_pool(syncer.strategy, syncer.counter, jobs, work_bytes=work_bytes, background=True)
     with pool:
         outcomes = pool.map(tasks)
         for base, file, stat in work:

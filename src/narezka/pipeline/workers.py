@@ -1,20 +1,20 @@
-"""Reading and chunking files in worker processes (``--jobs``), results in input order.
+"""Worker processes for ``--jobs``: one function over many tasks, results in input order.
 
 Chunking is pure Python, so threads share one core under the GIL; worker processes do not.
-Each worker receives the strategy and the token counter once (the counter is the tokenizer
-alone: a worker never loads an embedding model) and then reads and chunks one file per task.
-The caller gets the outcomes in the order it submitted the files, so the output of any
-``jobs`` is the output of ``jobs=1``, byte for byte.
+Each worker receives the function's fixed arguments once (for chunking: the strategy and the
+token counter, which is the tokenizer alone: a worker never loads an embedding model), then
+runs the function on batches of tasks. The caller gets the results in the order it gave the
+tasks, so the output of any ``jobs`` is the output of ``jobs=1``, byte for byte.
 
-A file that raises is an outcome with an error naming it; a worker that dies (a crash in a
-C extension, the OOM killer) is restarted, and the files it may have been holding are chunked
-again one at a time to find the one that kills it, which is reported by name.
+A worker that dies (a crash in a C extension, the OOM killer) is restarted, and the tasks it
+may have been holding are run again one at a time to find the one that kills it, whose result
+is then the caller's ``died`` answer. (The per-file work itself is
+:func:`narezka.pipeline.chunking.chunk_file`.)
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import multiprocessing
 import os
 import pickle
@@ -25,18 +25,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
-
-from narezka.discover import read_document
-from narezka.enrich.hashes import doc_hash
-from narezka.errors import NarezkaError, SourceError
-from narezka.pipeline.file_chunks import FileChunks, chunk_raw
-from narezka.split import NEEDS_EMBEDDER, SplitParams, Strategy
-from narezka.tokens import TokenCounter
-from narezka.types import Chunk
+from typing import Any, Generic, Literal, TypeVar
 
 PARALLEL_MIN_BYTES = 1 << 20
 """With ``jobs`` left to the default, less input than this is chunked in this process:
@@ -44,14 +35,21 @@ starting a worker (a fresh interpreter importing narezka) costs about what chunk
 megabyte of Markdown does. An explicit ``jobs`` is always honoured."""
 ORPHAN_CHECK_SECONDS = 0.5
 """How often a worker checks that the process that started it is still there."""
-WINDOW_PER_JOB = 8
-"""Files in flight per worker: enough to keep workers busy, few enough to bound memory."""
+BATCH_BYTES = 64 << 10
+BATCH_FILES = 32
+"""Files go to a worker in batches of about this much input (a big file alone): each task
+costs the parent a round trip, which for thousands of small files added up to a sixth of
+the chunking itself."""
+WINDOW_PER_JOB = 3
+"""Batches in flight per worker: enough to keep workers busy, few enough to bound memory."""
 
 BACKGROUND_NICE = 10
 """How much lower a background worker's priority is (Unix ``nice``): beside embedding, the
 chunk workers take the cycles the model leaves, instead of fighting its BLAS threads."""
 
 PoolKind = Literal["process", "thread"]
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def default_jobs() -> int:
@@ -64,66 +62,18 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkTask:
-    """One file to read and chunk."""
-
-    root: Path
-    file: Path
-    params: SplitParams
-
-
-@dataclass(frozen=True, slots=True)
-class FileOutcome:
-    """What reading and chunking one file gave: its chunks (file metadata attached), or the
-    problem that skipped it, and what it cost in the worker."""
-
-    source: str
-    read_warnings: list[str] = field(default_factory=list)
-    chars: int = 0
-    """Characters of the decoded text (0 when it could not be read)."""
-    mtime: float = 0.0
-    digest: str = ""
-    result: FileChunks | None = None
-    """None for an empty (whitespace) file or a file with a ``problem``."""
-    problem: str | None = None
-    read_failed: bool = False
-    """The problem came from reading (not counted as a file read)."""
-    named: str | None = None
-    """How the problem names the file, when not by ``source`` (reading names it in full)."""
-    seconds: float = 0.0
-
-    @property
-    def error(self) -> SourceError | None:
-        """The problem as the error every report lists (None if there was none)."""
-        if self.problem is None:
-            return None
-        return SourceError(self.named or self.source, self.problem)
-
-
-def with_file_meta(
-    chunks: list[Chunk], mtime: float, digest: str, *, resplit: bool = False
-) -> list[Chunk]:
-    """Chunks with their file's mtime and document hash (search compares the hash to tell
-    whether the file still says what the index holds); ``resplit`` marks a finer re-cut."""
-    extra: dict[str, Any] = {"mtime": mtime, "doc_hash": digest}
-    if resplit:
-        extra["resplit"] = True
-    return [dataclasses.replace(c, meta={**c.meta, **extra}) for c in chunks]
-
-
 _STATE: dict[str, Any] = {}
-"""The worker's strategy and counter, set once by :func:`_start_worker`."""
+"""The worker's function and its fixed arguments, set once by :func:`_start_worker`."""
 
 
 def _start_worker(
-    strategy: Strategy,
-    counter: TokenCounter,
+    work: Callable[..., Any],
+    fixed: tuple[Any, ...],
     owner: int | None = None,
     background: bool = False,
 ) -> None:
     """Set up a worker; ``owner`` is the pid of the pool's process (None: threads in it)."""
-    _STATE["strategy"], _STATE["counter"] = strategy, counter
+    _STATE["work"], _STATE["fixed"] = work, fixed
     if owner is None:
         return
     # Ctrl-C reaches the whole process group: the parent alone decides what stops.
@@ -165,75 +115,61 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def chunk_file(
-    task: ChunkTask, strategy: Strategy | None = None, counter: TokenCounter | None = None
-) -> FileOutcome:
-    """Read and chunk one file (in a worker: with the strategy and counter it was given).
-
-    Every failure becomes an outcome naming the file, a bug in a strategy included: one file
-    never stops a run over many."""
-    started = time.perf_counter()
-    chosen = strategy or _STATE["strategy"]
-    count = counter or _STATE["counter"]
-    source = task.file.relative_to(task.root).as_posix()
-    try:
-        raw, warnings = read_document(task.root, task.file)
-    except SourceError as exc:
-        return FileOutcome(source, problem=exc.problem, read_failed=True, named=exc.path)
-    except OSError as exc:
-        return FileOutcome(source, problem=f"cannot read: {exc}", read_failed=True)
-    digest = doc_hash(raw.text)
-    base = FileOutcome(raw.source, warnings, len(raw.text), raw.mtime, digest)
-    if not raw.text.strip():
-        return dataclasses.replace(base, seconds=time.perf_counter() - started)
-    try:
-        result = chunk_raw(raw, chosen, task.params, count)
-    except SourceError as exc:
-        return dataclasses.replace(base, problem=exc.problem)
-    except NarezkaError as exc:
-        return dataclasses.replace(base, problem=str(exc))
-    except Exception as exc:  # a strategy's bug must not stop the other files
-        return dataclasses.replace(base, problem=f"chunking failed: {type(exc).__name__}: {exc}")
-    chunks = with_file_meta(result.chunks, raw.mtime, digest)
-    # The caught warning objects stay behind: their text is in ``warnings``, and warning
-    # classes with their own constructors do not survive pickling.
-    shipped = dataclasses.replace(result, chunks=chunks, caught=[])
-    return dataclasses.replace(base, result=shipped, seconds=time.perf_counter() - started)
+def _run_batch(tasks: list[Any]) -> list[Any]:
+    """The worker's function over a batch, in a worker."""
+    work, fixed = _STATE["work"], _STATE["fixed"]
+    return [work(task, *fixed) for task in tasks]
 
 
-class ChunkPool:
-    """Reads and chunks files on ``jobs`` workers (or in this process), in input order.
+def _batches(tasks: Iterable[T], size_of: Callable[[T], int]) -> Iterator[list[T]]:
+    batch: list[T] = []
+    size = 0
+    for task in tasks:
+        batch.append(task)
+        size += size_of(task)
+        if size >= BATCH_BYTES or len(batch) >= BATCH_FILES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+class WorkerPool(Generic[T, R]):
+    """Runs ``work(task, *fixed)`` for every task on ``jobs`` workers (or in this process),
+    results in task order; ``died(task, why)`` answers for a task that kills its worker, and
+    ``size_of(task)`` (bytes) groups small tasks into one round trip.
 
     ``jobs=None`` means :func:`default_jobs`, and in-process for less than
-    :data:`PARALLEL_MIN_BYTES` of input (``work_bytes``). ``background`` workers run at a
-    lower priority (beside an embedder that uses every core). ``semantic`` embeds while it
-    splits, and a counter that cannot be sent to a worker (e5's engine) cannot travel: both
-    run in this process. Use it as a context manager; leaving it on an exception (Ctrl-C)
-    stops the workers at once.
+    :data:`PARALLEL_MIN_BYTES` of input (``work_bytes``); so is anything ``fixed`` that
+    cannot be sent to a worker. ``background`` workers run at a lower priority (beside an
+    embedder that uses every core). Use it as a context manager; leaving it on an exception
+    (Ctrl-C) stops the workers at once.
     """
 
     def __init__(
         self,
-        strategy: Strategy,
-        counter: TokenCounter,
+        work: Callable[..., R],
+        fixed: tuple[Any, ...],
         jobs: int | None = None,
         *,
+        died: Callable[[T, str], R],
+        size_of: Callable[[T], int],
         work_bytes: int | None = None,
         kind: PoolKind = "process",
         background: bool = False,
     ) -> None:
-        self.strategy, self.counter, self.kind = strategy, counter, kind
-        self.background = background
+        self.work, self.fixed, self.kind = work, fixed, kind
+        self.died, self.size_of, self.background = died, size_of, background
         wanted = default_jobs() if jobs is None else max(1, jobs)
         small = jobs is None and work_bytes is not None and work_bytes < PARALLEL_MIN_BYTES
-        self.jobs = 1 if small or not _can_travel(strategy, counter) else wanted
+        self.jobs = 1 if small or not _can_travel(work, fixed) else wanted
         self._executor: Executor | None = None
         if self.jobs > 1:
             self._executor = self._start()
 
     def _start(self) -> Executor:
         if self.kind == "thread":
-            _start_worker(self.strategy, self.counter)
+            _start_worker(self.work, self.fixed)
             return ThreadPoolExecutor(max_workers=self.jobs)
         # Not fork: the parent runs threads (the progress bar's, the store's), and a forked
         # child of a threaded process may deadlock on a lock held at the moment of fork.
@@ -242,15 +178,15 @@ class ChunkPool:
         if context.get_start_method() == "forkserver":
             # The server imports narezka once; each worker is then a fork of it, not a fresh
             # interpreter importing everything again (~0.4 s of CPU a worker).
-            context.set_forkserver_preload([__name__])
+            context.set_forkserver_preload([__name__, self.work.__module__])
         return ProcessPoolExecutor(
             max_workers=self.jobs,
             mp_context=context,
             initializer=_start_worker,
-            initargs=(self.strategy, self.counter, os.getpid(), self.background),
+            initargs=(self.work, self.fixed, os.getpid(), self.background),
         )
 
-    def __enter__(self) -> ChunkPool:
+    def __enter__(self) -> WorkerPool[T, R]:
         return self
 
     def __exit__(
@@ -270,51 +206,51 @@ class ChunkPool:
             _kill_workers(executor)
         executor.shutdown(wait=True, cancel_futures=True)
 
-    def map(self, tasks: Iterable[ChunkTask]) -> Iterator[FileOutcome]:
-        """The outcome of every task, in the order of ``tasks``; a few files ahead of the
-        consumer are being chunked meanwhile (that is the overlap with embedding)."""
+    def map(self, tasks: Iterable[T]) -> Iterator[R]:
+        """The result of every task, in the order of ``tasks``; a few tasks ahead of the
+        consumer are being worked on meanwhile (that is the overlap with embedding)."""
         if self._executor is None:
             for task in tasks:
-                yield chunk_file(task, self.strategy, self.counter)
+                yield self.work(task, *self.fixed)
             return
-        pending: deque[tuple[ChunkTask, Future[FileOutcome]]] = deque()
-        source = iter(tasks)
+        pending: deque[tuple[list[T], Future[list[R]]]] = deque()
+        batches = _batches(tasks, self.size_of)
         window = self.jobs * WINDOW_PER_JOB
 
         def fill() -> None:
-            while len(pending) < window and (task := next(source, None)) is not None:
-                pending.append((task, self._submit(task)))
+            while len(pending) < window and (batch := next(batches, None)) is not None:
+                pending.append((batch, self._submit(batch)))
 
         fill()
         while pending:
-            task, future = pending.popleft()
+            batch, future = pending.popleft()
             try:
-                outcome = future.result()
+                outcomes = future.result()
             except BrokenProcessPool:
                 # Every file in flight failed with the worker: chunk them again one at a
                 # time, so the one that kills a worker is found and named.
-                suspects = [task, *(t for t, _ in pending)]
+                suspects = [*batch, *(t for b, _ in pending for t in b)]
                 pending.clear()
                 for suspect in suspects:
                     yield self._alone(suspect)
                 fill()
                 continue
             fill()
-            yield outcome
+            yield from outcomes
 
-    def _submit(self, task: ChunkTask) -> Future[FileOutcome]:
+    def _submit(self, batch: list[T]) -> Future[list[R]]:
         if self._executor is None:
             self._executor = self._start()
-        return self._executor.submit(chunk_file, task)
+        return self._executor.submit(_run_batch, batch)
 
-    def _alone(self, task: ChunkTask) -> FileOutcome:
+    def _alone(self, task: T) -> R:
         self._restart()
         try:
-            return self._submit(task).result()
+            result: R = self._submit([task]).result()[0]
         except BrokenProcessPool as exc:
             self._restart()
-            source = task.file.relative_to(task.root).as_posix()
-            return FileOutcome(source, problem=f"a chunking worker died on this file ({exc})")
+            return self.died(task, str(exc))
+        return result
 
     def _restart(self) -> None:
         executor = self._executor
@@ -339,22 +275,12 @@ def _kill_workers(executor: Executor) -> None:
             process.terminate()
 
 
-def _can_travel(strategy: Strategy, counter: TokenCounter) -> bool:
-    if strategy.name in NEEDS_EMBEDDER:
-        return False
+def _can_travel(work: Callable[..., Any], fixed: tuple[Any, ...]) -> bool:
     try:
-        pickle.dumps((strategy, counter))
+        pickle.dumps((work, fixed))
     except (pickle.PicklingError, TypeError, AttributeError, ValueError):
         return False
     return True
 
 
-__all__ = [
-    "PARALLEL_MIN_BYTES",
-    "ChunkPool",
-    "ChunkTask",
-    "FileOutcome",
-    "chunk_file",
-    "default_jobs",
-    "with_file_meta",
-]
+__all__ = ["PARALLEL_MIN_BYTES", "PoolKind", "WorkerPool", "default_jobs"]
