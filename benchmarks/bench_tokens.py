@@ -38,6 +38,8 @@ class Calls:
     def __init__(self, inner: TokenCounter) -> None:
         self.inner = inner
         self.name = inner.name
+        # The join bound decides whether groups are sized from their pieces: keep it.
+        self.join_slack = getattr(inner, "join_slack", None)
         self.calls = 0
 
     def count(self, text: str) -> int:
