@@ -243,7 +243,9 @@ class DocumentContext(Cuts, Sizes):
             if floor > self.budget:
                 value = floor
             else:
-                exact = self.counter.count(self.embed_text(start, end))
+                exact = self.summed_cost(start, end)
+                if exact is None:
+                    exact = self.counter.count(self.embed_text(start, end))
                 self._tokens[key] = exact
                 value = max(exact, floor)
         self._cost[key] = value

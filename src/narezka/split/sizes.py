@@ -157,6 +157,24 @@ class Sizes:
         margin = self.slack * (j - i + 3)
         return max(total - margin, floor), max(total + margin, floor)
 
+    def summed_cost(self, start: int, end: int) -> int | None:
+        """The exact count of the range's ``embed_text`` with an additive counter: its own
+        text counted (and kept as a piece count) plus the breadcrumb and frame, counted once
+        per document; the breadcrumb is not tokenized again with every chunk. None otherwise."""
+        if self.slack != 0 or (self.secrets and secrets_in(self.secrets, start, end)):
+            return None
+        key = (start, end)
+        body = self._body.get(key)
+        if body is None:
+            raw = self.text[start:end]
+            body = self.counter.count(raw if self.clean else sanitize(raw))
+            # Not in the density ``likely_fits`` reads: that guess decides which ranges are
+            # tried whole, and so where chunks end.
+            self._body[key] = body
+        if body == self._empty != self._base:
+            return None
+        return self._frame_tokens(start, end) + body - self._base
+
     def joined_cost(self, left: tuple[int, int], right: tuple[int, int]) -> int:
         """The cost of two neighbouring ranges as one chunk: with an additive counter summed
         from their exact counts (each less its own overhead), else counted whole."""
