@@ -137,7 +137,7 @@ def main() -> int:
         shown = "–" if declared is None else str(declared)
         lines.append(
             f"| {title} | {lo} | {hi} | {nonzero} | {shown} | "
-            f"{'yes' if within else 'no'} | {seconds:.1f} |"
+            f"{'–' if declared is None else 'yes' if within else 'no'} | {seconds:.1f} |"
         )
     text = "\n".join(lines) + "\n"
     print(text)
