@@ -47,8 +47,6 @@ def _minilm() -> TokenCounter:
 
 MAKERS: dict[str, Callable[[], TokenCounter]] = {
     "use": _use,
-    "e5": _e5,
-    "xlmr": lambda: PrefixFreeCounter(_e5(), name="xlmr"),
     "minilm": _minilm,
     "cl100k": lambda: get_counter("tokens", "cl100k_base"),
 }
@@ -126,14 +124,23 @@ def test_real_joins_stay_within_the_declared_slack(name: str) -> None:
     assert max(abs(c) for c in seen) <= slack
 
 
-CONSTANTS = [("use", 2), ("e5", 4), ("minilm", 2), ("cl100k", 0)]
+CONSTANTS = [("use", 2), ("minilm", 2), ("cl100k", 0)]
 
 
 @pytest.mark.parametrize(("name", "constant"), CONSTANTS)
 def test_the_call_constant_is_what_every_count_adds(name: str, constant: int) -> None:
-    # e5 counts an empty passage as 5 (its prefix space alone is a piece): the constant of
-    # a join is 4, and reading it off count("") would be off by one on every group.
     assert call_constant(counter_named(name)) == constant
+
+
+def test_e5_declares_no_slack_because_a_trailing_blank_is_a_token_of_its_own() -> None:
+    # An empty passage counts 5 but the constant of a join is 4 (the prefix space is a piece
+    # only without text after it), and "x\n" counts one more than "x": a frame ending in a
+    # line break, summed, would over-count by one. Until that is handled, e5 counts whole.
+    e5 = _e5()
+    assert call_constant(e5) == 4 == e5.count("") - 1
+    assert e5.count("x\n") == e5.count("x") + 1
+    assert join_slack(e5) is None
+    assert join_slack(PrefixFreeCounter(e5, name="xlmr")) is None
 
 
 def test_blank_gaps_cost_nothing_where_whitespace_is_no_token_and_their_own_in_bpe() -> None:
