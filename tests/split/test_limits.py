@@ -7,12 +7,13 @@ shape so it cannot come back.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import pytest
 
 import narezka
 from narezka.split.atom_frame import AtomContextWarning
-from narezka.tokens import get_counter
+from narezka.tokens import TokenCounter, get_counter
 
 from contract import assert_contract
 
@@ -162,3 +163,41 @@ def test_a_section_that_fits_is_tokenized_once() -> None:
     assert len(chunks) == 1 and chunks[0].tokens <= 384
     # Its blocks are not counted one by one before the chunk is: about one text's worth.
     assert sum(counter.lengths) < 1.3 * len(text), (sum(counter.lengths), len(text))
+
+
+class SpyCounter:
+    """Any counter, remembering how long each text it was asked about was; it declares the
+    inner counter's join bound, as a wrapper that forwards attributes would."""
+
+    def __init__(self, inner: TokenCounter) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.join_slack = getattr(inner, "join_slack", None)
+        self.lengths: list[int] = []
+
+    def count(self, text: str) -> int:
+        self.lengths.append(len(text))
+        return self.inner.count(text)
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        self.lengths.extend(len(t) for t in texts)
+        return self.inner.count_batch(texts)
+
+
+def test_a_long_section_in_sentencepiece_tokens_is_tokenized_about_once() -> None:
+    # Each block is counted once and every group's size is their sum (SentencePiece counts
+    # add up over whitespace): main encoded every candidate group again, ~2x the text.
+    from narezka.embed.local import UseEmbedder
+    from narezka.parse.markdown import parse_document
+    from narezka.split import SplitParams, get_strategy
+    from narezka.types import RawDocument
+
+    paragraphs = [f"Абзац {i}: заказ доставляется курьером за {i % 7 + 1} дня." for i in range(400)]
+    text = "# Доставка\n\n" + "\n\n".join(paragraphs) + "\n"
+    use = UseEmbedder().counter
+    spy = SpyCounter(use)
+    doc, _ = parse_document(RawDocument(source="t.md", text=text))
+    chunks = get_strategy("headings").split(doc, SplitParams(size=128, unit="tokens"), spy)
+    assert_contract(text, chunks, 128, use)
+    assert len(chunks) > 20
+    assert sum(spy.lengths) < 1.2 * len(text), (sum(spy.lengths), len(text))

@@ -75,6 +75,27 @@ def _block(kind: BlockKind, start: int, end: int, level: int, title: str, anchor
     return block
 
 
+_AUTOCOMPLETED_CAP = 0x10000
+"""markdown-it ends a table once its rows lack more than this many cells in all (it fills
+them in); only a table with more rows × columns than this can get there."""
+
+
+def _autocompleted(src: str, rows: list[tuple[int, int]], width: int) -> bool:
+    """Whether markdown-it would end this table early: its rows, one by one, lack more than
+    the cap of cells (a 50k-row table with every cell in place lacks none, and is scanned)."""
+    missing = 0
+    for p, e in rows:
+        cols = escapedSplit(mdTrim(src[p:e]))
+        if cols and cols[0] == "":
+            cols.pop(0)
+        if cols and cols[-1] == "":
+            cols.pop()
+        missing += width - len(cols)
+        if missing > _AUTOCOMPLETED_CAP:
+            return True
+    return False
+
+
 class _Bail(Exception):
     """The document holds a construct the scanner does not model exactly."""
 
@@ -400,7 +421,7 @@ class _Scan:
             return -1
         src, stop = self.src, self.stop
         k = src.find("\n", nxt) + 1
-        rows = 0
+        rows: list[tuple[int, int]] = []
         while k < stop:
             p, c = self.lead(k)
             e = src.find("\n", p)
@@ -408,9 +429,9 @@ class _Scan:
                 break
             if c - blk >= 4:
                 break
-            rows += 1
+            rows.append((p, e))
             k = e + 1
-        if rows * width > 60000:  # markdown-it caps autocompleted cells at 65536
+        if len(rows) * width > _AUTOCOMPLETED_CAP and _autocompleted(src, rows, width):
             raise _Bail
         self.add(BlockKind.TABLE, line, k - 1, depth)
         return k

@@ -18,21 +18,20 @@ from narezka.split.atom_frame import atom_frame
 from narezka.split.cuts import Cuts
 from narezka.split.packer import Packer, Refiner
 from narezka.split.sections import Section, anchors_in, heading_sections
-from narezka.tokens import TokenCounter
+from narezka.split.sizes import RAW_CHARS_PER_TOKEN, Sizes, _constants
+from narezka.tokens import TokenCounter, join_slack
 from narezka.types import Block, BlockKind, Chunk, Document
 
-__all__ = ["DocumentContext", "Section"]
+__all__ = ["RAW_CHARS_PER_TOKEN", "DocumentContext", "Section"]
 
 BREADCRUMB_SHARE = 0.2
 """A breadcrumb may take at most this share of the budget; an atom of 80% always fits."""
-RAW_CHARS_PER_TOKEN = 8
-"""Raw span length cap per budget token, so sanitization cannot hide a 300k-char blob."""
 ATOM_FRAME_SHARE = 0.5
 """A split atom's repeated header or fences, with the breadcrumb, may take this share of the
 smallest budget the document is packed at, so every piece keeps room of its own."""
 
 
-class DocumentContext(Cuts):
+class DocumentContext(Cuts, Sizes):
     """Everything about one document that turns ranges into chunks (its candidate cuts,
     the refiners, come from :class:`~narezka.split.cuts.Cuts`)."""
 
@@ -73,6 +72,17 @@ class DocumentContext(Cuts):
         self._embed: dict[tuple[int, int], str] = {}
         self._frames: dict[int, tuple[str, str]] = {}
         self._density = (0, 0)  # characters and tokens of the blocks counted so far
+        # How far a whitespace join may move a group's count from the sum of its pieces
+        # (0: the sum is exact); None when the counter does not say, or for characters.
+        self.slack = None if self.chars else join_slack(counter)
+        # A count equal to count("") is ambiguous when it differs from the constant (e5: a
+        # one-token text and a text the tokenizer sees as empty both count 5): such a part
+        # is counted whole.
+        self._base, self._empty = (0, 0) if self.slack is None else _constants(counter)
+        self._gaps: dict[str, int | None] = {}
+        self._bares: dict[str, int] = {}
+        self._prefix_tokens: dict[str, int] = {}
+        self._lines: dict[str, int] = {}
         # The smallest budget a packer of this document uses (overlap packs below the size):
         # what a split atom's frame must leave room in.
         self.pack_budget = budget if pack_budget is None else min(budget, pack_budget)
@@ -119,13 +129,19 @@ class DocumentContext(Cuts):
             if self.secrets:  # a heading that holds a secret must not carry it up here
                 crumbs = [redact(title)[0] for title in crumbs]
             line = " > ".join(crumbs)
+            size = self._crumb_tokens(crumbs, line)
             # Deepest titles say most about the chunk: drop from the root first.
-            while len(crumbs) > 1 and self.counter.count(line) > cap:
+            while len(crumbs) > 1 and size > cap:
                 crumbs.pop(0)
                 line = "… > " + " > ".join(crumbs)
-            while line and self.counter.count(line) > cap:
+                size = self._crumb_tokens(crumbs, line)
+            while line and size > cap:
                 line = line[: len(line) * 3 // 4]
+                crumbs = []  # a cut line is no longer its titles joined
+                size = self._crumb_tokens(crumbs, line)
             result = line + "\n\n" if line else ""
+            if line and self.slack == 0:
+                self._prefix_tokens[result] = size + (self._gap_tokens("\n\n") or 0)
         self._prefix[path] = result
         return result
 
@@ -227,7 +243,9 @@ class DocumentContext(Cuts):
             if floor > self.budget:
                 value = floor
             else:
-                exact = self.counter.count(self.embed_text(start, end))
+                exact = self.summed_cost(start, end)
+                if exact is None:
+                    exact = self.counter.count(self.embed_text(start, end))
                 self._tokens[key] = exact
                 value = max(exact, floor)
         self._cost[key] = value
@@ -257,49 +275,8 @@ class DocumentContext(Cuts):
             overhead=self.overhead_tokens,
             prefetch=None if self.chars else self.count_bodies,
             likely=None if self.chars else self.likely_fits,
+            bounds=None if self.slack is None else self.group_bounds,
         )
-
-    def overhead_tokens(self, start: int, end: int) -> int:
-        """Tokens of what ``embed_text`` adds around the range: breadcrumb, atom context."""
-        before, after = self._atom_context(start, end)
-        extra = self.prefix(self.common_section(start, end)[0]) + before + after
-        cached = self._extra.get(extra)
-        if cached is None:
-            cached = self.counter.count(extra)
-            self._extra[extra] = cached
-        return cached
-
-    def body_tokens(self, start: int, end: int) -> int:
-        """Tokens of the range's own text (no breadcrumb): a summand for group estimates.
-        A range past the raw-length cap is never grouped: its floor says so uncounted."""
-        key = (start, end)
-        cached = self._body.get(key)
-        if cached is None:
-            if end - start > self.max_probe():
-                return -(-(end - start) // RAW_CHARS_PER_TOKEN)
-            raw = self.span_text(start, end)
-            cached = self.counter.count(raw if self.clean else sanitize(raw))
-            self._body[key] = cached
-            self._density = (self._density[0] + len(raw), self._density[1] + cached)
-        return cached
-
-    def likely_fits(self, start: int, end: int) -> bool:
-        """Whether the range is short for its budget at the characters-per-token seen so far
-        in this document (2 until a few blocks were counted): a guess, never a decision."""
-        chars, tokens = self._density
-        per_token = chars / tokens if tokens >= 100 else 2.0
-        return end - start <= 0.8 * self.budget * per_token
-
-    def count_bodies(self, ranges: Sequence[tuple[int, int]]) -> None:
-        """Count the ranges' own tokens in one batch: the pieces one merge will group."""
-        cap = self.max_probe()
-        todo = [r for r in ranges if r not in self._body and r[1] - r[0] <= cap]
-        if len(todo) > 1:
-            texts = [self.text[s:e] for s, e in todo]
-            counts = self.counter.count_batch(texts if self.clean else [sanitize(t) for t in texts])
-            self._body.update(zip(todo, counts, strict=True))
-            seen_chars, seen_tokens = self._density
-            self._density = (seen_chars + sum(map(len, texts)), seen_tokens + sum(counts))
 
     def trim(self, start: int, end: int) -> tuple[int, int]:
         """Trim whitespace, but keep an atom's indentation: a cut there would cut the atom."""
@@ -328,6 +305,12 @@ class DocumentContext(Cuts):
 
     def make_chunks(self, ranges: list[tuple[int, int]]) -> list[Chunk]:
         chunks = []
+        if not self.chars:
+            # Chunks whose count is not known yet (sized by bounds only) in one batch.
+            todo = [r for r in ranges if r not in self._tokens]
+            if todo:
+                counts = self.counter.count_batch([self.embed_text(*r) for r in todo])
+                self._tokens.update(zip(todo, counts, strict=True))
         source = self.doc.source
         meta = dict(self.doc.meta)
         for index, (start, end) in enumerate(ranges):

@@ -101,10 +101,10 @@ def merge_short(
     while i < len(out):
         start, end = out[i]
         if end - start < min_chars:
-            if i + 1 < len(out) and ctx.cost(start, out[i + 1][1]) <= ctx.budget:
+            if i + 1 < len(out) and ctx.joined_cost(out[i], out[i + 1]) <= ctx.budget:
                 out[i : i + 2] = [(start, out[i + 1][1])]
                 continue
-            if i > 0 and ctx.cost(out[i - 1][0], end) <= ctx.budget:
+            if i > 0 and ctx.joined_cost(out[i - 1], out[i]) <= ctx.budget:
                 out[i - 1 : i + 1] = [(out[i - 1][0], end)]
                 i -= 1
                 continue

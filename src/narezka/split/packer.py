@@ -24,6 +24,9 @@ Cost = Callable[[int, int], int]
 """Exact cost of the range as a chunk, in the budget's unit (memoize it: it is called often)."""
 Refiner = Callable[[int, int], list[int]]
 """Candidate cut offsets strictly inside the range, ascending."""
+Bounds = Callable[[list[tuple[int, int]], int, int], tuple[int, int] | None]
+"""Lower and upper bound of the exact cost of the group of pieces ``i..j`` (equal when the
+sum of the pieces is exact), from counts already made; None when it cannot say."""
 
 
 class Packer:
@@ -44,6 +47,7 @@ class Packer:
         overhead: Cost | None = None,
         prefetch: Callable[[list[tuple[int, int]]], None] | None = None,
         likely: Callable[[int, int], bool] | None = None,
+        bounds: Bounds | None = None,
     ) -> None:
         self.text = text
         self.budget = budget
@@ -68,6 +72,9 @@ class Packer:
         # Whether a range is short enough to most likely fit whole: then its one exact count
         # (the chunk's own) is cheaper than counting its pieces and then their group.
         self.likely = likely
+        # Bounds on a group's cost from its pieces' counts: a group surely in or surely out
+        # is decided without tokenizing it; only one near the limit is counted whole.
+        self.bounds = bounds
 
     def fits(self, start: int, end: int) -> bool:
         cost = self.cost(start, end)
@@ -111,7 +118,7 @@ class Packer:
         i, n = 0, len(pieces)
         while i < n:
             j = self._grow(pieces, i)
-            if j > i or self.fits(*pieces[i]):
+            if j > i or self._piece_fits(pieces, i):
                 out.append((pieces[i][0], pieces[j][1]))
             else:
                 out.extend(self.pack(*pieces[i], depth + 1))
@@ -139,9 +146,28 @@ class Packer:
             if grown > self.budget:
                 break
             total, j = grown, j + 1
-        while j > i and self.cost(group_start, pieces[j][1]) > self.budget:
+        while j > i and not self._group_fits(pieces, i, j):
             j -= 1
         return j
+
+    def _group_fits(self, pieces: list[tuple[int, int]], i: int, j: int) -> bool:
+        known = self.bounds(pieces, i, j) if self.bounds is not None else None
+        if known is not None:
+            low, high = known
+            if high <= self.budget:
+                return True
+            if low > self.budget:
+                return False
+        return self.cost(pieces[i][0], pieces[j][1]) <= self.budget
+
+    def _piece_fits(self, pieces: list[tuple[int, int]], i: int) -> bool:
+        known = self.bounds(pieces, i, i) if self.bounds is not None else None
+        if known is not None:
+            if known[1] <= self.budget:
+                return True
+            if known[0] > self.ceiling:
+                return False
+        return self.fits(*pieces[i])
 
     def hard_split(self, start: int, end: int) -> list[tuple[int, int]]:
         """Cut wherever needed: the longest fitting prefix, again and again."""

@@ -27,10 +27,46 @@ class TokenCounter(Protocol):
     def count_batch(self, texts: Sequence[str]) -> list[int]: ...
 
 
+def call_constant(counter: TokenCounter) -> int:
+    """Tokens every count of a non-blank text includes whatever the text: BOS/EOS,
+    CLS/SEP, an instruction prefix. Read off a join of two one-token words, so a prefix
+    whose trailing space becomes a piece of its own only when the text is empty (e5's
+    ``passage: ``) is not taken for part of the constant."""
+    return 2 * counter.count("a") - counter.count("a a")
+
+
+def blank_tokens(counter: TokenCounter, gap: str, constant: int) -> int:
+    """Tokens a blank ``gap`` adds between two texts: 0 for a tokenizer that counts
+    whitespace like nothing (SentencePiece, WordPiece), else its own tokens (BPE's line
+    breaks and space runs)."""
+    own = counter.count(gap)
+    return 0 if own == counter.count("") else own - constant
+
+
+def join_correction(counter: TokenCounter, left: str, gap: str, right: str) -> int:
+    """How far joining ``left`` and ``right`` over the whitespace ``gap`` moves the count
+    from the parts counted apart: ``count(left + gap + right) - (count(left) + count(right)
+    - call_constant + blank_tokens(gap))``. ``left`` and ``right`` are non-blank; what the
+    packer relies on to size a group from its pieces."""
+    constant = call_constant(counter)
+    parts = counter.count(left) + counter.count(right) - constant
+    return counter.count(left + gap + right) - parts - blank_tokens(counter, gap, constant)
+
+
+def join_slack(counter: TokenCounter) -> int | None:
+    """The largest ``abs(join_correction)`` the counter declares for a join of two
+    non-blank texts over whitespace holding a space, tab or line break; ``None``: unknown,
+    group sizes must be counted whole. ``0`` means counts are additive, so a group's sum is
+    its exact count."""
+    slack = getattr(counter, "join_slack", None)
+    return slack if isinstance(slack, int) else None
+
+
 class CharCounter:
     """Size in Unicode code points."""
 
     name = "chars"
+    join_slack = 0
 
     def count(self, text: str) -> int:
         return len(text)
@@ -41,6 +77,16 @@ class CharCounter:
 
 class TiktokenCounter:
     """OpenAI BPE encodings through tiktoken; special-token text counts as ordinary text."""
+
+    join_slack = 6
+    """Measured on md_corpus (benchmarks/join_bounds.py, results/join_bounds.md): a join over
+    whitespace moves cl100k_base's count from the parts' sum by -4 to +1 (144k block, line
+    and word joins; most are -1, a space merging into the next word). It is bounded because
+    the pre-tokenizer regex re-splits only the pre-tokens touching the gap (the left text's
+    last one may take line breaks after punctuation, the gap's last space joins the right
+    text's first word) and BPE merges inside a pre-token only. 6 keeps a margin over what was
+    seen; it serves the packer's "surely fits / surely not" tests only, and every chunk is
+    still counted whole."""
 
     def __init__(self, encoding: Any, name: str) -> None:
         self._encoding = encoding
@@ -147,5 +193,9 @@ __all__ = [
     "HuggingFaceCounter",
     "TiktokenCounter",
     "TokenCounter",
+    "blank_tokens",
+    "call_constant",
     "get_counter",
+    "join_correction",
+    "join_slack",
 ]

@@ -9,6 +9,7 @@ A ``name`` is stable across machines: it names the tokenizer file by content has
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Sequence
 from functools import lru_cache
@@ -49,6 +50,14 @@ class SentencePieceCounter:
     prefix the model is fed). Counts are ``len(encode(prefix + text))`` with those specials.
     """
 
+    join_slack: int | None
+    """0 when counts add up exactly over whitespace joins, else None (unknown). It is 0 when
+    the model collapses whitespace in normalizing and splits pieces by whitespace (USE's
+    does): then no piece holds a "▁" except as its first character, segmentation restarts at
+    every word, and a text alone gets the same leading "▁" (the dummy prefix) it has after a
+    space in the join. Measured (benchmarks/join_bounds.py, results/join_bounds.md): every
+    block, line and word join sampled from md_corpus had correction 0 for USE."""
+
     def __init__(
         self,
         model_file: str | Path,
@@ -63,6 +72,7 @@ class SentencePieceCounter:
         except ImportError as exc:  # pragma: no cover - exercised only without the extra
             raise MissingDependencyError("sentencepiece", "use") from exc
         self.processor: Any = spm.SentencePieceProcessor(model_file=str(model_file))
+        self.join_slack = 0 if _splits_by_whitespace(self.processor) else None
         self._add_bos = add_bos
         self._add_eos = add_eos
         self._prefix = prefix
@@ -93,6 +103,35 @@ class SentencePieceCounter:
         return [len(ids) for ids in self.encode(texts)]
 
 
+def _splits_by_whitespace(processor: Any) -> bool:
+    """Whether the model's spec collapses whitespace and keeps "▁" out of piece middles."""
+    try:
+        from sentencepiece import sentencepiece_model_pb2
+    except ImportError:  # pragma: no cover - the protobuf module ships with the library
+        return False
+    proto: Any = sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]
+    proto.ParseFromString(processor.serialized_model_proto())
+    trainer, normalizer = proto.trainer_spec, proto.normalizer_spec
+    return bool(
+        trainer.split_by_whitespace
+        and normalizer.remove_extra_whitespaces
+        and normalizer.add_dummy_prefix
+        and not trainer.treat_whitespace_as_suffix
+    )
+
+
+def _is_bert_wordpiece(path: Path) -> bool:
+    """Whether a ``tokenizer.json`` is WordPiece behind BERT's whitespace-and-punctuation
+    pre-tokenizer (words are cut alone, so counts add up over whitespace)."""
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    model = (spec.get("model") or {}).get("type")
+    pre = (spec.get("pre_tokenizer") or {}).get("type")
+    return model == "WordPiece" and pre in ("BertPreTokenizer", "WhitespaceSplit", "Whitespace")
+
+
 class TokenizerJsonCounter(HuggingFaceCounter):
     """A Hugging Face ``tokenizer.json`` with a stable name and an optional text prefix.
 
@@ -100,11 +139,19 @@ class TokenizerJsonCounter(HuggingFaceCounter):
     real lengths including ``[CLS]``/``[SEP]``.
     """
 
+    join_slack: int | None
+    """0 for a BERT WordPiece file (MiniLM's), else None: its pre-tokenizer
+    splits at whitespace and punctuation and each word is cut into pieces alone, so counts
+    add up over whitespace joins. Measured (benchmarks/join_bounds.py): correction 0 on every
+    join sampled from md_corpus. Unknown for other files (a byte-level BPE is not additive).
+    """
+
     def __init__(self, path: Path, *, name: str, prefix: str = "") -> None:
         super().__init__(path)
         self.name = name
         self._prefix = prefix
         self.tokenizer: Any = self._tokenizer
+        self.join_slack = 0 if _is_bert_wordpiece(path) else None
 
     def count(self, text: str) -> int:
         return super().count(self._prefix + text)
@@ -121,6 +168,15 @@ class E5Counter:
     The engine's own ``token_count`` includes ``<s>``, ``</s>`` and the ``passage: `` (or,
     with ``query=True``, ``query: ``) prefix — exactly what the model is fed.
     """
+
+    join_slack = None
+    """Not declared, so groups are counted whole. Joins of trimmed texts add up exactly
+    (``call_constant`` 4: ``<s>``, ``passage``, ``:``, ``</s>``; benchmarks/join_bounds.py
+    measured correction 0 on every join sampled from md_corpus), but the engine counts a
+    trailing blank as a piece of its own (``"x\n"`` is one more than ``"x"``), and the frame
+    of a split code block (breadcrumb plus opening fence line) ends with one: summed, 7 of
+    1,184 e5 chunks of md_corpus/ru/fastapi reported one token more than their text has.
+    Counting frames without their trailing blank would make 0 safe here."""
 
     def __init__(self, engine: Any, *, query: bool = False, name: str = "xlmr-e5") -> None:
         self._engine = engine
@@ -144,6 +200,8 @@ class PrefixFreeCounter:
 
     def __init__(self, inner: TokenCounter, *, name: str, specials: int = 2) -> None:
         self._inner = inner
+        # Dropping a constant from every count keeps the inner counter's join behaviour.
+        self.join_slack = getattr(inner, "join_slack", None)
         self._offset = inner.count("") - specials
         self.name = name
 
