@@ -287,7 +287,7 @@ def search_command(
     dense_weight: float | None,
     fold_option: str,
 ) -> None:
-    """Search an index: dense, BM25 or hybrid (reciprocal-rank fusion, or --fusion).
+    """Search an index: dense, BM25 or hybrid (min-max score fusion, or as --fusion says).
 
     Exits 1 when nothing is found, whatever the --format.
 
