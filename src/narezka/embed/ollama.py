@@ -24,6 +24,7 @@ import numpy as np
 from narezka.embed.base import Matrix, default_budget, empty_matrix, l2_normalize
 from narezka.embed.errors import ContextLengthError, EmbedError, ModelNotFoundError
 from narezka.embed.remote import (
+    OLLAMA_DEFAULT_HOST,
     DriftStats,
     LengthRejected,
     RetryPolicy,
@@ -36,7 +37,7 @@ from narezka.embed.remote import (
 from narezka.errors import MissingDependencyError
 from narezka.tokens import TokenCounter
 
-DEFAULT_HOST = "http://127.0.0.1:11434"
+DEFAULT_HOST = OLLAMA_DEFAULT_HOST
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,9 @@ from narezka.embed.errors import BackendUnavailableError
 from narezka.tokens import TokenCounter
 from narezka.tokens.models import Utf8BoundCounter
 
+OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434"
+"""Where Ollama listens when ``OLLAMA_HOST`` is unset (the embedder and the context LLM)."""
+
 T = TypeVar("T")
 
 # Servers word it differently by version ("input length exceeds the context length",

@@ -30,15 +30,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from narezka.embed.errors import BackendUnavailableError
-from narezka.embed.ollama import DEFAULT_HOST
-from narezka.embed.openai import error_text
-from narezka.embed.remote import RetryPolicy, TransientError, with_retries
+from narezka.embed.remote import OLLAMA_DEFAULT_HOST, RetryPolicy, TransientError, with_retries
 from narezka.errors import ConfigError, MissingDependencyError, NarezkaError
+
+if TYPE_CHECKING:  # httpx comes with the ollama and openai extras, not with narezka itself
+    import httpx
 
 MAX_REPLY_TOKENS = 160
 """What the server may generate for one context (``num_predict`` / ``max_tokens``): two
@@ -157,8 +156,11 @@ class OllamaChat:
             import ollama
         except ImportError as exc:
             raise MissingDependencyError("ollama", "ollama") from exc
+        import httpx  # the ollama client's own transport
+
+        self._transport_error = httpx.TransportError
         self.model = model
-        self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
+        self.host = host or os.environ.get("OLLAMA_HOST") or OLLAMA_DEFAULT_HOST
         # The model tag is the identity, not the address: Ollama moved to another host writes
         # the same contexts, and the cache and the index fingerprint must not ask again.
         self.name = f"ollama:{model}"
@@ -191,7 +193,7 @@ class OllamaChat:
                 if status >= 500 or status == 429:
                     raise TransientError(f"HTTP {status}: {message}") from None
                 raise ContextLLMError(f"{where}: HTTP {status}: {message}") from None
-            except (ConnectionError, httpx.TransportError) as exc:
+            except (ConnectionError, self._transport_error) as exc:
                 raise TransientError(f"{type(exc).__name__}: {exc}") from None
             except ValueError as exc:  # a 200 whose body is not the documented JSON
                 raise LLMReplyError(f"{where}: the reply is not chat JSON ({exc!s:.120})") from None
@@ -218,6 +220,11 @@ class OpenAIChat:
         retry: RetryPolicy | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        try:
+            import httpx
+        except ImportError as exc:
+            raise MissingDependencyError("httpx", "openai") from exc
+        self._transport_error = httpx.TransportError
         self.model = model
         self.url = url.rstrip("/")
         self.name = f"openai:{model}@{self.url}"
@@ -229,6 +236,8 @@ class OpenAIChat:
 
     def chat(self, messages: Sequence[Mapping[str, str]]) -> Reply:
         """The assistant's reply; ``ContextLLMError`` subclasses on failure."""
+        from narezka.embed.openai import error_text  # needs httpx, which __init__ checked
+
         where = f"context LLM {self.url} (model {self.model!r})"
         body = {
             "model": self.model,
@@ -241,7 +250,7 @@ class OpenAIChat:
         def attempt() -> Reply:
             try:
                 r = self._http.post(f"{self.url}/chat/completions", json=body)
-            except httpx.TransportError as exc:
+            except self._transport_error as exc:
                 raise TransientError(f"{type(exc).__name__}: {exc}") from None
             if r.status_code != 200:
                 message = error_text(r)
