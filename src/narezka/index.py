@@ -332,7 +332,7 @@ class Index:
         if text.startswith(("http://", "https://")):
             from narezka.store import server_record
 
-            meta, _ = server_record.fetch(text, collection)
+            meta = server_record.fetch(text, collection)
             return cls(
                 None,
                 Path(str(meta.get("corpus") or ".")),
@@ -591,7 +591,9 @@ class Index:
         with self._manifest() as manifest:
             files = server_record.snapshot(manifest)
         try:
-            earlier: server_record.RecordManifest | None = server_record.fetch(url, collection)[1]
+            earlier: server_record.RecordManifest | None = server_record.fetch_files(
+                url, collection
+            )
         except ConfigError:
             earlier = None
         with ServerStore(url, collection=collection) as target:
@@ -650,7 +652,8 @@ class Index:
             from narezka.store import server_record
 
             assert self.url is not None
-            meta, self._remote_files = server_record.fetch(self.url, self.collection)
+            meta = server_record.fetch(self.url, self.collection)
+            self._remote_files = None  # read with the next file listing, if one is asked for
             self._meta = {**meta, "url": self.url}
         else:
             self._meta = layout.read_meta(self.home)
@@ -682,10 +685,13 @@ class Index:
     ) -> Iterator[Manifest | server_record.RecordManifest]:
         record = meta if meta is not None else self._record()
         if self.home is None:
-            if meta is not None or self._remote_files is None:
-                self._record()  # the file list published with this record
-            assert self._remote_files is not None
-            yield self._remote_files
+            from narezka.store import server_record
+
+            assert self.url is not None
+            files = self._remote_files  # a search on another thread may reset it meanwhile
+            if files is None:
+                files = self._remote_files = server_record.fetch_files(self.url, self.collection)
+            yield files
             return
         with Manifest(layout.data_dir(self.home, record)) as manifest:
             yield manifest

@@ -229,3 +229,17 @@ def test_push_refuses_a_collection_narezka_did_not_write(fake: FakeQdrant, corpu
     with ServerStore(fake.url, collection="theirs") as theirs:
         theirs.ensure(HASH_DIM, sparse=True)
         assert theirs.count() == 1
+
+
+def test_a_search_by_url_reads_the_record_not_the_file_list(
+    fake: FakeQdrant, corpus: Path, tmp_path: Path
+) -> None:
+    _build(corpus, fake.url, tmp_path / "home")
+    reads = ("POST", "/collections/narezka-record/points")
+    with Index.open(fake.url) as reader:
+        before = fake.requests.count(reads)
+        reader.search("чай", k=3)
+        assert fake.requests.count(reads) - before == 1  # the record alone
+        before = fake.requests.count(reads)
+        reader.sources()
+        assert fake.requests.count(reads) - before == 2  # the record, then the file list

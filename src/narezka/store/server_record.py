@@ -4,9 +4,10 @@ An index on a Qdrant server is written from the machine that holds the corpus; i
 (``index.json``) and manifest live in that machine's index folder. So that any other machine
 can open it by URL alone (``Index.open("http://host:6333")``) and search, list and read it,
 every sync also publishes a copy of the record and of the manifest's file list to the
-collection ``<name>-record``: one point whose payload holds both as JSON text. The copy is
-replaced in one upsert, so a reader sees one complete sync's state or the next one's; the
-points themselves may be a little ahead of it while a sync runs.
+collection ``<name>-record``: two points, the record and the file list, as JSON text, replaced
+in one upsert. A search reads the small record only; listing sources or chunks reads the file
+list (for md_corpus some 600 KB). The points themselves may be a little ahead of the published
+copy while a sync runs.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from narezka.store.server import ServerStore
 
 RECORD_SUFFIX = "-record"
 RECORD_ID = point_id("narezka-index-record")
+FILES_ID = point_id("narezka-index-files")
 FORMAT = 1
 
 
@@ -49,19 +51,25 @@ def _ids(manifest: Manifest | RecordManifest, path: str) -> list[str]:
 
 def publish(url: str, name: str, meta: Mapping[str, Any], files: Files) -> None:
     """Replace the server's copy of the record and file list (one upsert)."""
-    payload = {
-        "format": FORMAT,
-        "record": json.dumps(dict(meta), ensure_ascii=False),
-        "files": json.dumps(files, ensure_ascii=False),
-    }
+    record = {"format": FORMAT, "record": json.dumps(dict(meta), ensure_ascii=False)}
+    listing = {"format": FORMAT, "files": json.dumps(files, ensure_ascii=False)}
     with ServerStore(url, collection=record_collection(name)) as store:
         store.ensure(1, sparse=False)
-        store.upsert([StoredPoint(RECORD_ID, [1.0], payload)])
+        store.upsert([StoredPoint(RECORD_ID, [1.0], record), StoredPoint(FILES_ID, [1.0], listing)])
 
 
-def fetch(url: str, name: str) -> tuple[dict[str, Any], RecordManifest]:
-    """The record and file list a writer last published for ``name`` on ``url``; a clear
-    error if there is none (no narezka index of that name, or one older than records)."""
+def fetch(url: str, name: str) -> dict[str, Any]:
+    """The record a writer last published for ``name`` on ``url``; a clear error if there is
+    none (no narezka index of that name, or one older than records)."""
+    return dict(_read(url, name, RECORD_ID, "record"))
+
+
+def fetch_files(url: str, name: str) -> RecordManifest:
+    """The file list published with the record."""
+    return RecordManifest(_read(url, name, FILES_ID, "files"))
+
+
+def _read(url: str, name: str, pid: str, field: str) -> Any:
     collection = record_collection(name)
     with ServerStore(url, collection=collection) as store:
         if not store.exists():
@@ -70,9 +78,9 @@ def fetch(url: str, name: str) -> tuple[dict[str, Any], RecordManifest]:
                 f"corpus there with `narezka index CORPUS --qdrant-url {url} --collection {name}`"
             )
         store.ensure(1, sparse=False)
-        found = store.get([RECORD_ID])
+        found = store.get([pid])
     if not found:
-        raise ConfigError(f"{url}/{collection} holds no index record: re-run its sync")
+        raise ConfigError(f"{url}/{collection} holds no index {field}: re-run its sync")
     payload = found[0].payload
     if payload.get("format") != FORMAT:
         raise ConfigError(
@@ -80,11 +88,9 @@ def fetch(url: str, name: str) -> tuple[dict[str, Any], RecordManifest]:
             f"(record format {payload.get('format')}): sync it with this one"
         )
     try:
-        meta = json.loads(str(payload["record"]))
-        files = json.loads(str(payload["files"]))
+        return json.loads(str(payload[field]))
     except (KeyError, ValueError) as exc:
-        raise ConfigError(f"{url}/{collection}: the index record cannot be read ({exc})") from exc
-    return meta, RecordManifest(files)
+        raise ConfigError(f"{url}/{collection}: the index {field} cannot be read ({exc})") from exc
 
 
 class RecordManifest:
