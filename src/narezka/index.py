@@ -18,8 +18,6 @@ waits a few seconds for a short ``sync`` to finish first).
 from __future__ import annotations
 
 import contextlib
-import re
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -35,6 +33,7 @@ from narezka.errors import ConfigError, NarezkaError
 from narezka.pipeline import layout
 from narezka.pipeline.chunking import include_for
 from narezka.pipeline.contexts import estimate_sync
+from narezka.pipeline.sharing import acquire, open_data_store, release
 from narezka.pipeline.syncing import (
     IndexReport,
     Progress,
@@ -54,7 +53,15 @@ from narezka.search.engine import check_query_args
 from narezka.search.folding import Fold
 from narezka.settings import Settings
 from narezka.split import SplitParams, get_strategy
-from narezka.store import Manifest, StoredHit, VectorStore, open_store
+from narezka.store import Manifest, StoredHit, VectorStore
+from narezka.store.collections import (
+    DEFAULT_COLLECTION,
+    check_collection_name,
+    collection_for,
+    collection_name,
+    refuse_foreign,
+    snapshot_files,
+)
 from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
 
 if TYPE_CHECKING:  # qdrant-client is imported only for an index on a server
@@ -65,8 +72,6 @@ SyncReport = IndexReport
 skipped files with reasons, warnings, seconds per stage."""
 
 GET_BATCH = 256
-DEFAULT_COLLECTION = "narezka"
-COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-]{1,200}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,132 +106,6 @@ class IndexStats:
             **{f: getattr(self, f) for f in self.__slots__},
             "changed_files": list(self.changed_files),
         }
-
-
-class _ReadWriteLock:
-    """Many readers or one writer (searches read; a sync writes one file at a time).
-
-    A waiting writer goes before new readers: under a steady stream of overlapping searches
-    (a server's clients) the readers would otherwise never all be out at once, and a sync
-    would wait forever. A thread that already reads may read again (``neighbours`` reads
-    points inside its own read) without waiting, or it would wait on a writer that waits
-    on it."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._writing = False
-        self._waiting = 0
-        self._held = threading.local()
-
-    @contextlib.contextmanager
-    def read(self) -> Iterator[None]:
-        depth = getattr(self._held, "depth", 0)
-        with self._cond:
-            if depth == 0:
-                self._cond.wait_for(lambda: not self._writing and self._waiting == 0)
-            self._readers += 1
-        self._held.depth = depth + 1
-        try:
-            yield
-        finally:
-            self._held.depth = depth
-            with self._cond:
-                self._readers -= 1
-                self._cond.notify_all()
-
-    @contextlib.contextmanager
-    def write(self) -> Iterator[None]:
-        with self._cond:
-            self._waiting += 1
-            try:
-                self._cond.wait_for(lambda: not self._writing and self._readers == 0)
-            finally:
-                self._waiting -= 1
-            self._writing = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._writing = False
-                self._cond.notify_all()
-
-
-class _Shared:
-    """One index's open store in this process, shared by every ``Index`` of it (an index
-    folder, or a server collection opened by URL: ``home`` None)."""
-
-    def __init__(self, key: str, home: Path | None) -> None:
-        self.key = key
-        self.home = home
-        self.lock = _ReadWriteLock()
-        self.store: VectorStore | None = None
-        self.data: str | None = None
-        self.users = 0
-        self.guard = threading.Lock()
-
-    def store_for(self, meta: dict[str, Any]) -> VectorStore:
-        """The open store of the live generation (opened on first use, reopened after a
-        rebuild another process swapped in)."""
-        with self.guard:
-            data = str(meta.get("data") or layout.LEGACY_DATA)
-            if self.store is None or self.data != data:
-                if self.store is not None:
-                    self.store.close()
-                    self.store = None
-                self.store = _open_data_store(self.home, meta)
-                self.data = data
-            return self.store
-
-    def swap(self, store: VectorStore, data: str) -> None:
-        """Make a freshly built generation the live one (under the writer lock)."""
-        with self.lock.write(), self.guard:
-            if self.store is not None:
-                self.store.close()
-            self.store, self.data = store, data
-
-    def close(self) -> None:
-        with self.guard:
-            if self.store is not None:
-                self.store.close()
-            self.store, self.data = None, None
-
-
-_OPEN: dict[str, _Shared] = {}
-_OPEN_LOCK = threading.Lock()
-
-
-def _acquire(key: str, home: Path | None) -> _Shared:
-    with _OPEN_LOCK:
-        shared = _OPEN.get(key)
-        if shared is None:
-            shared = _OPEN[key] = _Shared(key, home)
-        shared.users += 1
-        return shared
-
-
-def _release(shared: _Shared) -> None:
-    with _OPEN_LOCK:
-        shared.users -= 1
-        if shared.users > 0:
-            return
-        _OPEN.pop(shared.key, None)
-    shared.close()
-
-
-def _open_data_store(home: Path | None, meta: dict[str, Any]) -> VectorStore:
-    url = meta.get("url")
-    collection = {"collection": meta["collection"]} if meta.get("collection") else {}
-    if not url and home is None:  # pragma: no cover - a URL-opened index's record has a url
-        raise ConfigError("an embedded index needs its folder")
-    path = layout.data_dir(home, meta) if not url and home is not None else None
-    store = open_store(path, url=url, **collection)
-    try:
-        store.ensure(int(meta["dim"]), sparse=True)
-    except BaseException:
-        store.close()
-        raise
-    return store
 
 
 def resolve_home(location: str | Path) -> Path:
@@ -269,7 +148,7 @@ class Index:
         self._meta = meta
         self._remote_files: server_record.RecordManifest | None = None
         key = str(home.resolve()) if home is not None else f"{url}#{collection}"
-        self._shared = _acquire(key, home)
+        self._shared = acquire(key, home)
         self._closed = False
 
     # ---- opening ------------------------------------------------------------------------
@@ -304,7 +183,7 @@ class Index:
         get_strategy(chosen.strategy)
         meta = existing_meta(home, tolerate_bad=True)
         spec = None if embedder is not None else chosen.embedder
-        name = _collection_name(collection, meta)
+        name = collection_name(collection, meta)
         index = cls(
             home, root, chosen, url=url, embedder=model, meta=meta, spec=spec, collection=name
         )
@@ -355,7 +234,7 @@ class Index:
             embedder=embedder,
             meta=meta,
             spec=meta.get("embedder_spec") or None,
-            collection=_collection_name(None, meta),
+            collection=collection_name(None, meta),
         )
 
     def __enter__(self) -> Index:
@@ -368,7 +247,7 @@ class Index:
         """Release the store (closed when the last ``Index`` of this folder closes)."""
         if not self._closed:
             self._closed = True
-            _release(self._shared)
+            release(self._shared)
 
     # ---- writing ------------------------------------------------------------------------
 
@@ -405,12 +284,12 @@ class Index:
             if old is None or rebuild:
                 generation = layout.new_generation(home)
                 collection = (
-                    _collection_for(self.collection, generation, first=old is None)
+                    collection_for(self.collection, generation, first=old is None)
                     if self.url
                     else None
                 )
                 if collection is not None and self.url is not None:
-                    _refuse_foreign(self.url, collection)
+                    refuse_foreign(self.url, collection)
                 if old is not None:
                     # Name the half-built generation before filling it, so an interrupted
                     # rebuild is cleaned up by name on the next run.
@@ -431,7 +310,7 @@ class Index:
                 layout.write_meta(home, meta)  # searchable from the first committed file on
             swapping = old is not None and rebuild
             if swapping:
-                fresh_store = _open_data_store(home, meta)
+                fresh_store = open_data_store(home, meta)
                 store = fresh_store
             else:
                 store = self._shared.store_for(meta)
@@ -454,7 +333,7 @@ class Index:
                         progress.on_context_estimate(estimate)
                     sync_files(syncer, root, globs, exclude, manifest, progress, paths=wanted,
                                jobs=jobs)  # fmt: skip
-                    files = _snapshot(manifest) if self.url else None
+                    files = snapshot_files(manifest) if self.url else None
                 _optimize(store)
             except BaseException:
                 if fresh_store is not None:
@@ -586,7 +465,7 @@ class Index:
         from narezka.store import server_record
         from narezka.store.server import ServerStore
 
-        _check_collection_name(collection)
+        check_collection_name(collection)
         meta = self._record()
         with self._manifest() as manifest:
             files = server_record.snapshot(manifest)
@@ -790,49 +669,6 @@ def _analyzer(home: Path, old: dict[str, Any] | None, wanted: str | None, *, reb
             "vectors would not match the queries; re-create it with --rebuild"
         )
     return built
-
-
-def _collection_for(name: str, generation: str, *, first: bool) -> str:
-    return name if first else f"{name}-{generation}"
-
-
-def _snapshot(manifest: Manifest) -> server_record.Files:
-    from narezka.store import server_record
-
-    return server_record.snapshot(manifest)
-
-
-def _collection_name(given: str | None, meta: dict[str, Any] | None) -> str:
-    """A server index's name: the recorded one (an index keeps its name), else the given."""
-    recorded = str(meta.get("collection_name") or DEFAULT_COLLECTION) if meta else None
-    if recorded is not None and given is not None and given != recorded:
-        raise ConfigError(
-            f"this index's server collections are named {recorded!r}, not {given!r}: "
-            "a new name is a new index (another --store)"
-        )
-    return _check_collection_name(recorded or given or DEFAULT_COLLECTION)
-
-
-def _check_collection_name(name: str) -> str:
-    if not COLLECTION_NAME.fullmatch(name):
-        raise ConfigError(
-            f"collection name {name!r}: use letters, digits, '_' and '-' (at most 200)"
-        )
-    return name
-
-
-def _refuse_foreign(url: str, collection: str) -> None:
-    """A new generation's collection must not exist yet: narezka writes into (and later
-    drops) only collections it created."""
-    from narezka.store.server import ServerStore
-
-    with ServerStore(url, collection=collection) as store:
-        if store.exists():
-            raise ConfigError(
-                f"{url} already has a collection {collection!r} that this index did not "
-                "create: narezka will not write into it or drop it; choose another name "
-                "(--collection) or remove it yourself"
-            )
 
 
 def _relative_paths(root: Path, paths: Sequence[str | Path] | None) -> set[str] | None:

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import threading
 
-from narezka.index import _ReadWriteLock
+from narezka.pipeline.sharing import ReadWriteLock
 
 
-def waiting_writers(lock: _ReadWriteLock) -> int:
+def waiting_writers(lock: ReadWriteLock) -> int:
     with lock._cond:
         return lock._waiting
 
 
 def test_a_waiting_writer_goes_before_new_readers() -> None:
-    lock = _ReadWriteLock()
+    lock = ReadWriteLock()
     order: list[str] = []
     first_in, release_first = threading.Event(), threading.Event()
 
@@ -47,7 +47,7 @@ def test_a_waiting_writer_goes_before_new_readers() -> None:
 
 
 def test_a_thread_that_reads_may_read_again_while_a_writer_waits() -> None:
-    lock = _ReadWriteLock()
+    lock = ReadWriteLock()
     inner_done = threading.Event()
     outer_in, go_on = threading.Event(), threading.Event()
 
