@@ -33,18 +33,20 @@ from narezka.errors import ConfigError, NarezkaError
 from narezka.pipeline import layout
 from narezka.pipeline.chunking import include_for
 from narezka.pipeline.contexts import estimate_sync
+from narezka.pipeline.records import (
+    corpus_of,
+    existing_meta,
+    home_inside,
+    index_meta,
+    retire,
+    retire_leftovers,
+)
 from narezka.pipeline.sharing import acquire, open_data_store, release
 from narezka.pipeline.syncing import (
     IndexReport,
     Progress,
     Syncer,
-    corpus_of,
-    existing_meta,
-    home_inside,
-    index_meta,
     open_embedder,
-    retire,
-    retire_leftovers,
     sizing,
     sync_files,
 )

@@ -17,14 +17,9 @@ from narezka.embed.calibrate import Calibration, ServerCounted, calibrate, save_
 from narezka.errors import ConfigError, MissingDependencyError
 from narezka.index import Index
 from narezka.pipeline.chunking import chunk_documents
+from narezka.pipeline.records import corpus_of
 from narezka.pipeline.searching import resolve_store
-from narezka.pipeline.syncing import (
-    STORE_DIRNAME,
-    IndexReport,
-    Progress,
-    corpus_of,
-    read_index_meta,
-)
+from narezka.pipeline.syncing import STORE_DIRNAME, IndexReport, Progress, read_index_meta
 from narezka.store import VectorStore
 
 

@@ -10,11 +10,10 @@ leaves an index the next sync repairs (see :mod:`narezka.store.manifest`).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +46,6 @@ from narezka.pipeline.layout import (
     CACHE_NAME,
     INDEX_META,
     INDEX_VERSION,
-    LEGACY_DATA,
     STORE_DIRNAME,
 )
 from narezka.split import SplitParams, Strategy
@@ -505,114 +503,3 @@ def _size(file: Path) -> int:
         return file.stat().st_size
     except OSError:
         return 0
-
-
-def existing_meta(home: Path, *, tolerate_bad: bool) -> dict[str, Any] | None:
-    if not (home / INDEX_META).is_file():
-        return None
-    try:
-        return layout.read_meta(home)
-    except ConfigError:
-        if not tolerate_bad:
-            raise
-        # An unreadable record of another version: a rebuild starts over next to it and
-        # leaves its files (it cannot tell which generation they belong to).
-        return None
-
-
-def home_inside(home: Path, root: Path) -> tuple[str, ...]:
-    """An exclude glob for the index folder when it sits inside the corpus."""
-    try:
-        rel = home.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return ()
-    return (rel,) if rel != "." else ()
-
-
-def retire(home: Path, generation: str, collection: str | None, url: str | None) -> bool:
-    """Remove a generation narezka made (and its server collection); False if still in use."""
-    if url and collection:
-        from narezka.store.server import ServerStore
-
-        with contextlib.suppress(NarezkaError), ServerStore(url, collection=collection) as old:
-            old.drop()
-    return layout.remove_generation(home, generation)
-
-
-def retire_leftovers(home: Path, old: Mapping[str, Any] | None) -> list[str]:
-    """Finish what an earlier run left: generations retired while in use, a half rebuild."""
-    if old is None:
-        return []
-    left = [*old.get("retired", ()), *([old["building"]] if old.get("building") else [])]
-    live = str(old.get("data") or LEGACY_DATA)
-    still = [g for g in left if g != live and not layout.remove_generation(home, g)]
-    if left:
-        rest = {k: v for k, v in old.items() if k not in ("retired", "building")}
-        layout.write_meta(home, {**rest, **({"retired": still} if still else {})})
-    return [f"{home / g}: still in use, removed on a later run" for g in still]
-
-
-def corpus_of(home: Path, meta: Mapping[str, Any]) -> Path:
-    """Where the corpus of an index is now: recorded relative to the index folder (so the two
-    move together), else at its absolute path; a clear error if it is in neither place."""
-    relative, absolute = meta.get("corpus_rel"), meta.get("corpus")
-    if relative is not None and (candidate := Path(home, str(relative))).exists():
-        return candidate.resolve()
-    if absolute and Path(str(absolute)).exists():
-        return Path(str(absolute))
-    raise ConfigError(
-        f"the corpus of the index {home} is gone from {absolute}"
-        + (f" (and from {home / relative})" if relative is not None else "")
-        + f": if it moved, run `narezka sync {home} --corpus NEW_PATH`"
-    )
-
-
-def index_meta(
-    home: Path,
-    root: Path,
-    model: Embedder,
-    spec: str | Embedder,
-    strategy: str,
-    params: SplitParams,
-    url: str | None,
-    include: Sequence[str] | None,
-    exclude: Sequence[str],
-    *,
-    data: str,
-    collection: str | None,
-    settings: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    optional = {
-        name: value
-        for name in ("threshold", "percentile", "parent_size")
-        if (value := getattr(params, name)) is not None
-    }
-    named = spec if isinstance(spec, str) else None
-    return {
-        "version": INDEX_VERSION,
-        "corpus": str(root.resolve()),
-        "corpus_rel": os.path.relpath(root.resolve(), home.resolve()),
-        "data": data,
-        **({"collection": collection} if collection else {}),
-        "embedder": model.name,
-        "embedder_spec": named,
-        "dim": model.dim,
-        "strategy": strategy,
-        "fingerprint": params.fingerprint(strategy),
-        "params": {
-            "size": params.size,
-            "unit": params.unit,
-            "tokenizer": None if named and params.unit == "tokens" else params.tokenizer,
-            "overlap": params.overlap,
-            "levels": list(params.levels),
-            "min_chars": params.min_chars,
-            **optional,
-            # Off only when asked: sync must not start redacting behind the user's back.
-            **({} if params.redact else {"redact": False}),
-        },
-        # sync and watch must read the same files the first run read.
-        "include": list(include) if include else None,
-        "exclude": [e for e in exclude if e not in home_inside(home, root)],
-        "url": url,
-        **({"settings": dict(settings)} if settings is not None else {}),
-    }
