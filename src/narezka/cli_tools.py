@@ -1,4 +1,4 @@
-"""Commands around an index: ``models``, ``cache stats|clear``, ``calibrate``.
+"""Commands around an index: ``models``, ``cache stats|clear``, ``calibrate``, ``compact``.
 
 Thin like the others: options in, one library call, a table or JSON out.
 """
@@ -19,6 +19,7 @@ from narezka.embed import EmbeddingCache, embedder_specs
 from narezka.embed.cache import CacheStats
 from narezka.enrich.context_cache import ContextCache
 from narezka.errors import NarezkaError
+from narezka.index import Index
 from narezka.pipeline.layout import cache_file, context_cache_file
 from narezka.pipeline.maintenance import calibrate_corpus
 
@@ -161,4 +162,34 @@ def calibrate_command(
     Console().print(table)
 
 
-TOOL_COMMANDS = [models_command, cache_group, calibrate_command]
+@click.command("compact")
+@click.argument("store", default=".")
+@click.option("--json", "as_json", is_flag=True)
+def compact_command(store: str, as_json: bool) -> None:
+    """Rewrite an index with only its live points, so text deleted from the corpus leaves
+    no trace in the index folder (the engine keeps deleted payloads on disk until then).
+    Nothing is embedded again; searches go on meanwhile.
+
+    Example: narezka compact examples/kb
+    """
+    try:
+        with Index.open(store) as index:
+            report = index.compact()
+    except NarezkaError as exc:
+        fail(exc)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
+        return
+    click.echo(
+        f"compacted {report.files} files, {report.points} points into {report.generation}: "
+        f"{_mb(report.bytes_before)} → {_mb(report.bytes_after)} in {report.seconds:.1f} s"
+    )
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
+
+
+TOOL_COMMANDS = [models_command, cache_group, calibrate_command, compact_command]

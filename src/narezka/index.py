@@ -32,6 +32,7 @@ from narezka.enrich.llm_context import ContextWriter, open_context
 from narezka.errors import ConfigError, NarezkaError
 from narezka.pipeline import layout
 from narezka.pipeline.chunking import include_for
+from narezka.pipeline.compaction import CompactReport, copy_generation, generation_bytes
 from narezka.pipeline.contexts import estimate_sync
 from narezka.pipeline.records import (
     corpus_of,
@@ -348,18 +349,70 @@ class Index:
             meta["synced_at"] = datetime.now(UTC).isoformat(timespec="seconds")
             if swapping and old is not None and fresh_store is not None:
                 layout.write_meta(home, meta)  # the swap: readers move to the new generation
-                self._publish(meta, files, report)  # before the old collection goes
+                self._publish(meta, files, report.warnings)  # before the old collection goes
                 self._shared.swap(fresh_store, generation)
                 retired = str(old.get("data") or layout.LEGACY_DATA)
                 if not retire(home, retired, old.get("collection"), self.url):
                     layout.write_meta(home, {**meta, "retired": [retired]})
             else:
                 layout.write_meta(home, meta)
-                self._publish(meta, files, report)
+                self._publish(meta, files, report.warnings)
         self._meta = meta
         if isinstance(cached, CachedEmbedder):
             report.cache_hits, report.cache_misses = cached.hits, cached.misses
         report.seconds["total"] = time.perf_counter() - started
+        return report
+
+    def compact(self) -> CompactReport:
+        """Rewrite the index into a fresh generation holding only its live points, and
+        retire the old one with every byte it held: text deleted from the corpus leaves no
+        trace in the index folder (the engine keeps deleted payloads in its log and pages,
+        SQLite keeps deleted manifest rows). Nothing is embedded again, and searches answer
+        from the live generation until the swap (:mod:`narezka.pipeline.compaction`)."""
+        self._check_open()
+        home = self._local_home("compact")
+        started = time.perf_counter()
+        report = CompactReport()
+        with layout.writer(home):
+            report.warnings.extend(retire_leftovers(home, existing_meta(home, tolerate_bad=False)))
+            old = layout.read_meta(home)
+            retired = str(old.get("data") or layout.LEGACY_DATA)
+            generation = layout.new_generation(home)
+            collection = collection_for(self.collection, generation, first=False)
+            if self.url is not None:
+                refuse_foreign(self.url, collection)
+            meta = {**old, "data": generation, **({"collection": collection} if self.url else {})}
+            new_dir = layout.data_dir(home, meta)
+            report.bytes_before = generation_bytes(home, retired)
+            # Named before it is filled, so an interrupted compaction is removed by name.
+            layout.write_meta(home, {**old, "building": generation})
+            fresh = open_data_store(home, meta)
+            try:
+                copy_generation(self._shared.store_for(old), layout.data_dir(home, old), fresh,
+                                new_dir, self._shared.lock.read, report)  # fmt: skip
+                _optimize(fresh)
+                files = None
+                if self.url is not None:
+                    with Manifest(new_dir) as manifest:
+                        files = snapshot_files(manifest)
+            except BaseException:
+                fresh.close()
+                retire(home, generation, meta.get("collection"), self.url)
+                layout.write_meta(home, old)
+                raise
+            layout.write_meta(home, meta)  # the swap: readers move to the new generation
+            self._publish(meta, files, report.warnings)
+            self._shared.swap(fresh, generation)
+            if not retire(home, retired, old.get("collection"), self.url):
+                layout.write_meta(home, {**meta, "retired": [*meta.get("retired", ()), retired]})
+                report.warnings.append(
+                    f"{home / retired}: another process still reads it; a later sync or "
+                    "compaction removes it"
+                )
+        self._meta = meta
+        report.generation = generation
+        report.bytes_after = generation_bytes(home, generation)
+        report.seconds = time.perf_counter() - started
         return report
 
     # ---- reading ------------------------------------------------------------------------
@@ -541,7 +594,7 @@ class Index:
         return self._meta
 
     def _publish(
-        self, meta: dict[str, Any], files: server_record.Files | None, report: IndexReport
+        self, meta: dict[str, Any], files: server_record.Files | None, warnings: list[str]
     ) -> None:
         """Publish a server index's record for readers by URL; a failure is a warning (the
         index itself is synced; the next sync publishes again)."""
@@ -552,7 +605,7 @@ class Index:
         try:
             server_record.publish(self.url, self.collection, meta, files)
         except NarezkaError as exc:
-            report.warnings.append(
+            warnings.append(
                 f"{self.url}: the index record for readers by URL was not updated ({exc}); "
                 "they see the previous sync until the next one"
             )

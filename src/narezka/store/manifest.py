@@ -179,6 +179,12 @@ class Manifest:
         rows = self._db.execute("SELECT point_id FROM chunks ORDER BY path, idx")
         return [r[0] for r in rows]
 
+    def copy_to(self, path: Path) -> None:
+        """Write a fresh copy of the manifest to ``path`` (a new file): only its live rows,
+        none of the free pages where SQLite leaves rows it deleted (the paths of deleted
+        files, among them)."""
+        self._db.execute("VACUUM INTO ?", (str(path),))
+
     def files(self) -> list[tuple[str, int, float, str, int]]:
         """``(path, size, mtime, doc_hash, chunk count)`` of every file, sorted by path."""
         rows = self._db.execute(
