@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import forkserver
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, Literal, TypeVar
@@ -179,6 +180,9 @@ class WorkerPool(Generic[T, R]):
             # The server imports narezka once; each worker is then a fork of it, not a fresh
             # interpreter importing everything again (~0.4 s of CPU a worker).
             context.set_forkserver_preload([__name__, self.work.__module__])
+            # Started now, the server imports while the caller goes on (listing files); the
+            # first worker is forked from it once that is done.
+            forkserver.ensure_running()
         return ProcessPoolExecutor(
             max_workers=self.jobs,
             mp_context=context,

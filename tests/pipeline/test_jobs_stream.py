@@ -1,0 +1,85 @@
+"""JSONL streamed out file by file (rendered by the workers): the same bytes, sizes and
+statistics as chunks kept in the report, for any ``jobs``; nothing held; a reader that
+leaves mid-run stops the workers too."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_jobs import _gone, _wait_for_workers, real_corpus
+
+from narezka import pipeline
+from narezka.cli import cli
+from narezka.pipeline import chunk_documents
+from narezka.pipeline.chunking import ChunkReport, render_jsonl
+from narezka.stats import chunk_stats
+
+
+def _what_it_said(report: ChunkReport) -> tuple[object, ...]:
+    skipped = [(type(e), str(e)) for e in report.skipped]
+    return report.files, report.empty_files, skipped, report.warnings, report.strategies
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_streamed_jsonl_is_what_the_kept_chunks_render(tmp_path: Path, jobs: int) -> None:
+    corpus = real_corpus(tmp_path / "kb", per_language=8)
+    kept = chunk_documents([corpus], size=300, jobs=1)
+    assert len(kept.chunks) > 100
+    pieces: list[bytes] = []
+    report = chunk_documents([corpus], size=300, jobs=jobs, write=pieces.append)
+    assert b"".join(pieces) == render_jsonl(kept.chunks)
+    assert report.chunks == []  # written, not held
+    assert report.written == [(c.chars, c.tokens) for c in kept.chunks]
+    assert chunk_stats(report) == chunk_stats(kept)
+    assert _what_it_said(report) == _what_it_said(kept)
+    # One write per chunked file, in file order: lines leave as each file is done.
+    firsts = [json.loads(p.split(b"\n", 1)[0])["source"] for p in pieces if p]
+    assert firsts == list(dict.fromkeys(c.source for c in kept.chunks))
+
+
+def test_rendered_lines_are_the_json_of_each_chunk(tmp_path: Path) -> None:
+    corpus = real_corpus(tmp_path / "kb", per_language=2)
+    chunks = chunk_documents([corpus], size=300, jobs=1).chunks
+    lines = render_jsonl(chunks).decode("utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == [c.to_json() for c in chunks]
+    assert any(not line.isascii() for line in lines)  # Russian stays Russian, not \\u escapes
+
+
+def test_chunk_without_a_bar_walks_the_files_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = real_corpus(tmp_path / "kb", per_language=30)
+
+    def no_second_walk(*args: object, **kwargs: object) -> int:
+        raise AssertionError("counted the files for a bar that is not drawn")
+
+    monkeypatch.setattr(pipeline, "count_files", no_second_walk)
+    result = CliRunner().invoke(cli, ["chunk", str(corpus), "--format", "jsonl", "--stats"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("\n") > 100
+    assert "Files" in result.stderr
+
+
+def test_a_reader_that_leaves_mid_run_stops_the_workers(tmp_path: Path) -> None:
+    corpus = real_corpus(tmp_path / "kb", per_language=60)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "narezka", "chunk", str(corpus), "--format", "jsonl",
+         "--size", "200", "--jobs", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    assert _wait_for_workers(proc.pid), "the workers never started"
+    proc.stdout.readline()
+    proc.stdout.close()  # what `| head -1` does, while the workers are still chunking
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err
+    assert _gone(proc.pid)
