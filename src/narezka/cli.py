@@ -84,6 +84,8 @@ def chunk(
     if missing:
         raise click.UsageError(f"{', '.join(missing)}: no such file or directory")
     err = Console(stderr=True)
+    if jobs is not None:  # while the options load a tokenizer (the default waits for the walk)
+        pipeline.start_workers_early(str(options.get("strategy") or "headings"), jobs)
     run = Splitting.from_options(options, paths[0])
     strategy, unit = run.strategy, run.unit
     out = sys.stdout

@@ -1,6 +1,7 @@
 """JSONL streamed out file by file (rendered by the workers): the same bytes, sizes and
 statistics as chunks kept in the report, for any ``jobs``; nothing held; a reader that
-leaves mid-run stops the workers too."""
+leaves mid-run stops the workers too. The fork server starts early only for a run that
+will use workers."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from test_jobs import _gone, _wait_for_workers, real_corpus
 
 from narezka import pipeline
 from narezka.cli import cli
-from narezka.pipeline import chunk_documents
+from narezka.pipeline import chunk_documents, chunking
 from narezka.pipeline.chunking import ChunkReport, render_jsonl
 from narezka.stats import chunk_stats
 
@@ -83,3 +84,41 @@ def test_a_reader_that_leaves_mid_run_stops_the_workers(tmp_path: Path) -> None:
     assert proc.wait(timeout=60) == 0
     assert "Traceback" not in err and "BrokenPipe" not in err
     assert _gone(proc.pid)
+
+
+SERVER_PROBE = """
+import os, sys
+from pathlib import Path
+from narezka.pipeline import start_workers_early
+start_workers_early(sys.argv[1], int(sys.argv[2]))
+def parent(p):
+    return (p / "stat").read_text().rsplit(")", 1)[1].split()[1]
+me = str(os.getpid())
+children = [p for p in Path("/proc").iterdir() if p.name.isdigit() and parent(p) == me]
+print(any(b"forkserver" in (p / "cmdline").read_bytes() for p in children))
+"""
+
+
+@pytest.mark.parametrize(
+    ("strategy", "jobs", "started"),
+    [("headings", 2, True), ("headings", 1, False), ("semantic", 2, False)],
+)
+def test_the_fork_server_starts_early_only_for_a_run_with_workers(
+    strategy: str, jobs: int, started: bool
+) -> None:
+    probe = [sys.executable, "-c", SERVER_PROBE, strategy, str(jobs)]
+    out = subprocess.run(probe, capture_output=True, text=True, check=True, timeout=60).stdout
+    assert out.strip() == str(started)
+
+
+@pytest.mark.parametrize(("threshold", "calls"), [(1000, 1), (1 << 30, 0)])
+def test_the_default_jobs_starts_the_server_once_enough_input_is_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threshold: int, calls: int
+) -> None:
+    corpus = real_corpus(tmp_path / "kb", per_language=4)
+    started: list[tuple[str, int | None]] = []
+    monkeypatch.setattr(chunking, "PARALLEL_MIN_BYTES", threshold)
+    monkeypatch.setattr(chunking, "start_workers_early", lambda *a: started.append(a))
+    report = chunk_documents([corpus], size=300)  # under a megabyte: chunked in this process
+    assert report.chunks
+    assert started == [("headings", None)] * calls

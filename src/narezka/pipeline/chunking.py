@@ -21,7 +21,13 @@ from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceErro
 from narezka.parse.markdown import parse_document, plain_document
 from narezka.parse.sanitize import removed_characters
 from narezka.pipeline import layout
-from narezka.pipeline.workers import PoolKind, WorkerPool
+from narezka.pipeline.workers import (
+    PARALLEL_MIN_BYTES,
+    PoolKind,
+    WorkerPool,
+    default_jobs,
+    start_server,
+)
 from narezka.split import (
     NEEDS_EMBEDDER,
     Chooser,
@@ -258,6 +264,13 @@ def chunk_pool(
     )
 
 
+def start_workers_early(strategy: str, jobs: int | None) -> None:
+    """Start what chunk workers are forked from before the pool exists (a no-op where the
+    run will stay in one process): see :func:`~narezka.pipeline.workers.start_server`."""
+    if strategy not in NEEDS_EMBEDDER and (default_jobs() if jobs is None else jobs) > 1:
+        start_server(chunk_file)
+
+
 def _died(task: ChunkTask, why: str) -> FileOutcome:
     source = task.file.relative_to(task.root).as_posix()
     return FileOutcome(
@@ -351,8 +364,13 @@ def chunk_documents(
     jsonl = write is not None and writer is None  # with context, lines follow the LLM step
 
     def listed() -> list[ChunkTask]:
-        files = _files(paths, include_for(chosen, include), exclude, report)
-        return [ChunkTask(root, file, split_params, _size(file), jsonl) for root, file in files]
+        tasks, seen = [], 0
+        for root, file in _files(paths, include_for(chosen, include), exclude, report):
+            tasks.append(ChunkTask(root, file, split_params, _size(file), jsonl))
+            seen += tasks[-1].size
+            if jobs is None and seen - tasks[-1].size < PARALLEL_MIN_BYTES <= seen:
+                start_workers_early(chosen.name, jobs)  # enough for workers: the rest overlaps
+        return tasks
 
     # The default jobs depends on how much there is to read; an explicit one lets the
     # workers start up while the files are being listed.
