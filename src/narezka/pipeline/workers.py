@@ -23,7 +23,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import forkserver
 from pathlib import Path
@@ -42,7 +49,10 @@ BATCH_FILES = 32
 costs the parent a round trip, which for thousands of small files added up to a sixth of
 the chunking itself."""
 WINDOW_PER_JOB = 3
-"""Batches in flight per worker: enough to keep workers busy, few enough to bound memory."""
+"""Batches queued or running per worker: enough to keep workers busy between round trips."""
+HELD_PER_JOB = 12
+"""Batches per worker whose results may wait for an earlier, slower one (results leave in
+task order): a big file at the head then holds up neither worker, and memory stays bounded."""
 
 BACKGROUND_NICE = 10
 """How much lower a background worker's priority is (Unix ``nice``): beside embedding, the
@@ -226,24 +236,44 @@ class WorkerPool(Generic[T, R]):
             return
         pending: deque[tuple[list[T], Future[list[R]]]] = deque()
         batches = _batches(tasks, self.size_of)
-        window = self.jobs * WINDOW_PER_JOB
+        window, held = self.jobs * WINDOW_PER_JOB, self.jobs * HELD_PER_JOB
+
+        def unfinished() -> list[Future[list[R]]]:
+            return [f for _, f in pending if not f.done()]
 
         def fill() -> None:
-            while len(pending) < window and (batch := next(batches, None)) is not None:
+            # Finished batches waiting for their turn do not count against the window.
+            while (
+                len(pending) < held
+                and len(unfinished()) < window
+                and not self._broken()
+                and (batch := next(batches, None)) is not None
+            ):
                 pending.append((batch, self._submit(batch)))
 
         fill()
         while pending:
-            batch, future = pending.popleft()
+            batch, future = pending[0]
+            while not future.done():  # meanwhile, refill for every batch that finishes
+                wait(unfinished(), return_when=FIRST_COMPLETED)
+                fill()
+            pending.popleft()
             try:
                 outcomes = future.result()
             except BrokenProcessPool:
                 # Every file in flight failed with the worker: chunk them again one at a
-                # time, so the one that kills a worker is found and named.
-                suspects = [*batch, *(t for b, _ in pending for t in b)]
+                # time, so the one that kills a worker is found and named. Batches that
+                # had finished before keep their results.
+                later = list(pending)
                 pending.clear()
-                for suspect in suspects:
+                for suspect in batch:
                     yield self._alone(suspect)
+                for held_batch, held_future in later:
+                    if held_future.exception() is None:
+                        yield from held_future.result()
+                    else:
+                        for suspect in held_batch:
+                            yield self._alone(suspect)
                 fill()
                 continue
             fill()
@@ -262,6 +292,10 @@ class WorkerPool(Generic[T, R]):
             self._restart()
             return self.died(task, str(exc))
         return result
+
+    def _broken(self) -> bool:
+        executor = self._executor
+        return isinstance(executor, ProcessPoolExecutor) and _broken(executor)
 
     def _restart(self) -> None:
         executor = self._executor
