@@ -6,6 +6,8 @@ will use workers."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -83,6 +85,26 @@ def test_a_reader_that_leaves_mid_run_stops_the_workers(tmp_path: Path) -> None:
     proc.stderr.close()
     assert proc.wait(timeout=60) == 0
     assert "Traceback" not in err and "BrokenPipe" not in err
+    assert _gone(proc.pid)
+
+
+def test_ctrl_c_while_jsonl_streams_exits_130_and_leaves_no_process(tmp_path: Path) -> None:
+    corpus = real_corpus(tmp_path / "kb", per_language=60)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "narezka", "chunk", str(corpus), "--format", "jsonl",
+         "--size", "200", "--jobs", "2"],
+        stdout=subprocess.PIPE,  # never read: the run blocks on a full pipe, mid-stream
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    assert proc.stdout is not None
+    assert _wait_for_workers(proc.pid), "the workers never started"
+    assert proc.stdout.read(1)  # it has begun writing
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert b"Traceback" not in err
     assert _gone(proc.pid)
 
 
