@@ -4,13 +4,18 @@
     python benchmarks/bench_jobs.py                              # md_corpus, both parts
     python benchmarks/bench_jobs.py --index-files 300            # index part on a subset
     python benchmarks/bench_jobs.py --out benchmarks/results/bench_jobs.md
+    python benchmarks/bench_jobs.py --before /tmp/old/src        # part 1 with older code too
 
 Part 1, ``narezka chunk`` on the whole corpus, as a user runs it (a subprocess writing JSONL):
 ``--jobs 1`` against ``--jobs 2``, in characters (the default) and in the USE embedder's
 tokens; wall time, CPU time of the whole process tree, and the peak of the tree's summed
-resident memory (main process plus workers, sampled every 20 ms from /proc). The outputs of
-both runs are compared byte for byte. Part 2, the same files chunked in this process through
-the pool: serial, 2 threads and 2 processes (why processes: the GIL).
+resident memory and of its proportional set size (main process plus workers, sampled every
+20 ms from /proc), and the CPU time of the main process alone (the serial part). The outputs
+of all runs are compared byte for byte. ``--before SRC`` runs every case of part 1 with an
+older narezka's ``src`` folder too (same interpreter and packages), one after the other.
+
+Part 2, the same files chunked in this process through the pool: serial, 2 threads and 2
+processes (why processes: the GIL).
 
 Part 3, ``index`` of a subset (fresh store and embedding cache each, default embedder):
 ``jobs=1`` (chunk, then embed, file by file) against the default (files chunked by workers
@@ -91,12 +96,25 @@ def _rss_and_cpu(pid: int) -> tuple[int, float]:
     return rss, cpu
 
 
+def _pss(pid: int) -> int:
+    """Proportional set size: a page shared by n processes counts 1/n in each, so the sum
+    over a tree counts the fork server's shared pages once (RSS counts them in every one)."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
+
+
 class TreeSampler:
-    """Samples the summed RSS of a process tree (peak) and the CPU time each member had
-    when last seen (a worker's CPU counts even after it exits)."""
+    """Samples the summed RSS and PSS of a process tree (peaks) and the CPU time each member
+    had when last seen (a worker's CPU counts even after it exits)."""
 
     def __init__(self, root: int) -> None:
-        self.root, self.peak, self.cpu = root, 0, {}
+        self.root, self.peak, self.peak_pss = root, 0, 0
+        self.cpu: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -106,13 +124,15 @@ class TreeSampler:
             time.sleep(SAMPLE_SECONDS)
 
     def sample(self) -> None:
-        total = 0
+        total = pss = 0
         for pid in _tree(self.root):
             rss, cpu = _rss_and_cpu(pid)
             total += rss
+            pss += _pss(pid)
             if cpu:
                 self.cpu[pid] = max(self.cpu.get(pid, 0.0), cpu)
         self.peak = max(self.peak, total)
+        self.peak_pss = max(self.peak_pss, pss)
 
     def __enter__(self) -> TreeSampler:
         self._thread.start()
@@ -126,6 +146,11 @@ class TreeSampler:
     def cpu_seconds(self) -> float:
         return sum(self.cpu.values())
 
+    @property
+    def main_cpu_seconds(self) -> float:
+        """The root process alone: the serial part that bounds any speed-up (Amdahl)."""
+        return self.cpu.get(self.root, 0.0)
+
 
 # ---------------------------------------------------------------- part 1: the chunk command
 
@@ -136,24 +161,34 @@ class CliRun:
     jobs: int
     wall: float
     cpu: float
+    main_cpu: float
     peak_mb: float
+    peak_pss_mb: float
     output: bytes
     code: int
 
 
-def run_chunk(corpus: Path, jobs: int, extra: Sequence[str]) -> CliRun:
+def run_chunk(corpus: Path, jobs: int, extra: Sequence[str], src: Path | None = None) -> CliRun:
     command = [sys.executable, "-m", "narezka", "chunk", str(corpus), "--format", "jsonl"]
     command += ["--jobs", str(jobs), *extra]
+    env = {**os.environ, "PYTHONPATH": str(src)} if src else None
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, env=env)
         with TreeSampler(proc.pid) as sampler:
+            # Wait for the exit without reaping: the zombie's /proc entry still holds its
+            # final CPU times, which the last sample then reads.
+            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+            sampler.sample()
             code = proc.wait()
         wall = time.perf_counter() - started
         out.seek(0)
         output = out.read()
-    label = " ".join(extra) or "chars (default)"
-    return CliRun(label, jobs, wall, sampler.cpu_seconds, sampler.peak / 2**20, output, code)
+    label = (" ".join(extra) or "chars (default)") + (" · before" if src else "")
+    return CliRun(
+        label, jobs, wall, sampler.cpu_seconds, sampler.main_cpu_seconds,
+        sampler.peak / 2**20, sampler.peak_pss / 2**20, output, code,
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------- part 2: the pool in-process
@@ -180,6 +215,7 @@ class IndexRun:
     report: IndexReport
     wall: float
     peak_mb: float
+    peak_pss_mb: float
 
 
 def subset(corpus: Path, limit: int | None, dest: Path) -> int:
@@ -198,7 +234,7 @@ def run_index(label: str, corpus: Path, store: Path, jobs: int | None) -> IndexR
         started = time.perf_counter()
         report = index(corpus, store_dir=store, jobs=jobs)
         wall = time.perf_counter() - started
-    return IndexRun(label, report, wall, sampler.peak / 2**20)
+    return IndexRun(label, report, wall, sampler.peak / 2**20, sampler.peak_pss / 2**20)
 
 
 # ---------------------------------------------------------------- report
@@ -224,21 +260,32 @@ def render(
         lines += [
             "## `narezka chunk --format jsonl` (whole process tree)",
             "",
-            "| unit | jobs | wall s | CPU s | cores used | peak RSS MB | speed-up | same output |",
-            "|---|--:|--:|--:|--:|--:|--:|---|",
+            "| unit | jobs | wall s | CPU s | main CPU s | other CPU s | cores used "
+            "| peak RSS MB | peak PSS MB | speed-up | same output |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
         ]
         for run in chunk_runs:
             base = next(r for r in chunk_runs if r.label == run.label and r.jobs == 1)
-            same = "yes" if run.output == base.output and run.code == base.code else "NO"
+            unit = run.label.removesuffix(" · before")
+            first = next(r for r in chunk_runs if r.label.startswith(unit))  # this code, jobs 1
+            same = all(r.output == first.output and r.code == first.code for r in (run, base))
+            same_text = "yes" if same else "NO"
             lines.append(
                 f"| {run.label} | {run.jobs} | {run.wall:.2f} | {run.cpu:.2f} | "
-                f"{run.cpu / run.wall:.2f} | {run.peak_mb:.0f} | {base.wall / run.wall:.2f}× | "
-                f"{same} |"
+                f"{run.main_cpu:.2f} | {run.cpu - run.main_cpu:.2f} | {run.cpu / run.wall:.2f} | "
+                f"{run.peak_mb:.0f} | {run.peak_pss_mb:.0f} | {base.wall / run.wall:.2f}× | "
+                f"{same_text} |"
             )
         lines += [
             "",
-            "CPU s: user + system time of the process and its workers; cores used = CPU s ÷ "
-            "wall s, the share of the machine the run got. This kernel schedules by session "
+            "CPU s: user + system time of the process and its workers; main CPU s: the "
+            "`narezka` process alone (the serial part: with n workers the wall time is at "
+            "least main CPU s, and at best max(main, other ÷ n)); other CPU s: fork server, "
+            "resource tracker and workers. Cores used = CPU s ÷ wall s, the share of the "
+            "machine the run got. Peak RSS sums each process's resident memory (pages the "
+            "workers share with the fork server count in every process); peak PSS counts a "
+            "shared page once, split between its processes, so its sum is the tree's real "
+            "footprint. This kernel schedules by session "
             "(sched_autogroup_enabled = 1): under load, a session gets its share however many "
             "processes it runs, which caps the speed-up of any jobs count.",
             "",
@@ -257,8 +304,9 @@ def render(
         lines += [
             f"## `index` of {files} files (USE, fresh store and cache each)",
             "",
-            "| run | chunks | chunk s | embed s | store s | wall s | wall ÷ embed | peak RSS MB |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|",
+            "| run | chunks | chunk s | embed s | store s | wall s | wall ÷ embed | peak RSS MB "
+            "| peak PSS MB |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
         ]
         for run in index_runs:
             sec = run.report.seconds
@@ -266,7 +314,7 @@ def render(
             lines.append(
                 f"| {run.label} | {run.report.chunks_embedded} | {sec['chunk']:.1f} | "
                 f"{sec['embed']:.1f} | {sec['store']:.1f} | {run.wall:.1f} | {ratio:.2f} | "
-                f"{run.peak_mb:.0f} |"
+                f"{run.peak_mb:.0f} | {run.peak_pss_mb:.0f} |"
             )
         lines += [
             "",
@@ -288,16 +336,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-chunk", action="store_true", help="skip parts 1 and 2")
     ap.add_argument("--no-tokens", action="store_true", help="part 1 in characters only")
     ap.add_argument("--out", type=Path, default=None, help="also write the report here")
+    ap.add_argument("--before", type=Path, default=None, help="an older src folder to compare")
     args = ap.parse_args(argv)
     loads = [load()]
     chunk_runs: list[CliRun] = []
     pool_rows: list[tuple[str, float]] = []
     if not args.no_chunk:
         units = [[], *([] if args.no_tokens else [["--unit", "tokens"]])]
+        sources = [None, *([args.before] if args.before else [])]
         for extra in units:
-            for jobs in (1, 2):
-                chunk_runs.append(run_chunk(args.corpus, jobs, extra))
-                print(f"chunk {extra} jobs {jobs}: {chunk_runs[-1].wall:.2f} s", file=sys.stderr)
+            for src in sources:
+                for jobs in (1, 2):
+                    chunk_runs.append(run_chunk(args.corpus, jobs, extra, src))
+                    run = chunk_runs[-1]
+                    print(f"{run.label} jobs {jobs}: {run.wall:.2f} s", file=sys.stderr)
         loads.append(load())
         for name, jobs, kind in (("serial", 1, "process"), ("2 threads", 2, "thread"),
                                  ("2 processes", 2, "process")):  # fmt: skip

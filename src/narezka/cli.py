@@ -84,9 +84,17 @@ def chunk(
     if missing:
         raise click.UsageError(f"{', '.join(missing)}: no such file or directory")
     err = Console(stderr=True)
+    if jobs is not None:  # while the options load a tokenizer (the default waits for the walk)
+        pipeline.start_workers_early(str(options.get("strategy") or "headings"), jobs)
     run = Splitting.from_options(options, paths[0])
     strategy, unit = run.strategy, run.unit
-    total = pipeline.count_files(paths, run.include, run.exclude, strategy)
+    out = sys.stdout
+    # JSONL goes out file by file as the workers finish (nothing is held); a bar redrawn
+    # on the terminal the lines go to would be torn by them.
+    stream = out.buffer.write if fmt == "jsonl" else None
+    bar = err.is_terminal and not (stream is not None and out.isatty())
+    # The bar's total is a walk of its own: not worth it where no bar is drawn.
+    total = pipeline.count_files(paths, run.include, run.exclude, strategy) if bar else 0
     progress = progress_bar("chunking", err, enabled=total >= 50)
     try:
         with progress:
@@ -96,6 +104,7 @@ def chunk(
                 strategy,
                 on_file=lambda _: progress.advance(task),
                 jobs=jobs,
+                write=stream,
                 **run.kwargs(),
             )
     except ConfigError as exc:
@@ -105,15 +114,11 @@ def chunk(
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
 
-    out = sys.stdout
     summary = chunk_stats(report)
-    if fmt == "jsonl":
-        for c in report.chunks:
-            out.write(json.dumps(c.to_json(), ensure_ascii=False) + "\n")
-    elif fmt == "json":
+    if fmt == "json":
         doc = {"chunks": [c.to_json() for c in report.chunks], "stats": summary}
         out.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
-    else:
+    elif fmt == "text":  # jsonl went out while the files were chunked
         # People read sizes in tokens too; in chars mode count them with cl100k for display.
         display = None if unit == "tokens" else get_counter("tokens", "cl100k_base")
         for c in report.chunks:

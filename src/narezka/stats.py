@@ -27,12 +27,12 @@ def total_kinds(per_file: dict[str, dict[str, int]]) -> Counter[str]:
 
 def chunk_stats(report: ChunkReport) -> dict[str, Any]:
     """Files, chunks, sizes and losses of a run, as JSON-friendly numbers."""
-    sizes = [c.chars for c in report.chunks]
-    units = [c.tokens for c in report.chunks]
+    sizes = [c.chars for c in report.chunks] + [chars for chars, _ in report.written]
+    units = [c.tokens for c in report.chunks] + [tokens for _, tokens in report.written]
     total = sum(sizes)
     return {
         "files": report.files,
-        "chunks": len(report.chunks),
+        "chunks": len(sizes),
         "avg_chars": round(total / len(sizes), 1) if sizes else 0,
         "total_chars": total,
         "p50_chars": percentile(sizes, 0.5),

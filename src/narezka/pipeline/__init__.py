@@ -13,6 +13,7 @@ from narezka.pipeline.chunking import (
     chunk_text,
     count_files,
     make_params,
+    start_workers_early,
 )
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "chunk_text",
     "count_files",
     "make_params",
+    "start_workers_early",
 ]

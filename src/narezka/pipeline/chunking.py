@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 import warnings as warnings_module
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -20,7 +21,13 @@ from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceErro
 from narezka.parse.markdown import parse_document, plain_document
 from narezka.parse.sanitize import removed_characters
 from narezka.pipeline import layout
-from narezka.pipeline.workers import PoolKind, WorkerPool
+from narezka.pipeline.workers import (
+    PARALLEL_MIN_BYTES,
+    PoolKind,
+    WorkerPool,
+    default_jobs,
+    start_server,
+)
 from narezka.split import (
     NEEDS_EMBEDDER,
     Chooser,
@@ -43,6 +50,8 @@ class ChunkReport:
     """What a chunking run produced and everything it had to say about its inputs."""
 
     chunks: list[Chunk] = field(default_factory=list)
+    written: list[tuple[int, int]] = field(default_factory=list)
+    """``(chars, tokens)`` of each chunk handed to ``write`` instead of kept in ``chunks``."""
     files: int = 0
     empty_files: list[str] = field(default_factory=list)
     skipped: list[SourceError] = field(default_factory=list)
@@ -128,6 +137,10 @@ class ChunkTask:
     params: SplitParams
     size: int = 0
     """The file's size in bytes, if known (to batch small files together)."""
+    jsonl: bool = False
+    """Render the chunks as JSONL here: a caller that only writes them then receives one
+    string of bytes per file, not thousands of chunk objects to unpickle and render itself
+    (that work would run in its one process, beside workers that wait for it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +161,10 @@ class FileOutcome:
     read_failed: bool = False
     """The error came from reading (the file does not count as read)."""
     seconds: float = 0.0
+    lines: bytes = b""
+    """With :attr:`ChunkTask.jsonl`: the chunks as JSONL; ``result.chunks`` is then empty."""
+    sizes: tuple[tuple[int, int], ...] = ()
+    """With :attr:`ChunkTask.jsonl`: ``(chars, tokens)`` of each chunk in ``lines``."""
 
     @property
     def problem(self) -> str | None:
@@ -164,6 +181,16 @@ def with_file_meta(
     if resplit:
         extra["resplit"] = True
     return [dataclasses.replace(c, meta={**c.meta, **extra}) for c in chunks]
+
+
+def render_jsonl(chunks: Iterable[Chunk]) -> bytes:
+    """Chunks as JSON Lines, UTF-8: the ``--format jsonl`` output (:meth:`Chunk.to_json`)."""
+    return "".join(json.dumps(c.to_json(), ensure_ascii=False) + "\n" for c in chunks).encode()
+
+
+def chunk_sizes(chunks: Iterable[Chunk]) -> tuple[tuple[int, int], ...]:
+    """``(chars, tokens)`` of each chunk: what the run's statistics need of it."""
+    return tuple((c.chars, c.tokens) for c in chunks)
 
 
 def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> FileOutcome:
@@ -198,8 +225,16 @@ def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> Fi
     chunks = with_file_meta(result.chunks, raw.mtime, digest)
     # The caught warning objects stay behind: their text is in ``warnings``, and warning
     # classes with their own constructors do not survive pickling.
-    shipped = dataclasses.replace(result, chunks=chunks, caught=[])
-    return dataclasses.replace(base, result=shipped, seconds=time.perf_counter() - started)
+    if not task.jsonl:
+        shipped = dataclasses.replace(result, chunks=chunks, caught=[])
+        return dataclasses.replace(base, result=shipped, seconds=time.perf_counter() - started)
+    return dataclasses.replace(
+        base,
+        result=dataclasses.replace(result, chunks=[], caught=[]),
+        lines=render_jsonl(chunks),
+        sizes=chunk_sizes(chunks),
+        seconds=time.perf_counter() - started,
+    )
 
 
 def chunk_pool(
@@ -227,6 +262,13 @@ def chunk_pool(
         kind=kind,
         background=background,
     )
+
+
+def start_workers_early(strategy: str, jobs: int | None) -> None:
+    """Start what chunk workers are forked from before the pool exists (a no-op where the
+    run will stay in one process): see :func:`~narezka.pipeline.workers.start_server`."""
+    if strategy not in NEEDS_EMBEDDER and (default_jobs() if jobs is None else jobs) > 1:
+        start_server(chunk_file)
 
 
 def _died(task: ChunkTask, why: str) -> FileOutcome:
@@ -293,6 +335,7 @@ def chunk_documents(
     embed: EmbedFunction | None = None,
     jobs: int | None = None,
     context: str | ContextWriter | None = None,
+    write: Callable[[bytes], object] | None = None,
     **params: Any,
 ) -> ChunkReport:
     """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
@@ -305,6 +348,10 @@ def chunk_documents(
     ``context`` (a ``context_llm`` spec, or a writer) prepends LLM-written context to each
     chunk's ``embed_text`` within the size limit (:mod:`narezka.enrich.llm_context`); it runs
     in this process, after the workers.
+
+    ``write`` streams the chunks out as JSONL (:func:`render_jsonl`), file by file in file
+    order, instead of keeping them: ``report.chunks`` stays empty and ``report.written``
+    holds their sizes, so memory stays flat however big the corpus (workers render them).
     """
     if counter is not None:
         params = {**params, "unit": "tokens", "tokenizer": counter.name}
@@ -314,9 +361,24 @@ def chunk_documents(
     chosen = get_strategy(strategy, embed=embed or lazy_signal_embedder())
     report = ChunkReport()
     writer = _context_writer(context, split_params)
-    files = list(_files(paths, include_for(chosen, include), exclude, report))
-    tasks = [ChunkTask(root, file, split_params, _size(file)) for root, file in files]
-    with chunk_pool(chosen, counter, jobs, work_bytes=sum(t.size for t in tasks)) as pool:
+    jsonl = write is not None and writer is None  # with context, lines follow the LLM step
+
+    def listed() -> list[ChunkTask]:
+        tasks, seen = [], 0
+        for root, file in _files(paths, include_for(chosen, include), exclude, report):
+            tasks.append(ChunkTask(root, file, split_params, _size(file), jsonl))
+            seen += tasks[-1].size
+            if jobs is None and seen - tasks[-1].size < PARALLEL_MIN_BYTES <= seen:
+                start_workers_early(chosen.name, jobs)  # enough for workers: the rest overlaps
+        return tasks
+
+    # The default jobs depends on how much there is to read; an explicit one lets the
+    # workers start up while the files are being listed.
+    tasks = None if jobs is not None else listed()
+    work = None if tasks is None else sum(t.size for t in tasks)
+    with chunk_pool(chosen, counter, jobs, work_bytes=work) as pool:
+        if tasks is None:
+            tasks = listed()
         for task, outcome in zip(tasks, pool.map(tasks), strict=True):
             if outcome.read_failed and outcome.error is not None:
                 report.skipped.append(outcome.error)
@@ -348,9 +410,20 @@ def chunk_documents(
             if result.secrets:
                 report.secrets[outcome.source] = result.secrets
             report.strategies[outcome.source] = result.strategy
-            if not chunks:
+            if write is None:
+                report.chunks.extend(chunks)
+                count = len(chunks)
+            else:
+                lines, sizes = (
+                    (outcome.lines, outcome.sizes)
+                    if task.jsonl
+                    else (render_jsonl(chunks), chunk_sizes(chunks))
+                )
+                write(lines)
+                report.written.extend(sizes)
+                count = len(sizes)
+            if not count:
                 report.empty_files.append(outcome.source)
-            report.chunks.extend(chunks)
             if on_file is not None:
                 on_file(outcome.source)
     if writer is not None:

@@ -23,8 +23,16 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import forkserver
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, Literal, TypeVar
@@ -41,7 +49,10 @@ BATCH_FILES = 32
 costs the parent a round trip, which for thousands of small files added up to a sixth of
 the chunking itself."""
 WINDOW_PER_JOB = 3
-"""Batches in flight per worker: enough to keep workers busy, few enough to bound memory."""
+"""Batches queued or running per worker: enough to keep workers busy between round trips."""
+HELD_PER_JOB = 12
+"""Batches per worker whose results may wait for an earlier, slower one (results leave in
+task order): a big file at the head then holds up neither worker, and memory stays bounded."""
 
 BACKGROUND_NICE = 10
 """How much lower a background worker's priority is (Unix ``nice``): beside embedding, the
@@ -60,6 +71,19 @@ def default_jobs() -> int:
     with contextlib.suppress(AttributeError, OSError):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
+
+
+def start_server(work: Callable[..., Any]) -> None:
+    """Start the fork server that ``work``'s worker processes will be forked from, now: it
+    imports narezka (~0.6 s of CPU) while the caller goes on loading a tokenizer or listing
+    files, instead of while the caller waits for its first worker. Once per process; nothing
+    where there is no fork server (the pool then spawns its workers)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return
+    # The server imports narezka once; each worker is then a fork of it, not a fresh
+    # interpreter importing everything again (~0.4 s of CPU a worker).
+    multiprocessing.get_context("forkserver").set_forkserver_preload([__name__, work.__module__])
+    forkserver.ensure_running()
 
 
 _STATE: dict[str, Any] = {}
@@ -175,10 +199,7 @@ class WorkerPool(Generic[T, R]):
         # child of a threaded process may deadlock on a lock held at the moment of fork.
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-        if context.get_start_method() == "forkserver":
-            # The server imports narezka once; each worker is then a fork of it, not a fresh
-            # interpreter importing everything again (~0.4 s of CPU a worker).
-            context.set_forkserver_preload([__name__, self.work.__module__])
+        start_server(self.work)
         return ProcessPoolExecutor(
             max_workers=self.jobs,
             mp_context=context,
@@ -215,24 +236,44 @@ class WorkerPool(Generic[T, R]):
             return
         pending: deque[tuple[list[T], Future[list[R]]]] = deque()
         batches = _batches(tasks, self.size_of)
-        window = self.jobs * WINDOW_PER_JOB
+        window, held = self.jobs * WINDOW_PER_JOB, self.jobs * HELD_PER_JOB
+
+        def unfinished() -> list[Future[list[R]]]:
+            return [f for _, f in pending if not f.done()]
 
         def fill() -> None:
-            while len(pending) < window and (batch := next(batches, None)) is not None:
+            # Finished batches waiting for their turn do not count against the window.
+            while (
+                len(pending) < held
+                and len(unfinished()) < window
+                and not self._broken()
+                and (batch := next(batches, None)) is not None
+            ):
                 pending.append((batch, self._submit(batch)))
 
         fill()
         while pending:
-            batch, future = pending.popleft()
+            batch, future = pending[0]
+            while not future.done():  # meanwhile, refill for every batch that finishes
+                wait(unfinished(), return_when=FIRST_COMPLETED)
+                fill()
+            pending.popleft()
             try:
                 outcomes = future.result()
             except BrokenProcessPool:
                 # Every file in flight failed with the worker: chunk them again one at a
-                # time, so the one that kills a worker is found and named.
-                suspects = [*batch, *(t for b, _ in pending for t in b)]
+                # time, so the one that kills a worker is found and named. Batches that
+                # had finished before keep their results.
+                later = list(pending)
                 pending.clear()
-                for suspect in suspects:
+                for suspect in batch:
                     yield self._alone(suspect)
+                for held_batch, held_future in later:
+                    if held_future.exception() is None:
+                        yield from held_future.result()
+                    else:
+                        for suspect in held_batch:
+                            yield self._alone(suspect)
                 fill()
                 continue
             fill()
@@ -251,6 +292,10 @@ class WorkerPool(Generic[T, R]):
             self._restart()
             return self.died(task, str(exc))
         return result
+
+    def _broken(self) -> bool:
+        executor = self._executor
+        return isinstance(executor, ProcessPoolExecutor) and _broken(executor)
 
     def _restart(self) -> None:
         executor = self._executor
@@ -283,4 +328,4 @@ def _can_travel(work: Callable[..., Any], fixed: tuple[Any, ...]) -> bool:
     return True
 
 
-__all__ = ["PARALLEL_MIN_BYTES", "PoolKind", "WorkerPool", "default_jobs"]
+__all__ = ["PARALLEL_MIN_BYTES", "PoolKind", "WorkerPool", "default_jobs", "start_server"]
