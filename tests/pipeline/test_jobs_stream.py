@@ -113,11 +113,16 @@ import os, sys
 from pathlib import Path
 from narezka.pipeline import start_workers_early
 start_workers_early(sys.argv[1], int(sys.argv[2]))
+def read(p, name):
+    try:  # any process on the machine may exit while the scan reads it
+        return (p / name).read_bytes()
+    except OSError:
+        return b""
 def parent(p):
-    return (p / "stat").read_text().rsplit(")", 1)[1].split()[1]
-me = str(os.getpid())
+    return read(p, "stat").rsplit(b")", 1)[-1].split()[1:2]
+me = [str(os.getpid()).encode()]
 children = [p for p in Path("/proc").iterdir() if p.name.isdigit() and parent(p) == me]
-print(any(b"forkserver" in (p / "cmdline").read_bytes() for p in children))
+print(any(b"forkserver" in read(p, "cmdline") for p in children))
 """
 
 
