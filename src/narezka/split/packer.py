@@ -132,7 +132,8 @@ class Packer:
         j = i
         if self.estimate is None:
             # Exact costs are cheap (characters): ask for each extension.
-            while j + 1 < n and self.cost(group_start, pieces[j + 1][1]) <= self.budget:
+            cost, budget = self.cost, self.budget
+            while j + 1 < n and cost(group_start, pieces[j + 1][1]) <= budget:
                 j += 1
             return j
         # Exact costs mean tokenizing, and asking for every extension would tokenize each
