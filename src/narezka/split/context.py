@@ -30,7 +30,7 @@ ATOM_FRAME_SHARE = 0.5
 """A split atom's repeated header or fences, with the breadcrumb, may take this share of the
 smallest budget the document is packed at, so every piece keeps room of its own."""
 _NO_FRAME = ("", "")
-_ATOM_KINDS = frozenset(b for b in BlockKind if Block(b, 0, 0).is_atom)
+_ATOM_KINDS = tuple(b for b in BlockKind if Block(b, 0, 0).is_atom)
 
 
 class DocumentContext(Cuts, Sizes):
@@ -62,7 +62,7 @@ class DocumentContext(Cuts, Sizes):
         self.section_starts = [s.start for s in self.sections]
         self.blocks = list(doc.blocks)
         self.block_starts = [b.start for b in self.blocks]
-        self.atoms = [b for b in self.blocks if b.kind in _ATOM_KINDS]
+        self.atoms = [b for b in self.blocks if b.kind in _ATOM_KINDS]  # by identity: fast
         self.atom_starts = [a.start for a in self.atoms]
         title = doc.meta.get("title")
         self.title = title.strip() if isinstance(title, str) else ""
@@ -301,11 +301,37 @@ class DocumentContext(Cuts, Sizes):
             prefetch=None if self.chars else self.count_bodies,
             likely=None if self.chars else self.likely_fits,
             bounds=None if self.slack is None else self.group_bounds,
+            flat=self.flat_cost if self.chars else None,
         )
+
+    def flat_cost(self, pieces: list[tuple[int, int]]) -> int | None:
+        """In characters, what every group of the pieces costs beyond its length when that
+        is one constant: they lie in one section (one breadcrumb), no piece edge is inside an
+        atom (no frame) and no secret is among them (no marker); else None."""
+        start, end = pieces[0][0], pieces[-1][1]
+        if (
+            not self.chars
+            or end <= start
+            or (self.secrets and secrets_in(self.secrets, start, end))
+        ):
+            return None
+        starts = self.section_starts
+        if bisect_right(starts, start) != bisect_right(starts, end - 1):
+            return None
+        if self.atoms:
+            atom_at = self.atom_at
+            for s, e in pieces:
+                if atom_at(s) is not None or atom_at(e) is not None:
+                    return None
+        return len(self.crumb(start, end))
 
     def trim(self, start: int, end: int) -> tuple[int, int]:
         """Trim whitespace, but keep an atom's indentation: a cut there would cut the atom."""
-        s, e = trim_whitespace(self.text, start, end)
+        text = self.text
+        if start < end and not text[start].isspace() and not text[end - 1].isspace():
+            s, e = start, end  # trim_whitespace's set is all isspace(): nothing to trim
+        else:
+            s, e = trim_whitespace(text, start, end)
         if s < e and self.atoms:
             atoms, starts = self.atoms, self.atom_starts
             k = bisect_right(starts, s) - 1
