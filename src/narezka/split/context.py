@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from functools import cached_property
 
-from narezka.enrich.redaction import redact, redact_span, secrets_in, size_change
+from narezka.enrich.redaction import marker, redact, redact_span, secrets_in, size_change
 from narezka.parse.sanitize import needs_sanitizing, sanitize, trim_whitespace
 from narezka.split.atom_frame import atom_frame
 from narezka.split.cuts import Cuts
@@ -194,8 +194,14 @@ class DocumentContext(Cuts, Sizes):
         """The atom's header or fences, shortened to their share of the budget (once)."""
         frame = self._frames.get(atom.start)
         if frame is None:
-            crumb = self.crumb(atom.start, atom.end)
-            cap = int(self.pack_budget * ATOM_FRAME_SHARE) - self.counter.count(crumb)
+            crumb = self.counter.count(self.crumb(atom.start, atom.end))
+            cap = int(self.pack_budget * ATOM_FRAME_SHARE) - crumb
+            # A piece holding a secret's marker must still fit with its frame: a secret is
+            # never cut, and its marker is whole in every piece that touches it.
+            markers = [marker(s.kind) for s in secrets_in(self.secrets, atom.start, atom.end)]
+            if markers:
+                longest = max(self.counter.count(m) for m in set(markers))
+                cap = min(cap, self.pack_budget - crumb - longest)
             header_end = self.table_body_start(atom) if atom.kind is BlockKind.TABLE else 0
             # The header is redacted before it is shortened: a secret cut short in a cell
             # would no longer be recognized.
