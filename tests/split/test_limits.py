@@ -76,6 +76,23 @@ def test_a_header_too_wide_to_shorten_is_dropped_with_a_warning() -> None:
     assert all(not c.embed_text.startswith("| c0") for c in chunks if " c0 " not in c.text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Found by hypothesis: crumb, fences and the 26-character marker were 41 characters,
+        # so every one-character piece of the secret was emitted over the limit of 40.
+        "# доставка\n\n```b\n\nhttps://u:Pw9xQ@host/\n\nash\n```",
+        "# доставка\n\n| a | b |\n|---|---|\n| https://u:Pw9xQ@host/ | 1 |\n| x | y |\n",
+    ],
+)
+def test_a_split_atom_leaves_its_pieces_room_for_a_redaction_marker(text: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AtomContextWarning)
+        chunks = narezka.chunk_text(text, "headings", size=40)
+    assert_contract(text, chunks, 40, get_counter("chars"), atoms=False)
+    assert any("[REDACTED:url-credentials]" in c.embed_text for c in chunks)
+
+
 def test_a_fence_line_longer_than_the_budget_is_shortened() -> None:
     code = "\n".join(f"line_{i} = {i}" for i in range(60))
     text = f"```python {'i' * 900}\n{code}\n```\n"

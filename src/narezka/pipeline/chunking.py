@@ -8,8 +8,9 @@ import time
 import warnings as warnings_module
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from narezka.discover import iter_files, normalize_newlines, read_document
 from narezka.embed import cached_signal_embedder
@@ -112,7 +113,7 @@ def chunk_raw(
     raw: RawDocument, strategy: Strategy, params: SplitParams, counter: TokenCounter
 ) -> FileChunks:
     """Chunks of one decoded document; ``auto`` first picks the strategy for this file."""
-    chosen = strategy.choose(raw) if isinstance(strategy, Chooser) else strategy
+    chosen = strategy.choose(raw) if _chooses(strategy) else strategy
     if chosen.markdown:
         doc, warnings = parse_document(raw)
     else:
@@ -126,6 +127,16 @@ def chunk_raw(
     notes = [*warnings, *(f"{raw.source}: {w.message}" for w in caught)]
     removed = removed_characters(doc.text[doc.body_start :])
     return FileChunks(chunks, notes, removed, chosen.name, caught, count_kinds(doc.secrets))
+
+
+def _chooses(strategy: Strategy | Chooser) -> TypeGuard[Chooser]:
+    return _chooser_type(type(strategy))
+
+
+@lru_cache(maxsize=64)
+def _chooser_type(kind: type) -> bool:
+    # A runtime Protocol check walks the protocol's attributes on every call, once per file.
+    return issubclass(kind, Chooser)
 
 
 @dataclass(frozen=True, slots=True)

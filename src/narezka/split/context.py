@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from functools import cached_property
 
-from narezka.enrich.redaction import redact, redact_span, secrets_in, size_change
+from narezka.enrich.redaction import marker, redact, redact_span, secrets_in, size_change
 from narezka.parse.sanitize import needs_sanitizing, sanitize, trim_whitespace
 from narezka.split.atom_frame import atom_frame
 from narezka.split.cuts import Cuts
@@ -29,6 +29,8 @@ BREADCRUMB_SHARE = 0.2
 ATOM_FRAME_SHARE = 0.5
 """A split atom's repeated header or fences, with the breadcrumb, may take this share of the
 smallest budget the document is packed at, so every piece keeps room of its own."""
+_NO_FRAME = ("", "")
+_ATOM_KINDS = tuple(b for b in BlockKind if Block(b, 0, 0).is_atom)
 
 
 class DocumentContext(Cuts, Sizes):
@@ -60,7 +62,7 @@ class DocumentContext(Cuts, Sizes):
         self.section_starts = [s.start for s in self.sections]
         self.blocks = list(doc.blocks)
         self.block_starts = [b.start for b in self.blocks]
-        self.atoms = [b for b in self.blocks if b.is_atom]
+        self.atoms = [b for b in self.blocks if b.kind in _ATOM_KINDS]  # by identity: fast
         self.atom_starts = [a.start for a in self.atoms]
         title = doc.meta.get("title")
         self.title = title.strip() if isinstance(title, str) else ""
@@ -69,6 +71,7 @@ class DocumentContext(Cuts, Sizes):
         self._body: dict[tuple[int, int], int] = {}
         self._extra: dict[str, int] = {}
         self._prefix: dict[tuple[str, ...], str] = {}
+        self._spans: dict[tuple[int, int], tuple[tuple[str, ...], str, str]] = {}
         self._embed: dict[tuple[int, int], str] = {}
         self._frames: dict[int, tuple[str, str]] = {}
         self._density = (0, 0)  # characters and tokens of the blocks counted so far
@@ -102,8 +105,25 @@ class DocumentContext(Cuts, Sizes):
 
     def common_section(self, start: int, end: int) -> tuple[tuple[str, ...], str]:
         """The section path shared by every section the range touches, and its anchor."""
-        first = self.section_index(start)
-        last = self.section_index(max(start, end - 1))
+        path, anchor, _ = self._span(start, end)
+        return path, anchor
+
+    def crumb(self, start: int, end: int) -> str:
+        """The breadcrumb the range's ``embed_text`` starts with (see :meth:`prefix`)."""
+        return self._span(start, end)[2]
+
+    def _span(self, start: int, end: int) -> tuple[tuple[str, ...], str, str]:
+        """Common path, anchor and breadcrumb of the range, by the sections it touches: every
+        candidate range asks, and a document has few distinct pairs of sections."""
+        starts = self.section_starts
+        key = (bisect_right(starts, start), bisect_right(starts, max(start, end - 1)))
+        known = self._spans.get(key)
+        if known is None:
+            path, anchor = self._shared_path(key[0] - 1, key[1] - 1)
+            known = self._spans[key] = (path, anchor, self.prefix(path))
+        return known
+
+    def _shared_path(self, first: int, last: int) -> tuple[tuple[str, ...], str]:
         if first < 0:
             return (), ""
         path, anchors = self.sections[first].path, self.sections[first].anchors
@@ -156,6 +176,8 @@ class DocumentContext(Cuts, Sizes):
 
     def _atom_context(self, start: int, end: int) -> tuple[str, str]:
         """Text to put around a piece of a split atom: table header rows, code fences."""
+        if not self.atoms:
+            return _NO_FRAME
         before = after = ""
         atom = self.atom_at(start)
         if atom is not None and atom.kind is BlockKind.TABLE:
@@ -172,8 +194,14 @@ class DocumentContext(Cuts, Sizes):
         """The atom's header or fences, shortened to their share of the budget (once)."""
         frame = self._frames.get(atom.start)
         if frame is None:
-            crumb = self.prefix(self.common_section(atom.start, atom.end)[0])
-            cap = int(self.pack_budget * ATOM_FRAME_SHARE) - self.counter.count(crumb)
+            crumb = self.counter.count(self.crumb(atom.start, atom.end))
+            cap = int(self.pack_budget * ATOM_FRAME_SHARE) - crumb
+            # A piece holding a secret's marker must still fit with its frame: a secret is
+            # never cut, and its marker is whole in every piece that touches it.
+            markers = [marker(s.kind) for s in secrets_in(self.secrets, atom.start, atom.end)]
+            if markers:
+                longest = max(self.counter.count(m) for m in set(markers))
+                cap = min(cap, self.pack_budget - crumb - longest)
             header_end = self.table_body_start(atom) if atom.kind is BlockKind.TABLE else 0
             # The header is redacted before it is shortened: a secret cut short in a cell
             # would no longer be recognized.
@@ -209,8 +237,7 @@ class DocumentContext(Cuts, Sizes):
         body = before + self.span_text(start, end) + after
         if not self.clean:
             body = sanitize(body)
-        path, _ = self.common_section(start, end)
-        result = self.prefix(path) + body
+        result = self.crumb(start, end) + body
         if len(self._embed) > 4096:
             self._embed.clear()
         self._embed[key] = result
@@ -220,34 +247,38 @@ class DocumentContext(Cuts, Sizes):
         """Size of the range as a chunk: exact tokens of its ``embed_text`` (never less than a
         raw-length floor); in characters, an upper bound with the raw span in place of the
         sanitized one."""
-        key = (start, end)
-        cached = self._cost.get(key)
-        if cached is not None:
-            return cached
         raw = end - start
         if self.chars:
             # Sanitizing never lengthens text, so the redacted length bounds the sanitized
             # one: no need to build embed_text. Redaction changes a span's length by an exact
             # amount (a 4-character password becomes a longer marker, a key block a shorter
-            # one): size_change() accounts for it.
-            before, after = self._atom_context(start, end)
-            value = len(self.prefix(self.common_section(start, end)[0])) + len(before) + raw
-            value += len(after)
+            # one): size_change() accounts for it. Pure arithmetic on cached lookups, asked
+            # for every candidate group: cheaper than a memo.
+            starts = self.section_starts
+            span = self._spans.get((bisect_right(starts, start), bisect_right(starts, end - 1)))
+            value = len(span[2] if span is not None and raw > 0 else self.crumb(start, end)) + raw
+            if self.atoms:
+                before, after = self._atom_context(start, end)
+                value += len(before) + len(after)
             if self.secrets:
                 # The raw-length floor still holds: a blob of keys stays a bounded span.
                 value += size_change(self.secrets, start, end)
                 value = max(value, -(-raw // RAW_CHARS_PER_TOKEN))
+            return value
+        key = (start, end)
+        cached = self._cost.get(key)
+        if cached is not None:
+            return cached
+        # A cheap lower bound settles far-too-long ranges without tokenizing them.
+        floor = -(-raw // RAW_CHARS_PER_TOKEN)
+        if floor > self.budget:
+            value = floor
         else:
-            # A cheap lower bound settles far-too-long ranges without tokenizing them.
-            floor = -(-raw // RAW_CHARS_PER_TOKEN)
-            if floor > self.budget:
-                value = floor
-            else:
-                exact = self.summed_cost(start, end)
-                if exact is None:
-                    exact = self.counter.count(self.embed_text(start, end))
-                self._tokens[key] = exact
-                value = max(exact, floor)
+            exact = self.summed_cost(start, end)
+            if exact is None:
+                exact = self.counter.count(self.embed_text(start, end))
+            self._tokens[key] = exact
+            value = max(exact, floor)
         self._cost[key] = value
         return value
 
@@ -276,18 +307,45 @@ class DocumentContext(Cuts, Sizes):
             prefetch=None if self.chars else self.count_bodies,
             likely=None if self.chars else self.likely_fits,
             bounds=None if self.slack is None else self.group_bounds,
+            flat=self.flat_cost if self.chars else None,
         )
+
+    def flat_cost(self, pieces: list[tuple[int, int]]) -> int | None:
+        """In characters, what every group of the pieces costs beyond its length when that
+        is one constant: they lie in one section (one breadcrumb), no piece edge is inside an
+        atom (no frame) and no secret is among them (no marker); else None."""
+        start, end = pieces[0][0], pieces[-1][1]
+        if (
+            not self.chars
+            or end <= start
+            or (self.secrets and secrets_in(self.secrets, start, end))
+        ):
+            return None
+        starts = self.section_starts
+        if bisect_right(starts, start) != bisect_right(starts, end - 1):
+            return None
+        if self.atoms:
+            atom_at = self.atom_at
+            for s, e in pieces:
+                if atom_at(s) is not None or atom_at(e) is not None:
+                    return None
+        return len(self.crumb(start, end))
 
     def trim(self, start: int, end: int) -> tuple[int, int]:
         """Trim whitespace, but keep an atom's indentation: a cut there would cut the atom."""
-        s, e = trim_whitespace(self.text, start, end)
-        if s < e:
-            atom = self.atom_at(s)
-            if atom is not None and atom.start >= start:
-                s = atom.start
-            atom = self.atom_at(e)
-            if atom is not None and atom.end <= end:
-                e = atom.end
+        text = self.text
+        if start < end and not text[start].isspace() and not text[end - 1].isspace():
+            s, e = start, end  # trim_whitespace's set is all isspace(): nothing to trim
+        else:
+            s, e = trim_whitespace(text, start, end)
+        if s < e and self.atoms:
+            atoms, starts = self.atoms, self.atom_starts
+            k = bisect_right(starts, s) - 1
+            if k >= 0 and start <= atoms[k].start < s < atoms[k].end:
+                s = atoms[k].start
+            k = bisect_right(starts, e) - 1
+            if k >= 0 and atoms[k].start < e < atoms[k].end <= end:
+                e = atoms[k].end
         return s, e
 
     def atom_range(self, start: int, end: int) -> tuple[int, int] | None:
@@ -313,16 +371,24 @@ class DocumentContext(Cuts, Sizes):
                 self._tokens.update(zip(todo, counts, strict=True))
         source = self.doc.source
         meta = dict(self.doc.meta)
+        secrets, sections, starts = self.secrets, self.sections, self.section_starts
+        known, chars, name = self._tokens, self.chars, self.counter.name
+        salt = f"{self.fingerprint}\0"
         for index, (start, end) in enumerate(ranges):
             embed = self.embed_text(start, end)
-            path, anchor = self.common_section(start, end)
-            if self.secrets:
+            path, anchor, _ = self._span(start, end)
+            if secrets:
                 path = tuple(redact(title)[0] for title in path)
-            tokens = self._tokens.get((start, end))
+            tokens = known.get((start, end))
             if tokens is None:
-                tokens = len(embed) if self.chars else self.counter.count(embed)
-            digest = hashlib.sha256(f"{self.fingerprint}\0{embed}".encode()).hexdigest()[:32]
-            anchors = anchors_in(self.sections, self.section_starts, start, end)
+                tokens = len(embed) if chars else self.counter.count(embed)
+            digest = hashlib.sha256((salt + embed).encode()).hexdigest()[:32]
+            # A range within one section (most) lists no anchors: skip the lookups.
+            first = bisect_right(starts, start)
+            if first < len(starts) and starts[first] < end:
+                anchors = anchors_in(sections, starts, start, end)
+            else:
+                anchors = []
             chunks.append(
                 Chunk(
                     source=source,
@@ -336,11 +402,11 @@ class DocumentContext(Cuts, Sizes):
                     url=f"{source}#{anchor}" if anchor else source,
                     chars=len(embed),
                     tokens=tokens,
-                    tokenizer=self.counter.name,
+                    tokenizer=name,
                     strategy=self.strategy,
                     content_hash=digest,
                     meta={**meta, "anchors": anchors} if anchors else meta,
-                    secrets=secrets_in(self.secrets, start, end),
+                    secrets=secrets_in(secrets, start, end),
                 )
             )
         return chunks

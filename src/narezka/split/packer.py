@@ -15,6 +15,7 @@ characters.
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from unicodedata import combining
 
@@ -48,6 +49,7 @@ class Packer:
         prefetch: Callable[[list[tuple[int, int]]], None] | None = None,
         likely: Callable[[int, int], bool] | None = None,
         bounds: Bounds | None = None,
+        flat: Callable[[list[tuple[int, int]]], int | None] | None = None,
     ) -> None:
         self.text = text
         self.budget = budget
@@ -75,6 +77,9 @@ class Packer:
         # Bounds on a group's cost from its pieces' counts: a group surely in or surely out
         # is decided without tokenizing it; only one near the limit is counted whole.
         self.bounds = bounds
+        # When every group of a merge's pieces costs its length plus one constant (a
+        # breadcrumb, in characters), that constant: a group then grows by bisection.
+        self.flat = flat
 
     def fits(self, start: int, end: int) -> bool:
         cost = self.cost(start, end)
@@ -116,8 +121,14 @@ class Packer:
             self.prefetch(pieces)
         out: list[tuple[int, int]] = []
         i, n = 0, len(pieces)
+        constant = self.flat(pieces) if self.flat is not None and pieces else None
+        ends = [b for _, b in pieces] if constant is not None else []
         while i < n:
-            j = self._grow(pieces, i)
+            if constant is None:
+                j = self._grow(pieces, i)
+            else:
+                # Cost rises with the end: the loop in _grow stops where this lands.
+                j = max(i, bisect_right(ends, pieces[i][0] + self.budget - constant) - 1)
             if j > i or self._piece_fits(pieces, i):
                 out.append((pieces[i][0], pieces[j][1]))
             else:
@@ -132,7 +143,8 @@ class Packer:
         j = i
         if self.estimate is None:
             # Exact costs are cheap (characters): ask for each extension.
-            while j + 1 < n and self.cost(group_start, pieces[j + 1][1]) <= self.budget:
+            cost, budget = self.cost, self.budget
+            while j + 1 < n and cost(group_start, pieces[j + 1][1]) <= budget:
                 j += 1
             return j
         # Exact costs mean tokenizing, and asking for every extension would tokenize each

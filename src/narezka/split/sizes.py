@@ -64,7 +64,7 @@ class Sizes:
     def prefix(self, path: tuple[str, ...]) -> str:
         raise NotImplementedError
 
-    def common_section(self, start: int, end: int) -> tuple[tuple[str, ...], str]:
+    def crumb(self, start: int, end: int) -> str:
         raise NotImplementedError
 
     def _atom_context(self, start: int, end: int) -> tuple[str, str]:
@@ -130,7 +130,7 @@ class Sizes:
         if self.secrets and secrets_in(self.secrets, start, end):
             return None
         before, after = self._atom_context(start, end)
-        prefix = self.prefix(self.common_section(start, end)[0])
+        prefix = self.crumb(start, end)
         if (before and not before[-1].isspace()) or (after and not after[0].isspace()):
             return None
         if prefix and not prefix[-1].isspace():
@@ -199,7 +199,7 @@ class Sizes:
         the overhead's count, or with no overhead the per-call constant alone (a count of
         "" may hold more: e5's prefix space is a token only without text after it)."""
         before, after = self._atom_context(start, end)
-        if before or after or self.prefix(self.common_section(start, end)[0]):
+        if before or after or self.crumb(start, end):
             return self.overhead_tokens(start, end)
         return self._base
 
@@ -219,7 +219,7 @@ class Sizes:
     def overhead_tokens(self, start: int, end: int) -> int:
         """Tokens of what ``embed_text`` adds around the range: breadcrumb, atom context."""
         before, after = self._atom_context(start, end)
-        prefix = self.prefix(self.common_section(start, end)[0])
+        prefix = self.crumb(start, end)
         known = self._prefix_tokens.get(prefix)
         if known is not None:  # an additive counter: the breadcrumb is counted already
             frame = self._bare(before + after) if before or after else 0
