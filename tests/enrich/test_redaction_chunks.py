@@ -140,6 +140,9 @@ _SECRET_SNIPPETS = st.sampled_from(
 )
 
 
+# At the smallest sizes an atom's repeated fences cannot fit beside a marker: they are
+# dropped with a warning (the limit is what this test holds).
+@pytest.mark.filterwarnings("ignore::narezka.split.atom_frame.AtomContextWarning")
 @given(
     doc=st.tuples(markdown(), st.lists(st.tuples(st.integers(0, 2000), _SECRET_SNIPPETS))),
     size=st.integers(40, 400),

@@ -34,6 +34,7 @@ def documents() -> st.SearchStrategy[str]:
     return st.tuples(body, st.booleans()).map(lambda t: SECRET_LINE + t[0] if t[1] else t[0])
 
 
+@pytest.mark.filterwarnings("ignore::narezka.split.atom_frame.AtomContextWarning")
 @settings(max_examples=150, deadline=None)
 @given(text=documents(), budget=st.sampled_from([40, 120, 800]), data=st.data())
 def test_a_chars_cost_is_the_length_of_the_embed_text_or_bounds_it(
@@ -58,6 +59,9 @@ def split(text: str, strategy: str, size: int) -> list[Chunk]:
     return get_strategy(strategy).split(parsed(text), SplitParams(size=size), get_counter("chars"))
 
 
+# At size 40 a split table's header may not fit beside a marker: dropped with a warning,
+# alike on both paths (what this test compares).
+@pytest.mark.filterwarnings("ignore::narezka.split.atom_frame.AtomContextWarning")
 @pytest.mark.parametrize("strategy", ["headings", "recursive", "sentences", "parent-child"])
 @settings(max_examples=60, deadline=None)
 @given(text=documents(), size=st.sampled_from([40, 90, 250, 1000]))
