@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import fields
 from functools import lru_cache
 
@@ -49,6 +50,15 @@ _REFDEF = re.compile(r"\[([^\[\]\\\n]*)\]:[ \t]*([^\s<()\\\x00-\x1f\x7f]+)[ \t]*
 _TITLE_START = re.compile(r"[ \t]*[\"'(]")
 _QUOTE = re.compile(r" {0,3}> ?")
 _STARTERS = frozenset("`~>*-_+0123456789[<#")  # first characters of non-paragraph blocks
+# A top-level paragraph or ATX heading in one match, for the common case that ``run`` takes
+# many steps for: blank lines, then a heading line, or a line starting a paragraph and the
+# lines _HOT does not stop at; then a blank line (the match ends there). Before a blank line
+# the table check fails, and so would every rule tried before these two.
+_PLAIN_BLOCK = re.compile(
+    r"(?:[ \t]*\n)*(?:(?P<hashes>#{1,6})(?=[ \t\n])(?P<title>[^\n]*)\n"
+    r"|(?P<para>[^ \t\n`~>*\-_+0-9\[<#][^\n]*\n(?:[ \t]*[^ \t\n\-#>`~=<*+_|:0-9][^\n]*\n)*))"
+    r"(?=[ \t]*\n)"
+)
 _PARA, _TABLE, _LIST = 0, 1, 2  # which block asks whether a line interrupts it
 _MAX_LEVEL = 18  # markdown-it stops nesting at level 20; stay clear of it
 
@@ -165,7 +175,10 @@ class _Scan:
         if self.nest + 2 * depth >= _MAX_LEVEL:
             raise _Bail
         src, stop = self.src, self.stop
+        plain = _PLAIN_BLOCK.match if ov == -1 else None  # a document, not a list item
         while True:
+            if plain is not None:
+                line = self.plain_blocks(plain, line)
             if line == ov and src[ovp] != "\n":
                 pos, col = ovp, ovc
             else:
@@ -185,6 +198,26 @@ class _Scan:
             if col < blk:
                 return line
             line = self.block(line, pos, col, blk, li, depth, line == ov)
+
+    def plain_blocks(self, plain: Callable[[str, int], re.Match[str] | None], line: int) -> int:
+        """Top-level paragraphs and headings from ``line`` while ``_PLAIN_BLOCK`` matches;
+        returns the line the general rules go on from."""
+        src, stop, off, out = self.src, self.stop, self.off, self.out
+        m = plain(src, line)
+        while m is not None and m.end() < stop:
+            line = m.end()
+            hashes = m.group("hashes")
+            if hashes is None:
+                para = m.start("para") + off
+                out.append(_block(BlockKind.PARAGRAPH, para, line - 1 + off, 0, "", "", "", ""))
+            else:
+                raw = m.group("title").rstrip(" \t")
+                bare = raw.rstrip("#")
+                if bare and bare[-1] in " \t":  # closing #s count only after a space
+                    raw = bare
+                self.heading(m.start("hashes"), line - 1, len(hashes), mdTrim(raw))
+            m = plain(src, line)
+        return line
 
     def block(self, line: int, pos: int, col: int, blk: int, li: int, depth: int,
               ov: bool) -> int:  # fmt: skip
