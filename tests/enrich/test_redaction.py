@@ -253,7 +253,23 @@ def _plain_scan(text: str) -> list[tuple[int, int, int, str]]:
 _HINTS = sorted({hint for rule in redaction._TOKEN_RULES for hint in rule.hints})
 _KEYS = ["password", "PASSWD", "passphrase", "secret", "Secret_Key_Base", "token", "apiKey"]
 _KEYS += ["api-key", "ACCESS_KEY", "auth_key", "private-key", "pwd", "secreToken", "mysecretoken"]
-_TRICKY = ["İ", "K", "ſ", "\u0130stanbul", "ß", "\t", " ", "  ", '"', "'", ":", "=", ":=", "=>"]
+_TRICKY = [
+    "İ",
+    "\u212a",
+    "K",
+    "ſ",
+    "\u0130stanbul",
+    "ß",
+    "\t",
+    " ",
+    "  ",
+    '"',
+    "'",
+    ":",
+    "=",
+    ":=",
+    "=>",
+]
 _ALPHABET = "aekmnoprstwyzAEKT0159_-.:=/@ \t\n\"'"
 
 
@@ -284,7 +300,7 @@ def test_every_hint_alone_reaches_its_rule(hint: str) -> None:
 
 _FORMS = ["password", "passwd", "passphrase", "secret", "secret_key", "secretkey", "secret-base"]
 _FORMS += ["secret_key_base", "token", "api_key", "apikey", "access-key", "authkey", "private_key"]
-_FORMS += ["pwd", "DB_PASSWORD", "accessToken", "X_API_KEY"]
+_FORMS += ["pwd", "DB_PASSWORD", "accessToken", "X_API_KEY", "API_\u212aEY", "Passwd"]
 _BETWEEN = ["", '"', "'", " ", "\t", "  ", '" ', "' \t"]
 
 

@@ -293,37 +293,40 @@ def _rules_present(text: str) -> Iterator[_Rule]:
             yield rule
 
 
-# Where a keyword's assignment can be: a ``:`` or ``=`` right after the last three letters
-# of a keyword (ord, wd, ase, ret, key, ken: every keyword ends so), or after a quote or a
-# blank that may follow one. Few characters are ``:`` or ``=``, so this scan is quick; the
-# keywords themselves are then matched on the short run of key characters before it.
+# Where a keyword's assignment can be: a ``:`` or ``=`` right after the last letters of a
+# keyword in any case (ord, wd, ase, ret, key, ken: every keyword ends so; U+212A, the Kelvin
+# sign, lowercases to k), or after a quote or a blank that may follow one. Few characters
+# are ``:`` or ``=``, so this scan is quick; the keywords themselves are then matched on the
+# short run of key characters before it, lowercased.
 _SEPARATOR = re.compile(
-    r"[:=](?:(?<=ord.)|(?<=wd.)|(?<=ase.)|(?<=ret.)|(?<=key.)|(?<=ken.)|(?<=[\"' \t].))"
+    r"[:=](?:(?<=[oO][rR][dD].)|(?<=[wW][dD].)|(?<=[aA][sS][eE].)|(?<=[rR][eE][tT].)"
+    "|(?<=[kK\u212a][eE][yY].)|(?<=[kK\u212a][eE][nN].)|(?<=[\"' \t].))"
 )
+_RUN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-\u212a")
+"""The characters that lowercase to ``[a-z_-]``, what a keyword match is made of."""
 
 
-def _keywords(lowered: str) -> Iterator[re.Match[str]]:
-    """The matches of ``_KEYWORD.finditer(lowered)`` that end where an assignment may start.
+def _keywords(text: str) -> Iterator[tuple[int, int]]:
+    """Where ``_KEYWORD.finditer(text.lower())`` matches and an assignment may start.
 
-    The others cannot be assigned a value (``_VALUE`` needs ``:`` or ``=`` after at most a
-    quote and blanks). A keyword match holds only ``[a-z_-]``, so none spans another
-    character: starting ``finditer`` after the last one before a separator finds the very
+    ``text`` holds no U+0130, the one character whose lowercase is longer, so offsets match.
+    The other matches cannot be assigned a value (``_VALUE`` needs ``:`` or ``=`` after at
+    most a quote and blanks). A keyword match holds only key characters, so none spans
+    another: matching from the first key character before a separator finds the very
     matches (and misses the very overlapping ones) the scan from the start would."""
-    for sep in _SEPARATOR.finditer(lowered):
+    for sep in _SEPARATOR.finditer(text):
         end = sep.start()
-        while end and lowered[end - 1] in " \t":
+        while end and text[end - 1] in " \t":
             end -= 1
-        if end and lowered[end - 1] in "\"'":
+        if end and text[end - 1] in "\"'":
             end -= 1
         run = end
-        while run and lowered[run - 1] in _RUN_CHARS:
+        while run and text[run - 1] in _RUN_CHARS:
             run -= 1
-        for m in _KEYWORD.finditer(lowered, run, end):
-            if m.end() == end:
-                yield m
-
-
-_RUN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz_-")
+        window = text[run:end].lower()
+        for m in _KEYWORD.finditer(window):
+            if m.end() == len(window):
+                yield run + m.start(), end
 
 
 def _candidates(text: str) -> list[tuple[int, int, int, str]]:
@@ -338,11 +341,14 @@ def _candidates(text: str) -> list[tuple[int, int, int, str]]:
             if url is not None and not _placeholder(url.group(2)):
                 found.append((url.start(1), url.end(2), 1, "url-credentials"))
             at = text.find("://", at + 3)
-    lowered = text.lower()
-    # Lowercasing keeps every offset unless some character grew ("İ" → "i̇").
-    keywords = _keywords(lowered) if len(lowered) == len(text) else _KEYWORD_ANY_CASE.finditer(text)
-    for m in keywords:
-        assigned = _assignment(text, m.start(), m.end())
+    if "\u0130" in text:  # lowercasing it adds a character: offsets would drift
+        keywords: Iterator[tuple[int, int]] = (
+            (m.start(), m.end()) for m in _KEYWORD_ANY_CASE.finditer(text)
+        )
+    else:
+        keywords = _keywords(text)
+    for start, end in keywords:
+        assigned = _assignment(text, start, end)
         if assigned is not None:
             found.append(assigned)
     return found
