@@ -193,6 +193,12 @@ FAST_PATH = [
     "text\n1. one\n\ntext\n2. two\n\ntext\n    code-like\n\n",
     "# Заголовок {#anchor}\n\nАбзац.\n\n## {#only}\n\nЕщё.\n",
     "\u00a0nbsp para\n\n\x0cform feed\n\n",
+    # items of one plain line, ended by the next marker (or not: lazy lines, tables, rules)
+    "10.  x\n    - y\n\n100. x\n   * y\n\n1. x\n    2. y\n",
+    "- a\n- b\n-c\n- d|e\n| f |\n|---|\n\n- a\n***\n- b\n- - -\n",
+    "- a\n  - b\n    - c\n  - d\n- e\n\n1. a\n2) b\n3. c\n\n* a\n+ b\n* c\n",
+    "- # head\n- `code`\n- [link]\n- <b>x</b>\n- 2. nested\n-   four\n-     five\n",
+    "> - a\n> - b\n\n- a\n\n  b\n- c\n   - d\n",
 ]
 
 
