@@ -57,9 +57,9 @@ _STARTERS = frozenset("`~>*-_+0123456789[<#")  # first characters of non-paragra
 # Possessive repeats: when the block does not end at a blank line, the match fails after one
 # pass instead of backtracking through every line and character it read.
 _PLAIN_BLOCK = re.compile(
-    r"(?:[ \t]*\n)*+(?:(?P<hashes>#{1,6})(?=[ \t\n])(?P<title>[^\n]*+)\n"
+    r"(?:[ \t]*\n)*+(?:(?:(?P<hashes>#{1,6})(?=[ \t\n])(?P<title>[^\n]*+)\n"
     r"|(?P<para>[^ \t\n`~>*\-_+0-9\[<#][^\n]*+\n(?:[ \t]*+[^ \t\n\-#>`~=<*+_|:0-9][^\n]*+\n)*+))"
-    r"(?=[ \t]*\n)"
+    r"(?=[ \t]*\n)|(?P<fence>```|~~~))"  # a fence: the match ends inside its first line
 )
 _PARA, _TABLE, _LIST = 0, 1, 2  # which block asks whether a line interrupts it
 _MAX_LEVEL = 18  # markdown-it stops nesting at level 20; stay clear of it
@@ -207,6 +207,15 @@ class _Scan:
         src, stop, off, out = self.src, self.stop, self.off, self.out
         m = plain(src, line)
         while m is not None and m.end() < stop:
+            if m.lastgroup == "fence":  # block's steps for a fence in column 0
+                bol = m.start("fence")
+                nxt = src.find("\n", bol) + 1
+                run = "" if nxt < stop and src[nxt] in "|-: \t" else self.fence_run(bol, bol)
+                if not run:  # perhaps a table, or a paragraph: the general rules decide
+                    return bol
+                line = self.fence(bol, nxt, 0, 0, run)
+                m = plain(src, line)
+                continue
             line = m.end()
             hashes = m.group("hashes")
             if hashes is None:
