@@ -199,6 +199,8 @@ FAST_PATH = [
     "- a\n  - b\n    - c\n  - d\n- e\n\n1. a\n2) b\n3. c\n\n* a\n+ b\n* c\n",
     "- # head\n- `code`\n- [link]\n- <b>x</b>\n- 2. nested\n-   four\n-     five\n",
     "> - a\n> - b\n\n- a\n\n  b\n- c\n   - d\n",
+    "- a\n\n- b\n\n  c\n- d\n\n\n   \n- e\n\nafter\n\n1. x\n\n   y\n\n2. z\n\n",
+    "- a\n\n    code\n- b\n  \n",
     # fences in column 0: a first line that may be a table's, lenient info, none closed
     "```|x\n---|---\n\n```|x|\n|---|\n```\n",
     "```\n  indented\n```\n\n~~~\n- a\n~~~\ntext\n````\n```\n````\n",

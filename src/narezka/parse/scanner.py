@@ -538,29 +538,38 @@ class _Scan:
 
     def one_line_item(self, bol: int, q: int, indent: int, blk: int, depth: int) -> int:
         """The end of an item whose content is one plain line (at ``q``, in column
-        ``indent``) followed by the next item's marker, with its block added; -1 otherwise.
+        ``indent``) followed by the next item's marker, or by blank lines and then a line
+        outside the item, with its block added; -1 otherwise.
 
-        What ``run`` would find, in a few steps instead of many: the marker line ends the
-        paragraph (it is no lazy continuation: it sits less than 4 columns past the list's
-        indent), whether or not it also heads a table; the content line cannot head one,
-        as the line after it is outdented."""
-        src = self.src
+        What ``run`` would find, in a few steps instead of many: a blank line ends the
+        paragraph, and so does the marker line (it is no lazy continuation: it sits less
+        than 4 columns past the list's indent), whether or not it also heads a table; the
+        content line cannot head one, as the line after it is blank or outdented."""
+        src, stop = self.src, self.stop
         if src[q] in _STARTERS or self.nest + 2 * (depth + 1) >= _MAX_LEVEL:
             return -1
         nxt = src.find("\n", q) + 1
-        if nxt >= self.stop:
+        if nxt >= stop:
             return -1
-        pos, col = self.lead(nxt)
-        c = src[pos]
-        if col >= indent or col - blk >= 4 or not (c in "*-+" or "0" <= c <= "9"):
-            return -1
-        if _ORDERED.match(src, pos) is None and _BULLET.match(src, pos) is None:
-            return -1
+        blanks = _BLANKS.match(src, nxt)
+        end = blanks.end() if blanks else nxt
+        if end >= stop:
+            end = stop
+        else:
+            pos, col = self.lead(end)
+            if col >= indent:
+                return -1
+            if end == nxt:
+                c = src[pos]
+                if col - blk >= 4 or not (c in "*-+" or "0" <= c <= "9"):
+                    return -1
+                if _ORDERED.match(src, pos) is None and _BULLET.match(src, pos) is None:
+                    return -1
         off = self.off
         self.out.append(
             _block(BlockKind.LIST_ITEM, bol + off, nxt - 1 + off, depth + 1, "", "", "", "")
         )
-        return nxt
+        return end
 
     def reference(self, pos: int, eol: int) -> bool:
         """A one-line link reference definition (no block); bail on anything fancier."""
