@@ -11,6 +11,7 @@ library): token formats whose prefix names the issuer (AWS, GitHub, GitLab, Slac
 Stripe, Google…), private key blocks (also JSON-escaped, as in a GCP service-account file),
 JWTs, credentials inside URLs, and ``password=``/``token:``/``api_key`` assignments in
 configs, ``.env`` files and code, whose value must look like a literal, not a placeholder.
+The token formats are listed in :mod:`narezka.enrich.token_rules`.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
+from narezka.enrich.token_rules import TOKEN_RULES as _TOKEN_RULES
+from narezka.enrich.token_rules import Rule
 from narezka.types import Chunk, Secret
 
 __all__ = [
@@ -44,119 +46,6 @@ def marker(kind: str) -> str:
     """What replaces a secret (or the part of one inside a chunk)."""
     return f"[REDACTED:{kind}]"
 
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    kind: str
-    pattern: re.Pattern[str]
-    hints: tuple[str, ...]
-    """Literal substrings one of which every match contains: a cheap test skips the regex."""
-    group: int = 0
-    """The group holding the secret itself (0: the whole match)."""
-    priority: int = 0
-    """Lower wins when spans overlap: a named token format beats a generic assignment."""
-
-
-_B64 = r"[A-Za-z0-9+/]"
-_TOKEN_RULES = (
-    _Rule(
-        "private-key",
-        # Up to the END line; JSON files escape the newlines (GCP service-account keys).
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:[\s\S]{0,12000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"|(?:(?:\\n|\s)+(?:[A-Za-z-]+: [^\n]*|[A-Za-z0-9+/=]{8,}))*)"
-        ),
-        ("PRIVATE KEY",),
-    ),
-    _Rule(
-        "aws-access-key-id",
-        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
-        ("AKIA", "ASIA", "ABIA", "ACCA"),
-    ),
-    _Rule(
-        "aws-secret-access-key",
-        re.compile(
-            r"(?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?"
-            rf"({_B64}{{40}})(?!{_B64})"
-        ),
-        ("ecret", "ECRET"),
-        group=1,
-    ),
-    _Rule("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), ("AIza",)),
-    _Rule("gcp-oauth-secret", re.compile(r"\bGOCSPX-[0-9A-Za-z_\-]{28}"), ("GOCSPX-",)),
-    _Rule(
-        "github-token",
-        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{60,250})\b"),
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    ),
-    _Rule(
-        "gitlab-token",
-        re.compile(
-            r"\b(?:gl(?:pat|dt|rt|ptt|soat|ft|cbt|imt)-[0-9A-Za-z_\-]{20,}|GR1348941[0-9A-Za-z_\-]{20,})"
-        ),
-        ("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glft-", "glcbt-", "glimt-", "GR1348941"),
-    ),
-    _Rule("slack-token", re.compile(r"\bxox[abposre]-[0-9A-Za-z][0-9A-Za-z\-]{8,}"), ("xox",)),
-    _Rule(
-        "slack-webhook",
-        re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}"),
-        ("hooks.slack.com",),
-    ),
-    _Rule(
-        "anthropic-key", re.compile(r"\bsk-ant-[a-z]{3,8}\d{0,3}-[A-Za-z0-9_\-]{20,}"), ("sk-ant-",)
-    ),
-    _Rule(
-        "openai-key",
-        # A digit and a capital inside: a hyphenated slug ("sk-learn-…") has neither.
-        re.compile(
-            r"\bsk-(?:proj-|svcacct-|admin-)?(?=[\w\-]*\d)(?=[\w\-]*[A-Z])[A-Za-z0-9_\-]{32,}"
-            r"(?![\w\-])"
-        ),
-        ("sk-",),
-        priority=1,
-    ),
-    _Rule(
-        "stripe-key",
-        re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b"),
-        ("_live_", "_test_"),
-    ),
-    _Rule("stripe-webhook-secret", re.compile(r"\bwhsec_[0-9A-Za-z]{24,}\b"), ("whsec_",)),
-    _Rule("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), ("npm_",)),
-    _Rule("pypi-token", re.compile(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"), ("pypi-AgE",)),
-    _Rule("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{34,}\b"), ("hf_",)),
-    _Rule("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b"), ("SG.",)),
-    _Rule("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}(?![\w\-])"), (":AA",)),
-    _Rule("digitalocean-token", re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b"), ("_v1_",)),
-    _Rule("shopify-token", re.compile(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"), ("shp",)),
-    _Rule(
-        "azure-storage-key",
-        re.compile(rf"AccountKey=({_B64}{{86}}==)"),
-        ("AccountKey=",),
-        group=1,
-    ),
-    _Rule(
-        "jwt",
-        re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-        ("eyJ",),
-    ),
-    _Rule(
-        "kube-client-key",
-        re.compile(rf"client-key-data:\s*[\"']?({_B64}{{20,}}=*)"),
-        ("client-key-data",),
-        group=1,
-    ),
-    _Rule(
-        "authorization-header",
-        re.compile(
-            r"(?i:authorization)(?:[\"']?\s*[:=]\s*[\"']?|\s+[\"'])(?i:bearer|basic|token)\s+"
-            r"([A-Za-z0-9\-._~+/]{12,}=*)"
-        ),
-        ("uthorization", "UTHORIZATION"),
-        group=1,
-        priority=1,
-    ),
-)
 
 # After "scheme://": user:password@ (the password is the secret; the user name goes too).
 _URL_CREDENTIALS = re.compile(r"([^\s:/@\"'<>]{1,128}):([^\s/@\"'<>]{1,256})@")
@@ -253,7 +142,7 @@ def _anchor(hint: str) -> tuple[str, str] | None:
     return None
 
 
-def _anchors() -> tuple[re.Pattern[str], tuple[tuple[_Rule, tuple[str, ...]], ...]]:
+def _anchors() -> tuple[re.Pattern[str], tuple[tuple[Rule, tuple[str, ...]], ...]]:
     """One pattern that finds every hint with a rare character, and what it leaves out.
 
     The pattern starts only at ``_ - :``, capitals and digits (sre skips to those at C
@@ -261,7 +150,7 @@ def _anchors() -> tuple[re.Pattern[str], tuple[tuple[_Rule, tuple[str, ...]], ..
     hints (almost every one) is cleared by one pass instead of ~40 substring scans. The
     hints without a rare character (``ecret``, ``xox``…) are left to substring tests."""
     branches: dict[str, list[str]] = {}
-    bare: list[tuple[_Rule, tuple[str, ...]]] = []
+    bare: list[tuple[Rule, tuple[str, ...]]] = []
     for rule in _TOKEN_RULES:
         plain = []
         for hint in rule.hints:
@@ -281,7 +170,7 @@ def _anchors() -> tuple[re.Pattern[str], tuple[tuple[_Rule, tuple[str, ...]], ..
 _ANCHORED, _BARE_HINTS = _anchors()
 
 
-def _rules_present(text: str) -> Iterator[_Rule]:
+def _rules_present(text: str) -> Iterator[Rule]:
     """The token rules one of whose hints ``text`` contains (each hint's literal test)."""
     if _ANCHORED.search(text) is None:
         for rule, hints in _BARE_HINTS:
