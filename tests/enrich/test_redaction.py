@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from narezka.discover import read_document
-from narezka.enrich import redact
+from narezka.enrich import redact, redaction
 from narezka.enrich.redaction import (
     count_kinds,
     find_secrets,
@@ -221,3 +221,94 @@ def test_findings_are_sorted_and_disjoint_on_the_corpus() -> None:
     for name in sorted({p["file"] for p in PLANTED}):
         found = find_secrets(_text(name))
         assert all(a.end <= b.start for a, b in itertools.pairwise(found))
+
+
+def _plain_scan(text: str) -> list[tuple[int, int, int, str]]:
+    """What ``_candidates`` finds, the slow way: every rule whose hint the text contains run
+    over the whole text, and every keyword of the whole (lowercased) text tried."""
+    found = []
+    for rule in redaction._TOKEN_RULES:
+        if any(hint in text for hint in rule.hints):
+            for m in rule.pattern.finditer(text):
+                found.append((m.start(rule.group), m.end(rule.group), rule.priority, rule.kind))
+    at = text.find("://") if "@" in text else -1
+    while at != -1:
+        url = redaction._URL_CREDENTIALS.match(text, at + 3)
+        if url is not None and not redaction._placeholder(url.group(2)):
+            found.append((url.start(1), url.end(2), 1, "url-credentials"))
+        at = text.find("://", at + 3)
+    lowered = text.lower()
+    keywords = (
+        redaction._KEYWORD.finditer(lowered)
+        if len(lowered) == len(text)
+        else redaction._KEYWORD_ANY_CASE.finditer(text)
+    )
+    for m in keywords:
+        assigned = redaction._assignment(text, m.start(), m.end())
+        if assigned is not None:
+            found.append(assigned)
+    return sorted(found)
+
+
+_HINTS = sorted({hint for rule in redaction._TOKEN_RULES for hint in rule.hints})
+_KEYS = ["password", "PASSWD", "passphrase", "secret", "Secret_Key_Base", "token", "apiKey"]
+_KEYS += ["api-key", "ACCESS_KEY", "auth_key", "private-key", "pwd", "secreToken", "mysecretoken"]
+_TRICKY = [
+    "İ",
+    "\u212a",
+    "K",
+    "ſ",
+    "\u0130stanbul",
+    "ß",
+    "\t",
+    " ",
+    "  ",
+    '"',
+    "'",
+    ":",
+    "=",
+    ":=",
+    "=>",
+]
+_ALPHABET = "aekmnoprstwyzAEKT0159_-.:=/@ \t\n\"'"
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from([line.replace("«", "").replace("»", "") for _, line in SHAPES]),
+            st.sampled_from(_HINTS + _KEYS + _TRICKY),
+            st.text(_ALPHABET, max_size=12),
+        ),
+        max_size=16,
+    ).map("".join)
+)
+def test_the_prefilters_find_what_the_plain_scan_finds(text: str) -> None:
+    # The anchor pass and the separator scan only decide where the rules run; a miss here
+    # would be a secret left in the index.
+    assert sorted(redaction._candidates(text)) == _plain_scan(text)
+
+
+@pytest.mark.parametrize("hint", _HINTS)
+def test_every_hint_alone_reaches_its_rule(hint: str) -> None:
+    text = f"до {hint} после {hint}{hint}"
+    assert sorted(redaction._candidates(text)) == _plain_scan(text)
+    assert {r.kind for r in redaction._rules_present(text)} >= {
+        r.kind for r in redaction._TOKEN_RULES if hint in r.hints
+    }
+
+
+_FORMS = ["password", "passwd", "passphrase", "secret", "secret_key", "secretkey", "secret-base"]
+_FORMS += ["secret_key_base", "token", "api_key", "apikey", "access-key", "authkey", "private_key"]
+_FORMS += ["pwd", "DB_PASSWORD", "accessToken", "X_API_KEY", "API_\u212aEY", "Passwd"]
+_BETWEEN = ["", '"', "'", " ", "\t", "  ", '" ', "' \t"]
+
+
+@pytest.mark.parametrize("sep", [":", "=", ":=", "=>"])
+@pytest.mark.parametrize("between", _BETWEEN, ids=repr)
+@pytest.mark.parametrize("key", _FORMS)
+def test_every_keyword_form_and_separator_reaches_the_assignment(
+    key: str, between: str, sep: str
+) -> None:
+    text = f"x {key}{between}{sep} Fk9dsQ2mzL\n"
+    assert redaction._candidates(text) == _plain_scan(text) != []

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from narezka.parse.sanitize import LONG_RUN, removed_characters, sanitize
+from narezka.parse.sanitize import LONG_RUN, needs_sanitizing, removed_characters, sanitize
+
+# The module itself: ``narezka.parse.sanitize`` names the function re-exported by the package.
+sanitize_module = importlib.import_module("narezka.parse.sanitize")
 
 C0_DROPPED = [chr(c) for c in range(0x00, 0x20) if chr(c) not in "\t\n"]
 C1_AND_DEL = [chr(c) for c in range(0x7F, 0xA0)]
@@ -241,3 +245,50 @@ def test_removed_characters_counts_dropped(text: str) -> None:
     without = "".join(ch for ch in text if ch not in DROPPED_SET)
     assert len(text) - len(without) == removed_characters(text)
     assert sanitize(text) == sanitize(without)
+
+
+def _needs_sanitizing_plainly(text: str) -> bool:
+    """The check as one regex pass per rule (what needs_sanitizing answers, quickly)."""
+    return (
+        sanitize_module._DROP.search(text) is not None
+        or sanitize_module._NEWLINE_RUN.search(text) is not None
+        or sanitize_module._SPACE_RUN.search(text) is not None
+        or sanitize_module._LONG_RUN.search(text) is not None
+    )
+
+
+_SPACES = " \t\n\r\x0b\x0c\x1c\x1f\x85\u00a0\u2028\u3000"
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.text(st.sampled_from(["a", "я", "😀", "-", "\ufffd", *_SPACES])),
+            st.sampled_from([*DROPPED, " " * 10, "\t" * 10, "\n" * 5, "x" * 203]),
+            st.integers(200, 210).map(lambda n: "ы" * n),
+        ),
+        max_size=8,
+    ).map("".join)
+)
+@example("\ufffd")  # printable, yet dropped
+@example("x" * 204)  # a run at the very start has no blank before it
+def test_quick_checks_answer_what_the_plain_regexes_answer(text: str) -> None:
+    assert needs_sanitizing(text) == _needs_sanitizing_plainly(text)
+    assert removed_characters(text) == len(text) - len(sanitize_module._DROP.sub("", text))
+    assert needs_sanitizing(text) == (sanitize(text) != text)
+
+
+def test_every_dropped_character_fails_the_printable_test() -> None:
+    # The quick scan relies on this; a new Unicode version in Python could break it.
+    everything = "".join(map(chr, range(0x110000)))
+    dropped = set(sanitize_module._DROP.findall(everything.replace("\ud800", "")))
+    dropped = {c for run in dropped for c in run}
+    assert dropped >= DROPPED_SET
+    assert {c for c in dropped if c.isprintable()} == {"\ufffd"}
+
+
+def test_an_equal_text_reuses_the_scan_and_a_different_one_does_not() -> None:
+    assert removed_characters("ab\x00") == 1
+    assert removed_characters("ab" + "\x00") == 1  # an equal text, another object
+    assert removed_characters("abc") == 0  # same length, no dropped character
+    assert not needs_sanitizing("abc")

@@ -180,6 +180,41 @@ def test_targeted_cases_are_handled(text: str) -> None:
     handled(text)
 
 
+# Where the one-match path for top-level paragraphs and headings hands over to the rules:
+# closing hashes with and without a space, seven hashes, blank lines holding blanks, a last
+# line of blanks, no final newline, lines that may head a table or end a paragraph.
+FAST_PATH = [
+    "# A #\n\n## B#\n\n### C \\#\n\n#### D # #\n\n####### seven\n\n#no\n\n#\n\n",
+    "# Title ##   \n \t\npara one\nline two\n   \npara\n\n",
+    "para\nnext\n\n   \n\t",
+    "para\n  indented continuation\n\nlast paragraph without newline",
+    "a | b\n--|--\n\nhead | x\n:-: | -\n1 | 2\n\n",
+    "text\n===\n\ntext\n- item\n\ntext\n> quote\n\ntext\n```\ncode\n```\n\n",
+    "text\n1. one\n\ntext\n2. two\n\ntext\n    code-like\n\n",
+    "# Заголовок {#anchor}\n\nАбзац.\n\n## {#only}\n\nЕщё.\n",
+    "\u00a0nbsp para\n\n\x0cform feed\n\n",
+    # items of one plain line, ended by the next marker (or not: lazy lines, tables, rules)
+    "10.  x\n    - y\n\n100. x\n   * y\n\n1. x\n    2. y\n",
+    "- a\n- b\n-c\n- d|e\n| f |\n|---|\n\n- a\n***\n- b\n- - -\n",
+    "- a\n  - b\n    - c\n  - d\n- e\n\n1. a\n2) b\n3. c\n\n* a\n+ b\n* c\n",
+    "- # head\n- `code`\n- [link]\n- <b>x</b>\n- 2. nested\n-   four\n-     five\n",
+    "> - a\n> - b\n\n- a\n\n  b\n- c\n   - d\n",
+    "- a\n\n- b\n\n  c\n- d\n\n\n   \n- e\n\nafter\n\n1. x\n\n   y\n\n2. z\n\n",
+    "- a\n\n    code\n- b\n  \n",
+    # fences in column 0: a first line that may be a table's, lenient info, none closed
+    "```|x\n---|---\n\n```|x|\n|---|\n```\n",
+    "```\n  indented\n```\n\n~~~\n- a\n~~~\ntext\n````\n```\n````\n",
+    '```warn header="`x`"\nbody\n```\n\n``` `a` ```\n\n~~~ ~\nz\n~~~~\n\n```\nopen\n\n',
+]
+
+
+@pytest.mark.parametrize("text", FAST_PATH)
+def test_the_fast_path_agrees_with_markdown_it(text: str) -> None:
+    handled(text)
+    for cut in range(len(text)):  # every prefix ends the document somewhere else
+        same_or_none(text[:cut])
+
+
 @pytest.mark.parametrize(
     "text",
     [

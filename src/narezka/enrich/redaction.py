@@ -11,6 +11,7 @@ library): token formats whose prefix names the issuer (AWS, GitHub, GitLab, Slac
 Stripe, Google…), private key blocks (also JSON-escaped, as in a GCP service-account file),
 JWTs, credentials inside URLs, and ``password=``/``token:``/``api_key`` assignments in
 configs, ``.env`` files and code, whose value must look like a literal, not a placeholder.
+The token formats are listed in :mod:`narezka.enrich.token_rules`.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 
+from narezka.enrich.token_rules import TOKEN_RULES as _TOKEN_RULES
+from narezka.enrich.token_rules import Rule
 from narezka.types import Chunk, Secret
 
 __all__ = [
@@ -44,119 +46,6 @@ def marker(kind: str) -> str:
     """What replaces a secret (or the part of one inside a chunk)."""
     return f"[REDACTED:{kind}]"
 
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    kind: str
-    pattern: re.Pattern[str]
-    hints: tuple[str, ...]
-    """Literal substrings one of which every match contains: a cheap test skips the regex."""
-    group: int = 0
-    """The group holding the secret itself (0: the whole match)."""
-    priority: int = 0
-    """Lower wins when spans overlap: a named token format beats a generic assignment."""
-
-
-_B64 = r"[A-Za-z0-9+/]"
-_TOKEN_RULES = (
-    _Rule(
-        "private-key",
-        # Up to the END line; JSON files escape the newlines (GCP service-account keys).
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:[\s\S]{0,12000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"|(?:(?:\\n|\s)+(?:[A-Za-z-]+: [^\n]*|[A-Za-z0-9+/=]{8,}))*)"
-        ),
-        ("PRIVATE KEY",),
-    ),
-    _Rule(
-        "aws-access-key-id",
-        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
-        ("AKIA", "ASIA", "ABIA", "ACCA"),
-    ),
-    _Rule(
-        "aws-secret-access-key",
-        re.compile(
-            r"(?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?"
-            rf"({_B64}{{40}})(?!{_B64})"
-        ),
-        ("ecret", "ECRET"),
-        group=1,
-    ),
-    _Rule("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), ("AIza",)),
-    _Rule("gcp-oauth-secret", re.compile(r"\bGOCSPX-[0-9A-Za-z_\-]{28}"), ("GOCSPX-",)),
-    _Rule(
-        "github-token",
-        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{60,250})\b"),
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    ),
-    _Rule(
-        "gitlab-token",
-        re.compile(
-            r"\b(?:gl(?:pat|dt|rt|ptt|soat|ft|cbt|imt)-[0-9A-Za-z_\-]{20,}|GR1348941[0-9A-Za-z_\-]{20,})"
-        ),
-        ("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glft-", "glcbt-", "glimt-", "GR1348941"),
-    ),
-    _Rule("slack-token", re.compile(r"\bxox[abposre]-[0-9A-Za-z][0-9A-Za-z\-]{8,}"), ("xox",)),
-    _Rule(
-        "slack-webhook",
-        re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}"),
-        ("hooks.slack.com",),
-    ),
-    _Rule(
-        "anthropic-key", re.compile(r"\bsk-ant-[a-z]{3,8}\d{0,3}-[A-Za-z0-9_\-]{20,}"), ("sk-ant-",)
-    ),
-    _Rule(
-        "openai-key",
-        # A digit and a capital inside: a hyphenated slug ("sk-learn-…") has neither.
-        re.compile(
-            r"\bsk-(?:proj-|svcacct-|admin-)?(?=[\w\-]*\d)(?=[\w\-]*[A-Z])[A-Za-z0-9_\-]{32,}"
-            r"(?![\w\-])"
-        ),
-        ("sk-",),
-        priority=1,
-    ),
-    _Rule(
-        "stripe-key",
-        re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b"),
-        ("_live_", "_test_"),
-    ),
-    _Rule("stripe-webhook-secret", re.compile(r"\bwhsec_[0-9A-Za-z]{24,}\b"), ("whsec_",)),
-    _Rule("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), ("npm_",)),
-    _Rule("pypi-token", re.compile(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"), ("pypi-AgE",)),
-    _Rule("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{34,}\b"), ("hf_",)),
-    _Rule("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b"), ("SG.",)),
-    _Rule("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}(?![\w\-])"), (":AA",)),
-    _Rule("digitalocean-token", re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b"), ("_v1_",)),
-    _Rule("shopify-token", re.compile(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"), ("shp",)),
-    _Rule(
-        "azure-storage-key",
-        re.compile(rf"AccountKey=({_B64}{{86}}==)"),
-        ("AccountKey=",),
-        group=1,
-    ),
-    _Rule(
-        "jwt",
-        re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-        ("eyJ",),
-    ),
-    _Rule(
-        "kube-client-key",
-        re.compile(rf"client-key-data:\s*[\"']?({_B64}{{20,}}=*)"),
-        ("client-key-data",),
-        group=1,
-    ),
-    _Rule(
-        "authorization-header",
-        re.compile(
-            r"(?i:authorization)(?:[\"']?\s*[:=]\s*[\"']?|\s+[\"'])(?i:bearer|basic|token)\s+"
-            r"([A-Za-z0-9\-._~+/]{12,}=*)"
-        ),
-        ("uthorization", "UTHORIZATION"),
-        group=1,
-        priority=1,
-    ),
-)
 
 # After "scheme://": user:password@ (the password is the secret; the user name goes too).
 _URL_CREDENTIALS = re.compile(r"([^\s:/@\"'<>]{1,128}):([^\s/@\"'<>]{1,256})@")
@@ -238,11 +127,100 @@ def _assignment(text: str, start: int, end: int) -> tuple[int, int, int, str] | 
     return m.start(group), m.end(group), 2, _kind_of(key)
 
 
+_RARE = frozenset("_-:ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+def _anchor(hint: str) -> tuple[str, str] | None:
+    """(the hint's first rare character, a pattern for what follows it there), or None.
+
+    The pattern matches the rest of the hint and then checks the whole hint behind it, so
+    a search for the rare character finds the hint wherever it is."""
+    for i, char in enumerate(hint):
+        if char in _RARE:
+            rest = re.escape(hint[i + 1 :])
+            return char, rest if i == 0 else f"{rest}(?<={re.escape(hint)})"
+    return None
+
+
+def _anchors() -> tuple[re.Pattern[str], tuple[tuple[Rule, tuple[str, ...]], ...]]:
+    """One pattern that finds every hint with a rare character, and what it leaves out.
+
+    The pattern starts only at ``_ - :``, capitals and digits (sre skips to those at C
+    speed; its branches are grouped by that character); a document without any of these
+    hints (almost every one) is cleared by one pass instead of ~40 substring scans. The
+    hints without a rare character (``ecret``, ``xox``…) are left to substring tests."""
+    branches: dict[str, list[str]] = {}
+    bare: list[tuple[Rule, tuple[str, ...]]] = []
+    for rule in _TOKEN_RULES:
+        plain = []
+        for hint in rule.hints:
+            anchored = _anchor(hint)
+            if anchored is None:
+                plain.append(hint)
+            else:
+                branches.setdefault(anchored[0], []).append(anchored[1])
+        if plain:
+            bare.append((rule, tuple(plain)))
+    pattern = "|".join(
+        f"{re.escape(char)}(?:{'|'.join(rests)})" for char, rests in branches.items()
+    )
+    return re.compile(pattern), tuple(bare)
+
+
+_ANCHORED, _BARE_HINTS = _anchors()
+
+
+def _rules_present(text: str) -> Iterator[Rule]:
+    """The token rules one of whose hints ``text`` contains (each hint's literal test)."""
+    if _ANCHORED.search(text) is None:
+        for rule, hints in _BARE_HINTS:
+            if any(hint in text for hint in hints):
+                yield rule
+        return
+    for rule in _TOKEN_RULES:
+        if any(hint in text for hint in rule.hints):
+            yield rule
+
+
+# Where a keyword's assignment can be: a ``:`` or ``=`` right after the last letters of a
+# keyword in any case (ord, wd, ase, ret, key, ken: every keyword ends so; U+212A, the Kelvin
+# sign, lowercases to k), or after a quote or a blank that may follow one. Few characters
+# are ``:`` or ``=``, so this scan is quick; the keywords themselves are then matched on the
+# short run of key characters before it, lowercased.
+_SEPARATOR = re.compile(
+    r"[:=](?:(?<=[oO][rR][dD].)|(?<=[wW][dD].)|(?<=[aA][sS][eE].)|(?<=[rR][eE][tT].)"
+    "|(?<=[kK\u212a][eE][yY].)|(?<=[kK\u212a][eE][nN].)|(?<=[\"' \t].))"
+)
+_RUN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-\u212a")
+"""The characters that lowercase to ``[a-z_-]``, what a keyword match is made of."""
+
+
+def _keywords(text: str) -> Iterator[tuple[int, int]]:
+    """Where ``_KEYWORD.finditer(text.lower())`` matches and an assignment may start.
+
+    ``text`` holds no U+0130, the one character whose lowercase is longer, so offsets match.
+    The other matches cannot be assigned a value (``_VALUE`` needs ``:`` or ``=`` after at
+    most a quote and blanks). A keyword match holds only key characters, so none spans
+    another: matching from the first key character before a separator finds the very
+    matches (and misses the very overlapping ones) the scan from the start would."""
+    for sep in _SEPARATOR.finditer(text):
+        end = sep.start()
+        while end and text[end - 1] in " \t":
+            end -= 1
+        if end and text[end - 1] in "\"'":
+            end -= 1
+        run = end
+        while run and text[run - 1] in _RUN_CHARS:
+            run -= 1
+        window = text[run:end].lower()
+        for m in _KEYWORD.finditer(window):
+            if m.end() == len(window):
+                yield run + m.start(), end
+
+
 def _candidates(text: str) -> list[tuple[int, int, int, str]]:
     found: list[tuple[int, int, int, str]] = []
-    for rule in _TOKEN_RULES:
-        if not any(hint in text for hint in rule.hints):
-            continue
+    for rule in _rules_present(text):
         for m in rule.pattern.finditer(text):
             found.append((m.start(rule.group), m.end(rule.group), rule.priority, rule.kind))
     if "@" in text:
@@ -252,15 +230,14 @@ def _candidates(text: str) -> list[tuple[int, int, int, str]]:
             if url is not None and not _placeholder(url.group(2)):
                 found.append((url.start(1), url.end(2), 1, "url-credentials"))
             at = text.find("://", at + 3)
-    lowered = text.lower()
-    # Lowercasing keeps every offset unless some character grew ("İ" → "i̇").
-    keywords = (
-        _KEYWORD.finditer(lowered)
-        if len(lowered) == len(text)
-        else _KEYWORD_ANY_CASE.finditer(text)
-    )
-    for m in keywords:
-        assigned = _assignment(text, m.start(), m.end())
+    if "\u0130" in text:  # lowercasing it adds a character: offsets would drift
+        keywords: Iterator[tuple[int, int]] = (
+            (m.start(), m.end()) for m in _KEYWORD_ANY_CASE.finditer(text)
+        )
+    else:
+        keywords = _keywords(text)
+    for start, end in keywords:
+        assigned = _assignment(text, start, end)
         if assigned is not None:
             found.append(assigned)
     return found

@@ -13,150 +13,37 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import fields
-from functools import lru_cache
+from collections.abc import Callable
 
-from markdown_it.common.normalize_url import normalizeLink, validateLink
-from markdown_it.common.utils import mdTrim, normalizeReference
+from markdown_it.common.utils import mdTrim
 from markdown_it.rules_block.html_block import HTML_SEQUENCES
-from markdown_it.rules_block.table import escapedSplit
 
-from narezka.parse.syntax import (
-    LENIENT_FENCE,
-    fence_lines,
-    heading_title,
-    mask_info_backticks,
-    slugify,
+from narezka.parse.leaf_blocks import (
+    _ATX,
+    _AUTOCOMPLETED_CAP,
+    _BLANK_LINE,
+    _BLANKS,
+    _BULLET,
+    _HOT,
+    _HR,
+    _MAX_LEVEL,
+    _ORDERED,
+    _PLAIN_BLOCK,
+    _QUOTE,
+    _STARTERS,
+    _UNDERLINE,
+    LeafRules,
+    _autocompleted,
+    _Bail,
+    _block,
 )
 from narezka.types import Block, BlockKind
 
-# Patterns that find a *line* start with a literal "\n" prefix: sre skips ahead to the next
-# newline at C speed, where a MULTILINE "^" would be tried at every character (3x slower).
-_HOT = re.compile(r"\n[ \t]*(?:\n|[-#>`~=<*+_|:0-9])")  # a line that may end a paragraph
-_BLANK_LINE = re.compile(r"\n[ \t]*\n")
-_CODE_END = re.compile(r"\n {0,3}[^ \t\n]")  # first line no longer in a top-level code block
-_BLANKS = re.compile(r"(?:[ \t]*\n)*")
-_FENCE = re.compile(r"(`{3,}|~{3,})([^\n]*)")
-_ATX = re.compile(r"#{1,6}(?=[ \t\n])")
-_HR = re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*\n")
-_UNDERLINE = re.compile(r"(?:=+|-+)[ \t]*\n")
-_ORDERED = re.compile(r"([0-9]{1,9})[.)](?=[ \t\n])")
-_BULLET = re.compile(r"[-*+](?=[ \t\n])")
-_DELIM = re.compile(r"(?:[|:][-|: \t]|-[-|:])[-|: \t]*\n")
-_HEADER_CELL = re.compile(r"^:?-+:?$")
-_LABEL_END = re.compile(r"[\[\]\\]")
-_REFDEF = re.compile(r"\[([^\[\]\\\n]*)\]:[ \t]*([^\s<()\\\x00-\x1f\x7f]+)[ \t]*\n")
-_TITLE_START = re.compile(r"[ \t]*[\"'(]")
-_QUOTE = re.compile(r" {0,3}> ?")
-_STARTERS = frozenset("`~>*-_+0123456789[<#")  # first characters of non-paragraph blocks
 _PARA, _TABLE, _LIST = 0, 1, 2  # which block asks whether a line interrupts it
-_MAX_LEVEL = 18  # markdown-it stops nesting at level 20; stay clear of it
-
-_FIELDS = ("kind", "start", "end", "level", "title", "anchor", "fence", "fence_close")
-if tuple(f.name for f in fields(Block)) != _FIELDS:  # _block below must follow Block
-    raise ImportError("narezka.types.Block changed its fields; update scanner._block")
-_S0, _S1, _S2, _S3, _S4, _S5, _S6, _S7 = (vars(Block)[name].__set__ for name in _FIELDS)
-_new = object.__new__
 
 
-def _block(kind: BlockKind, start: int, end: int, level: int, title: str, anchor: str,
-           fence: str, close: str) -> Block:  # fmt: skip
-    """``Block(...)`` at half the cost (a sizeable share of the scan): a frozen dataclass's
-    ``__init__`` calls ``object.__setattr__`` per field; its slot descriptors store directly."""
-    block: Block = _new(Block)
-    _S0(block, kind)
-    _S1(block, start)
-    _S2(block, end)
-    _S3(block, level)
-    _S4(block, title)
-    _S5(block, anchor)
-    _S6(block, fence)
-    _S7(block, close)
-    return block
-
-
-_AUTOCOMPLETED_CAP = 0x10000
-"""markdown-it ends a table once its rows lack more than this many cells in all (it fills
-them in); only a table with more rows × columns than this can get there."""
-
-
-def _autocompleted(src: str, rows: list[tuple[int, int]], width: int) -> bool:
-    """Whether markdown-it would end this table early: its rows, one by one, lack more than
-    the cap of cells (a 50k-row table with every cell in place lacks none, and is scanned)."""
-    missing = 0
-    for p, e in rows:
-        cols = escapedSplit(mdTrim(src[p:e]))
-        if cols and cols[0] == "":
-            cols.pop(0)
-        if cols and cols[-1] == "":
-            cols.pop()
-        missing += width - len(cols)
-        if missing > _AUTOCOMPLETED_CAP:
-            return True
-    return False
-
-
-class _Bail(Exception):
-    """The document holds a construct the scanner does not model exactly."""
-
-
-@lru_cache(maxsize=256)
-def _closer(run: str, indent: int) -> re.Pattern[str]:
-    """The closing line of a fence opened with ``run`` in a container indented ``indent``.
-
-    Inside a list item the fence also ends (unclosed) at a non-blank line indented less than
-    the item's content; group 1 marks that case, group 2 a tab we will not expand.
-    """
-    marker = re.escape(run[0]) + "{" + str(len(run)) + r",}[ \t]*\n"
-    if indent == 0:
-        return re.compile(r"\n {0,3}" + marker)
-    out, close = f" {{0,{indent - 1}}}[^ \\t\\n]", f" {{{indent},{indent + 3}}}"
-    return re.compile(rf"\n(?:({out})|( *\t)|{close}{marker})")
-
-
-class _Scan:
-    """One pass over ``src`` (the body plus a sentinel newline); lines end before ``stop``."""
-
-    def __init__(self, text: str, off: int, src: str, stop: int, lenient: bool, nest: int) -> None:
-        self.text = text  # the caller's text: src[i] is text[i + off] on every line
-        self.off = off
-        # parse_blocks stretches a fence left open at the end of the body to the end of text
-        end = len(src) - 1
-        while end and src[end - 1] == "\n":
-            end -= 1
-        self.body_end = off + end if lenient else -1
-        self.src = src
-        self.stop = stop
-        self.lenient = lenient
-        self.nest = nest
-        self.out: list[Block] = []
-        self.markups: dict[int, str] = {}  # block index -> fence run, for quote remapping
-
-    def lead(self, bol: int) -> tuple[int, int]:
-        """(offset of the first non-blank character, its column with tabs expanded)."""
-        src = self.src
-        pos = bol
-        col = 0
-        while True:
-            c = src[pos]
-            if c == " ":
-                col += 1
-            elif c == "\t":
-                col += 4 - col % 4
-            else:
-                return pos, col
-            pos += 1
-
-    def add(self, kind: BlockKind, bol: int, eol: int, level: int, title: str = "",
-            anchor: str = "", markup: str = "") -> None:  # fmt: skip
-        start, end = bol + self.off, eol + self.off
-        fence = close = ""
-        if markup:
-            self.markups[len(self.out)] = markup
-            fence, close = fence_lines(self.text, start, end, markup)
-            if not close and end == self.body_end:
-                end = len(self.text)
-        self.out.append(_block(kind, start, end, level, title, anchor, fence, close))
+class _Scan(LeafRules):
+    """The container rules and the driver: markdown-it's block loop over ``LeafRules``."""
 
     def run(self, line: int, blk: int, li: int, depth: int, ov: int, ovp: int, ovc: int) -> int:
         """markdown-it's ``tokenize`` for one container: blocks from ``line`` while indented
@@ -165,7 +52,10 @@ class _Scan:
         if self.nest + 2 * depth >= _MAX_LEVEL:
             raise _Bail
         src, stop = self.src, self.stop
+        plain = _PLAIN_BLOCK.match if ov == -1 else None  # a document, not a list item
         while True:
+            if plain is not None:
+                line = self.plain_blocks(plain, line)
             if line == ov and src[ovp] != "\n":
                 pos, col = ovp, ovc
             else:
@@ -185,6 +75,35 @@ class _Scan:
             if col < blk:
                 return line
             line = self.block(line, pos, col, blk, li, depth, line == ov)
+
+    def plain_blocks(self, plain: Callable[[str, int], re.Match[str] | None], line: int) -> int:
+        """Top-level paragraphs and headings from ``line`` while ``_PLAIN_BLOCK`` matches;
+        returns the line the general rules go on from."""
+        src, stop, off, out = self.src, self.stop, self.off, self.out
+        m = plain(src, line)
+        while m is not None and m.end() < stop:
+            if m.lastgroup == "fence":  # block's steps for a fence in column 0
+                bol = m.start("fence")
+                nxt = src.find("\n", bol) + 1
+                run = "" if nxt < stop and src[nxt] in "|-: \t" else self.fence_run(bol, bol)
+                if not run:  # perhaps a table, or a paragraph: the general rules decide
+                    return bol
+                line = self.fence(bol, nxt, 0, 0, run)
+                m = plain(src, line)
+                continue
+            line = m.end()
+            hashes = m.group("hashes")
+            if hashes is None:
+                para = m.start("para") + off
+                out.append(_block(BlockKind.PARAGRAPH, para, line - 1 + off, 0, "", "", "", ""))
+            else:
+                raw = m.group("title").rstrip(" \t")
+                bare = raw.rstrip("#")
+                if bare and bare[-1] in " \t":  # closing #s count only after a space
+                    raw = bare
+                self.heading(m.start("hashes"), line - 1, len(hashes), mdTrim(raw))
+            m = plain(src, line)
+        return line
 
     def block(self, line: int, pos: int, col: int, blk: int, li: int, depth: int,
               ov: bool) -> int:  # fmt: skip
@@ -231,10 +150,6 @@ class _Scan:
                 self.heading(line, eol, m.end() - pos, mdTrim(raw))
                 return nxt
         return self.paragraph(line, pos, eol, blk, li, depth, ov)
-
-    def heading(self, bol: int, eol: int, level: int, content: str) -> None:
-        title, anchor = heading_title(content)
-        self.add(BlockKind.HEADING, bol, eol, level, title, anchor or slugify(title))
 
     def term(self, bol: int, pos: int, col: int, blk: int, li: int, mode: int, eol: int) -> bool:
         """Whether this line interrupts a paragraph, a table or a list (silent rules)."""
@@ -312,108 +227,6 @@ class _Scan:
         self.out.append(_block(kind, line + off, k - 1 + off, depth, "", "", "", ""))
         return k
 
-    def lines(self, line: int, pos: int, end: int, blk: int, ov: bool) -> str:
-        """markdown-it's ``getLines``: the lines before ``end``, minus ``blk`` columns, trimmed."""
-        src = self.src
-        parts = []
-        k = line
-        while k < end:
-            e = src.find("\n", k)
-            if ov and k == line:
-                s = pos
-            else:
-                s = k
-                while s < k + blk and src[s] == " ":
-                    s += 1
-                if blk and src[s] == "\t":
-                    raise _Bail
-            parts.append(src[s:e])
-            k = e + 1
-        return mdTrim("\n".join(parts))
-
-    def code(self, line: int, nxt: int, blk: int, depth: int) -> int:
-        """An indented code block: up to its last line indented 4+ beyond ``blk``."""
-        src, stop = self.src, self.stop
-        last = nxt - 1
-        if blk == 0:
-            m = _CODE_END.search(src, nxt - 1)
-            e = stop - 1 if m is None else min(m.start(), stop - 1)
-            while e > last:  # drop trailing blank lines
-                b = src.rfind("\n", 0, e) + 1
-                if src[b:e].strip(" \t"):
-                    break
-                e = b - 1
-            last = max(e, last)
-        else:
-            k = nxt
-            while k < stop:
-                p, c = self.lead(k)
-                e = src.find("\n", p)
-                if src[p] != "\n":
-                    if c - blk < 4:
-                        break
-                    last = e
-                k = e + 1
-        self.add(BlockKind.CODE, line, last, depth)
-        return last + 1
-
-    def fence_run(self, bol: int, pos: int) -> str:
-        """The fence marker run opening a fence at ``pos``, or ''."""
-        m = _FENCE.match(self.src, pos)
-        if m is None:
-            return ""
-        run = m.group(1)
-        if run[0] == "`" and "`" in m.group(2):
-            # CommonMark says paragraph; parse_blocks masks some of these (raw lines only).
-            if not self.lenient:
-                return ""
-            lenient = LENIENT_FENCE.match(self.src, bol)
-            if lenient is None or mask_info_backticks(lenient) == lenient.group(0):
-                return ""
-        return run
-
-    def fence(self, line: int, nxt: int, blk: int, depth: int, run: str) -> int:
-        m = _closer(run, blk).search(self.src, nxt - 1)
-        if m is None or m.start() >= self.stop:
-            end = self.stop
-        elif blk and m.group(2) is not None:
-            raise _Bail
-        elif blk and m.group(1) is not None:
-            end = m.start() + 1  # an outdented line closes the item, and the fence with it
-        else:
-            end = m.end()
-        self.add(BlockKind.CODE, line, max(end - 1, nxt - 1), depth, markup=run)
-        return max(end, nxt)
-
-    def table_head(self, pos: int, col: int, eol: int, nxt: int, blk: int) -> int:
-        """Column count when this line and the next open a GFM table, else 0."""
-        if col - blk >= 4:
-            return 0
-        src = self.src
-        dp, dc = self.lead(nxt)
-        if dc < blk or dc - blk >= 4 or not _DELIM.match(src, dp):
-            return 0
-        cells = src[dp : src.find("\n", dp)].split("|")
-        aligns = 0
-        for i, cell in enumerate(cells):
-            t = mdTrim(cell)
-            if not t:
-                if i == 0 or i == len(cells) - 1:
-                    continue
-                return 0
-            if not _HEADER_CELL.search(t):
-                return 0
-            aligns += 1
-        head = mdTrim(src[pos:eol])
-        if "|" not in head:
-            return 0
-        cols = escapedSplit(head)
-        if cols and cols[0] == "":
-            cols.pop(0)
-        if cols and cols[-1] == "":
-            cols.pop()
-        return len(cols) if cols and len(cols) == aligns else 0
-
     def table(self, line: int, pos: int, col: int, eol: int, nxt: int, blk: int, li: int,
               depth: int) -> int:  # fmt: skip
         width = self.table_head(pos, col, eol, nxt, blk)
@@ -467,8 +280,10 @@ class _Scan:
                 # an empty item followed by a blank line is closed two lines down
                 k = q + 1 if q + 1 >= stop else src.find("\n", q + 1) + 1
                 k = min(k, stop)
-            else:
+            elif empty or spaces > 4 or (end := self.one_line_item(k, q, indent, blk, depth)) < 0:
                 k = self.run(k, indent, blk, depth + 1, k, q, initial + spaces)
+            else:
+                k = end
             if k >= stop:
                 return stop
             pos, col = self.lead(k)
@@ -479,44 +294,40 @@ class _Scan:
             if m is None or src[m.end() - 1] != mark:
                 return k
 
-    def reference(self, pos: int, eol: int) -> bool:
-        """A one-line link reference definition (no block); bail on anything fancier."""
-        src = self.src
-        m = _LABEL_END.search(src, pos + 1, eol)
-        if m is None or m.group() == "\\":
-            raise _Bail
-        if m.group() == "[" or src[m.end()] != ":":
-            return False
-        r = _REFDEF.match(src, pos)
-        if r is None or _TITLE_START.match(src, eol + 1):
-            raise _Bail
-        return bool(normalizeReference(r.group(1))) and validateLink(normalizeLink(r.group(2)))
+    def one_line_item(self, bol: int, q: int, indent: int, blk: int, depth: int) -> int:
+        """The end of an item whose content is one plain line (at ``q``, in column
+        ``indent``) followed by the next item's marker, or by blank lines and then a line
+        outside the item, with its block added; -1 otherwise.
 
-    def html(self, line: int, pos: int, eol: int, blk: int, depth: int) -> int:
+        What ``run`` would find, in a few steps instead of many: a blank line ends the
+        paragraph, and so does the marker line (it is no lazy continuation: it sits less
+        than 4 columns past the list's indent), whether or not it also heads a table; the
+        content line cannot head one, as the line after it is blank or outdented."""
         src, stop = self.src, self.stop
-        text = src[pos:eol]
-        close = next((end for start, end, _ in HTML_SEQUENCES if start.search(text)), None)
-        if close is None:
+        if src[q] in _STARTERS or self.nest + 2 * (depth + 1) >= _MAX_LEVEL:
             return -1
-        on_blank = close.search("") is not None  # types 6 and 7 end before a blank line
-        k = eol + 1
-        if not close.search(text):
-            if blk == 0 and on_blank:
-                m = _BLANK_LINE.search(src, k - 1)
-                k = stop if m is None else min(m.start() + 1, stop)
-            while k < stop and not (blk == 0 and on_blank):
-                p, c = self.lead(k)
-                e = src.find("\n", p)
-                if c < blk and (on_blank or src[p] != "\n"):
-                    break
-                t = src[p:e]
-                if close.search(t):
-                    if t:
-                        k = e + 1
-                    break
-                k = e + 1
-        self.add(BlockKind.HTML, line, k - 1, depth)
-        return k
+        nxt = src.find("\n", q) + 1
+        if nxt >= stop:
+            return -1
+        blanks = _BLANKS.match(src, nxt)
+        end = blanks.end() if blanks else nxt
+        if end >= stop:
+            end = stop
+        else:
+            pos, col = self.lead(end)
+            if col >= indent:
+                return -1
+            if end == nxt:
+                c = src[pos]
+                if col - blk >= 4 or not (c in "*-+" or "0" <= c <= "9"):
+                    return -1
+                if _ORDERED.match(src, pos) is None and _BULLET.match(src, pos) is None:
+                    return -1
+        off = self.off
+        self.out.append(
+            _block(BlockKind.LIST_ITEM, bol + off, nxt - 1 + off, depth + 1, "", "", "", "")
+        )
+        return end
 
     def quote(self, line: int, blk: int, depth: int) -> int:
         """A top-level blockquote whose every line starts with ``>``: its content is scanned

@@ -30,7 +30,8 @@ def slugify(title: str) -> str:
 
 def heading_title(raw_title: str) -> tuple[str, str]:
     """Split a heading's content into (title, explicit anchor or '')."""
-    match = EXPLICIT_ANCHOR.search(raw_title)
+    # The search is tried at every position of the title: most titles have no brace at all.
+    match = EXPLICIT_ANCHOR.search(raw_title) if "{" in raw_title else None
     if match is None:
         return raw_title.strip(), ""
     return raw_title[: match.start()].strip(), match.group(1)
@@ -46,6 +47,18 @@ def mask_info_backticks(match: re.Match[str]) -> str:
     return fence + info.replace("`", "'")
 
 
+_PREFIX_FIRST = frozenset(" \t>-*+0123456789")
+"""The characters a container prefix can start with: a line starting otherwise has none
+(most fence lines start with their backticks, and skip the regex)."""
+
+
+def _prefix_end(line: str) -> int:
+    if not line or line[0] not in _PREFIX_FIRST:
+        return 0
+    prefix = CONTAINER_PREFIX.match(line)
+    return prefix.end() if prefix else 0
+
+
 def fence_lines(text: str, start: int, end: int, marker: str) -> tuple[str, str]:
     """The opening fence line and the closing one ('' when the fence runs to end of file).
 
@@ -53,19 +66,16 @@ def fence_lines(text: str, start: int, end: int, marker: str) -> tuple[str, str]
     """
     first_end = text.find("\n", start, end)
     opening_line = text[start : end if first_end == -1 else first_end]
-    opening_prefix = CONTAINER_PREFIX.match(opening_line)
-    open_indent = opening_prefix.end() if opening_prefix else 0
+    open_indent = _prefix_end(opening_line)
     opening = opening_line[open_indent:].strip()
     last_start = text.rfind("\n", start, end) + 1
     if last_start <= start:
         return opening, ""
     closing_line = text[last_start:end]
-    closing_prefix = CONTAINER_PREFIX.match(closing_line)
-    close_indent = closing_prefix.end() if closing_prefix else 0
+    close_indent = _prefix_end(closing_line)
     closing = closing_line[close_indent:].strip()
     # A closing fence may be indented at most 3 columns more than its container allows;
     # deeper, the line is code content and the fence runs on.
-    too_deep = close_indent > max(open_indent, 0) + 3
-    if too_deep or not closing or set(closing) != {marker[0]} or len(closing) < len(marker):
+    if close_indent > open_indent + 3 or len(closing) < len(marker) or closing.strip(marker[0]):
         return opening, ""
     return opening, closing
