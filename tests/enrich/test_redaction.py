@@ -105,6 +105,30 @@ def test_each_rule_finds_exactly_its_secret(kind: str, line: str) -> None:
     assert find_secrets(text) == (Secret(start, end, kind),)
 
 
+@given(flips=st.lists(st.booleans(), min_size=30, max_size=30))
+@pytest.mark.parametrize(
+    ("kind", "key", "rest"),
+    [
+        (
+            "aws-secret-access-key",
+            "aws_secret_access_key",
+            " = «wJalrXUtnFEMI9K7MDENG8bPxRfiCYzXAMPLEKEY»",
+        ),
+        ("authorization-header", "authorization", ": Bearer «FAKEabc123def456ghi789»"),
+    ],
+)
+def test_a_key_of_no_one_case_is_found_in_any_case(
+    kind: str, key: str, rest: str, flips: list[bool]
+) -> None:
+    # HTTP header names and many config keys are case-blind: so are these rules. Their hints
+    # once were two literal cases ("ecret"/"ECRET"), and "SeCrEt_…" or "AuThOrIzAtIoN:" went
+    # unredacted unless the hint appeared elsewhere in the document.
+    cased = "".join(c.upper() if f else c for c, f in zip(key, flips, strict=False))
+    line = "Заметка.\n" + cased + rest
+    start, end = line.index("«"), line.index("»") - 1
+    assert find_secrets(line.replace("«", "").replace("»", "")) == (Secret(start, end, kind),)
+
+
 NOT_SECRETS = [
     "password: ${DB_PASSWORD}",
     "DB_PASSWORD=$POSTGRES_PASSWORD",
@@ -224,13 +248,13 @@ def test_findings_are_sorted_and_disjoint_on_the_corpus() -> None:
 
 
 def _plain_scan(text: str) -> list[tuple[int, int, int, str]]:
-    """What ``_candidates`` finds, the slow way: every rule whose hint the text contains run
-    over the whole text, and every keyword of the whole (lowercased) text tried."""
+    """What ``_candidates`` finds, the slow way: every rule run over the whole text (its
+    hints unasked: a hint that some match lacks shows here), and every keyword of the whole
+    (lowercased) text tried."""
     found = []
     for rule in redaction._TOKEN_RULES:
-        if any(hint in text for hint in rule.hints):
-            for m in rule.pattern.finditer(text):
-                found.append((m.start(rule.group), m.end(rule.group), rule.priority, rule.kind))
+        for m in rule.pattern.finditer(text):
+            found.append((m.start(rule.group), m.end(rule.group), rule.priority, rule.kind))
     at = text.find("://") if "@" in text else -1
     while at != -1:
         url = redaction._URL_CREDENTIALS.match(text, at + 3)

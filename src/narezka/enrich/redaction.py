@@ -154,7 +154,7 @@ def _anchors() -> tuple[re.Pattern[str], tuple[tuple[Rule, tuple[str, ...]], ...
     for rule in _TOKEN_RULES:
         plain = []
         for hint in rule.hints:
-            anchored = _anchor(hint)
+            anchored = None if rule.any_case else _anchor(hint)
             if anchored is None:
                 plain.append(hint)
             else:
@@ -168,17 +168,30 @@ def _anchors() -> tuple[re.Pattern[str], tuple[tuple[Rule, tuple[str, ...]], ...
 
 
 _ANCHORED, _BARE_HINTS = _anchors()
+_ANY_CASE = {
+    rule.kind: re.compile("|".join(map(re.escape, rule.hints)), re.IGNORECASE)
+    for rule in _TOKEN_RULES
+    if rule.any_case
+}
+"""Rules whose key has no one case: their hints are searched for in any case."""
+
+
+def _has(rule: Rule, hints: tuple[str, ...], text: str) -> bool:
+    finder = _ANY_CASE.get(rule.kind)
+    if finder is not None:
+        return finder.search(text) is not None
+    return any(hint in text for hint in hints)
 
 
 def _rules_present(text: str) -> Iterator[Rule]:
     """The token rules one of whose hints ``text`` contains (each hint's literal test)."""
     if _ANCHORED.search(text) is None:
         for rule, hints in _BARE_HINTS:
-            if any(hint in text for hint in hints):
+            if _has(rule, hints, text):
                 yield rule
         return
     for rule in _TOKEN_RULES:
-        if any(hint in text for hint in rule.hints):
+        if _has(rule, rule.hints, text):
             yield rule
 
 

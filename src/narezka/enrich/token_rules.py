@@ -23,6 +23,8 @@ class Rule:
     """The group holding the secret itself (0: the whole match)."""
     priority: int = 0
     """Lower wins when spans overlap: a named token format beats a generic assignment."""
+    any_case: bool = False
+    """The hints are found in any case, as the pattern's key is (``AuThOrIzAtIoN:``)."""
 
 
 _B64 = r"[A-Za-z0-9+/]"
@@ -48,8 +50,9 @@ TOKEN_RULES = (
             r"(?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?"
             rf"({_B64}{{40}})(?!{_B64})"
         ),
-        ("ecret", "ECRET"),
+        ("secret",),
         group=1,
+        any_case=True,
     ),
     Rule("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), ("AIza",)),
     Rule("gcp-oauth-secret", re.compile(r"\bGOCSPX-[0-9A-Za-z_\-]{28}"), ("GOCSPX-",)),
@@ -120,8 +123,9 @@ TOKEN_RULES = (
             r"(?i:authorization)(?:[\"']?\s*[:=]\s*[\"']?|\s+[\"'])(?i:bearer|basic|token)\s+"
             r"([A-Za-z0-9\-._~+/]{12,}=*)"
         ),
-        ("uthorization", "UTHORIZATION"),
+        ("authorization",),
         group=1,
         priority=1,
+        any_case=True,
     ),
 )
