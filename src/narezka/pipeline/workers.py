@@ -9,7 +9,7 @@ tasks, so the output of any ``jobs`` is the output of ``jobs=1``, byte for byte.
 A worker that dies (a crash in a C extension, the OOM killer) is restarted, and the tasks it
 may have been holding are run again one at a time to find the one that kills it, whose result
 is then the caller's ``died`` answer. (The per-file work itself is
-:func:`narezka.pipeline.chunking.chunk_file`.)
+:func:`narezka.pipeline.file_chunks.chunk_file`.)
 """
 
 from __future__ import annotations
