@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.errors import NarezkaError
-from narezka.pipeline.layout import GENERATION_DIRS, GENERATION_FILES, LEGACY_DATA
+from narezka.pipeline.layout import generation_entries, generation_folder
 from narezka.store import Manifest, VectorStore
 from narezka.store.manifest import MANIFEST_NAME
 
@@ -50,16 +50,14 @@ class CompactionError(NarezkaError):
 def generation_bytes(home: Path, name: str) -> int:
     """Disk space of one generation's files, the engine's and the manifest's: blocks in use,
     not apparent sizes (the engine preallocates sparse 32 MB log files)."""
-    folder = home if name == LEGACY_DATA else home / name
+    folder = generation_folder(home, name)
     if not folder.is_dir():
         return 0
     total = 0
-    for entry in folder.iterdir():
-        if entry.is_symlink():
-            continue
-        if entry.name in GENERATION_DIRS and entry.is_dir():
+    for entry in generation_entries(folder):
+        if entry.is_dir():
             total += sum(_used(f) for f in entry.rglob("*") if f.is_file())
-        elif entry.name in GENERATION_FILES and entry.is_file():
+        elif entry.is_file() and not entry.is_symlink():
             total += _used(entry)
     return total
 

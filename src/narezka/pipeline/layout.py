@@ -166,12 +166,28 @@ def new_generation(home: Path) -> str:
     return name
 
 
+def generation_folder(home: Path, name: str) -> Path:
+    """Where the generation ``name`` lives (a legacy index kept it in the home itself)."""
+    return home if name == LEGACY_DATA else home / name
+
+
+def generation_entries(folder: Path) -> Iterator[Path]:
+    """What narezka wrote in a generation folder, by name: the engine's folders (never
+    through a symlink) and the store and manifest files; nothing else is touched."""
+    for entry in folder.iterdir():
+        if entry.name in GENERATION_DIRS:
+            if entry.is_dir() and not entry.is_symlink():
+                yield entry
+        elif entry.name in GENERATION_FILES:
+            yield entry
+
+
 def remove_generation(home: Path, name: str) -> bool:
     """Delete one generation's files by name; the folder goes only once it is empty.
 
     Returns False when the generation is in use by another process (its lock is held) and
     was left for a later run."""
-    folder = home if name == LEGACY_DATA else home / name
+    folder = generation_folder(home, name)
     if not folder.is_dir():
         return True
     try:
@@ -179,10 +195,10 @@ def remove_generation(home: Path, name: str) -> bool:
     except IndexInUseError:  # a search still has it open: a later run retires it
         return False
     try:
-        for entry in folder.iterdir():
-            if entry.name in GENERATION_DIRS and entry.is_dir() and not entry.is_symlink():
+        for entry in generation_entries(folder):
+            if entry.name in GENERATION_DIRS:
                 shutil.rmtree(entry)
-            elif entry.name in GENERATION_FILES and entry.name != "narezka.lock":
+            elif entry.name != "narezka.lock":
                 entry.unlink()
     finally:
         lock.release()

@@ -37,6 +37,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, Literal, TypeVar
 
+from narezka.store.lock import pid_alive
+
 PARALLEL_MIN_BYTES = 1 << 20
 """With ``jobs`` left to the default, less input than this is chunked in this process:
 starting a worker (a fresh interpreter importing narezka) costs about what chunking a
@@ -127,12 +129,8 @@ def _exit_when_orphaned(owner: int) -> None:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if not pid_alive(pid):
         return False
-    except PermissionError:
-        return True
     try:  # killed but not yet reaped: a zombie answers kill(0) too
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
