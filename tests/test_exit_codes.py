@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -280,3 +281,25 @@ def test_commands_read_narezka_toml_then_the_environment_then_flags(tmp_path: Pa
     assert max(r["chars"] for r in rows) <= 300
     bad = runner.invoke(cli, ["index", str(corpus)], env={"NAREZKA_SIZE": "lots"})
     assert bad.exit_code == EXIT_USAGE and "environment: size" in bad.stderr
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_by_index_and_chunk(tmp_path: Path) -> None:
+    """Such a name once crashed ``index`` (a point id is a UUID of the UTF-8 source id) and
+    ``chunk --format jsonl`` with a traceback; now it is one skipped file, named."""
+    corpus = tmp_path / "kb"
+    corpus.mkdir()
+    (corpus / "good.md").write_text("# Хорошо\n\nВсё в порядке.\n", encoding="utf-8")
+    with open(os.fsencode(corpus) + b"/caf\xe9.md", "wb") as f:
+        f.write(b"# Cafe\n\ntext\n")
+    code, out, err = run("index", str(corpus), "--embedder", "hash", "--json")
+    assert code == EXIT_OK, err
+    report = json.loads(out)
+    assert report["files_new"] == 1
+    assert [s["path"] for s in report["skipped"]] == ["caf\\xe9.md"]
+    assert "not valid UTF-8" in report["skipped"][0]["problem"]
+    code, out, err = run("search", "порядке", "--store", str(corpus), "--format", "jsonl")
+    assert code == EXIT_OK
+    assert {json.loads(line)["file_path"] for line in out.splitlines()} == {"good.md"}
+    code, out, err = run("chunk", str(corpus), "--format", "jsonl", "--strict")
+    assert code == 1 and "caf\\xe9.md" in err
+    assert [json.loads(line)["source"] for line in out.splitlines()] == ["good.md"]

@@ -229,3 +229,55 @@ def test_text_with_stray_controls_is_chunked_and_binary_still_skipped(tmp_path: 
     # The four dropped characters are counted, the rest of the paragraph is embedded.
     assert report.removed_chars == 4
     assert any("посреди строки, дальше текст" in c.embed_text for c in report.chunks)
+
+
+def _undecodable_tree(tmp_path: Path) -> Path:
+    """good.md beside a file and a folder whose names are Latin-1 bytes, not UTF-8."""
+    root = tmp_path / "kb"
+    _write(root, "good.md", "# Хорошо\n\nВсё в порядке.\n")
+    raw = os.fsencode(root)
+    with open(raw + b"/caf\xe9.md", "wb") as f:
+        f.write(b"# Cafe\n\ntext\n")
+    os.mkdir(raw + b"/d\xe9p")
+    with open(raw + b"/d\xe9p/inner.md", "wb") as f:
+        f.write(b"# Inner\n\ntext\n")
+    with open(raw + b"/caf\xe9.png", "wb") as f:  # not an input: not reported
+        f.write(b"\x89PNG")
+    return root
+
+
+def test_a_name_that_is_not_utf8_is_named_skipped_and_the_walk_goes_on(tmp_path: Path) -> None:
+    root = _undecodable_tree(tmp_path)
+    errors: list[SourceError] = []
+    rels = [f.relative_to(root).as_posix() for _, f in iter_files([root], errors=errors)]
+    assert rels == ["good.md"]
+    assert {e.path: e.problem for e in errors} == {
+        "caf\\xe9.md": "file name is not valid UTF-8 (rename it to index it)",
+        "d\\xe9p": "folder name is not valid UTF-8 (rename it to index it)",
+    }
+    # The message must survive what every output does with it: UTF-8 and JSON.
+    for error in errors:
+        str(error).encode("utf-8")
+
+    direct: list[SourceError] = []
+    assert list(iter_files([os.fsdecode(os.fsencode(root) + b"/caf\xe9.md")], errors=direct)) == []
+    assert [e.path for e in direct] == ["caf\\xe9.md"]
+
+
+def test_an_excluded_undecodable_name_is_not_reported(tmp_path: Path) -> None:
+    root = _undecodable_tree(tmp_path)
+    errors: list[SourceError] = []
+    list(iter_files([root], exclude=["caf*", "d*"], errors=errors))
+    assert errors == []
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_one_bad_entry_does_not_drop_the_rest_of_its_folder(tmp_path: Path, jobs: int) -> None:
+    """A symlink loop or a non-UTF-8 name in a folder once made ``chunk`` drop the whole
+    folder: the walk's first problem was raised instead of collected."""
+    root = _undecodable_tree(tmp_path)
+    (root / "sub").mkdir()
+    (root / "sub" / "loop").symlink_to(root, target_is_directory=True)
+    report = chunk_documents([root], jobs=jobs)
+    assert {c.source for c in report.chunks} == {"good.md"}
+    assert {e.path for e in report.skipped} == {"caf\\xe9.md", "d\\xe9p", "sub/loop"}

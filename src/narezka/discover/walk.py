@@ -11,7 +11,7 @@ from narezka.errors import SourceError
 from narezka.globs import glob_regex
 from narezka.types import MARKDOWN_GLOBS, RawDocument
 
-__all__ = ["DEFAULT_INCLUDE", "iter_files", "read_all", "read_document"]
+__all__ = ["DEFAULT_INCLUDE", "iter_files", "read_all", "read_document", "shown_path"]
 
 DEFAULT_INCLUDE = MARKDOWN_GLOBS
 # Version-control, tool and cache folders. Other dot-folders are walked: `.github/` holds
@@ -37,6 +37,25 @@ _SKIP_DIRS = frozenset(
         "__pycache__",
     }
 )
+
+
+def shown_path(path: str) -> str:
+    """``path`` as text that can be printed and stored: a name that is not valid UTF-8 (Python
+    keeps its bytes as lone surrogates) shows those bytes as ``\\xNN`` escapes."""
+    if path.isascii():
+        return path
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _undecodable_name(rel: str, kind: str) -> SourceError | None:
+    """The error for a file or folder whose name is not valid UTF-8, else None.
+
+    Such a name cannot become a source id: ids are UTF-8 everywhere they go (JSONL, the
+    manifest, point ids, payloads), so the file is skipped, named, and the walk goes on.
+    """
+    if rel.isascii() or shown_path(rel) == rel:
+        return None
+    return SourceError(shown_path(rel), f"{kind} name is not valid UTF-8 (rename it to index it)")
 
 
 def _matches(rel: str, patterns: Sequence[str]) -> bool:
@@ -71,7 +90,9 @@ def _walk(
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            problems.append(SourceError(str(directory), f"cannot list: {exc.strerror or exc}"))
+            problems.append(
+                SourceError(shown_path(str(directory)), f"cannot list: {exc.strerror or exc}")
+            )
             continue
         for entry in entries:
             path = Path(entry.path)
@@ -79,7 +100,15 @@ def _walk(
             try:
                 is_dir, is_file, is_link = entry.is_dir(), entry.is_file(), entry.is_symlink()
             except OSError as exc:  # a symlink loop such as ``a -> a`` cannot be stat-ed
-                problems.append(SourceError(rel, f"cannot read: {exc.strerror or exc}, skipped"))
+                problems.append(
+                    SourceError(shown_path(rel), f"cannot read: {exc.strerror or exc}, skipped")
+                )
+                continue
+            bad_name = _undecodable_name(rel, "folder" if is_dir else "file")
+            if bad_name is not None:
+                wanted = is_dir or (is_file and _matches(rel, include))
+                if wanted and not _matches(rel, exclude):
+                    problems.append(bad_name)
                 continue
             if is_dir:
                 hidden = entry.name in _SKIP_DIRS
@@ -114,9 +143,13 @@ def iter_files(
         if path.is_dir():
             pairs = [(path, file) for file in _walk(path, include, exclude, problems)]
         elif path.exists():
-            pairs = [(path.parent, path)]
+            bad_name = _undecodable_name(path.name, "file")
+            if bad_name is None:
+                pairs = [(path.parent, path)]
+            else:
+                problems.append(bad_name)
         else:
-            problems.append(SourceError(str(given), "no such file or directory"))
+            problems.append(SourceError(shown_path(str(given)), "no such file or directory"))
         if problems and errors is None:
             raise problems[0]
         if errors is not None:

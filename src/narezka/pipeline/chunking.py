@@ -252,8 +252,8 @@ def count_files(
     """How many files a run over ``paths`` would read (for a progress bar's total)."""
     try:
         globs = include_for(get_strategy(strategy), include)
-        return sum(1 for _ in iter_files(paths, globs, exclude))
-    except SourceError:
+        return sum(1 for _ in iter_files(paths, globs, exclude, errors=[]))
+    except SourceError:  # a bad strategy or glob: the run itself reports it
         return 0
 
 
@@ -263,12 +263,14 @@ def _files(
     exclude: Sequence[str],
     report: ChunkReport,
 ) -> Iterable[tuple[Path, Path]]:
-    # A missing path is one bad input among several, like an unreadable file.
-    for path in paths:
-        try:
-            yield from iter_files([path], include, exclude)
-        except SourceError as exc:
-            report.skipped.append(exc)
+    # A missing path, a folder that cannot be listed or a name that is not UTF-8 is one bad
+    # input among several, like an unreadable file: the rest of the walk goes on.
+    problems: list[SourceError] = []
+    for root, file in iter_files(paths, include, exclude, errors=problems):
+        report.skipped.extend(problems)
+        problems.clear()
+        yield root, file
+    report.skipped.extend(problems)
 
 
 def _size(file: Path) -> int:
