@@ -245,3 +245,30 @@ def test_every_command_documents_an_example(name: str, command: click.Command) -
     # sqlite-utils' habit: a help text shows how the command is called.
     help_text = command.get_help(click.Context(command, info_name=name))
     assert "Example:" in help_text, f"narezka {name} --help has no Example:"
+
+
+def test_json_is_written_file_by_file_exactly_as_one_dump_would_be(tmp_path: Path) -> None:
+    """``--format json`` streams (no chunk is held to the end) yet prints the bytes one
+    ``json.dumps(doc, indent=1)`` of the whole run prints."""
+    from narezka.cli import JsonDocument
+
+    chunks = [
+        {"source": "a.md", "section": [], "meta": {}, "text": 'строка\nдва "q" \u2028'},
+        {"source": "b.md", "section": ["A", "Б"], "meta": {"k": [1, {"x": None}]}, "n": 1.5},
+    ]
+    stats = {"files": 2, "skipped": [], "strategies": {"a.md": "headings"}}
+    for kept in (chunks, []):
+        written: list[bytes] = []
+        document = JsonDocument(written.append)
+        lines = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in kept).encode()
+        for part in lines.splitlines(keepends=True):  # one file at a time
+            document.add_lines(part)
+        document.finish(stats)
+        expected = json.dumps({"chunks": kept, "stats": stats}, ensure_ascii=False, indent=1)
+        assert b"".join(written).decode() == expected + "\n"
+
+    corpus = markdown_only(EXAMPLES, tmp_path)
+    code, out, _ = run("chunk", str(corpus), "--format", "json")
+    _, lines_out, _ = run("chunk", str(corpus), "--format", "jsonl")
+    assert code == 0
+    assert json.loads(out)["chunks"] == [json.loads(line) for line in lines_out.splitlines()]

@@ -9,7 +9,7 @@ import errno
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,9 +89,10 @@ def chunk(
     run = Splitting.from_options(options, paths[0])
     strategy, unit = run.strategy, run.unit
     out = sys.stdout
-    # JSONL goes out file by file as the workers finish (nothing is held); a bar redrawn
-    # on the terminal the lines go to would be torn by them.
-    stream = out.buffer.write if fmt == "jsonl" else None
+    # JSONL and JSON go out file by file as the workers finish (nothing is held); a bar
+    # redrawn on the terminal the lines go to would be torn by them.
+    document = JsonDocument(out.buffer.write) if fmt == "json" else None
+    stream = out.buffer.write if fmt == "jsonl" else document.add_lines if document else None
     bar = err.is_terminal and not (stream is not None and out.isatty())
     # The bar's total is a walk of its own: not worth it where no bar is drawn.
     total = pipeline.count_files(paths, run.include, run.exclude, strategy) if bar else 0
@@ -115,9 +116,8 @@ def chunk(
         click.echo(f"warning: {warning}", err=True)
 
     summary = chunk_stats(report)
-    if fmt == "json":
-        doc = {"chunks": [c.to_json() for c in report.chunks], "stats": summary}
-        out.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+    if document is not None:
+        document.finish(summary)
     elif fmt == "text":  # jsonl went out while the files were chunked
         # People read sizes in tokens too; in chars mode count them with cl100k for display.
         display = None if unit == "tokens" else get_counter("tokens", "cl100k_base")
@@ -131,6 +131,33 @@ def chunk(
         _print_stats(summary, Console(stderr=fmt != "text"), per_file=strategy == "auto")
     if strict and report.skipped:
         sys.exit(EXIT_NOTHING)
+
+
+class JsonDocument:
+    """``{"chunks": [...], "stats": {...}}`` written as ``json.dumps(doc, indent=1)`` would
+    write it, one file's JSONL lines at a time, so no chunk is held until the end."""
+
+    def __init__(self, write: Callable[[bytes], object]) -> None:
+        self._write = write
+        self._chunks = 0
+
+    def add_lines(self, lines: bytes) -> None:
+        """Append the chunks of one file, given as the JSONL that ``chunk`` streams."""
+        for line in lines.split(b"\n"):
+            if not line:
+                continue
+            # Inside the list the chunk's lines sit two levels deep; a JSON string holds no
+            # raw line break, so indenting the lines cannot touch a value.
+            item = json.dumps(json.loads(line), ensure_ascii=False, indent=1)
+            lead = b",\n  " if self._chunks else b'{\n "chunks": [\n  '
+            self._write(lead + item.replace("\n", "\n  ").encode())
+            self._chunks += 1
+
+    def finish(self, stats: dict[str, Any]) -> None:
+        """Close the list and write the run's statistics."""
+        stats_text = json.dumps(stats, ensure_ascii=False, indent=1).replace("\n", "\n ")
+        head = b'\n ],\n "stats": ' if self._chunks else b'{\n "chunks": [],\n "stats": '
+        self._write(head + stats_text.encode() + b"\n}\n")
 
 
 PER_FILE_LINES = 200
