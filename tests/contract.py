@@ -14,6 +14,10 @@ from narezka.tokens import TokenCounter
 ATOM_SHARE = 0.8
 """An atom at most this share of the size must never be cut (as check_chunks.py says)."""
 
+RAW_CHARS_PER_TOKEN = 8
+"""In tokens, a chunk's span holds at most this many characters per token of the size (the
+README's "Sizes"): a longer atom is too big for one chunk however few tokens it has."""
+
 
 def assert_contract(
     raw_text: str,
@@ -57,6 +61,8 @@ def assert_contract(
         whole = counter.count(text[start:end])
         if whole > size * ATOM_SHARE:
             continue
+        if counter.name != "chars" and end - start > size * RAW_CHARS_PER_TOKEN:
+            continue  # too long a span for one chunk, whatever its tokens (README, "Sizes")
         inside = [b for b in bounds if start < b < end]
         assert not inside, f"{kind} [{start}, {end}) cut at {inside}: {text[start:end]!r}"
 

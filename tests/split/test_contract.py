@@ -137,3 +137,21 @@ def test_contract_in_model_tokens_summed_from_pieces(
     doc = RawDocument(source="t.md", text=text)
     chunks = chunk_raw(doc, get_strategy(strategy), SplitParams(size=size, unit="tokens"), counter)
     assert_contract(text, chunks.chunks, size, counter, atoms=strategy != "fixed", commonmark=True)
+
+
+@pytest.mark.parametrize("strategy", ["headings", "recursive", "legal"])
+def test_a_code_block_past_the_span_bound_is_split_and_one_within_it_is_whole(
+    strategy: str,
+) -> None:
+    """Found by hypothesis: a fence of repeated ``=-`` is few cl100k tokens (239 at size 300)
+    but 2,401 characters, one past the 8-per-token span bound, so it must be split."""
+    counter = get_counter("tokens", "cl100k_base")
+    for length, whole in ((2401, False), (2399, True)):
+        body = "=" * (length - len("```\n") - len("\n```"))
+        text = "# Доставка\n\nКурьером.\n\n" + "```\n" + body + "\n```"
+        start = text.index("```")
+        assert len(text) - start == length and counter.count(text[start:]) < 300 * 0.8
+        chunks = narezka.chunk_text(text, strategy, size=300, unit="tokens")
+        assert_contract(text, chunks, 300, counter, commonmark=True)
+        assert all(c.end - c.start <= 2400 for c in chunks)
+        assert any(c.start <= start and c.end == len(text) for c in chunks) is whole
