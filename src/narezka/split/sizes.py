@@ -51,8 +51,7 @@ class Sizes:
     _tokens: dict[tuple[int, int], int]
     _body: dict[tuple[int, int], int]
     _extra: dict[str, int]
-    _bares: dict[str, int]
-    _lines: dict[str, int]
+    _short: TokenCounter
     _prefix_tokens: dict[str, int]
     _gaps: dict[str, int | None]
     _density: tuple[int, int]
@@ -94,20 +93,13 @@ class Sizes:
         return total + (marks[1] + marks[0] if lead else 0)
 
     def _count_line(self, line: str) -> int:
-        cached = self._lines.get(line)
-        if cached is None:
-            cached = self._lines[line] = self.counter.count(line)
-        return cached
+        return self._short.count(line)
 
     def _bare(self, text: str) -> int:
-        """Tokens of ``text`` less the per-call constant, counted once per document; -1 when
-        the count is ambiguous (see ``_empty``)."""
-        cached = self._bares.get(text)
-        if cached is None:
-            counted = self.counter.count(text)
-            cached = counted - self._base if counted != self._empty else -1
-            self._bares[text] = cached
-        return cached
+        """Tokens of ``text`` less the per-call constant, counted once per process (titles
+        recur across files); -1 when the count is ambiguous (see ``_empty``)."""
+        counted = self._short.count(text)
+        return counted - self._base if counted != self._empty else -1
 
     def group_bounds(self, pieces: list[tuple[int, int]], i: int, j: int) -> tuple[int, int] | None:
         """Bounds on the cost of pieces ``i..j`` as one chunk from their counted bodies, the
@@ -212,7 +204,7 @@ class Sizes:
         value = None
         if not gap.strip() and ("\n" in gap or " " in gap or "\t" in gap):
             blank = gap if self.clean else sanitize(gap)
-            value = blank_tokens(self.counter, blank, self._base)
+            value = blank_tokens(self._short, blank, self._base)
         self._gaps[gap] = value
         return value
 
@@ -228,8 +220,7 @@ class Sizes:
         extra = prefix + before + after
         cached = self._extra.get(extra)
         if cached is None:
-            cached = self.counter.count(extra)
-            self._extra[extra] = cached
+            cached = self._extra[extra] = self._short.count(extra)
         return cached
 
     def body_tokens(self, start: int, end: int) -> int:
