@@ -127,15 +127,19 @@ class Sizes:
             return None
         if prefix and not prefix[-1].isspace():
             return None
-        base, text = self._base, self.text
-        total = self._frame_tokens(start, end)
+        base, empty, text, bodies = self._base, self._empty, self.text, self._body
+        total = self._overhead(prefix, before, after) if before or after or prefix else base
+        gaps, gap_tokens = self._gaps, self._gap_tokens
         for k in range(i, j + 1):
-            body = self._body.get(pieces[k])
-            if body is None or (body == self._empty != base):
+            body = bodies.get(pieces[k])
+            if body is None or (body == empty != base):
                 return None
             total += body - base
             if k < j:
-                gap = self._gap_tokens(text[pieces[k][1] : pieces[k + 1][0]])
+                blank = text[pieces[k][1] : pieces[k + 1][0]]
+                gap = gaps.get(blank, -1)
+                if gap == -1:
+                    gap = gap_tokens(blank)
                 if gap is None:
                     return None
                 total += gap
@@ -191,8 +195,9 @@ class Sizes:
         the overhead's count, or with no overhead the per-call constant alone (a count of
         "" may hold more: e5's prefix space is a token only without text after it)."""
         before, after = self._atom_context(start, end)
-        if before or after or self.crumb(start, end):
-            return self.overhead_tokens(start, end)
+        prefix = self.crumb(start, end)
+        if before or after or prefix:
+            return self._overhead(prefix, before, after)
         return self._base
 
     def _gap_tokens(self, gap: str) -> int | None:
@@ -211,7 +216,10 @@ class Sizes:
     def overhead_tokens(self, start: int, end: int) -> int:
         """Tokens of what ``embed_text`` adds around the range: breadcrumb, atom context."""
         before, after = self._atom_context(start, end)
-        prefix = self.crumb(start, end)
+        return self._overhead(self.crumb(start, end), before, after)
+
+    def _overhead(self, prefix: str, before: str, after: str) -> int:
+        """Tokens of a breadcrumb and an atom's frame together (see ``overhead_tokens``)."""
         known = self._prefix_tokens.get(prefix)
         if known is not None:  # an additive counter: the breadcrumb is counted already
             frame = self._bare(before + after) if before or after else 0
