@@ -84,8 +84,7 @@ class DocumentContext(Cuts, Sizes):
         self._base, self._empty = (0, 0) if self.slack is None else _constants(counter)
         self._gaps: dict[str, int | None] = {}
         self._prefix_tokens: dict[str, int] = {}
-        # Titles, marks, gaps and frames recur across files: their counts outlive the
-        # document (a length in characters is cheaper than the lookup).
+        # Titles, marks, gaps, frames recur across files: counts outlive the document.
         self._short = counter if self.chars else short_counts(counter)
         # The smallest budget a packer of this document uses (overlap packs below the size):
         # what a split atom's frame must leave room in.
