@@ -7,7 +7,11 @@ and against one bare encode of every document, in one process over the same pre-
 
 Only splitting is timed (files are read and decoded first). Per row: MB/s of UTF-8 input,
 median seconds, chunks, and how many times the tokenizer was called. The bare-encode rows are
-the floor any exact sizing pays: every character tokenized once, one call per document.
+the floor any exact sizing pays: every character tokenized once, one call per document. The
+"counts replayed" row sizes in USE tokens with every count read from a table filled by an
+untimed run first: the same chunks, no tokenizer, so it is what the tokens path costs in
+Python alone (its gap to the characters row), and the USE row less it is the tokenizer's own
+time in place (against the bare encode: what calling it per block costs).
 """
 
 from __future__ import annotations
@@ -30,6 +34,30 @@ from narezka.types import RawDocument
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared/data/md_corpus/ru/fastapi"
+
+
+class Replayed:
+    """A counter answering from counts ``inner`` gave before: the tokens path without the
+    tokenizer. Counts are recorded by a first (untimed) run; a text never seen is counted."""
+
+    def __init__(self, inner: TokenCounter) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.join_slack = getattr(inner, "join_slack", None)
+        self.known: dict[str, int] = {}
+        self.calls = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        known = self.known.get(text)
+        if known is None:
+            known = self.known[text] = self.inner.count(text)
+        return known
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        self.calls += 1
+        count, known = self.inner.count, self.known
+        return [known[t] if t in known else known.setdefault(t, count(t)) for t in texts]
 
 
 class Calls:
@@ -107,9 +135,22 @@ def measure(corpus: Path, repeat: int, use: TokenCounter, cl100k: TokenCounter) 
     def bare(counter: TokenCounter) -> Callable[[], tuple[int, int]]:
         return lambda: (0, sum(1 for d in docs if counter.count(d.text) >= 0))
 
+    def replayed(size: int, counter: TokenCounter) -> Callable[[], tuple[int, int]]:
+        params, table = SplitParams(size=size, unit="tokens"), Replayed(counter)
+        for d in docs:  # fills the table, untimed
+            chunk_raw(d, headings, params, table)
+
+        def run() -> tuple[int, int]:
+            table.calls = 0
+            chunks = sum(len(chunk_raw(d, headings, params, table).chunks) for d in docs)
+            return chunks, table.calls
+
+        return run
+
     rows = [
         ("narezka headings, 800 chars", narezka("chars", 800, get_counter("chars"))),
         ("narezka headings, 384 USE tokens", narezka("tokens", 384, use)),
+        ("narezka headings, 384 USE tokens, counts replayed (no tokenizer)", replayed(384, use)),
         ("narezka headings, 256 cl100k tokens", narezka("tokens", 256, cl100k)),
         ("bare SentencePiece (USE) encode, one per document", bare(use)),
         ("bare tiktoken cl100k encode, one per document", bare(cl100k)),
@@ -133,12 +174,16 @@ def measure(corpus: Path, repeat: int, use: TokenCounter, cl100k: TokenCounter) 
     for title, seconds, chunks, calls in results:
         shown = chunks or "–"
         lines.append(f"| {title} | {mb / seconds:.2f} | {seconds:.3f} | {shown} | {calls} |")
-    chars, use_t, cl_t, use_bare, cl_bare = (seconds_of[title] for title, _ in rows)
+    chars, use_t, replay, cl_t, use_bare, cl_bare = (seconds_of[title] for title, _ in rows)
     lines += [
         "",
         "| ratio (time of the first / time of the second) | × |",
         "|---|---:|",
         f"| USE tokens / characters | {use_t / chars:.2f} |",
+        f"| USE tokens, counts replayed / characters (the tokens path's Python) | "
+        f"{replay / chars:.2f} |",
+        f"| USE tokenizer in place (USE less replayed) / bare USE encode | "
+        f"{(use_t - replay) / use_bare:.2f} |",
         f"| cl100k tokens / characters | {cl_t / chars:.2f} |",
         f"| USE tokens / bare USE encode | {use_t / use_bare:.2f} |",
         f"| cl100k tokens / bare cl100k encode | {cl_t / cl_bare:.2f} |",

@@ -19,7 +19,7 @@ from narezka.split.cuts import Cuts
 from narezka.split.packer import Packer, Refiner
 from narezka.split.sections import Section, anchors_in, heading_sections
 from narezka.split.sizes import RAW_CHARS_PER_TOKEN, Sizes, _constants
-from narezka.tokens import TokenCounter, join_slack
+from narezka.tokens import TokenCounter, join_slack, short_counts
 from narezka.types import Block, BlockKind, Chunk, Document
 
 __all__ = ["RAW_CHARS_PER_TOKEN", "DocumentContext", "Section"]
@@ -83,9 +83,9 @@ class DocumentContext(Cuts, Sizes):
         # is counted whole.
         self._base, self._empty = (0, 0) if self.slack is None else _constants(counter)
         self._gaps: dict[str, int | None] = {}
-        self._bares: dict[str, int] = {}
         self._prefix_tokens: dict[str, int] = {}
-        self._lines: dict[str, int] = {}
+        # Titles, marks, gaps, frames recur across files: counts outlive the document.
+        self._short = counter if self.chars else short_counts(counter)
         # The smallest budget a packer of this document uses (overlap packs below the size):
         # what a split atom's frame must leave room in.
         self.pack_budget = budget if pack_budget is None else min(budget, pack_budget)
@@ -194,13 +194,13 @@ class DocumentContext(Cuts, Sizes):
         """The atom's header or fences, shortened to their share of the budget (once)."""
         frame = self._frames.get(atom.start)
         if frame is None:
-            crumb = self.counter.count(self.crumb(atom.start, atom.end))
+            crumb = self._short.count(self.crumb(atom.start, atom.end))
             cap = int(self.pack_budget * ATOM_FRAME_SHARE) - crumb
             # A piece holding a secret's marker must still fit with its frame: a secret is
             # never cut, and its marker is whole in every piece that touches it.
             markers = [marker(s.kind) for s in secrets_in(self.secrets, atom.start, atom.end)]
             if markers:
-                longest = max(self.counter.count(m) for m in set(markers))
+                longest = max(self._short.count(m) for m in set(markers))
                 cap = min(cap, self.pack_budget - crumb - longest)
             header_end = self.table_body_start(atom) if atom.kind is BlockKind.TABLE else 0
             # The header is redacted before it is shortened: a secret cut short in a cell

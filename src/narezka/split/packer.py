@@ -151,11 +151,13 @@ class Packer:
         # chunk once per piece. Sum the pieces' own sizes instead (a line break between them
         # is one more token; a space joins the next word's token), then confirm the group
         # once and back off if the estimate was low.
-        total = self.overhead(*pieces[i]) + self.estimate(*pieces[i])
+        estimate, budget, find = self.estimate, self.budget, self.text.find
+        total = self.overhead(*pieces[i]) + estimate(*pieces[i])
         while j + 1 < n:
-            gap = 1 if "\n" in self.text[pieces[j][1] : pieces[j + 1][0]] else 0
-            grown = total + gap + self.estimate(*pieces[j + 1])
-            if grown > self.budget:
+            following = pieces[j + 1]
+            gap = 1 if find("\n", pieces[j][1], following[0]) >= 0 else 0
+            grown = total + gap + estimate(*following)
+            if grown > budget:
                 break
             total, j = grown, j + 1
         while j > i and not self._group_fits(pieces, i, j):

@@ -51,8 +51,7 @@ class Sizes:
     _tokens: dict[tuple[int, int], int]
     _body: dict[tuple[int, int], int]
     _extra: dict[str, int]
-    _bares: dict[str, int]
-    _lines: dict[str, int]
+    _short: TokenCounter
     _prefix_tokens: dict[str, int]
     _gaps: dict[str, int | None]
     _density: tuple[int, int]
@@ -94,20 +93,13 @@ class Sizes:
         return total + (marks[1] + marks[0] if lead else 0)
 
     def _count_line(self, line: str) -> int:
-        cached = self._lines.get(line)
-        if cached is None:
-            cached = self._lines[line] = self.counter.count(line)
-        return cached
+        return self._short.count(line)
 
     def _bare(self, text: str) -> int:
-        """Tokens of ``text`` less the per-call constant, counted once per document; -1 when
-        the count is ambiguous (see ``_empty``)."""
-        cached = self._bares.get(text)
-        if cached is None:
-            counted = self.counter.count(text)
-            cached = counted - self._base if counted != self._empty else -1
-            self._bares[text] = cached
-        return cached
+        """Tokens of ``text`` less the per-call constant, counted once per process (titles
+        recur across files); -1 when the count is ambiguous (see ``_empty``)."""
+        counted = self._short.count(text)
+        return counted - self._base if counted != self._empty else -1
 
     def group_bounds(self, pieces: list[tuple[int, int]], i: int, j: int) -> tuple[int, int] | None:
         """Bounds on the cost of pieces ``i..j`` as one chunk from their counted bodies, the
@@ -135,15 +127,19 @@ class Sizes:
             return None
         if prefix and not prefix[-1].isspace():
             return None
-        base, text = self._base, self.text
-        total = self._frame_tokens(start, end)
+        base, empty, text, bodies = self._base, self._empty, self.text, self._body
+        total = self._overhead(prefix, before, after) if before or after or prefix else base
+        gaps, gap_tokens = self._gaps, self._gap_tokens
         for k in range(i, j + 1):
-            body = self._body.get(pieces[k])
-            if body is None or (body == self._empty != base):
+            body = bodies.get(pieces[k])
+            if body is None or (body == empty != base):
                 return None
             total += body - base
             if k < j:
-                gap = self._gap_tokens(text[pieces[k][1] : pieces[k + 1][0]])
+                blank = text[pieces[k][1] : pieces[k + 1][0]]
+                gap = gaps.get(blank, -1)
+                if gap == -1:
+                    gap = gap_tokens(blank)
                 if gap is None:
                     return None
                 total += gap
@@ -199,8 +195,9 @@ class Sizes:
         the overhead's count, or with no overhead the per-call constant alone (a count of
         "" may hold more: e5's prefix space is a token only without text after it)."""
         before, after = self._atom_context(start, end)
-        if before or after or self.crumb(start, end):
-            return self.overhead_tokens(start, end)
+        prefix = self.crumb(start, end)
+        if before or after or prefix:
+            return self._overhead(prefix, before, after)
         return self._base
 
     def _gap_tokens(self, gap: str) -> int | None:
@@ -212,14 +209,17 @@ class Sizes:
         value = None
         if not gap.strip() and ("\n" in gap or " " in gap or "\t" in gap):
             blank = gap if self.clean else sanitize(gap)
-            value = blank_tokens(self.counter, blank, self._base)
+            value = blank_tokens(self._short, blank, self._base)
         self._gaps[gap] = value
         return value
 
     def overhead_tokens(self, start: int, end: int) -> int:
         """Tokens of what ``embed_text`` adds around the range: breadcrumb, atom context."""
         before, after = self._atom_context(start, end)
-        prefix = self.crumb(start, end)
+        return self._overhead(self.crumb(start, end), before, after)
+
+    def _overhead(self, prefix: str, before: str, after: str) -> int:
+        """Tokens of a breadcrumb and an atom's frame together (see ``overhead_tokens``)."""
         known = self._prefix_tokens.get(prefix)
         if known is not None:  # an additive counter: the breadcrumb is counted already
             frame = self._bare(before + after) if before or after else 0
@@ -228,8 +228,7 @@ class Sizes:
         extra = prefix + before + after
         cached = self._extra.get(extra)
         if cached is None:
-            cached = self.counter.count(extra)
-            self._extra[extra] = cached
+            cached = self._extra[extra] = self._short.count(extra)
         return cached
 
     def body_tokens(self, start: int, end: int) -> int:

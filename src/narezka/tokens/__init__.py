@@ -7,6 +7,7 @@ per-embedder counters) plug in through the same ``TokenCounter`` protocol.
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -60,6 +61,59 @@ def join_slack(counter: TokenCounter) -> int | None:
     its exact count."""
     slack = getattr(counter, "join_slack", None)
     return slack if isinstance(slack, int) else None
+
+
+SHORT_TEXT = 256
+"""The longest text (in characters) :class:`ShortCounts` keeps a count of."""
+
+
+class ShortCounts:
+    """A counter's counts of short texts, kept across documents: titles, breadcrumb marks
+    and lines, blank gaps, fence and header frames recur in file after file of a corpus,
+    and a count is a function of the text alone for one counter.
+
+    Bounded: at most ``limit`` texts of at most :data:`SHORT_TEXT` characters each (2 MB at
+    worst); when full, the oldest one is forgotten. Safe to share between threads; each
+    worker process has its own. Longer texts and batches go to the counter uncached.
+    """
+
+    def __init__(self, counter: TokenCounter, limit: int = 4096) -> None:
+        self.counter = counter
+        self.name = counter.name
+        self._limit = max(1, limit)
+        self._known: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def count(self, text: str) -> int:
+        """``counter.count(text)``, remembered when the text is short."""
+        known = self._known.get(text)
+        if known is not None:
+            return known
+        value = self.counter.count(text)
+        if len(text) <= SHORT_TEXT:
+            with self._lock:
+                if len(self._known) >= self._limit:
+                    del self._known[next(iter(self._known))]
+                self._known[text] = value
+        return value
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        """``counter.count_batch(texts)``: a batch holds block texts, each counted once."""
+        return self.counter.count_batch(texts)
+
+
+@lru_cache(maxsize=16)
+def _shared_counts(counter: TokenCounter) -> ShortCounts:
+    return ShortCounts(counter)
+
+
+def short_counts(counter: TokenCounter) -> ShortCounts:
+    """The one :class:`ShortCounts` of ``counter`` in this process (of the last 16 counters
+    asked about); a new one for a counter that cannot be hashed."""
+    try:
+        return _shared_counts(counter)  # type: ignore[arg-type]
+    except TypeError:
+        return ShortCounts(counter)
 
 
 class CharCounter:
@@ -189,8 +243,10 @@ def get_counter(unit: str, tokenizer: str = "cl100k_base") -> TokenCounter:
 
 
 __all__ = [
+    "SHORT_TEXT",
     "CharCounter",
     "HuggingFaceCounter",
+    "ShortCounts",
     "TiktokenCounter",
     "TokenCounter",
     "blank_tokens",
@@ -198,4 +254,5 @@ __all__ = [
     "get_counter",
     "join_correction",
     "join_slack",
+    "short_counts",
 ]
