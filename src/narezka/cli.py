@@ -84,10 +84,11 @@ def chunk(
     if missing:
         raise click.UsageError(f"{', '.join(missing)}: no such file or directory")
     err = Console(stderr=True)
-    if jobs is not None:  # while the options load a tokenizer (the default waits for the walk)
-        pipeline.start_workers_early(str(options.get("strategy") or "headings"), jobs)
     run = Splitting.from_options(options, paths[0])
     strategy, unit = run.strategy, run.unit
+    if jobs is not None:  # while the files are listed (the default waits for the walk)
+        counter = run.counter or get_counter(unit, str(run.params["tokenizer"]))
+        pipeline.start_workers_early(strategy, jobs, counter)
     out = sys.stdout
     # JSONL goes out file by file as the workers finish (nothing is held); a bar redrawn
     # on the terminal the lines go to would be torn by them.

@@ -160,7 +160,8 @@ def chunk_documents(
             tasks.append(ChunkTask(root, file, split_params, _size(file), jsonl))
             seen += tasks[-1].size
             if jobs is None and seen - tasks[-1].size < PARALLEL_MIN_BYTES <= seen:
-                start_workers_early(chosen.name, jobs)  # enough for workers: the rest overlaps
+                # Enough for workers: the rest of the listing overlaps their start.
+                start_workers_early(chosen.name, jobs, counter)
         return tasks
 
     # The default jobs depends on how much there is to read; an explicit one lets the
