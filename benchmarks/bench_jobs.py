@@ -115,6 +115,7 @@ class TreeSampler:
     def __init__(self, root: int) -> None:
         self.root, self.peak, self.peak_pss = root, 0, 0
         self.cpu: dict[int, float] = {}
+        self.roles: dict[int, str] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -131,6 +132,8 @@ class TreeSampler:
             pss += _pss(pid)
             if cpu:
                 self.cpu[pid] = max(self.cpu.get(pid, 0.0), cpu)
+            if pid not in self.roles:
+                self.roles[pid] = self._role(pid)
         self.peak = max(self.peak, total)
         self.peak_pss = max(self.peak_pss, pss)
 
@@ -142,9 +145,29 @@ class TreeSampler:
         self._stop.set()
         self._thread.join()
 
+    def _role(self, pid: int) -> str:
+        if pid == self.root:
+            return "main"
+        try:
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            return "other"
+        if parent != self.root:
+            return "worker"  # forked by the fork server
+        return "server" if b"forkserver" in command else "other"  # "other": resource tracker
+
     @property
     def cpu_seconds(self) -> float:
         return sum(self.cpu.values())
+
+    def role_cpu(self, role: str) -> float:
+        """CPU seconds of the members in one role: main, server, worker or other."""
+        return sum(cpu for pid, cpu in self.cpu.items() if self.roles.get(pid) == role)
+
+    @property
+    def workers(self) -> int:
+        return sum(1 for pid in self.cpu if self.roles.get(pid) == "worker")
 
     @property
     def main_cpu_seconds(self) -> float:
@@ -166,15 +189,45 @@ class CliRun:
     peak_pss_mb: float
     output: bytes
     code: int
+    server_cpu: float = 0.0
+    worker_cpu: float = 0.0
+    first_output: float = 0.0
+    """Seconds from the start until the first byte of JSONL was written."""
+
+
+BYTECODE: dict[str, str] = {}
+"""Environment for the commands: with ``--bytecode`` (the default), compiled modules kept in a
+temporary folder, as an installed narezka has them."""
+
+
+def use_bytecode(folder: Path, sources: Sequence[Path]) -> None:
+    """Run the commands with compiled modules, as pip installs them: a harness that sets
+    PYTHONDONTWRITEBYTECODE makes every process compile narezka's sources again (about
+    0.2 s in the main process, and again in the fork server). They are compiled here once,
+    into ``folder``, before anything is timed."""
+    BYTECODE.update(PYTHONPYCACHEPREFIX=str(folder), PYTHONDONTWRITEBYTECODE="")
+    env = {**os.environ, **BYTECODE}
+    for source in sources:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], env=env, check=True)
 
 
 def run_chunk(corpus: Path, jobs: int, extra: Sequence[str], src: Path | None = None) -> CliRun:
     command = [sys.executable, "-m", "narezka", "chunk", str(corpus), "--format", "jsonl"]
     command += ["--jobs", str(jobs), *extra]
-    env = {**os.environ, "PYTHONPATH": str(src)} if src else None
+    env = {**os.environ, **BYTECODE, **({"PYTHONPATH": str(src)} if src else {})}
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, env=env)
+        first: list[float] = []
+
+        def watch_output() -> None:
+            while not first and proc.poll() is None:
+                if os.fstat(out.fileno()).st_size:
+                    first.append(time.perf_counter() - started)
+                time.sleep(SAMPLE_SECONDS / 4)
+
+        watcher = threading.Thread(target=watch_output, daemon=True)
+        watcher.start()
         with TreeSampler(proc.pid) as sampler:
             # Wait for the exit without reaping: the zombie's /proc entry still holds its
             # final CPU times, which the last sample then reads.
@@ -182,12 +235,14 @@ def run_chunk(corpus: Path, jobs: int, extra: Sequence[str], src: Path | None = 
             sampler.sample()
             code = proc.wait()
         wall = time.perf_counter() - started
+        watcher.join()
         out.seek(0)
         output = out.read()
     label = (" ".join(extra) or "chars (default)") + (" · before" if src else "")
     return CliRun(
         label, jobs, wall, sampler.cpu_seconds, sampler.main_cpu_seconds,
         sampler.peak / 2**20, sampler.peak_pss / 2**20, output, code,
+        sampler.role_cpu("server"), sampler.role_cpu("worker"), first[0] if first else wall,
     )  # fmt: skip
 
 
@@ -253,7 +308,9 @@ def render(
         "",
         f"{datetime_now()} · {platform.machine()}, {os.cpu_count()} cores · Python "
         f"{platform.python_version()} · corpus {corpus.name} · load average "
-        f"(1/5/15 min) {' → '.join(loads)}",
+        f"(1/5/15 min) {' → '.join(loads)} · "
+        + ("bytecode compiled beforehand" if BYTECODE else "each process compiles its sources")
+        + (" (PYTHONDONTWRITEBYTECODE set)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else ""),
         "",
     ]
     if chunk_runs:
@@ -288,6 +345,30 @@ def render(
             "footprint. This kernel schedules by session "
             "(sched_autogroup_enabled = 1): under load, a session gets its share however many "
             "processes it runs, which caps the speed-up of any jobs count.",
+            "",
+            "### Where the CPU goes",
+            "",
+            "| unit | jobs | main CPU s | fork server CPU s | workers CPU s | chunking CPU s "
+            "| ÷ jobs 1 | first output s |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|",
+        ]
+        for run in chunk_runs:
+            base = next(r for r in chunk_runs if r.label == run.label and r.jobs == 1)
+            # The chunking itself: the workers, or the one process at jobs 1.
+            chunking = run.worker_cpu if run.jobs > 1 else run.main_cpu
+            lines.append(
+                f"| {run.label} | {run.jobs} | {run.main_cpu:.2f} | {run.server_cpu:.2f} | "
+                f"{run.worker_cpu:.2f} | {chunking:.2f} | {chunking / base.main_cpu:.2f}× | "
+                f"{run.first_output:.2f} |"
+            )
+        lines += [
+            "",
+            "chunking CPU s: the workers' summed CPU at jobs 2, the one process's at jobs 1 "
+            "(which also starts up, lists and writes); ÷ jobs 1 is that against the jobs-1 "
+            "process, so what it exceeds 1.00× by is what running in workers costs on top. "
+            "The fork server imports the chunking stage and, for a model tokenizer, loads "
+            "it once for every worker. first output s: from the start of the command to its "
+            "first JSONL byte.",
             "",
         ]
     if pool_rows:
@@ -337,8 +418,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-tokens", action="store_true", help="part 1 in characters only")
     ap.add_argument("--out", type=Path, default=None, help="also write the report here")
     ap.add_argument("--before", type=Path, default=None, help="an older src folder to compare")
+    ap.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="let each command compile narezka's sources itself if the environment says not "
+        "to keep bytecode (PYTHONDONTWRITEBYTECODE)",
+    )
     args = ap.parse_args(argv)
     loads = [load()]
+    pyc = tempfile.TemporaryDirectory(prefix="bench-jobs-pyc-")
+    if not args.no_bytecode:
+        here = Path(__import__("narezka").__file__).resolve().parent
+        use_bytecode(Path(pyc.name), [here, *([args.before] if args.before else [])])
     chunk_runs: list[CliRun] = []
     pool_rows: list[tuple[str, float]] = []
     if not args.no_chunk:
@@ -365,6 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 index_runs.append(run_index(label, corpus, Path(tmp, f"store-{jobs}"), jobs))
                 print(f"index {label}: {index_runs[-1].wall:.1f} s", file=sys.stderr)
         loads.append(load())
+    pyc.cleanup()
     text = render(args.corpus, chunk_runs, pool_rows, index_runs, files, loads)
     print(text)
     if args.out:
