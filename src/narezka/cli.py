@@ -86,9 +86,11 @@ def chunk(
     err = Console(stderr=True)
     run = Splitting.from_options(options, paths[0])
     strategy, unit = run.strategy, run.unit
-    if jobs is not None:  # while the files are listed (the default waits for the walk)
-        counter = run.counter or get_counter(unit, str(run.params["tokenizer"]))
-        pipeline.start_workers_early(strategy, jobs, counter)
+    if jobs is not None and run.counter is not None:
+        # An embedder's tokens: the server loads the tokenizer while this process lists the
+        # files. Without one, the pool starts it as soon as its counter exists (before the
+        # listing too, and without loading a tokenizer file here twice).
+        pipeline.start_workers_early(strategy, jobs, run.counter)
     out = sys.stdout
     # JSONL goes out file by file as the workers finish (nothing is held); a bar redrawn
     # on the terminal the lines go to would be torn by them.
