@@ -29,6 +29,7 @@ ratio compares runs made one after the other in this process.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -188,6 +189,8 @@ class CliRun:
     peak_mb: float
     peak_pss_mb: float
     output: bytes
+    """A SHA-256 of what the command wrote: a round's JSONL is some 20 MB, and holding every
+    round's would count in part 3's memory figures (it samples this process)."""
     code: int
     server_cpu: float = 0.0
     worker_cpu: float = 0.0
@@ -237,7 +240,7 @@ def run_chunk(corpus: Path, jobs: int, extra: Sequence[str], src: Path | None = 
         wall = time.perf_counter() - started
         watcher.join()
         out.seek(0)
-        output = out.read()
+        output = hashlib.sha256(out.read()).digest()
     label = (" ".join(extra) or "chars (default)") + (" · before" if src else "")
     return CliRun(
         label, jobs, wall, sampler.cpu_seconds, sampler.main_cpu_seconds,
@@ -302,6 +305,7 @@ def render(
     index_runs: list[IndexRun],
     files: int,
     loads: list[str],
+    rounds: int = 1,
 ) -> str:
     lines = [
         "# bench_jobs: `--jobs` and chunking overlapped with embedding",
@@ -317,6 +321,11 @@ def render(
         lines += [
             "## `narezka chunk --format jsonl` (whole process tree)",
             "",
+            *(
+                [f"Each row: the run of median wall time of {rounds} rounds.", ""]
+                if rounds > 1
+                else []
+            ),
             "| unit | jobs | wall s | CPU s | main CPU s | other CPU s | cores used "
             "| peak RSS MB | peak PSS MB | speed-up | same output |",
             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
@@ -419,6 +428,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="also write the report here")
     ap.add_argument("--before", type=Path, default=None, help="an older src folder to compare")
     ap.add_argument(
+        "--repeat", type=int, default=1, help="rounds of part 1; each case's median is shown"
+    )
+    ap.add_argument(
         "--no-bytecode",
         action="store_true",
         help="let each command compile narezka's sources itself if the environment says not "
@@ -435,12 +447,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_chunk:
         units = [[], *([] if args.no_tokens else [["--unit", "tokens"]])]
         sources = [None, *([args.before] if args.before else [])]
-        for extra in units:
-            for src in sources:
-                for jobs in (1, 2):
-                    chunk_runs.append(run_chunk(args.corpus, jobs, extra, src))
-                    run = chunk_runs[-1]
-                    print(f"{run.label} jobs {jobs}: {run.wall:.2f} s", file=sys.stderr)
+        cases = [(extra, src, jobs) for extra in units for src in sources for jobs in (1, 2)]
+        # Round by round, every case once a round: a spell of load elsewhere on the machine
+        # then falls on all cases alike, and the median of each drops it.
+        rounds: list[list[CliRun]] = []
+        for _ in range(args.repeat):
+            rounds.append([run_chunk(args.corpus, jobs, e, src) for e, src, jobs in cases])
+            print(" · ".join(f"{r.label} jobs {r.jobs}: {r.wall:.2f} s" for r in rounds[-1]),
+                  file=sys.stderr)  # fmt: skip
+        for i in range(len(cases)):
+            runs = sorted((r[i] for r in rounds), key=lambda r: r.wall)
+            if any(r.output != runs[0].output or r.code != runs[0].code for r in runs):
+                runs[len(runs) // 2].code = -1  # outputs differ between rounds: say so
+            chunk_runs.append(runs[len(runs) // 2])
         loads.append(load())
         for name, jobs, kind in (("serial", 1, "process"), ("2 threads", 2, "thread"),
                                  ("2 processes", 2, "process")):  # fmt: skip
@@ -457,7 +476,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"index {label}: {index_runs[-1].wall:.1f} s", file=sys.stderr)
         loads.append(load())
     pyc.cleanup()
-    text = render(args.corpus, chunk_runs, pool_rows, index_runs, files, loads)
+    text = render(args.corpus, chunk_runs, pool_rows, index_runs, files, loads, args.repeat)
     print(text)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")
