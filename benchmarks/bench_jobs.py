@@ -29,6 +29,7 @@ ratio compares runs made one after the other in this process.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -115,6 +116,7 @@ class TreeSampler:
     def __init__(self, root: int) -> None:
         self.root, self.peak, self.peak_pss = root, 0, 0
         self.cpu: dict[int, float] = {}
+        self.roles: dict[int, str] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -131,6 +133,8 @@ class TreeSampler:
             pss += _pss(pid)
             if cpu:
                 self.cpu[pid] = max(self.cpu.get(pid, 0.0), cpu)
+            if pid not in self.roles:
+                self.roles[pid] = self._role(pid)
         self.peak = max(self.peak, total)
         self.peak_pss = max(self.peak_pss, pss)
 
@@ -142,9 +146,29 @@ class TreeSampler:
         self._stop.set()
         self._thread.join()
 
+    def _role(self, pid: int) -> str:
+        if pid == self.root:
+            return "main"
+        try:
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            return "other"
+        if parent != self.root:
+            return "worker"  # forked by the fork server
+        return "server" if b"forkserver" in command else "other"  # "other": resource tracker
+
     @property
     def cpu_seconds(self) -> float:
         return sum(self.cpu.values())
+
+    def role_cpu(self, role: str) -> float:
+        """CPU seconds of the members in one role: main, server, worker or other."""
+        return sum(cpu for pid, cpu in self.cpu.items() if self.roles.get(pid) == role)
+
+    @property
+    def workers(self) -> int:
+        return sum(1 for pid in self.cpu if self.roles.get(pid) == "worker")
 
     @property
     def main_cpu_seconds(self) -> float:
@@ -165,16 +189,48 @@ class CliRun:
     peak_mb: float
     peak_pss_mb: float
     output: bytes
+    """A SHA-256 of what the command wrote: a round's JSONL is some 20 MB, and holding every
+    round's would count in part 3's memory figures (it samples this process)."""
     code: int
+    server_cpu: float = 0.0
+    worker_cpu: float = 0.0
+    first_output: float = 0.0
+    """Seconds from the start until the first byte of JSONL was written."""
+
+
+BYTECODE: dict[str, str] = {}
+"""Environment for the commands: with ``--bytecode`` (the default), compiled modules kept in a
+temporary folder, as an installed narezka has them."""
+
+
+def use_bytecode(folder: Path, sources: Sequence[Path]) -> None:
+    """Run the commands with compiled modules, as pip installs them: a harness that sets
+    PYTHONDONTWRITEBYTECODE makes every process compile narezka's sources again (about
+    0.2 s in the main process, and again in the fork server). They are compiled here once,
+    into ``folder``, before anything is timed."""
+    BYTECODE.update(PYTHONPYCACHEPREFIX=str(folder), PYTHONDONTWRITEBYTECODE="")
+    env = {**os.environ, **BYTECODE}
+    for source in sources:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], env=env, check=True)
 
 
 def run_chunk(corpus: Path, jobs: int, extra: Sequence[str], src: Path | None = None) -> CliRun:
     command = [sys.executable, "-m", "narezka", "chunk", str(corpus), "--format", "jsonl"]
     command += ["--jobs", str(jobs), *extra]
-    env = {**os.environ, "PYTHONPATH": str(src)} if src else None
+    env = {**os.environ, **BYTECODE, **({"PYTHONPATH": str(src)} if src else {})}
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, env=env)
+        first: list[float] = []
+
+        def watch_output() -> None:
+            while not first and proc.poll() is None:
+                if os.fstat(out.fileno()).st_size:
+                    first.append(time.perf_counter() - started)
+                time.sleep(SAMPLE_SECONDS / 4)
+
+        watcher = threading.Thread(target=watch_output, daemon=True)
+        watcher.start()
         with TreeSampler(proc.pid) as sampler:
             # Wait for the exit without reaping: the zombie's /proc entry still holds its
             # final CPU times, which the last sample then reads.
@@ -182,12 +238,14 @@ def run_chunk(corpus: Path, jobs: int, extra: Sequence[str], src: Path | None = 
             sampler.sample()
             code = proc.wait()
         wall = time.perf_counter() - started
+        watcher.join()
         out.seek(0)
-        output = out.read()
+        output = hashlib.sha256(out.read()).digest()
     label = (" ".join(extra) or "chars (default)") + (" · before" if src else "")
     return CliRun(
         label, jobs, wall, sampler.cpu_seconds, sampler.main_cpu_seconds,
         sampler.peak / 2**20, sampler.peak_pss / 2**20, output, code,
+        sampler.role_cpu("server"), sampler.role_cpu("worker"), first[0] if first else wall,
     )  # fmt: skip
 
 
@@ -247,19 +305,27 @@ def render(
     index_runs: list[IndexRun],
     files: int,
     loads: list[str],
+    rounds: int = 1,
 ) -> str:
     lines = [
         "# bench_jobs: `--jobs` and chunking overlapped with embedding",
         "",
         f"{datetime_now()} · {platform.machine()}, {os.cpu_count()} cores · Python "
         f"{platform.python_version()} · corpus {corpus.name} · load average "
-        f"(1/5/15 min) {' → '.join(loads)}",
+        f"(1/5/15 min) {' → '.join(loads)} · "
+        + ("bytecode compiled beforehand" if BYTECODE else "each process compiles its sources")
+        + (" (PYTHONDONTWRITEBYTECODE set)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else ""),
         "",
     ]
     if chunk_runs:
         lines += [
             "## `narezka chunk --format jsonl` (whole process tree)",
             "",
+            *(
+                [f"Each row: the run of median wall time of {rounds} rounds.", ""]
+                if rounds > 1
+                else []
+            ),
             "| unit | jobs | wall s | CPU s | main CPU s | other CPU s | cores used "
             "| peak RSS MB | peak PSS MB | speed-up | same output |",
             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
@@ -288,6 +354,30 @@ def render(
             "footprint. This kernel schedules by session "
             "(sched_autogroup_enabled = 1): under load, a session gets its share however many "
             "processes it runs, which caps the speed-up of any jobs count.",
+            "",
+            "### Where the CPU goes",
+            "",
+            "| unit | jobs | main CPU s | fork server CPU s | workers CPU s | chunking CPU s "
+            "| ÷ jobs 1 | first output s |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|",
+        ]
+        for run in chunk_runs:
+            base = next(r for r in chunk_runs if r.label == run.label and r.jobs == 1)
+            # The chunking itself: the workers, or the one process at jobs 1.
+            chunking = run.worker_cpu if run.jobs > 1 else run.main_cpu
+            lines.append(
+                f"| {run.label} | {run.jobs} | {run.main_cpu:.2f} | {run.server_cpu:.2f} | "
+                f"{run.worker_cpu:.2f} | {chunking:.2f} | {chunking / base.main_cpu:.2f}× | "
+                f"{run.first_output:.2f} |"
+            )
+        lines += [
+            "",
+            "chunking CPU s: the workers' summed CPU at jobs 2, the one process's at jobs 1 "
+            "(which also starts up, lists and writes); ÷ jobs 1 is that against the jobs-1 "
+            "process, so what it exceeds 1.00× by is what running in workers costs on top. "
+            "The fork server imports the chunking stage and, for a model tokenizer, loads "
+            "it once for every worker. first output s: from the start of the command to its "
+            "first JSONL byte.",
             "",
         ]
     if pool_rows:
@@ -337,19 +427,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-tokens", action="store_true", help="part 1 in characters only")
     ap.add_argument("--out", type=Path, default=None, help="also write the report here")
     ap.add_argument("--before", type=Path, default=None, help="an older src folder to compare")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="rounds of part 1; each case's median is shown"
+    )
+    ap.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="let each command compile narezka's sources itself if the environment says not "
+        "to keep bytecode (PYTHONDONTWRITEBYTECODE)",
+    )
     args = ap.parse_args(argv)
     loads = [load()]
+    pyc = tempfile.TemporaryDirectory(prefix="bench-jobs-pyc-")
+    if not args.no_bytecode:
+        here = Path(__import__("narezka").__file__).resolve().parent
+        use_bytecode(Path(pyc.name), [here, *([args.before] if args.before else [])])
     chunk_runs: list[CliRun] = []
     pool_rows: list[tuple[str, float]] = []
     if not args.no_chunk:
         units = [[], *([] if args.no_tokens else [["--unit", "tokens"]])]
         sources = [None, *([args.before] if args.before else [])]
-        for extra in units:
-            for src in sources:
-                for jobs in (1, 2):
-                    chunk_runs.append(run_chunk(args.corpus, jobs, extra, src))
-                    run = chunk_runs[-1]
-                    print(f"{run.label} jobs {jobs}: {run.wall:.2f} s", file=sys.stderr)
+        cases = [(extra, src, jobs) for extra in units for src in sources for jobs in (1, 2)]
+        # Round by round, every case once a round: a spell of load elsewhere on the machine
+        # then falls on all cases alike, and the median of each drops it.
+        rounds: list[list[CliRun]] = []
+        for _ in range(args.repeat):
+            rounds.append([run_chunk(args.corpus, jobs, e, src) for e, src, jobs in cases])
+            print(" · ".join(f"{r.label} jobs {r.jobs}: {r.wall:.2f} s" for r in rounds[-1]),
+                  file=sys.stderr)  # fmt: skip
+        for i in range(len(cases)):
+            runs = sorted((r[i] for r in rounds), key=lambda r: r.wall)
+            if any(r.output != runs[0].output or r.code != runs[0].code for r in runs):
+                runs[len(runs) // 2].code = -1  # outputs differ between rounds: say so
+            chunk_runs.append(runs[len(runs) // 2])
         loads.append(load())
         for name, jobs, kind in (("serial", 1, "process"), ("2 threads", 2, "thread"),
                                  ("2 processes", 2, "process")):  # fmt: skip
@@ -365,7 +475,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 index_runs.append(run_index(label, corpus, Path(tmp, f"store-{jobs}"), jobs))
                 print(f"index {label}: {index_runs[-1].wall:.1f} s", file=sys.stderr)
         loads.append(load())
-    text = render(args.corpus, chunk_runs, pool_rows, index_runs, files, loads)
+    pyc.cleanup()
+    text = render(args.corpus, chunk_runs, pool_rows, index_runs, files, loads, args.repeat)
     print(text)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")

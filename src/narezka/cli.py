@@ -84,10 +84,13 @@ def chunk(
     if missing:
         raise click.UsageError(f"{', '.join(missing)}: no such file or directory")
     err = Console(stderr=True)
-    if jobs is not None:  # while the options load a tokenizer (the default waits for the walk)
-        pipeline.start_workers_early(str(options.get("strategy") or "headings"), jobs)
     run = Splitting.from_options(options, paths[0])
     strategy, unit = run.strategy, run.unit
+    if jobs is not None and run.counter is not None:
+        # An embedder's tokens: the server loads the tokenizer while this process lists the
+        # files. Without one, the pool starts it as soon as its counter exists (before the
+        # listing too, and without loading a tokenizer file here twice).
+        pipeline.start_workers_early(strategy, jobs, run.counter)
     out = sys.stdout
     # JSONL and JSON go out file by file as the workers finish (nothing is held); a bar
     # redrawn on the terminal the lines go to would be torn by them.

@@ -112,7 +112,8 @@ SERVER_PROBE = """
 import os, sys
 from pathlib import Path
 from narezka.pipeline import start_workers_early
-start_workers_early(sys.argv[1], int(sys.argv[2]))
+from narezka.tokens import CharCounter
+start_workers_early(sys.argv[1], int(sys.argv[2]), CharCounter())
 def read(p, name):
     try:  # any process on the machine may exit while the scan reads it
         return (p / name).read_bytes()
@@ -145,7 +146,7 @@ def test_the_default_jobs_starts_the_server_once_enough_input_is_listed(
     corpus = real_corpus(tmp_path / "kb", per_language=4)
     started: list[tuple[str, int | None]] = []
     monkeypatch.setattr(chunking, "PARALLEL_MIN_BYTES", threshold)
-    monkeypatch.setattr(chunking, "start_workers_early", lambda *a: started.append(a))
+    monkeypatch.setattr(chunking, "start_workers_early", lambda *a: started.append(a[:2]))
     report = chunk_documents([corpus], size=300)  # under a megabyte: chunked in this process
     assert report.chunks
     assert started == [("headings", None)] * calls

