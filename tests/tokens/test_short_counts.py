@@ -29,7 +29,7 @@ TEXTS = st.lists(_ALPHABET, max_size=40).map("".join) | st.sampled_from(
 def _use() -> SentencePieceCounter:
     from narezka.embed.local import UseEmbedder
 
-    counter = UseEmbedder().counter
+    counter = UseEmbedder().counter.loaded  # the counter its lazy wrapper hands out
     assert isinstance(counter, SentencePieceCounter)
     return counter
 
