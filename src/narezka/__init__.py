@@ -16,8 +16,9 @@ An index is one object (see :class:`narezka.Index`)::
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from narezka._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from narezka.errors import ConfigError, NarezkaError, SourceError
@@ -53,17 +54,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'narezka' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value  # the next lookup is a plain global
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)
 
 
 __version__ = "0.1.0"

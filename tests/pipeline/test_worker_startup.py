@@ -133,6 +133,24 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith("narezka"))))
         assert heavy not in loaded
 
 
+def test_the_fork_servers_imports_leave_numpy_and_the_store_protocol_out() -> None:
+    """The orphan watch takes ``narezka.store.lock``; the package's other names (numpy
+    behind them) load on first use, as ``from narezka.store import Manifest`` shows."""
+    script = """
+from narezka.pipeline import file_chunks, workers, server_prepare
+before = ["numpy" in sys.modules, "narezka.store.base" in sys.modules]
+from narezka.store import Manifest, VectorStore, server_record
+print(json.dumps([*before, "numpy" in sys.modules, Manifest.__module__, VectorStore.__module__]))
+"""
+    assert in_fresh_process(script) == [
+        False,
+        False,
+        True,
+        "narezka.store.manifest",
+        "narezka.store.base",
+    ]
+
+
 def test_import_narezka_loads_a_stage_only_when_its_name_is_used() -> None:
     script = """
 import narezka

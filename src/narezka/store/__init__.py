@@ -8,21 +8,9 @@ Backends import their engines, so they are loaded on first use (``open_store`` o
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from narezka.store.base import (
-    AnyOf,
-    Eq,
-    Filter,
-    Range,
-    Rankings,
-    SparseVector,
-    StoredHit,
-    StoredPoint,
-    VectorStore,
-    chunk_point_id,
-    point_id,
-)
+from narezka._lazy import lazy_exports
 from narezka.store.errors import (
     DimensionMismatchError,
     IndexInUseError,
@@ -30,7 +18,33 @@ from narezka.store.errors import (
     StoreError,
     StoreUnavailableError,
 )
-from narezka.store.manifest import ChunkEntry, FileEntry, FilePlan, Manifest
+
+if TYPE_CHECKING:
+    from narezka.store.base import (
+        AnyOf,
+        Eq,
+        Filter,
+        Range,
+        Rankings,
+        SparseVector,
+        StoredHit,
+        StoredPoint,
+        VectorStore,
+        chunk_point_id,
+        point_id,
+    )
+    from narezka.store.manifest import ChunkEntry, FileEntry, FilePlan, Manifest
+
+# The protocol and ids need numpy and the manifest sqlite: loaded when first asked for, so a
+# process that only takes the store's lock (a chunk worker's orphan watch) does not pay.
+_BASE = ("AnyOf", "Eq", "Filter", "Range", "Rankings", "SparseVector", "StoredHit")
+_HOMES = {
+    **dict.fromkeys(
+        (*_BASE, "StoredPoint", "VectorStore", "chunk_point_id", "point_id"), "narezka.store.base"
+    ),
+    **dict.fromkeys(("ChunkEntry", "FileEntry", "FilePlan", "Manifest"), "narezka.store.manifest"),
+}
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)
 
 
 def open_store(

@@ -1,0 +1,35 @@
+"""A package's public names, each loaded from its module on first use (PEP 562).
+
+A process that needs one stage of narezka (a ``--jobs`` worker chunks; it never stores) then
+imports that stage alone, not numpy and the engines behind the package's other names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, MutableMapping
+from importlib import import_module
+from typing import Any
+
+
+def lazy_exports(
+    namespace: MutableMapping[str, Any], homes: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for a package whose ``namespace`` (its ``globals()``)
+    lacks the names of ``homes`` (name -> the module that defines it) until asked.
+
+    An unknown name raises ``AttributeError``, so ``from package import submodule`` still
+    imports the submodule.
+    """
+
+    def __getattr__(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
+        value = getattr(import_module(home), name)
+        namespace[name] = value  # the next lookup is a plain global
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *homes})
+
+    return __getattr__, __dir__
