@@ -148,6 +148,8 @@ def test_symlinks_are_followed_and_loops_end(tmp_path: Path) -> None:
     problems = {e.path: e.problem for e in errors}
     assert "loop" in problems["sub/up"]
     assert "symbolic links" in problems["self.md"]
+    # A link to a missing target is named too: a sync keeps what it indexed through it.
+    assert problems["dangling.md"] == "symlink to a missing target, skipped"
     doc, _ = read_document(root, root / "link.md")
     assert (doc.source, doc.text) == ("link.md", "outside\n")
 

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ from narezka.pipeline.indexing import index, read_index_meta
 from narezka.pipeline.layout import foreign_entries
 from narezka.pipeline.maintenance import sync
 from narezka.pipeline.searching import search
-from narezka.store import Manifest
+from narezka.store import Manifest, open_store
 
 from conftest import copy_examples, index_data
 
@@ -344,3 +345,84 @@ def test_search_links_the_anchor_of_the_merged_section_that_matched(tmp_path: Pa
         assert hit.url == "faq.md#new-q"
         [hit] = ix.search("курьер заказ", mode="bm25", k=1)
         assert hit.url == "faq.md#delivery"
+
+
+def store_count(corpus: Path) -> int:
+    store = open_store(index_data(corpus / ".narezka"))
+    try:
+        store.ensure(64)
+        return store.count()
+    finally:
+        store.close()
+
+
+def _indexed_sources(corpus: Path) -> set[str]:
+    with Manifest(index_data(corpus / ".narezka")) as manifest:
+        return set(manifest.paths())
+
+
+def test_what_the_walk_cannot_read_keeps_its_points(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder that cannot be listed (a lost mount, an I/O error) or a link to a missing
+    target (an unmounted drive's) is not a deleted file: the sync names it and keeps its
+    points; once it reads again, nothing has to be embedded."""
+    corpus = tmp_path / "kb"
+    notes = tmp_path / "drive" / "notes"
+    for folder, name in ((corpus / "sub", "inner.md"), (notes, "linked.md"), (corpus, "top.md")):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(f"# {name}\n\nТекст файла {name}.\n", encoding="utf-8")
+    (corpus / "mount").symlink_to(notes, target_is_directory=True)
+    first = index(corpus, embedder=HashEmbedder(64))
+    everything = {"sub/inner.md", "mount/linked.md", "top.md"}
+    assert first.files_new == 3 and _indexed_sources(corpus) == everything
+    points = store_count(corpus)
+
+    real_scandir = os.scandir
+
+    def failing_scandir(path: Any) -> Any:
+        if Path(path).name == "sub":
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)
+
+    monkeypatch.setattr("narezka.discover.walk.os.scandir", failing_scandir)
+    (tmp_path / "drive" / "notes").rename(tmp_path / "drive" / "away")  # the drive is gone
+    report = index(corpus, embedder=HashEmbedder(64))
+    assert (report.files_deleted, report.chunks_deleted) == (0, 0)
+    assert {e.path: e.problem for e in report.skipped} == {
+        "sub": "cannot list: Permission denied",
+        "mount": "symlink to a missing target, skipped",
+    }
+    assert sorted(report.warnings) == [
+        "mount: could not be read; its 1 indexed file(s) are kept",
+        "sub: could not be read; its 1 indexed file(s) are kept",
+    ]
+    assert _indexed_sources(corpus) == everything and store_count(corpus) == points
+
+    monkeypatch.undo()
+    (tmp_path / "drive" / "away").rename(notes)
+    back = index(corpus, embedder=HashEmbedder(64))
+    assert (back.files_unchanged, back.chunks_embedded, back.skipped) == (3, 0, [])
+
+
+def test_a_file_truly_deleted_beside_an_unreadable_folder_is_still_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "kb"
+    (corpus / "sub").mkdir(parents=True)
+    for rel in ("sub/inner.md", "gone.md", "kept.md"):
+        (corpus / rel).write_text(f"# {rel}\n\nТекст.\n", encoding="utf-8")
+    index(corpus, embedder=HashEmbedder(64))
+    real_scandir = os.scandir
+    monkeypatch.setattr(
+        "narezka.discover.walk.os.scandir",
+        lambda path: (
+            (_ for _ in ()).throw(OSError(5, "I/O error"))
+            if Path(path).name == "sub"
+            else real_scandir(path)
+        ),
+    )
+    (corpus / "gone.md").unlink()
+    report = index(corpus, embedder=HashEmbedder(64))
+    assert report.files_deleted == 1
+    assert _indexed_sources(corpus) == {"sub/inner.md", "kept.md"}

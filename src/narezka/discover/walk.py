@@ -67,7 +67,9 @@ def _walk(
 ) -> list[Path]:
     """Files under ``root`` that pass the globs, in order of their relative POSIX path.
 
-    Directories that cannot be listed are appended to ``problems`` and the walk goes on.
+    What cannot be read (a folder that cannot be listed, a symlink loop or one to a missing
+    target, a name that is not UTF-8) is appended to ``problems``, named by its relative
+    path, and the walk goes on.
     """
     found: dict[str, Path] = {}
     seen: set[tuple[int, int]] = set()
@@ -90,9 +92,8 @@ def _walk(
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            problems.append(
-                SourceError(shown_path(str(directory)), f"cannot list: {exc.strerror or exc}")
-            )
+            where = directory.relative_to(root).as_posix() if directory != root else str(root)
+            problems.append(SourceError(shown_path(where), f"cannot list: {exc.strerror or exc}"))
             continue
         for entry in entries:
             path = Path(entry.path)
@@ -117,6 +118,10 @@ def _walk(
                     (linked if is_link else pending).append(path)
             elif is_file and _matches(rel, include) and not _matches(rel, exclude):
                 found[rel] = path
+            elif is_link and not os.path.exists(path) and not _matches(rel, exclude):
+                # A folder's link whose drive is not mounted looks just like this: named, so
+                # a sync keeps what it indexed there instead of taking it for deleted.
+                problems.append(SourceError(rel, "symlink to a missing target, skipped"))
     return [found[rel] for rel in sorted(found)]
 
 

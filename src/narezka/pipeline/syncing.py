@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -396,6 +396,24 @@ class Syncer:
             self.report.chunks_deleted += len(ids)
 
 
+def _kept_unread(
+    known: Iterable[str], errors: Sequence[SourceError], report: IndexReport
+) -> set[str]:
+    """The indexed files at or under a path the walk could not read: a folder that could not
+    be listed, a dangling symlink (an unmounted drive's), a loop. They are not known to be
+    gone, so their points stay; each such path gets a warning saying how many files."""
+    kept: set[str] = set()
+    for error in errors:
+        prefix = error.path.rstrip("/") + "/"
+        under = {p for p in known if p == error.path or p.startswith(prefix)}
+        if under:
+            kept |= under
+            report.warnings.append(
+                f"{error.path}: could not be read; its {len(under)} indexed file(s) are kept"
+            )
+    return kept
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
     """Callbacks a caller may pass to follow a sync (any of them may be None).
@@ -478,6 +496,7 @@ def sync_files(
             if progress.on_file is not None:
                 progress.on_file(source)
     report.skipped.extend(errors)
+    seen |= _kept_unread(manifest.paths(), errors, report)
     if paths is not None:
         syncer.delete_missing(seen, among=paths)
         return
