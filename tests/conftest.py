@@ -29,6 +29,18 @@ def index_data(home: Path) -> Path:
     return data_dir(home, read_meta(home))
 
 
+def store_count(corpus: Path, dim: int = 64) -> int:
+    """Points in the store of the index kept in ``corpus/.narezka`` (vectors of ``dim``)."""
+    from narezka.store import open_store
+
+    store = open_store(index_data(corpus / ".narezka"))
+    try:
+        store.ensure(dim)
+        return store.count()
+    finally:
+        store.close()
+
+
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=60
 )

@@ -17,9 +17,9 @@ from narezka.pipeline.indexing import index, read_index_meta
 from narezka.pipeline.layout import foreign_entries
 from narezka.pipeline.maintenance import sync
 from narezka.pipeline.searching import search
-from narezka.store import Manifest, open_store
+from narezka.store import Manifest
 
-from conftest import copy_examples, index_data
+from conftest import copy_examples, index_data, store_count
 
 
 @pytest.fixture
@@ -345,15 +345,6 @@ def test_search_links_the_anchor_of_the_merged_section_that_matched(tmp_path: Pa
         assert hit.url == "faq.md#new-q"
         [hit] = ix.search("курьер заказ", mode="bm25", k=1)
         assert hit.url == "faq.md#delivery"
-
-
-def store_count(corpus: Path) -> int:
-    store = open_store(index_data(corpus / ".narezka"))
-    try:
-        store.ensure(64)
-        return store.count()
-    finally:
-        store.close()
 
 
 def _indexed_sources(corpus: Path) -> set[str]:

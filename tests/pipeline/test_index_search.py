@@ -16,7 +16,7 @@ from narezka.pipeline.indexing import index
 from narezka.pipeline.searching import fold_neighbours, search
 from narezka.store import Manifest, open_store
 
-from conftest import copy_examples, index_data
+from conftest import copy_examples, index_data, store_count
 
 
 @pytest.fixture
@@ -33,15 +33,6 @@ def model() -> HashEmbedder:
 def stored_ids(corpus: Path) -> set[str]:
     with Manifest(index_data(corpus / ".narezka")) as manifest:
         return {c.point_id for p in manifest.paths() for c in manifest.get(p).chunks}  # type: ignore[union-attr]
-
-
-def store_count(corpus: Path) -> int:
-    store = open_store(index_data(corpus / ".narezka"))
-    try:
-        store.ensure(64)
-        return store.count()
-    finally:
-        store.close()
 
 
 def test_first_sync_indexes_everything_and_a_rerun_touches_nothing(kb: Path) -> None:

@@ -53,7 +53,7 @@ def _undecodable_name(rel: str, kind: str) -> SourceError | None:
     Such a name cannot become a source id: ids are UTF-8 everywhere they go (JSONL, the
     manifest, point ids, payloads), so the file is skipped, named, and the walk goes on.
     """
-    if rel.isascii() or shown_path(rel) == rel:
+    if shown_path(rel) == rel:
         return None
     return SourceError(shown_path(rel), f"{kind} name is not valid UTF-8 (rename it to index it)")
 

@@ -37,10 +37,13 @@ if TYPE_CHECKING:
 
 # The protocol and ids need numpy and the manifest sqlite: loaded when first asked for, so a
 # process that only takes the store's lock (a chunk worker's orphan watch) does not pay.
-_BASE = ("AnyOf", "Eq", "Filter", "Range", "Rankings", "SparseVector", "StoredHit")
 _HOMES = {
     **dict.fromkeys(
-        (*_BASE, "StoredPoint", "VectorStore", "chunk_point_id", "point_id"), "narezka.store.base"
+        (
+            *("AnyOf", "Eq", "Filter", "Range", "Rankings", "SparseVector", "StoredHit"),
+            *("StoredPoint", "VectorStore", "chunk_point_id", "point_id"),
+        ),
+        "narezka.store.base",
     ),
     **dict.fromkeys(("ChunkEntry", "FileEntry", "FilePlan", "Manifest"), "narezka.store.manifest"),
 }
