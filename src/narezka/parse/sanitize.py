@@ -44,6 +44,28 @@ def sanitize(text: str) -> str:
     return text
 
 
+_ANY_LONG_RUN = re.compile(rf"\S{{{LONG_RUN + 4},}}")
+
+
+def changed_spans(text: str) -> list[tuple[int, int]]:
+    """Disjoint, ordered spans of ``text`` outside which :func:`sanitize` changes nothing: a
+    slice of ``text`` that meets none of them is its own sanitized form. Each rule's match
+    in the whole text covers any match in a slice (a slice's run is part of a run of the
+    text), and a dropped character that would make two runs one lies in a span itself."""
+    found = sorted(
+        m.span()
+        for pattern in (_DROP, _ANY_LONG_RUN, _SPACE_RUN, _NEWLINE_RUN)
+        for m in pattern.finditer(text)
+    )
+    merged: list[tuple[int, int]] = []
+    for start, end in found:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def needs_sanitizing(text: str) -> bool:
     """Whether :func:`sanitize` would change ``text`` (a quick check: fast substring tests
     first, regex passes only when they cannot rule a rule out)."""

@@ -19,7 +19,7 @@ from narezka.split.cuts import Cuts
 from narezka.split.packer import Packer, Refiner
 from narezka.split.sections import Section, anchors_in, heading_sections
 from narezka.split.sizes import RAW_CHARS_PER_TOKEN, Sizes, _constants
-from narezka.tokens import TokenCounter, join_slack, short_counts
+from narezka.tokens import TokenCounter, counts_split_at_word_ends, join_slack, short_counts
 from narezka.types import Block, BlockKind, Chunk, Document
 
 __all__ = ["RAW_CHARS_PER_TOKEN", "DocumentContext", "Section"]
@@ -82,6 +82,11 @@ class DocumentContext(Cuts, Sizes):
         # one-token text and a text the tokenizer sees as empty both count 5): such a part
         # is counted whole.
         self._base, self._empty = (0, 0) if self.slack is None else _constants(counter)
+        # Exact group counts from the pieces' counts and the text around each join.
+        self.word_ends = (
+            counts_split_at_word_ends(counter) and self.slack is not None and self._base == 0
+        )
+        self._own: dict[tuple[int, int], int] = {}
         self._gaps: dict[str, int | None] = {}
         self._prefix_tokens: dict[str, int] = {}
         # Titles, marks, gaps, frames recur across files: counts outlive the document.

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from narezka.enrich.redaction import secrets_in
 from narezka.parse.sanitize import sanitize
+from narezka.split.word_end_sizes import WordEndSizes
 from narezka.tokens import TokenCounter, blank_tokens, call_constant
 from narezka.types import Secret
 
@@ -37,7 +38,7 @@ def _constants(counter: TokenCounter) -> tuple[int, int]:
         return call_constant(counter), counter.count("")
 
 
-class Sizes:
+class Sizes(WordEndSizes):
     """Sums of counts for one document; the attributes come from the context."""
 
     text: str
@@ -55,10 +56,6 @@ class Sizes:
     _prefix_tokens: dict[str, int]
     _gaps: dict[str, int | None]
     _density: tuple[int, int]
-
-    @property
-    def clean(self) -> bool:
-        raise NotImplementedError
 
     def prefix(self, path: tuple[str, ...]) -> str:
         raise NotImplementedError
@@ -105,14 +102,13 @@ class Sizes:
         """Bounds on the cost of pieces ``i..j`` as one chunk from their counted bodies, the
         counted overhead and the gaps' own tokens, each whitespace join off by at most the
         counter's slack (benchmarks/join_bounds.py measures it). With slack 0 the sum is the
-        exact count of the chunk's ``embed_text`` and is recorded as such, untokenized.
+        exact count of the chunk's ``embed_text`` and is recorded as such, untokenized; so is
+        a counter's that splits at word ends (``word_end_count``).
 
         None (count the group whole) when a piece was not counted, the document needs
         sanitizing (it may change text across a join), a secret lies in the group (its
         marker is one, its pieces' two), or a join is not over whitespace."""
-        # Sanitizing drops characters and shortens runs word by word, and collapses blank runs,
-        # which only a count that ignores whitespace (slack 0) is blind to.
-        if self.slack is None or (self.slack and not self.clean):
+        if self.slack is None:
             return None
         start, end = pieces[i][0], pieces[j][1]
         key = (start, end)
@@ -120,6 +116,17 @@ class Sizes:
             known = self._cost[key]
             return known, known
         if self.secrets and secrets_in(self.secrets, start, end):
+            return None
+        if self.word_ends:
+            exact = self.group_word_end_count(pieces[i : j + 1])
+            if exact is not None:
+                value = max(exact, -(-(end - start) // RAW_CHARS_PER_TOKEN))
+                self._tokens[key] = exact
+                self._cost[key] = value
+                return value, value
+        # Sanitizing drops characters and shortens runs word by word, and collapses blank runs,
+        # which only a count that ignores whitespace (slack 0) is blind to.
+        if self.slack and not self.clean:
             return None
         before, after = self._atom_context(start, end)
         prefix = self.crumb(start, end)
@@ -176,7 +183,15 @@ class Sizes:
         from their exact counts (each less its own overhead), else counted whole."""
         start, end = left[0], right[1]
         key = (start, end)
-        if key in self._cost or self.slack != 0:
+        if key in self._cost:
+            return self.cost(start, end)
+        if self.word_ends and not secrets_in(self.secrets, start, end):
+            exact = self.group_word_end_count((left, right))
+            if exact is not None:
+                self._tokens[key] = exact
+                self._cost[key] = value = max(exact, -(-(end - start) // RAW_CHARS_PER_TOKEN))
+                return value
+        if self.slack != 0:
             return self.cost(start, end)
         a, b = self._tokens.get(left), self._tokens.get(right)
         gap = self._gap_tokens(self.text[left[1] : right[0]])

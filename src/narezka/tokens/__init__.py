@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from narezka.errors import ConfigError, MissingDependencyError
+from narezka.tokens.word_ends import splits_at_word_ends
 
 
 @runtime_checkable
@@ -52,6 +53,13 @@ def join_correction(counter: TokenCounter, left: str, gap: str, right: str) -> i
     constant = call_constant(counter)
     parts = counter.count(left) + counter.count(right) - constant
     return counter.count(left + gap + right) - parts - blank_tokens(counter, gap, constant)
+
+
+def counts_split_at_word_ends(counter: TokenCounter) -> bool:
+    """Whether ``count(t) == count(t[:p]) + count(t[p:])`` at every word end ``p`` of any
+    text (see :mod:`narezka.tokens.word_ends`): a group's exact count then follows from its
+    pieces' counts and a few characters around each join."""
+    return getattr(counter, "word_ends", False) is True
 
 
 def join_slack(counter: TokenCounter) -> int | None:
@@ -146,6 +154,8 @@ class TiktokenCounter:
         self._encoding = encoding
         self._encode: Callable[[str], list[int]] = encoding.encode_ordinary
         self.name = name
+        self.word_ends = splits_at_word_ends(encoding)
+        """Whether counts split exactly at word ends (:mod:`narezka.tokens.word_ends`)."""
 
     def count(self, text: str) -> int:
         return len(self._encode(text))
@@ -251,6 +261,7 @@ __all__ = [
     "TokenCounter",
     "blank_tokens",
     "call_constant",
+    "counts_split_at_word_ends",
     "get_counter",
     "join_correction",
     "join_slack",

@@ -1,0 +1,168 @@
+"""Exact group counts for a tokenizer whose counts split at word ends (cl100k_base).
+
+A BPE join moves the count by a few tokens, so :class:`~narezka.split.sizes.Sizes` can only
+bound a group from its pieces and must tokenize every group near the limit and every chunk
+again. Where counts split exactly at word ends (:mod:`narezka.tokens.word_ends`), a group's
+``embed_text`` is cut at the last word end before each join and the first one after it: the
+long stretches between are the pieces' own text, counted already, and only the short
+stretches across the joins (a word's last letters, the blank line, the next word's first
+mark) are tokenized, most of them once per corpus. The result is the exact count, recorded
+as such, so the packer decides exactly what a whole count would have decided.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from functools import cached_property
+
+from narezka.parse.sanitize import changed_spans, needs_sanitizing
+from narezka.tokens import TokenCounter
+from narezka.tokens.word_ends import WINDOW, first_word_end, last_word_end
+
+STRETCH = 4 * WINDOW
+"""The longest stretch across joins counted on its own: past it, the group is counted whole."""
+
+
+class WordEndSizes:
+    """Word-end sums for one document; the attributes come from the context."""
+
+    text: str
+    word_ends: bool
+    _short: TokenCounter
+    _body: dict[tuple[int, int], int]
+    _tokens: dict[tuple[int, int], int]
+    _extra: dict[str, int]
+    _own: dict[tuple[int, int], int]
+
+    @property
+    def clean(self) -> bool:
+        raise NotImplementedError
+
+    def crumb(self, start: int, end: int) -> str:
+        raise NotImplementedError
+
+    def _atom_context(self, start: int, end: int) -> tuple[str, str]:
+        raise NotImplementedError
+
+    def group_word_end_count(self, ranges: Sequence[tuple[int, int]]) -> int | None:
+        """:meth:`word_end_count` of neighbouring ranges, when each one's own text has a count:
+        a piece's, or one derived from the exact count of a chunk-to-be."""
+        bodies = []
+        for r in ranges:
+            body = self._body.get(r)
+            if body is None:
+                body = self._own.get(r)
+            if body is None:
+                whole = self._tokens.get(r)
+                frame = self._sum((r,), (0,)) if whole is not None else None
+                # A range with no word end near its edges is counted inside a stretch, so
+                # the chunk's count says nothing about its own.
+                if whole is None or frame is None or frame[1]:
+                    return None
+                body = self._own[r] = whole - frame[0]
+            bodies.append(body)
+        return self.word_end_count(ranges, bodies)
+
+    def word_end_count(
+        self, ranges: Sequence[tuple[int, int]], bodies: Sequence[int]
+    ) -> int | None:
+        """The exact count of the ``embed_text`` of ``ranges`` (neighbours, in order) as one
+        chunk, from ``bodies``, their own texts' counts. Clean documents without secrets only
+        (the caller checks). None when a stretch across joins would be longer than
+        :data:`STRETCH` (code of symbols, one long number): count the group whole."""
+        summed = self._sum(ranges, bodies)
+        return None if summed is None else summed[0]
+
+    def _sum(
+        self, ranges: Sequence[tuple[int, int]], bodies: Sequence[int]
+    ) -> tuple[int, bool] | None:
+        """:meth:`word_end_count`, and whether a range lies inside a stretch, its count then
+        replaced by the stretch's (so the total does not move with it)."""
+        text, count = self.text, self._short.count
+        inside = False
+        start, end = ranges[0][0], ranges[-1][1]
+        before, after = self._atom_context(start, end)
+        if not self.clean and not self._unchanged(start, end, before, after):
+            return None
+        head = self.crumb(start, end) + before
+        total = sum(bodies)
+        # The open stretch: text outside the document it starts with, the document position it
+        # continues from (None: nothing open), and the counts of its parts, which it replaces.
+        outside, open_from, replaced = "", -1, 0
+        if head:
+            total += self._part_count(head)
+            cut = last_word_end(head, 0, len(head))
+            outside = head if cut is None else head[cut:]
+            replaced = self._part_count(head) if cut is None else count(outside)
+            open_from = start
+        last = len(ranges) - 1
+        for k, ((a, b), body) in enumerate(zip(ranges, bodies, strict=True)):
+            # A word end at b needs the document's own next character after it in the chunk.
+            limit = b - 1 if k == last and after else b
+            if open_from >= 0:
+                first = first_word_end(text, a, limit)
+                if first is None:  # no word end near its start: the range joins the stretch
+                    replaced += body
+                    inside = True
+                    if len(outside) + b - open_from > STRETCH:
+                        return None
+                    continue
+                if len(outside) + first - open_from > STRETCH:
+                    return None
+                total += count(outside + text[open_from:first]) - replaced - count(text[a:first])
+                outside, open_from = "", -1
+            if k == last and not after:
+                break
+            cut = last_word_end(text, a, limit)
+            if cut is None:
+                cut = first_word_end(text, a, limit)
+            if cut is None:
+                if b - a > STRETCH:
+                    return None
+                open_from, replaced, inside = a, body, True
+            else:
+                open_from, replaced = cut, count(text[cut:b])
+        if open_from < 0:
+            return total, inside
+        tail = outside + text[open_from:end]
+        if after:
+            total += self._part_count(after)
+            first = first_word_end(after, 0, len(after))
+            if first is None:
+                replaced += self._part_count(after)
+                tail += after
+            else:
+                replaced += count(after[:first])
+                tail += after[:first]
+        if len(tail) > STRETCH:
+            return None
+        return total + count(tail) - replaced, inside
+
+    @cached_property
+    def _changed(self) -> tuple[list[int], list[int]]:
+        """Starts and ends of the spans sanitizing may change (``changed_spans``)."""
+        spans = changed_spans(self.text)
+        return [a for a, _ in spans], [b for _, b in spans]
+
+    def _unchanged(self, start: int, end: int, before: str, after: str) -> bool:
+        """Whether sanitizing leaves the range's ``embed_text`` body as it is, in a document
+        that needs it elsewhere: no changed span meets the range, the frame needs none, and
+        a line break between frame and range keeps a run of one from running into the other
+        (the range is trimmed: it neither starts nor ends with a blank line)."""
+        starts, ends = self._changed
+        k = bisect_right(ends, start)
+        if k < len(starts) and starts[k] < end:
+            return False
+        if before and (not before.endswith("\n") or self.text[start] == "\n"):
+            return False
+        if after and (not after.startswith("\n") or self.text[end - 1] == "\n"):
+            return False
+        return not (before or after) or not needs_sanitizing(before + after)
+
+    def _part_count(self, part: str) -> int:
+        """The count of a breadcrumb with a frame, or of a closing fence, once per document."""
+        cached = self._extra.get(part)
+        if cached is None:
+            cached = self._extra[part] = self._short.count(part)
+        return cached
