@@ -87,6 +87,8 @@ class DocumentContext(Cuts, Sizes):
             counts_split_at_word_ends(counter) and self.slack is not None and self._base == 0
         )
         self._own: dict[tuple[int, int], int] = {}
+        self._pairs: dict[tuple[tuple[int, int], tuple[int, int]], int | None] = {}
+        self._edge_terms: dict[tuple[str, int, int], int | None] = {}
         self._gaps: dict[str, int | None] = {}
         self._prefix_tokens: dict[str, int] = {}
         # Titles, marks, gaps, frames recur across files: counts outlive the document.

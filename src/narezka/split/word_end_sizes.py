@@ -28,7 +28,10 @@ class WordEndSizes:
     """Word-end sums for one document; the attributes come from the context."""
 
     text: str
+    counter: TokenCounter
     word_ends: bool
+    _pairs: dict[tuple[tuple[int, int], tuple[int, int]], int | None]
+    _edge_terms: dict[tuple[str, int, int], int | None]
     _short: TokenCounter
     _body: dict[tuple[int, int], int]
     _tokens: dict[tuple[int, int], int]
@@ -87,6 +90,9 @@ class WordEndSizes:
             return None
         head = self.crumb(start, end) + before
         total = sum(bodies)
+        quick = self._quick_sum(ranges, head, after)
+        if quick is not None:
+            return total + quick, False
         # The open stretch: text outside the document it starts with, the document position it
         # continues from (None: nothing open), and the counts of its parts, which it replaces.
         outside, open_from, replaced = "", -1, 0
@@ -138,6 +144,85 @@ class WordEndSizes:
         if len(tail) > STRETCH:
             return None
         return total + count(tail) - replaced, inside
+
+    def _quick_sum(self, ranges: Sequence[tuple[int, int]], head: str, after: str) -> int | None:
+        """What the joins, breadcrumb and frame add to the ranges' counts when every range
+        has its word ends (no stretch runs over a whole range): terms kept per pair of
+        neighbours and per edge, as candidate groups share them. None: take the long way."""
+        pairs = self._pairs
+        added = 0
+        for k in range(len(ranges) - 1):
+            key = (ranges[k], ranges[k + 1])
+            if key in pairs:
+                join = pairs[key]
+            else:
+                join = pairs[key] = self._pair_join(ranges[k], ranges[k + 1])
+            if join is None:
+                return None
+            added += join
+        if head:
+            a, b = ranges[0]
+            # (A word end at b with a frame after: the frame's term finds none and says so.)
+            key_head = (head, a, b)
+            if key_head in self._edge_terms:
+                term = self._edge_terms[key_head]
+            else:
+                term = self._edge_terms[key_head] = self._head_term(head, *key_head[1:])
+            if term is None:
+                return None
+            added += term
+        if after:
+            key_after = (after, *ranges[-1])
+            if key_after in self._edge_terms:
+                term = self._edge_terms[key_after]
+            else:
+                term = self._edge_terms[key_after] = self._after_term(after, *ranges[-1])
+            if term is None:
+                return None
+            added += term
+        return added
+
+    def _pair_join(self, left: tuple[int, int], right: tuple[int, int]) -> int | None:
+        """How two neighbours joined over the text between them count from their own counts:
+        the stretch from the left one's last word end to the right one's first, counted,
+        less its two ends counted alone."""
+        text, short = self.text, self._short.count
+        cut = last_word_end(text, *left) or first_word_end(text, *left)
+        first = first_word_end(text, *right)
+        if cut is None or first is None or first - cut > STRETCH:
+            return None
+        return (
+            self.counter.count(text[cut:first])
+            - short(text[cut : left[1]])
+            - short(text[right[0] : first])
+        )
+
+    def _head_term(self, head: str, start: int, limit: int) -> int | None:
+        """What a breadcrumb (and a frame's opening) adds before the range from ``start``."""
+        text, short = self.text, self._short.count
+        cut = last_word_end(head, 0, len(head))
+        outside = head if cut is None else head[cut:]
+        first = first_word_end(text, start, limit)
+        if first is None or len(outside) + first - start > STRETCH:
+            return None
+        replaced = self._part_count(head) if cut is None else short(outside)
+        lead = text[start:first]
+        return self._part_count(head) + self.counter.count(outside + lead) - replaced - short(lead)
+
+    def _after_term(self, after: str, start: int, end: int) -> int | None:
+        """What a frame's closing adds after the range that ends at ``end``."""
+        text, short = self.text, self._short.count
+        # The range's word end must be followed by its own character, not the frame's.
+        cut = last_word_end(text, start, end - 1) or first_word_end(text, start, end - 1)
+        if cut is None:
+            return None
+        first = first_word_end(after, 0, len(after))
+        lead = after if first is None else after[:first]
+        if end - cut + len(lead) > STRETCH:
+            return None
+        replaced = self._part_count(after) if first is None else short(lead)
+        own = text[cut:end]
+        return self._part_count(after) + self.counter.count(own + lead) - short(own) - replaced
 
     @cached_property
     def _changed(self) -> tuple[list[int], list[int]]:
