@@ -11,7 +11,8 @@ the floor any exact sizing pays: every character tokenized once, one call per do
 "counts replayed" row sizes in USE tokens with every count read from a table filled by an
 untimed run first: the same chunks, no tokenizer, so it is what the tokens path costs in
 Python alone (its gap to the characters row), and the USE row less it is the tokenizer's own
-time in place (against the bare encode: what calling it per block costs).
+time in place (against the bare encode: what calling it per block costs). "Text tokenized" is
+the characters the tokenizer was given over the corpus's own: 1× is every character once.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class Replayed:
         self.inner = inner
         self.name = inner.name
         self.join_slack = getattr(inner, "join_slack", None)
+        self.word_ends = getattr(inner, "word_ends", False)
         self.known: dict[str, int] = {}
         self.calls = 0
 
@@ -66,17 +68,26 @@ class Calls:
     def __init__(self, inner: TokenCounter) -> None:
         self.inner = inner
         self.name = inner.name
-        # The join bound decides whether groups are sized from their pieces: keep it.
+        # The join bound and the word-end rule decide whether groups are sized from their
+        # pieces: keep them.
         self.join_slack = getattr(inner, "join_slack", None)
+        self.word_ends = getattr(inner, "word_ends", False)
         self.calls = 0
+        self.chars = 0
 
     def count(self, text: str) -> int:
         self.calls += 1
+        self.chars += len(text)
         return self.inner.count(text)
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
         self.calls += 1
+        self.chars += sum(map(len, texts))
         return self.inner.count_batch(texts)
+
+
+Outcome = tuple[int, int, float | None]
+"""Chunks, tokenizer calls, and the characters tokenized over the corpus's (None: not kept)."""
 
 
 def read_corpus(root: Path) -> list[RawDocument]:
@@ -122,28 +133,30 @@ def measure(corpus: Path, repeat: int, use: TokenCounter, cl100k: TokenCounter) 
     mb = sum(len(d.text.encode("utf-8")) for d in docs) / 1e6
     headings = get_strategy("headings")
 
-    def narezka(unit: str, size: int, counter: TokenCounter) -> Callable[[], tuple[int, int]]:
+    text_chars = sum(len(d.text) for d in docs)
+
+    def narezka(unit: str, size: int, counter: TokenCounter) -> Callable[[], Outcome]:
         params = SplitParams(size=size, unit=unit)
 
-        def run() -> tuple[int, int]:
+        def run() -> Outcome:
             spy = Calls(counter)
             chunks = sum(len(chunk_raw(d, headings, params, spy).chunks) for d in docs)
-            return chunks, spy.calls
+            return chunks, spy.calls, (spy.chars / text_chars if unit == "tokens" else None)
 
         return run
 
-    def bare(counter: TokenCounter) -> Callable[[], tuple[int, int]]:
-        return lambda: (0, sum(1 for d in docs if counter.count(d.text) >= 0))
+    def bare(counter: TokenCounter) -> Callable[[], Outcome]:
+        return lambda: (0, sum(1 for d in docs if counter.count(d.text) >= 0), 1.0)
 
-    def replayed(size: int, counter: TokenCounter) -> Callable[[], tuple[int, int]]:
+    def replayed(size: int, counter: TokenCounter) -> Callable[[], Outcome]:
         params, table = SplitParams(size=size, unit="tokens"), Replayed(counter)
         for d in docs:  # fills the table, untimed
             chunk_raw(d, headings, params, table)
 
-        def run() -> tuple[int, int]:
+        def run() -> Outcome:
             table.calls = 0
             chunks = sum(len(chunk_raw(d, headings, params, table).chunks) for d in docs)
-            return chunks, table.calls
+            return chunks, table.calls, None
 
         return run
 
@@ -157,7 +170,7 @@ def measure(corpus: Path, repeat: int, use: TokenCounter, cl100k: TokenCounter) 
     ]
     # Round-robin, so a burst of load from other jobs hits every row alike.
     times: dict[str, list[float]] = {title: [] for title, _ in rows}
-    outcome: dict[str, tuple[int, int]] = {}
+    outcome: dict[str, Outcome] = {}
     for _ in range(repeat):
         for title, fn in rows:
             seconds, outcome[title] = median_run(fn, 1)
@@ -168,12 +181,15 @@ def measure(corpus: Path, repeat: int, use: TokenCounter, cl100k: TokenCounter) 
     lines = [
         f"## {corpus} — {len(docs)} files, {mb:.2f} MB UTF-8",
         "",
-        "| what | MB/s | median s | chunks | tokenizer calls |",
-        "|---|---:|---:|---:|---:|",
+        "| what | MB/s | median s | chunks | tokenizer calls | text tokenized |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
-    for title, seconds, chunks, calls in results:
+    for title, seconds, chunks, calls, share in results:
         shown = chunks or "–"
-        lines.append(f"| {title} | {mb / seconds:.2f} | {seconds:.3f} | {shown} | {calls} |")
+        tokenized = "–" if share is None else f"{share:.2f}×"
+        lines.append(
+            f"| {title} | {mb / seconds:.2f} | {seconds:.3f} | {shown} | {calls} | {tokenized} |"
+        )
     chars, use_t, replay, cl_t, use_bare, cl_bare = (seconds_of[title] for title, _ in rows)
     lines += [
         "",

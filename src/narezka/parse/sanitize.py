@@ -44,19 +44,33 @@ def sanitize(text: str) -> str:
     return text
 
 
-_ANY_LONG_RUN = re.compile(rf"\S{{{LONG_RUN + 4},}}")
+_SPACES = " " * 10
+_MORE_SPACES = re.compile(" *")
 
 
 def changed_spans(text: str) -> list[tuple[int, int]]:
     """Disjoint, ordered spans of ``text`` outside which :func:`sanitize` changes nothing: a
     slice of ``text`` that meets none of them is its own sanitized form. Each rule's match
     in the whole text covers any match in a slice (a slice's run is part of a run of the
-    text), and a dropped character that would make two runs one lies in a span itself."""
-    found = sorted(
-        m.span()
-        for pattern in (_DROP, _ANY_LONG_RUN, _SPACE_RUN, _NEWLINE_RUN)
-        for m in pattern.finditer(text)
-    )
+    text), and a dropped character that would make two runs one lies in a span itself.
+    A rule's pattern runs only where the quick tests of :func:`needs_sanitizing` find it."""
+    found: list[tuple[int, int]] = []
+    if _has_dropped(text):
+        found += (m.span() for m in _DROP.finditer(text))
+    if len(text) > LONG_RUN and _has_long_run(text):
+        found += (m.span() for m in _LONG_RUN.finditer(text))
+    if "\t" in text:
+        found += (m.span() for m in _SPACE_RUN.finditer(text))
+    else:  # runs of spaces alone: found by substring search, at C speed
+        at = text.find(_SPACES)
+        while at >= 0:
+            more = _MORE_SPACES.match(text, at + len(_SPACES))
+            end = more.end() if more else at + len(_SPACES)
+            found.append((at, end))
+            at = text.find(_SPACES, end)
+    if "\n\n\n\n\n" in text:
+        found += (m.span() for m in _NEWLINE_RUN.finditer(text))
+    found.sort()
     merged: list[tuple[int, int]] = []
     for start, end in found:
         if merged and start <= merged[-1][1]:
