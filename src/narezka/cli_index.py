@@ -19,14 +19,8 @@ from rich.progress import Progress as RichProgress
 from rich.progress import TaskID
 from rich.table import Table
 
-from narezka.cli_common import (
-    EXIT_NOTHING,
-    byte_progress,
-    fail,
-    jobs_option,
-    settings_for,
-    split_options,
-)
+from narezka.cli_common import EXIT_NOTHING, fail, jobs_option, settings_for, split_options
+from narezka.cli_progress import byte_progress
 from narezka.cli_search import ranking, ranking_options
 from narezka.embed import get_embedder
 from narezka.enrich.llm_context import ContextEstimate
