@@ -5,13 +5,16 @@ every ``--jobs`` worker the console script starts (a worker re-imports the scrip
 from __future__ import annotations
 
 import json
+import pkgutil
 import subprocess
 import sys
 import textwrap
+from importlib import import_module
 
 import click
 import pytest
 
+import narezka
 from narezka.cli import COMMANDS, cli
 
 HEAVY = (
@@ -92,6 +95,22 @@ def test_every_lazy_name_is_a_command_of_that_name() -> None:
         assert isinstance(command, click.Command), target
         assert command.name == name
         assert not command.hidden and not command.deprecated and not command.short_help
+
+
+def test_every_command_in_the_cli_modules_is_reachable() -> None:
+    # A command added to a cli_* module but not to COMMANDS would exist and never run.
+    defined = {
+        f"{info.name}:{attribute}": value
+        for info in pkgutil.iter_modules(narezka.__path__, "narezka.")
+        if info.name.startswith("narezka.cli_")
+        for attribute, value in vars(import_module(info.name)).items()
+        if isinstance(value, click.Command)
+    }
+    ctx = click.Context(cli)
+    reachable = [cli.get_command(ctx, name) for name in cli.list_commands(ctx)]
+    reachable += [s for g in reachable if isinstance(g, click.Group) for s in g.commands.values()]
+    missing = [label for label, command in defined.items() if command not in reachable]
+    assert defined and not missing
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

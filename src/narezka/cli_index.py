@@ -472,6 +472,3 @@ def push_command(store: str, qdrant_url: str, collection: str) -> None:
     except NarezkaError as exc:
         fail(exc)
     click.echo(f"copied {copied} points to {qdrant_url} ({collection})")
-
-
-COMMANDS = [index_command, search_command, sync_command, watch_command, push_command]
