@@ -1,6 +1,6 @@
 """Commands over an index: ``index``, ``search``, ``sync``, ``watch``, ``push``.
 
-Thin like :mod:`narezka.cli`: options in, one pipeline call, output formatted for people
+Thin like :mod:`narezka.cli_chunk`: options in, one pipeline call, output formatted for people
 (tables) or scripts (``--format json``/``jsonl``).
 """
 
