@@ -233,7 +233,10 @@ def test_tokens_default_to_the_embedders_own_tokenizer_and_budget() -> None:
 
 def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
     out: list[tuple[str, click.Command]] = []
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):  # the group loads its commands on demand
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         out.append((prefix + name, command))
         if isinstance(command, click.Group):
             out += _commands(command, prefix + name + " ")
@@ -250,7 +253,7 @@ def test_every_command_documents_an_example(name: str, command: click.Command) -
 def test_json_is_written_file_by_file_exactly_as_one_dump_would_be(tmp_path: Path) -> None:
     """``--format json`` streams (no chunk is held to the end) yet prints the bytes one
     ``json.dumps(doc, indent=1)`` of the whole run prints."""
-    from narezka.cli import JsonDocument
+    from narezka.cli_chunk import JsonDocument
 
     chunks = [
         {"source": "a.md", "section": [], "meta": {}, "text": 'строка\nдва "q" \u2028'},

@@ -106,8 +106,10 @@ def test_chunk_index_and_eval_share_the_splitting_options() -> None:
 
     shared = _split_option_names(click.command()(probe))
     assert {"--levels", "--min-chars", "--separator", "--tokenizer", "--breadcrumbs"} <= shared
-    commands = {name: cli.commands[name] for name in ("chunk", "index", "eval")}
+    ctx = click.Context(cli)
+    commands = {name: cli.get_command(ctx, name) for name in ("chunk", "index", "eval")}
     for name, command in commands.items():
+        assert command is not None, name
         missing = shared - _split_option_names(command)
         if name == "eval":
             missing -= {"--strategy", "-s"}  # eval names strategies in its --strategies specs

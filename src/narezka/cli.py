@@ -1,47 +1,123 @@
 """Command-line interface: parse options, call one pipeline function, format the result.
 
+Each command lives in its own ``narezka.cli_*`` module, imported only when that command runs
+(or shows its own ``--help``): ``import narezka.cli`` loads click and little else. That is the
+start-up of every command, of ``narezka --help``, and of every ``--jobs`` worker, which
+re-imports the module the console script ran.
+
 Exit codes are listed in :mod:`narezka.cli_common` (and the README).
 """
 
 from __future__ import annotations
 
 import errno
-import json
 import os
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
+from importlib import import_module
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from narezka import pipeline
-from narezka.cli_common import (
-    EXIT_INTERRUPTED,
-    EXIT_NOTHING,
-    EXIT_OK,
-    jobs_option,
-    progress_bar,
-)
-from narezka.cli_eval import eval_command
-from narezka.cli_index import COMMANDS
-from narezka.cli_inspect import inspect_command
-from narezka.cli_options import Splitting, splitting_options
-from narezka.cli_serve import serve_command
-from narezka.cli_tools import TOOL_COMMANDS
-from narezka.enrich.redaction import redacted_text
-from narezka.errors import ConfigError
-from narezka.split import strategy_names
-from narezka.stats import chunk_stats
-from narezka.tokens import get_counter
+from narezka.cli_common import EXIT_INTERRUPTED, EXIT_OK
 
-PREVIEW_CHARS = 200
+COMMANDS: dict[str, tuple[str, str]] = {
+    "cache": (
+        "narezka.cli_tools:cache_group",
+        "The embedding cache kept beside an index, and the LLM-written contexts beside it.",
+    ),
+    "calibrate": (
+        "narezka.cli_tools:calibrate_command",
+        "Measure a served model's real token density on a corpus and store a safe budget.",
+    ),
+    "chunk": ("narezka.cli_chunk:chunk", "Split Markdown files into retrieval-ready chunks."),
+    "compact": (
+        "narezka.cli_tools:compact_command",
+        "Rewrite an index with only its live points, so text deleted from the corpus leaves no "
+        "trace in the index folder (the engine keeps deleted payloads on disk until then).",
+    ),
+    "eval": (
+        "narezka.cli_eval:eval_command",
+        "Index CORPUS once per strategy, ask the golden questions, report hit@k, MRR, ceiling "
+        "(and span recall, precision, IoU for span golden sets) plus a size-normalized view.",
+    ),
+    "index": (
+        "narezka.cli_index:index_command",
+        "Chunk, embed and store a corpus; re-runs only touch what changed.",
+    ),
+    "inspect": (
+        "narezka.cli_inspect:inspect_command",
+        "Write an HTML page showing each document's chunks: boundaries, overlaps, atoms, "
+        "breadcrumbs, sizes against the limit and the embed_text of each.",
+    ),
+    "models": (
+        "narezka.cli_tools:models_command",
+        "List embedders: dimension, window, tokenizer, and whether they run offline here.",
+    ),
+    "push": (
+        "narezka.cli_index:push_command",
+        "Copy an index to a Qdrant server: same ids, vectors and payloads, readable there by URL.",
+    ),
+    "search": (
+        "narezka.cli_index:search_command",
+        "Search an index: dense, BM25 or hybrid (min-max score fusion, or as --fusion says).",
+    ),
+    "serve": (
+        "narezka.cli_serve:serve_command",
+        "Serve an index (STORE, or a CORPUS folder: indexed first if it has none) to agents over "
+        "MCP and to apps over HTTP, syncing it as files change.",
+    ),
+    "sync": (
+        "narezka.cli_index:sync_command",
+        "Bring an index up to date with its corpus, with the settings it was built with.",
+    ),
+    "watch": (
+        "narezka.cli_index:watch_command",
+        "Sync now, then again whenever files in the corpus change (Ctrl-C stops cleanly).",
+    ),
+}
+"""Each command loaded on demand: its name → ``"module:attribute"`` and the first sentence of
+its help, which ``narezka --help`` lists without importing the module (a test checks that
+both still match the command)."""
 
 
 class _Group(click.Group):
-    """The command group; a closed pipe ends any command quietly (click would exit 1)."""
+    """The command group: its commands load on first use (:data:`COMMANDS`), and a closed
+    pipe ends any command quietly (click would exit 1)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None or cmd_name not in COMMANDS:
+            return command
+        module, _, attribute = COMMANDS[cmd_name][0].partition(":")
+        command = getattr(import_module(module), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{COMMANDS[cmd_name][0]} is not a click command")
+        self.add_command(command, cmd_name)  # loaded once
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Click lists commands by loading each one for its short help. Stand-ins that carry
+        # only that first sentence list exactly the same (click shortens them alike) without
+        # importing every command's module for a help screen.
+        listed = {
+            name: self.commands.get(name) or click.Command(name, help=COMMANDS[name][1])
+            for name in self.list_commands(ctx)
+        }
+        click.Group(self.name, commands=listed).format_commands(ctx, formatter)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and self.get_command(ctx, args[0]) is None:
+            # A mistyped name: click suggests close ones among the commands it has, so give
+            # it all of them (an error's cost, not a start-up's).
+            for name in COMMANDS:
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -60,159 +136,15 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True)
-@splitting_options
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "jsonl", "json"]),
-    default="text",
-    show_default=True,
-    help="text: previews for people; jsonl/json: the contract fields.",
-)
-@click.option("--stats", is_flag=True, help="Print a summary (to stderr unless --format text).")
-@click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
-@jobs_option
-def chunk(
-    paths: Sequence[str], fmt: str, stats: bool, strict: bool, jobs: int | None, **options: Any
-) -> None:
-    """Split Markdown files into retrieval-ready chunks.
-
-    Example: narezka chunk examples/kb --strategy headings --size 800 --format jsonl
-    """
-    missing = [p for p in paths if not Path(p).exists()]
-    if missing:
-        raise click.UsageError(f"{', '.join(missing)}: no such file or directory")
-    err = Console(stderr=True)
-    run = Splitting.from_options(options, paths[0])
-    strategy, unit = run.strategy, run.unit
-    if jobs is not None and run.counter is not None:
-        # An embedder's tokens: the server loads the tokenizer while this process lists the
-        # files. Without one, the pool starts it as soon as its counter exists (before the
-        # listing too, and without loading a tokenizer file here twice).
-        pipeline.start_workers_early(strategy, jobs, run.counter)
-    out = sys.stdout
-    # JSONL and JSON go out file by file as the workers finish (nothing is held); a bar
-    # redrawn on the terminal the lines go to would be torn by them.
-    document = JsonDocument(out.buffer.write) if fmt == "json" else None
-    stream = out.buffer.write if fmt == "jsonl" else document.add_lines if document else None
-    bar = err.is_terminal and not (stream is not None and out.isatty())
-    # The bar's total is a walk of its own: not worth it where no bar is drawn.
-    total = pipeline.count_files(paths, run.include, run.exclude, strategy) if bar else 0
-    progress = progress_bar("chunking", err, enabled=total >= 50)
-    try:
-        with progress:
-            task = progress.add_task("chunk", total=total)
-            report = pipeline.chunk_documents(
-                paths,
-                strategy,
-                on_file=lambda _: progress.advance(task),
-                jobs=jobs,
-                write=stream,
-                **run.kwargs(),
-            )
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
-    for problem in report.skipped:
-        click.echo(f"skipped: {problem}", err=True)
-    for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
-
-    summary = chunk_stats(report)
-    if document is not None:
-        document.finish(summary)
-    elif fmt == "text":  # jsonl went out while the files were chunked
-        # People read sizes in tokens too; in chars mode count them with cl100k for display.
-        display = None if unit == "tokens" else get_counter("tokens", "cl100k_base")
-        for c in report.chunks:
-            where = " > ".join(c.section) or "(no section)"
-            tokens = c.tokens if display is None else display.count(c.embed_text)
-            out.write(f"--- {c.source} | {where} | {c.chars} chars, {tokens} tokens ---\n")
-            shown = redacted_text(c)  # a terminal or a pasted log is no place for a key
-            out.write(shown[:PREVIEW_CHARS] + ("…" if len(shown) > PREVIEW_CHARS else "") + "\n\n")
-    if stats:
-        _print_stats(summary, Console(stderr=fmt != "text"), per_file=strategy == "auto")
-    if strict and report.skipped:
-        sys.exit(EXIT_NOTHING)
-
-
-class JsonDocument:
-    """``{"chunks": [...], "stats": {...}}`` written as ``json.dumps(doc, indent=1)`` would
-    write it, one file's JSONL lines at a time, so no chunk is held until the end."""
-
-    def __init__(self, write: Callable[[bytes], object]) -> None:
-        self._write = write
-        self._chunks = 0
-
-    def add_lines(self, lines: bytes) -> None:
-        """Append the chunks of one file, given as the JSONL that ``chunk`` streams."""
-        for line in lines.split(b"\n"):
-            if not line:
-                continue
-            # Inside the list the chunk's lines sit two levels deep; a JSON string holds no
-            # raw line break, so indenting the lines cannot touch a value.
-            item = json.dumps(json.loads(line), ensure_ascii=False, indent=1)
-            lead = b",\n  " if self._chunks else b'{\n "chunks": [\n  '
-            self._write(lead + item.replace("\n", "\n  ").encode())
-            self._chunks += 1
-
-    def finish(self, stats: dict[str, Any]) -> None:
-        """Close the list and write the run's statistics."""
-        stats_text = json.dumps(stats, ensure_ascii=False, indent=1).replace("\n", "\n ")
-        head = b'\n ],\n "stats": ' if self._chunks else b'{\n "chunks": [],\n "stats": '
-        self._write(head + stats_text.encode() + b"\n}\n")
-
-
-PER_FILE_LINES = 200
-"""With ``auto``, --stats lists each file's strategy; JSON output always holds them all."""
-
-
-def _print_stats(summary: dict[str, Any], console: Console, *, per_file: bool = False) -> None:
-    table = Table(title="narezka chunk", show_header=False, box=None)
-    labels = {
-        "files": "Files",
-        "chunks": "Chunks",
-        "avg_chars": "Avg chars/chunk",
-        "total_chars": "Total chars",
-        "p50_chars": "p50 chars",
-        "p95_chars": "p95 chars",
-        "max_chars": "Max chars",
-        "max_tokens": "Max size (unit)",
-        "empty_files": "Empty files",
-        "skipped_files": "Skipped files",
-        "removed_chars": "Removed characters",
-        "secrets_redacted": "Secrets redacted",
-    }
-    for key, label in labels.items():
-        table.add_row(label, str(summary[key]))
-    counts = summary["strategy_counts"]
-    if per_file or len(counts) > 1:
-        table.add_row("Strategies", ", ".join(f"{n} {c}" for n, c in counts.items()))
-    spent = summary["embedding"]
-    if spent:
-        table.add_row("Embedding calls", f"{spent.get('calls', 0)} ({spent.get('texts', 0)} texts)")
-    console.print(table)
-    if per_file:
-        chosen = summary["strategies"]
-        shown = list(chosen.items())[:PER_FILE_LINES]
-        for source, name in shown:
-            console.print(f"  {name:<10} {source}", highlight=False, markup=False)
-        if len(chosen) > len(shown):
-            console.print(f"  … {len(chosen) - len(shown)} more files (all in --format json)")
-
-
-@cli.command()
 def strategies() -> None:
     """List the splitting strategies.
 
     Example: narezka strategies
     """
+    from narezka.split import strategy_names  # the split stage: not for every command's start
+
     for name in strategy_names():
         click.echo(name)
-
-
-for _command in [*COMMANDS, *TOOL_COMMANDS, eval_command, inspect_command, serve_command]:
-    cli.add_command(_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,4 +1,4 @@
-"""What every command shares: exit codes, the one error path, progress, splitting options.
+"""What every command shares: exit codes, the one error path, the splitting options.
 
 Exit codes (the README has the same table)::
 
@@ -19,27 +19,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
 
 from narezka.errors import ConfigError
-from narezka.settings import SPLIT_FIELDS, Settings
-from narezka.split import SENTENCE, strategy_names
+
+if TYPE_CHECKING:
+    from narezka.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,50 +42,6 @@ def fail(exc: Exception) -> NoReturn:
     """Report a library error the way every command does: one line, exit status 2."""
     click.echo(f"Error: {exc}", err=True)
     sys.exit(EXIT_USAGE)
-
-
-def progress_bar(label: str, console: Console, *, enabled: bool = True) -> Progress:
-    """The stderr progress bar every long command shows (only on a terminal)."""
-    return Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not (enabled and console.is_terminal),
-    )
-
-
-class _BytesOrCalls(ProgressColumn):
-    """Bytes for the indexing task; ``done/total`` for a task counting LLM calls."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._bytes = DownloadColumn()
-        self._count = MofNCompleteColumn()
-
-    def render(self, task: Task) -> Text:
-        if task.fields.get("calls"):
-            return self._count.render(task)
-        return self._bytes.render(task)
-
-
-def byte_progress(label: str, console: Console) -> Progress:
-    """A progress bar that counts bytes: one big file moves it as much as many small ones.
-    Its task's description is shown after ``label`` (the stage: ``embedding docs/a.md``); a
-    task added with ``calls=True`` counts LLM calls instead, with the time left."""
-    return Progress(
-        TextColumn(label),
-        TextColumn("{task.description}", style="dim"),
-        BarColumn(),
-        _BytesOrCalls(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
-    )
 
 
 def _levels(_: click.Context, __: click.Parameter, value: str | None) -> tuple[int, int] | None:
@@ -114,108 +59,114 @@ def _separators(_: click.Context, __: click.Parameter, value: Sequence[str]) -> 
     return tuple(s.encode("latin-1", "backslashreplace").decode("unicode_escape") for s in value)
 
 
-_OPTIONS: list[Callable[[F], F]] = [
-    click.option(
-        "--strategy",
-        "-s",
-        type=click.Choice(strategy_names()),
-        default=None,
-        help="How to split  [default: headings, or narezka.toml / NAREZKA_STRATEGY].",
-    ),
-    click.option(
-        "--size",
-        type=int,
-        default=None,
-        help="Maximum size of each chunk's embed_text, in --unit  [default: chunk: 800 chars; "
-        "index: the embedder's budget in its tokens].",
-    ),
-    click.option(
-        "--unit",
-        type=click.Choice(["chars", "tokens"]),
-        default=None,
-        help="Unit of --size  [default: chunk: chars; index: tokens].",
-    ),
-    click.option(
-        "--tokenizer",
-        default=None,
-        help="With --unit tokens: a tiktoken encoding (cl100k_base) or a tokenizer.json path; "
-        "default: the embedder's own tokenizer.",
-    ),
-    click.option(
-        "--overlap",
-        type=int,
-        default=None,
-        help="Units each chunk repeats from the previous one (overlap, recursive, sentences).",
-    ),
-    click.option(
-        "--levels",
-        callback=_levels,
-        default=None,
-        help="Heading levels that open sections, e.g. 2-3.",
-    ),
-    click.option(
-        "--min-chars",
-        type=int,
-        default=None,
-        help="Merge chunks shorter than this into a neighbour when they fit (headings).",
-    ),
-    click.option(
-        "--breadcrumbs/--no-breadcrumbs",
-        default=None,
-        help="Prefix the section path to embed_text (default: the strategy's own: on for "
-        "headings, parent-child, semantic, code and legal).",
-    ),
-    click.option(
-        "--threshold",
-        type=float,
-        default=None,
-        help="semantic: cut where neighbouring sentences' cosine similarity drops below this.",
-    ),
-    click.option(
-        "--percentile",
-        type=float,
-        default=None,
-        help="semantic: cut at the lowest PERCENTILE percent of neighbour similarities.",
-    ),
-    click.option(
-        "--parent-size",
-        type=int,
-        default=None,
-        help="parent-child: the parents' size limit, in --unit  [default: 4 × --size].",
-    ),
-    click.option(
-        "--separator",
-        "separators",
-        multiple=True,
-        callback=_separators,
-        help="recursive: a separator, coarsest first (repeatable; '\\n' escapes work; "
-        f"'{SENTENCE}' means sentence ends).",
-    ),
-    click.option(
-        "--include",
-        multiple=True,
-        help="Glob of files to read (repeatable)  [default: the strategy's: Markdown and text; "
-        "code reads source files, chat JSON/JSONL/text, auto all of them].",
-    ),
-    click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable)."),
-    click.option(
-        "--context-llm",
-        default=None,
-        metavar="SPEC",
-        help="Prepend one or two sentences an LLM writes about each chunk's place in its "
-        "document to embed_text, within --size: ollama:MODEL[@HOST], openai:MODEL@URL, or off  "
-        "[default: off, or narezka.toml / NAREZKA_CONTEXT_LLM]. Cached; an estimate is printed "
-        "first.",
-    ),
-    click.option(
-        "--no-redact",
-        "redact",
-        flag_value=False,
-        default=None,
-        help="Keep secrets (keys, tokens, passwords) in embed_text and the stored text instead "
-        "of [REDACTED:kind].",
-    ),
-]
+@cache
+def _options() -> list[Callable[[F], F]]:
+    # Built on first use, not at import: the strategy names load the split stage, which
+    # ``import narezka.cli`` (``narezka --help``, a --jobs worker's start) does not need.
+    from narezka.split import SENTENCE, strategy_names
+
+    return [
+        click.option(
+            "--strategy",
+            "-s",
+            type=click.Choice(strategy_names()),
+            default=None,
+            help="How to split  [default: headings, or narezka.toml / NAREZKA_STRATEGY].",
+        ),
+        click.option(
+            "--size",
+            type=int,
+            default=None,
+            help="Maximum size of each chunk's embed_text, in --unit  [default: chunk: 800 chars; "
+            "index: the embedder's budget in its tokens].",
+        ),
+        click.option(
+            "--unit",
+            type=click.Choice(["chars", "tokens"]),
+            default=None,
+            help="Unit of --size  [default: chunk: chars; index: tokens].",
+        ),
+        click.option(
+            "--tokenizer",
+            default=None,
+            help="With --unit tokens: a tiktoken encoding (cl100k_base) or a tokenizer.json path; "
+            "default: the embedder's own tokenizer.",
+        ),
+        click.option(
+            "--overlap",
+            type=int,
+            default=None,
+            help="Units each chunk repeats from the previous one (overlap, recursive, sentences).",
+        ),
+        click.option(
+            "--levels",
+            callback=_levels,
+            default=None,
+            help="Heading levels that open sections, e.g. 2-3.",
+        ),
+        click.option(
+            "--min-chars",
+            type=int,
+            default=None,
+            help="Merge chunks shorter than this into a neighbour when they fit (headings).",
+        ),
+        click.option(
+            "--breadcrumbs/--no-breadcrumbs",
+            default=None,
+            help="Prefix the section path to embed_text (default: the strategy's own: on for "
+            "headings, parent-child, semantic, code and legal).",
+        ),
+        click.option(
+            "--threshold",
+            type=float,
+            default=None,
+            help="semantic: cut where neighbouring sentences' cosine similarity drops below this.",
+        ),
+        click.option(
+            "--percentile",
+            type=float,
+            default=None,
+            help="semantic: cut at the lowest PERCENTILE percent of neighbour similarities.",
+        ),
+        click.option(
+            "--parent-size",
+            type=int,
+            default=None,
+            help="parent-child: the parents' size limit, in --unit  [default: 4 × --size].",
+        ),
+        click.option(
+            "--separator",
+            "separators",
+            multiple=True,
+            callback=_separators,
+            help="recursive: a separator, coarsest first (repeatable; '\\n' escapes work; "
+            f"'{SENTENCE}' means sentence ends).",
+        ),
+        click.option(
+            "--include",
+            multiple=True,
+            help="Glob of files to read (repeatable)  [default: the strategy's: Markdown and text; "
+            "code reads source files, chat JSON/JSONL/text, auto all of them].",
+        ),
+        click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable)."),
+        click.option(
+            "--context-llm",
+            default=None,
+            metavar="SPEC",
+            help="Prepend one or two sentences an LLM writes about each chunk's place in its "
+            "document to embed_text, within --size: ollama:MODEL[@HOST], openai:MODEL@URL, or off  "
+            "[default: off, or narezka.toml / NAREZKA_CONTEXT_LLM]. Cached; an estimate is printed "
+            "first.",
+        ),
+        click.option(
+            "--no-redact",
+            "redact",
+            flag_value=False,
+            default=None,
+            help="Keep secrets (keys, tokens, passwords) in embed_text and the stored text instead "
+            "of [REDACTED:kind].",
+        ),
+    ]
 
 
 def jobs_option(command: F) -> F:
@@ -235,7 +186,7 @@ def split_options(*, strategy: bool = True) -> Callable[[F], F]:
     ``eval``, whose specs name their strategies)."""
 
     def decorate(func: F) -> F:
-        for option in reversed(_OPTIONS[0 if strategy else 1 :]):
+        for option in reversed(_options()[0 if strategy else 1 :]):
             func = option(func)
         return func
 
@@ -244,12 +195,16 @@ def split_options(*, strategy: bool = True) -> Callable[[F], F]:
 
 def split_values(options: Mapping[str, Any]) -> dict[str, Any]:
     """The split parameters that were given (None and empty values left out)."""
+    from narezka.settings import SPLIT_FIELDS  # the settings load the chunking stage
+
     return {key: options[key] for key in SPLIT_FIELDS if options.get(key) not in (None, (), [])}
 
 
 def settings_for(location: str | Path | None, options: Mapping[str, Any]) -> Settings:
     """The settings of a run: defaults → ``narezka.toml`` of ``location`` (a corpus folder,
     or a file's folder) → ``NAREZKA_*`` → the flags that were given."""
+    from narezka.settings import Settings  # as in split_values
+
     root = None
     if location is not None:
         path = Path(location)

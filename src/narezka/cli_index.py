@@ -1,6 +1,6 @@
 """Commands over an index: ``index``, ``search``, ``sync``, ``watch``, ``push``.
 
-Thin like :mod:`narezka.cli`: options in, one pipeline call, output formatted for people
+Thin like :mod:`narezka.cli_chunk`: options in, one pipeline call, output formatted for people
 (tables) or scripts (``--format json``/``jsonl``).
 """
 
@@ -19,14 +19,8 @@ from rich.progress import Progress as RichProgress
 from rich.progress import TaskID
 from rich.table import Table
 
-from narezka.cli_common import (
-    EXIT_NOTHING,
-    byte_progress,
-    fail,
-    jobs_option,
-    settings_for,
-    split_options,
-)
+from narezka.cli_common import EXIT_NOTHING, fail, jobs_option, settings_for, split_options
+from narezka.cli_progress import byte_progress
 from narezka.cli_search import ranking, ranking_options
 from narezka.embed import get_embedder
 from narezka.enrich.llm_context import ContextEstimate
@@ -478,6 +472,3 @@ def push_command(store: str, qdrant_url: str, collection: str) -> None:
     except NarezkaError as exc:
         fail(exc)
     click.echo(f"copied {copied} points to {qdrant_url} ({collection})")
-
-
-COMMANDS = [index_command, search_command, sync_command, watch_command, push_command]

@@ -12,8 +12,8 @@ import click
 from rich.console import Console
 
 from narezka import pipeline
-from narezka.cli_common import progress_bar
 from narezka.cli_options import Splitting, splitting_options
+from narezka.cli_progress import progress_bar
 from narezka.errors import ConfigError
 from narezka.evaluate.specs import parse_strategy
 from narezka.inspector import InspectRun, inspector_page, read_sources

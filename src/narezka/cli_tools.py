@@ -190,6 +190,3 @@ def compact_command(store: str, as_json: bool) -> None:
 
 def _mb(size: int) -> str:
     return f"{size / 1e6:.1f} MB"
-
-
-TOOL_COMMANDS = [models_command, cache_group, calibrate_command, compact_command]
