@@ -4,11 +4,12 @@
     python benchmarks/bench_chunk.py                       # whole corpus, median of 5 runs
     python benchmarks/bench_chunk.py --limit-mb 3 --repeat 3 --out bench.md
 
-Every splitter runs in this one process over the same pre-read texts, so ratios are fair; only
-the splitting is timed. Per row: MB/s of UTF-8 input (median of --repeat runs), the number of
-chunks, the share of chunks over the size limit, the share that cut a fenced code block or a
-GFM table that would fit whole (the rule of shared/tools/check_chunks.py), the share of chunks
-not found in the source text, and the peak RSS growth of one run in a fresh subprocess.
+Every splitter runs in this one process over the same pre-read texts, round-robin (each round
+times every splitter once), so ratios are fair on a shared machine; only the splitting is
+timed. Per row: MB/s of UTF-8 input (median of --repeat runs), the number of chunks, the
+share of chunks over the size limit, the share that cut a fenced code block or a GFM table
+that would fit whole (the rule of shared/tools/check_chunks.py), the share of chunks not
+found in the source text, and the peak RSS growth of one run in a fresh subprocess.
 Peers install from benchmarks/requirements.txt; a peer that is missing or fails shows its error
 in its row and the run goes on.
 """
@@ -218,20 +219,32 @@ def assess(
 
 
 def measure(
-    row: Row, config: Config, docs: Sequence[Doc], repeat: int, atoms: Sequence[Sequence[Span]]
+    rows: Sequence[Row],
+    config: Config,
+    docs: Sequence[Doc],
+    repeat: int,
+    atoms: Sequence[Sequence[Span]],
 ) -> None:
+    """Time every row ``repeat`` times, round-robin: a burst of load on this shared machine
+    then slows every splitter's runs alike, not all of one splitter's. The last round's
+    chunks are assessed, one row at a time."""
     texts = [d.text for d in docs]
-    outputs: list[Any] = []
-    try:
-        for _ in range(repeat):
-            split = row.splitter.make()  # fresh per run: no warm caches from the last run
-            split(texts[0])  # lazy imports and tokenizer loading stay out of the timing
-            outputs = []  # drop the previous run's chunks before timing the next
-            elapsed, outputs = run_once(split, texts)
-            row.times.append(elapsed)
-        assess(row, config, docs, outputs, atoms)
-    except Exception as e:
-        row.error = f"{type(e).__name__}: {e}".replace("\n", " ")[:160]
+    for round_ in range(repeat):
+        for row in rows:
+            if row.error:
+                continue
+            print(f"[{config.unit}] {row.splitter.name} ({round_ + 1}/{repeat})", file=sys.stderr)
+            outputs: list[Any] = []
+            try:
+                split = row.splitter.make()  # fresh per run: no warm caches from the last run
+                split(texts[0])  # lazy imports and tokenizer loading stay out of the timing
+                elapsed, outputs = run_once(split, texts)
+                row.times.append(elapsed)
+                if round_ == repeat - 1:
+                    assess(row, config, docs, outputs, atoms)
+            except Exception as e:
+                row.error = f"{type(e).__name__}: {e}".replace("\n", " ")[:160]
+            del outputs  # only one row's chunks held at a time
 
 
 def _status_kb(field: str) -> int | None:
@@ -431,15 +444,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not selected:
             continue
         atoms = fitting_atoms(checker, docs, config)
-        rows = []
-        for splitter in selected:
-            own = nz if splitter.package == "narezka" else None
-            row = Row(splitter, version_of(splitter.package, own))
-            print(f"[{config.unit}] {splitter.name} …", file=sys.stderr, flush=True)
-            measure(row, config, docs, args.repeat, atoms)
+        rows = [
+            Row(s, version_of(s.package, nz if s.package == "narezka" else None)) for s in selected
+        ]
+        measure(rows, config, docs, args.repeat, atoms)
+        for row in rows:
             if not args.no_memory and not row.error:
                 measure_memory(row, config.unit, args)
-            rows.append(row)
         results[config.unit] = rows
         report += ["", f"## {config.title}", "", table(rows, mb)]
 
