@@ -5,6 +5,7 @@ neither the other workers (finished batches do not count against the window) nor
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -53,3 +54,33 @@ def test_results_waiting_for_a_slow_head_are_bounded(tmp_path: Path) -> None:
     # The head plus the batches behind it fill the allowance, and no more is started.
     assert results[0] == f"saw {held - 1}"
     assert results[1:] == ["done"] * (tasks - 1)
+
+
+def big_result(task: int, size: int) -> bytes:
+    """A result that takes a while to send back: the pool is aborted while one is on the way."""
+    return bytes(size)
+
+
+def test_aborting_while_a_worker_sends_its_result_returns(tmp_path: Path) -> None:
+    # Ctrl-C during `index` kills the workers; one killed mid-send used to leave the pool's
+    # reader waiting for the rest of its message for ever, and `close` (then exit) with it.
+    size = 64 * 1024 * 1024
+    for delay in (0.2, 0.5, 0.8, 1.2):
+        pool: WorkerPool[int, bytes] = WorkerPool(
+            big_result,
+            (size,),
+            2,
+            died=lambda task, why: b"",
+            size_of=lambda task: workers.BATCH_BYTES,
+        )
+        results = pool.map(range(40))
+        next(results)  # the workers are up and sending
+        time.sleep(delay)
+        closed = threading.Event()
+
+        def close(pool: WorkerPool[int, bytes] = pool, closed: threading.Event = closed) -> None:
+            pool.close(abort=True)
+            closed.set()
+
+        threading.Thread(target=close, daemon=True).start()
+        assert closed.wait(60), f"close(abort=True) hung {delay} s into sending"

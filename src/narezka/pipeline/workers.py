@@ -339,16 +339,34 @@ def _broken(executor: ProcessPoolExecutor) -> bool:
     return bool(getattr(executor, "_broken", False))
 
 
+KILL_WAIT = 5.0
+"""Seconds to wait for a terminated worker to be gone before the pool is torn down."""
+
+
 def _kill_workers(executor: Executor) -> None:
-    """Stop worker processes now (``ProcessPoolExecutor.terminate_workers`` from 3.14)."""
+    """Stop worker processes now (``ProcessPoolExecutor.terminate_workers`` from 3.14).
+
+    A worker killed halfway through sending its result leaves the executor's reader thread
+    waiting for the rest of the message for ever: this process holds the pipe's other end
+    too, so no end of file comes, and ``shutdown`` (or interpreter exit) waits on that
+    thread. A Ctrl-C in ``index`` hung so. Once the workers are gone, closing this process's
+    end makes the read fail; the executor then takes the pool for broken and stops."""
+    processes: Mapping[int, Any] = getattr(executor, "_processes", None) or {}
+    alive = list(processes.values())
     terminate: Callable[[], None] | None = getattr(executor, "terminate_workers", None)
     if terminate is not None:
         terminate()
-        return
-    processes: Mapping[int, Any] = getattr(executor, "_processes", None) or {}
-    for process in list(processes.values()):
-        with contextlib.suppress(OSError, AttributeError):
-            process.terminate()
+    else:
+        for process in alive:
+            with contextlib.suppress(OSError, AttributeError):
+                process.terminate()
+    for process in alive:
+        with contextlib.suppress(OSError, AttributeError, ValueError, AssertionError):
+            process.join(KILL_WAIT)
+    writer = getattr(getattr(executor, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(OSError):
+            writer.close()
 
 
 def _can_travel(work: Callable[..., Any], fixed: tuple[Any, ...]) -> bool:
