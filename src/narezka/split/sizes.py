@@ -120,9 +120,7 @@ class Sizes(WordEndSizes):
         if self.word_ends:
             exact = self.group_word_end_count(pieces[i : j + 1])
             if exact is not None:
-                value = max(exact, -(-(end - start) // RAW_CHARS_PER_TOKEN))
-                self._tokens[key] = exact
-                self._cost[key] = value
+                value = self._record_exact(key, exact)
                 return value, value
         # Sanitizing drops characters and shortens runs word by word, and collapses blank runs,
         # which only a count that ignores whitespace (slack 0) is blind to.
@@ -150,12 +148,10 @@ class Sizes(WordEndSizes):
                 if gap is None:
                     return None
                 total += gap
-        floor = -(-(end - start) // RAW_CHARS_PER_TOKEN)
         if self.slack == 0:
-            value = max(total, floor)
-            self._tokens[key] = total
-            self._cost[key] = value
+            value = self._record_exact(key, total)
             return value, value
+        floor = -(-(end - start) // RAW_CHARS_PER_TOKEN)
         # Joins between the pieces, and around the body: breadcrumb, header or fence lines.
         margin = self.slack * (j - i + 3)
         return max(total - margin, floor), max(total + margin, floor)
@@ -188,9 +184,7 @@ class Sizes(WordEndSizes):
         if self.word_ends and not secrets_in(self.secrets, start, end):
             exact = self.group_word_end_count((left, right))
             if exact is not None:
-                self._tokens[key] = exact
-                self._cost[key] = value = max(exact, -(-(end - start) // RAW_CHARS_PER_TOKEN))
-                return value
+                return self._record_exact(key, exact)
         if self.slack != 0:
             return self.cost(start, end)
         a, b = self._tokens.get(left), self._tokens.get(right)
@@ -201,8 +195,13 @@ class Sizes(WordEndSizes):
             return self.cost(start, end)
         frame = self._frame_tokens
         total = frame(start, end) + a - frame(*left) + b - frame(*right) + gap
-        self._tokens[key] = total
-        self._cost[key] = value = max(total, -(-(end - start) // RAW_CHARS_PER_TOKEN))
+        return self._record_exact(key, total)
+
+    def _record_exact(self, key: tuple[int, int], exact: int) -> int:
+        """Keep a range's exact count, summed untokenized, as its chunk's count and as its
+        cost (never under the raw-length floor); the cost is returned."""
+        self._tokens[key] = exact
+        value = self._cost[key] = max(exact, -(-(key[1] - key[0]) // RAW_CHARS_PER_TOKEN))
         return value
 
     def _frame_tokens(self, start: int, end: int) -> int:
@@ -240,11 +239,7 @@ class Sizes(WordEndSizes):
             frame = self._bare(before + after) if before or after else 0
             if frame >= 0:
                 return known + frame
-        extra = prefix + before + after
-        cached = self._extra.get(extra)
-        if cached is None:
-            cached = self._extra[extra] = self._short.count(extra)
-        return cached
+        return self._part_count(prefix + before + after)
 
     def body_tokens(self, start: int, end: int) -> int:
         """Tokens of the range's own text (no breadcrumb): a summand for group estimates.

@@ -167,7 +167,7 @@ class WordEndSizes:
             if key_head in self._edge_terms:
                 term = self._edge_terms[key_head]
             else:
-                term = self._edge_terms[key_head] = self._head_term(head, *key_head[1:])
+                term = self._edge_terms[key_head] = self._head_term(head, a, b)
             if term is None:
                 return None
             added += term
@@ -246,7 +246,8 @@ class WordEndSizes:
         return not (before or after) or not needs_sanitizing(before + after)
 
     def _part_count(self, part: str) -> int:
-        """The count of a breadcrumb with a frame, or of a closing fence, once per document."""
+        """The count of a breadcrumb with a frame, or of a closing fence, once per document
+        (the packer's ``_extra`` table: a breadcrumb and frame counted together)."""
         cached = self._extra.get(part)
         if cached is None:
             cached = self._extra[part] = self._short.count(part)

@@ -68,16 +68,10 @@ def last_word_end(text: str, start: int, end: int) -> int | None:
     return found.end() if found is not None else None
 
 
-def is_non_letter(char: str) -> bool:
-    """Whether ``char`` ends a word in the sense of :func:`first_word_end`."""
-    return char in _NON_LETTERS
-
-
 __all__ = [
     "CL100K_PATTERN",
     "WINDOW",
     "first_word_end",
-    "is_non_letter",
     "last_word_end",
     "splits_at_word_ends",
 ]
