@@ -292,3 +292,18 @@ def test_an_equal_text_reuses_the_scan_and_a_different_one_does_not() -> None:
     assert removed_characters("ab" + "\x00") == 1  # an equal text, another object
     assert removed_characters("abc") == 0  # same length, no dropped character
     assert not needs_sanitizing("abc")
+
+
+@pytest.mark.parametrize("blank", [" ", "\n", "\u3000"])
+def test_long_run_probes_find_every_run_the_pattern_finds(blank: str) -> None:
+    # The probes sit a step apart: a run's length and offset decide whether one lands in
+    # it, so every length near the limit is tried at every offset within two steps.
+    step = sanitize_module._PROBE_STEP
+    for length in [*range(step - 2, step + 3), *range(LONG_RUN, LONG_RUN + 8), 3 * step]:
+        for offset in range(0, 2 * step + 3):
+            # A run that a probe holds in but too short goes before it or after it.
+            for lead, tail in (("", ""), ("c" * (step + 5) + blank, ""), ("", blank + "b" * 150)):
+                head = lead + ("a" + blank) * (offset // 2) + blank * (offset % 2)
+                text = head + "ж" * length + tail
+                expected = sanitize_module._LONG_RUN.search(text) is not None
+                assert sanitize_module._has_long_run(text) is expected, (length, offset)
