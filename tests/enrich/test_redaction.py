@@ -20,6 +20,7 @@ from narezka.enrich.redaction import (
     secrets_in,
     size_change,
 )
+from narezka.enrich.token_rules import Rule
 from narezka.types import Chunk, Secret
 
 from conftest import TEST_DATA
@@ -336,3 +337,23 @@ def test_every_keyword_form_and_separator_reaches_the_assignment(
 ) -> None:
     text = f"x {key}{between}{sep} Fk9dsQ2mzL\n"
     assert redaction._candidates(text) == _plain_scan(text) != []
+
+
+_CASES = {"s": "sSſ", "i": "iIıİ", "k": "kK\u212a"}
+"""Every character a case-blind search takes for these letters (re's own extra cases)."""
+
+
+@pytest.mark.parametrize("rule", [r for r in redaction._TOKEN_RULES if r.any_case], ids=repr)
+@given(data=st.data(), around=st.sampled_from(["", "x", "Ё ", "ß", "\u0130", "\n"]))
+def test_a_lowercased_hint_test_answers_what_the_case_blind_search_does(
+    rule: Rule, data: st.DataObject, around: str
+) -> None:
+    # Which rules run is decided by this test alone: a no here is a key left unredacted.
+    hint = data.draw(st.sampled_from(rule.hints))
+    cased = "".join(
+        data.draw(st.sampled_from(_CASES.get(c.lower(), c.lower() + c.upper()))) for c in hint
+    )
+    cut = data.draw(st.integers(0, len(cased)))
+    for text in (around + cased + around, around + cased[:cut] + around + cased[cut:]):
+        expected = redaction._ANY_CASE[rule.kind].search(text) is not None
+        assert redaction._has(rule, rule.hints, text, redaction._lowered(text)) is expected

@@ -174,24 +174,42 @@ _ANY_CASE = {
     if rule.any_case
 }
 """Rules whose key has no one case: their hints are searched for in any case."""
+_LOWER_HINTS = {
+    rule.kind: tuple(hint.lower() for hint in rule.hints) for rule in _TOKEN_RULES if rule.any_case
+}
+_FOLDED_APART = ("\u0130", "\u0131", "\u017f")
+"""İ, ı and ſ: a case-insensitive search takes them for i, i and s, and ``str.lower`` does
+not make them so (every other character it lowercases to an ASCII letter, it lowercases as
+the search compares it)."""
 
 
-def _has(rule: Rule, hints: tuple[str, ...], text: str) -> bool:
-    finder = _ANY_CASE.get(rule.kind)
-    if finder is not None:
-        return finder.search(text) is not None
+def _lowered(text: str) -> str | None:
+    """``text`` lowercased, where a lowercase hint's substring test answers what the
+    case-insensitive search of ``_ANY_CASE`` would (one C pass and a few substring tests,
+    against a several times slower search per rule); None where it might not."""
+    if any(char in text for char in _FOLDED_APART):
+        return None
+    return text.lower()
+
+
+def _has(rule: Rule, hints: tuple[str, ...], text: str, lowered: str | None) -> bool:
+    if rule.any_case:
+        if lowered is None:
+            return _ANY_CASE[rule.kind].search(text) is not None
+        return any(hint in lowered for hint in _LOWER_HINTS[rule.kind])
     return any(hint in text for hint in hints)
 
 
 def _rules_present(text: str) -> Iterator[Rule]:
     """The token rules one of whose hints ``text`` contains (each hint's literal test)."""
+    lowered = _lowered(text)
     if _ANCHORED.search(text) is None:
         for rule, hints in _BARE_HINTS:
-            if _has(rule, hints, text):
+            if _has(rule, hints, text, lowered):
                 yield rule
         return
     for rule in _TOKEN_RULES:
-        if _has(rule, rule.hints, text):
+        if _has(rule, rule.hints, text, lowered):
             yield rule
 
 
