@@ -242,11 +242,10 @@ class DocumentContext(Cuts, Sizes):
             return cached
         before, after = self._atom_context(start, end)
         body = before + self.span_text(start, end) + after
-        # In a document that needs sanitizing somewhere, most chunks lie where it changes
-        # nothing: a redaction marker, though, could join runs it parted.
-        if not self.clean and (
-            (self.secrets and secrets_in(self.secrets, start, end))
-            or not self._unchanged(start, end, before, after)
+        # A marker can make a run long enough to shorten, in a clean document too; else, in
+        # a document that needs sanitizing somewhere, most chunks lie where it changes nothing.
+        if (self.secrets and secrets_in(self.secrets, start, end)) or (
+            not self.clean and not self._unchanged(start, end, before, after)
         ):
             body = sanitize(body)
         result = self.crumb(start, end) + body
