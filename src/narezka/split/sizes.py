@@ -165,8 +165,7 @@ class Sizes(WordEndSizes):
         key = (start, end)
         body = self._body.get(key)
         if body is None:
-            raw = self.text[start:end]
-            body = self.counter.count(raw if self.clean else sanitize(raw))
+            body = self.counter.count(self._sanitized(start, end, self.text[start:end]))
             # Not in the density ``likely_fits`` reads: that guess decides which ranges are
             # tried whole, and so where chunks end.
             self._body[key] = body
@@ -250,7 +249,10 @@ class Sizes(WordEndSizes):
             if end - start > self.max_probe():
                 return -(-(end - start) // RAW_CHARS_PER_TOKEN)
             raw = self.span_text(start, end)
-            cached = self.counter.count(raw if self.clean else sanitize(raw))
+            if self.secrets and secrets_in(self.secrets, start, end):
+                cached = self.counter.count(raw if self.clean else sanitize(raw))
+            else:
+                cached = self.counter.count(self._sanitized(start, end, raw))
             self._body[key] = cached
             self._density = (self._density[0] + len(raw), self._density[1] + cached)
         return cached
@@ -268,7 +270,10 @@ class Sizes(WordEndSizes):
         todo = [r for r in ranges if r not in self._body and r[1] - r[0] <= cap]
         if len(todo) > 1:
             texts = [self.text[s:e] for s, e in todo]
-            counts = self.counter.count_batch(texts if self.clean else [sanitize(t) for t in texts])
+            counted = texts
+            if not self.clean:
+                counted = [self._sanitized(s, e, t) for (s, e), t in zip(todo, texts, strict=True)]
+            counts = self.counter.count_batch(counted)
             self._body.update(zip(todo, counts, strict=True))
             seen_chars, seen_tokens = self._density
             self._density = (seen_chars + sum(map(len, texts)), seen_tokens + sum(counts))

@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from functools import cached_property
 
-from narezka.parse.sanitize import changed_spans, needs_sanitizing
+from narezka.parse.sanitize import changed_spans, needs_sanitizing, sanitize
 from narezka.tokens import TokenCounter
 from narezka.tokens.word_ends import WINDOW, first_word_end, last_word_end
 
@@ -230,14 +230,26 @@ class WordEndSizes:
         spans = changed_spans(self.text)
         return [a for a, _ in spans], [b for _, b in spans]
 
+    def _meets_change(self, start: int, end: int) -> bool:
+        """Whether a span sanitizing may change meets the range: if not, the range's text is
+        its own sanitized form (``changed_spans``)."""
+        starts, ends = self._changed
+        k = bisect_right(ends, start)
+        return k < len(starts) and starts[k] < end
+
+    def _sanitized(self, start: int, end: int, raw: str) -> str:
+        """``raw``, the range's plain text, as sanitizing leaves it: as it is in a clean
+        document, and where no changed span meets the range (no regex pass over it)."""
+        if self.clean or not self._meets_change(start, end):
+            return raw
+        return sanitize(raw)
+
     def _unchanged(self, start: int, end: int, before: str, after: str) -> bool:
         """Whether sanitizing leaves the range's ``embed_text`` body as it is, in a document
         that needs it elsewhere: no changed span meets the range, the frame needs none, and
         a line break between frame and range keeps a run of one from running into the other
         (the range is trimmed: it neither starts nor ends with a blank line)."""
-        starts, ends = self._changed
-        k = bisect_right(ends, start)
-        if k < len(starts) and starts[k] < end:
+        if self._meets_change(start, end):
             return False
         if before and (not before.endswith("\n") or self.text[start] == "\n"):
             return False
