@@ -23,7 +23,7 @@ from narezka.parse.syntax import (
     mask_info_backticks,
     slugify,
 )
-from narezka.types import Block, BlockKind, Document, RawDocument
+from narezka.types import Block, BlockKind, Document, RawDocument, Secret
 
 __all__ = [
     "block_at",
@@ -183,8 +183,11 @@ def _skip_to_close(tokens: list[Any], i: int) -> int:
     return i
 
 
-def parse_document(raw: RawDocument) -> tuple[Document, list[str]]:
-    """Parse front matter and the block map; return the document and warnings."""
+def parse_document(
+    raw: RawDocument, secrets: tuple[Secret, ...] = ()
+) -> tuple[Document, list[str]]:
+    """Parse front matter and the block map; return the document (with ``secrets``, found
+    in ``raw.text`` beforehand, if any) and warnings."""
     body_start, meta, problem = split_front_matter(raw.text)
     warnings = [f"{raw.source}: {problem}"] if problem else []
     blocks = parse_blocks(raw.text, body_start)
@@ -196,14 +199,20 @@ def parse_document(raw: RawDocument) -> tuple[Document, list[str]]:
         blocks=tuple(blocks),
         encoding=raw.encoding,
         mtime=raw.mtime,
+        secrets=secrets,
     )
     return doc, warnings
 
 
-def plain_document(raw: RawDocument) -> Document:
+def plain_document(raw: RawDocument, secrets: tuple[Secret, ...] = ()) -> Document:
     """The document as plain text: no front matter, no block map (code, chats)."""
     return Document(
-        source=raw.source, text=raw.text, encoding=raw.encoding, mtime=raw.mtime, blocks=()
+        source=raw.source,
+        text=raw.text,
+        encoding=raw.encoding,
+        mtime=raw.mtime,
+        blocks=(),
+        secrets=secrets,
     )
 
 

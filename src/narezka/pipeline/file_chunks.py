@@ -84,13 +84,12 @@ def chunk_raw(
 ) -> FileChunks:
     """Chunks of one decoded document; ``auto`` first picks the strategy for this file."""
     chosen = strategy.choose(raw) if _chooses(strategy) else strategy
+    # Once per document, over its whole text: every range the strategy tries reuses it.
+    secrets = find_secrets(raw.text) if params.redact else ()
     if chosen.markdown:
-        doc, warnings = parse_document(raw)
+        doc, warnings = parse_document(raw, secrets)
     else:
-        doc, warnings = plain_document(raw), []
-    if params.redact:
-        # Once per document, over its whole text: every range the strategy tries reuses it.
-        doc = dataclasses.replace(doc, secrets=find_secrets(doc.text))
+        doc, warnings = plain_document(raw, secrets), []
     with warnings_module.catch_warnings(record=True) as caught:
         warnings_module.simplefilter("always", NarezkaWarning)
         chunks = chosen.split(doc, params, counter)
