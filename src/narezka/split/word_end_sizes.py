@@ -18,7 +18,7 @@ from functools import cached_property
 
 from narezka.parse.sanitize import changed_spans, needs_sanitizing, sanitize
 from narezka.tokens import TokenCounter
-from narezka.tokens.word_ends import WINDOW, first_word_end, last_word_end
+from narezka.tokens.word_ends import WINDOW, first_word_end, last_word_end, line_start
 
 STRETCH = 4 * WINDOW
 """The longest stretch across joins counted on its own: past it, the group is counted whole."""
@@ -188,6 +188,11 @@ class WordEndSizes:
         less its two ends counted alone."""
         text, short = self.text, self._short.count
         cut = last_word_end(text, *left) or first_word_end(text, *left)
+        if cut is not None and line_start(text[right[0] - 1], text[right[0]]):
+            # The stretch ends where the right one starts: its tail and the line feeds.
+            if right[0] - cut > STRETCH:
+                return None
+            return short(text[cut : right[0]]) - short(text[cut : left[1]])
         first = first_word_end(text, *right)
         if cut is None or first is None or first - cut > STRETCH:
             return None
@@ -200,6 +205,8 @@ class WordEndSizes:
     def _head_term(self, head: str, start: int, limit: int) -> int | None:
         """What a breadcrumb (and a frame's opening) adds before the range from ``start``."""
         text, short = self.text, self._short.count
+        if line_start(head[-1], text[start]):
+            return self._part_count(head)
         cut = last_word_end(head, 0, len(head))
         outside = head if cut is None else head[cut:]
         first = first_word_end(text, start, limit)

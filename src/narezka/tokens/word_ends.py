@@ -14,9 +14,18 @@ starts at or after it, whatever surrounds the text:
 
 So ``count(text) == count(text[:p]) + count(text[p:])``, and a join of two texts moves the
 count only through the few characters between the left one's last word end and the right
-one's first. The packer sizes a group exactly from its pieces' counts with that
-(:meth:`narezka.split.sizes.Sizes.word_end_count`); tests/tokens/test_word_ends.py checks the
-rule on md_corpus and on generated text.
+one's first.
+
+A *line start* ``p`` (``text[p - 1]`` a line feed, ``text[p]`` a letter) splits so too: the
+letter run cannot take a line feed as its one leading non-letter, the punctuation run takes
+line feeds after it only up to the letter, and the whitespace alternatives end a run with its
+last line feed (``\\s*[\\r\\n]``; alone, the text ends there and ``\\s++$`` takes the same run)
+or stop before a blank that a non-blank follows. A join over a blank line before a word then
+counts only the left one's tail with the line feeds: a short text that recurs.
+
+The packer sizes a group exactly from its pieces' counts with both rules
+(:meth:`narezka.split.sizes.Sizes.word_end_count`); tests/tokens/test_word_ends.py checks
+them on md_corpus and on generated text.
 
 "Letter" is kept to scripts whose letters have not changed in any Unicode version Python's
 and tiktoken's tables may be at (Latin, Greek, Cyrillic, up to U+04FF) and "not a letter" to
@@ -48,6 +57,15 @@ _END = re.compile(f"[{re.escape(_LETTERS)}](?=[{re.escape(_NON_LETTERS)}])")
 _LAST_END = re.compile(f"(?s:.*)[{re.escape(_LETTERS)}](?=[{re.escape(_NON_LETTERS)}])")
 
 
+_LETTER_SET = frozenset(_LETTERS)
+
+
+def line_start(before: str, first: str) -> bool:
+    """Whether a text split between the character ``before`` and the character ``first``
+    splits at a line start (see above): a line feed, then a trusted letter."""
+    return before == "\n" and first in _LETTER_SET
+
+
 def splits_at_word_ends(encoding: Any) -> bool:
     """Whether a tiktoken ``encoding`` pre-tokenizes with :data:`CL100K_PATTERN`."""
     return getattr(encoding, "_pat_str", None) == CL100K_PATTERN
@@ -73,5 +91,6 @@ __all__ = [
     "WINDOW",
     "first_word_end",
     "last_word_end",
+    "line_start",
     "splits_at_word_ends",
 ]
