@@ -192,3 +192,40 @@ def test_run_prepare_runs_what_the_variable_holds_and_removes_it(
     monkeypatch.setenv(workers.PREPARE_ENV, pickle.dumps((fail, ("x",))).hex())
     assert server_prepare.run_prepare() is False
     PREPARED.clear()
+
+
+NUMPY_FREE = """
+from click.testing import CliRunner
+from narezka.cli import cli
+import narezka.cli_chunk, narezka.settings, narezka.store.base, narezka.store.sparse
+import narezka.embed
+from narezka.embed import EmbedError
+imported = "numpy" in sys.modules
+done = CliRunner().invoke(cli, ["chunk", EXAMPLES, "--format", "jsonl", "--jobs", "1"])
+chunked = "numpy" in sys.modules
+from narezka.embed import HashEmbedder  # the names that need numpy load it when asked for
+print(json.dumps([imported, chunked, done.exit_code, done.output.count("\\n") > 0,
+                  "numpy" in sys.modules, HashEmbedder.__module__]))
+"""
+
+
+def test_chunking_in_characters_never_imports_numpy() -> None:
+    """Before its fork server starts, ``chunk`` imports its own module, the settings (which
+    check a BM25 analyzer and an LLM spec) and the store's value types; none of them, nor a
+    whole run in characters, needs numpy (0.12 s of CPU, and a BLAS thread)."""
+    from conftest import EXAMPLES
+
+    script = NUMPY_FREE.replace("EXAMPLES", repr(str(EXAMPLES)))
+    assert in_fresh_process(script) == [False, False, 0, True, True, "narezka.embed.base"]
+
+
+def test_the_embed_package_loads_each_name_from_its_module() -> None:
+    import narezka.embed as embed
+
+    assert set(embed.__all__) <= set(dir(embed))
+    for name in embed.__all__:
+        assert getattr(embed, name) is not None, name
+    assert embed.EmbedError.__module__ == "narezka.embed.errors"
+    assert embed.get_embedder.__module__ == "narezka.embed.registry"
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        embed.no_such_name  # noqa: B018
