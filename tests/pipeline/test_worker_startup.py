@@ -229,3 +229,72 @@ def test_the_embed_package_loads_each_name_from_its_module() -> None:
     assert embed.get_embedder.__module__ == "narezka.embed.registry"
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         embed.no_such_name  # noqa: B018
+
+
+SCRIPT = """
+import os, sys
+from narezka.pipeline.workers import WorkerPool
+with open(os.environ["RUNS_LOG"], "a") as log:
+    log.write(f"{__name__} {os.getpid()}\\n")
+
+
+def pid(task: int) -> int:
+    return os.getpid()
+
+
+if __name__ == "__main__":
+    pool = WorkerPool(pid, (), 2, died=lambda task, why: -1, size_of=lambda task: 1 << 20)
+    with pool:
+        print(sorted(set(pool.map(range(8)))))
+"""
+
+
+def test_a_main_script_is_imported_once_by_the_fork_server_not_by_each_worker(
+    tmp_path: Path,
+) -> None:
+    """A worker runs its parent's main script (the ``narezka`` console script) before its
+    first task unless the fork server has: Python's own preload of it never gets the path."""
+    script, log = tmp_path / "script.py", tmp_path / "runs.log"
+    script.write_text(SCRIPT)
+    # The script runs from its own folder: it finds the narezka this test imported.
+    paths = os.pathsep.join(
+        [str(Path(workers.__file__).parents[2]), os.environ.get("PYTHONPATH", "")]
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env={**os.environ, "PYTHONPATH": paths, "RUNS_LOG": str(log)},
+    )
+    ran = set(json.loads(done.stdout))
+    runs = [line.split() for line in log.read_text().splitlines()]
+    imported = [int(pid) for name, pid in runs if name == "__mp_main__"]
+    assert ran and -1 not in ran
+    assert len(imported) == 1 and imported[0] not in ran  # the server's one import
+    assert [name for name, _ in runs].count("__main__") == 1
+
+
+def test_import_main_imports_the_script_the_variable_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from narezka.pipeline import server_prepare
+
+    main = sys.modules["__main__"]
+    script = tmp_path / "main_script.py"
+    script.write_text("VALUE = 42\n")
+    monkeypatch.setenv(workers.MAIN_ENV, str(script))
+    try:
+        assert server_prepare.import_main() is True
+        assert sys.modules["__main__"].VALUE == 42
+        assert workers.MAIN_ENV not in os.environ
+    finally:
+        sys.modules["__main__"] = main
+    assert server_prepare.import_main() is False  # nothing to import
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise SystemExit(3)\n")
+    monkeypatch.setenv(workers.MAIN_ENV, str(broken))
+    assert server_prepare.import_main() is False
+    assert sys.modules["__main__"] is main
+    assert not hasattr(__import__("multiprocessing").current_process(), "_inheriting")
