@@ -298,3 +298,31 @@ def test_import_main_imports_the_script_the_variable_names(
     assert server_prepare.import_main() is False
     assert sys.modules["__main__"] is main
     assert not hasattr(__import__("multiprocessing").current_process(), "_inheriting")
+
+
+EARLY = """
+from click.testing import CliRunner
+from narezka.cli import cli
+from narezka.pipeline import file_chunks
+calls = []
+original = file_chunks.start_server
+
+
+def record(work, prepare=None):
+    calls.append(["rich" in sys.modules, type(prepare[1][0]).__name__])
+    original(work, prepare)
+
+
+file_chunks.start_server = record
+done = CliRunner().invoke(cli, ["chunk", EXAMPLES, "--format", "jsonl", "--jobs", "2"])
+print(json.dumps([done.exit_code, calls]))
+"""
+
+
+def test_chunk_in_characters_starts_its_fork_server_before_loading_rich() -> None:
+    """The first worker waits for the server's imports: they run beside this process's
+    rest of start-up (rich, the listing), not after it."""
+    from conftest import EXAMPLES
+
+    script = EARLY.replace("EXAMPLES", repr(str(EXAMPLES)))
+    assert in_fresh_process(script) == [0, [[False, "CharCounter"]]]
