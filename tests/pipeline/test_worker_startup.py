@@ -282,15 +282,16 @@ def test_import_main_imports_the_script_the_variable_names(
     from narezka.pipeline import server_prepare
 
     main = sys.modules["__main__"]
+    # Both names are this process's again afterwards (the import sets them).
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.setitem(sys.modules, "__mp_main__", sys.modules.get("__mp_main__", main))
     script = tmp_path / "main_script.py"
     script.write_text("VALUE = 42\n")
     monkeypatch.setenv(workers.MAIN_ENV, str(script))
-    try:
-        assert server_prepare.import_main() is True
-        assert sys.modules["__main__"].VALUE == 42
-        assert workers.MAIN_ENV not in os.environ
-    finally:
-        sys.modules["__main__"] = main
+    assert server_prepare.import_main() is True
+    assert sys.modules["__main__"].VALUE == 42
+    assert workers.MAIN_ENV not in os.environ
+    sys.modules["__main__"] = main
     assert server_prepare.import_main() is False  # nothing to import
     broken = tmp_path / "broken.py"
     broken.write_text("raise SystemExit(3)\n")
