@@ -6,13 +6,15 @@
     python benchmarks/bench_jobs.py --out benchmarks/results/bench_jobs.md
     python benchmarks/bench_jobs.py --before /tmp/old/src        # part 1 with older code too
 
-Part 1, ``narezka chunk`` on the whole corpus, as a user runs it (a subprocess writing JSONL):
-``--jobs 1`` against ``--jobs 2``, in characters (the default) and in the USE embedder's
-tokens; wall time, CPU time of the whole process tree, and the peak of the tree's summed
-resident memory and of its proportional set size (main process plus workers, sampled every
-20 ms from /proc), and the CPU time of the main process alone (the serial part). The outputs
-of all runs are compared byte for byte. ``--before SRC`` runs every case of part 1 with an
-older narezka's ``src`` folder too (same interpreter and packages), one after the other.
+Part 1, ``narezka chunk`` on the whole corpus, as a user runs it (a subprocess writing JSONL),
+through the console script ``narezka`` (what users run: its workers used to import it again
+as ``__mp_main__``) and through ``python -m narezka``: ``--jobs 1`` against ``--jobs 2``, in
+characters (the default) and in the USE embedder's tokens; wall time, CPU time of the whole
+process tree, and the peak of the tree's summed resident memory and of its proportional set
+size (main process plus workers, sampled every 20 ms from /proc), and the CPU time of the
+main process alone (the serial part). The outputs of all runs are compared byte for byte.
+``--before SRC`` runs every case of part 1 with an older narezka's ``src`` folder too (same
+interpreter and packages), one after the other.
 
 Part 2, the same files chunked in this process through the pool: serial, 2 threads and 2
 processes (why processes: the GIL).
@@ -196,6 +198,8 @@ class CliRun:
     worker_cpu: float = 0.0
     first_output: float = 0.0
     """Seconds from the start until the first byte of JSONL was written."""
+    entry: str = "python -m narezka"
+    """How the command was started: ``python -m narezka`` or the console script ``narezka``."""
 
 
 BYTECODE: dict[str, str] = {}
@@ -214,9 +218,27 @@ def use_bytecode(folder: Path, sources: Sequence[Path]) -> None:
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], env=env, check=True)
 
 
-def run_chunk(corpus: Path, jobs: int, extra: Sequence[str], src: Path | None = None) -> CliRun:
-    command = [sys.executable, "-m", "narezka", "chunk", str(corpus), "--format", "jsonl"]
-    command += ["--jobs", str(jobs), *extra]
+MODULE = "python -m narezka"
+SCRIPT = "narezka"
+
+
+def console_script() -> Path | None:
+    """The ``narezka`` console script of this interpreter's environment (pip writes it beside
+    the interpreter), if there is one."""
+    beside = Path(sys.executable).parent / "narezka"
+    if beside.is_file():
+        return beside
+    found = shutil.which("narezka")
+    return Path(found) if found else None
+
+
+def run_chunk(
+    corpus: Path, jobs: int, extra: Sequence[str], src: Path | None = None, entry: str = MODULE
+) -> CliRun:
+    # The console script imports narezka from PYTHONPATH first too, so --before works for it.
+    script = console_script()
+    head = [str(script)] if entry == SCRIPT and script else [sys.executable, "-m", "narezka"]
+    command = [*head, "chunk", str(corpus), "--format", "jsonl", "--jobs", str(jobs), *extra]
     env = {**os.environ, **BYTECODE, **({"PYTHONPATH": str(src)} if src else {})}
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
@@ -246,6 +268,7 @@ def run_chunk(corpus: Path, jobs: int, extra: Sequence[str], src: Path | None = 
         label, jobs, wall, sampler.cpu_seconds, sampler.main_cpu_seconds,
         sampler.peak / 2**20, sampler.peak_pss / 2**20, output, code,
         sampler.role_cpu("server"), sampler.role_cpu("worker"), first[0] if first else wall,
+        entry,
     )  # fmt: skip
 
 
@@ -326,18 +349,18 @@ def render(
                 if rounds > 1
                 else []
             ),
-            "| unit | jobs | wall s | CPU s | main CPU s | other CPU s | cores used "
+            "| unit | command | jobs | wall s | CPU s | main CPU s | other CPU s | cores used "
             "| peak RSS MB | peak PSS MB | speed-up | same output |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+            "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
         ]
         for run in chunk_runs:
-            base = next(r for r in chunk_runs if r.label == run.label and r.jobs == 1)
+            base = _jobs_1(chunk_runs, run)
             unit = run.label.removesuffix(" · before")
             first = next(r for r in chunk_runs if r.label.startswith(unit))  # this code, jobs 1
             same = all(r.output == first.output and r.code == first.code for r in (run, base))
             same_text = "yes" if same else "NO"
             lines.append(
-                f"| {run.label} | {run.jobs} | {run.wall:.2f} | {run.cpu:.2f} | "
+                f"| {run.label} | `{run.entry}` | {run.jobs} | {run.wall:.2f} | {run.cpu:.2f} | "
                 f"{run.main_cpu:.2f} | {run.cpu - run.main_cpu:.2f} | {run.cpu / run.wall:.2f} | "
                 f"{run.peak_mb:.0f} | {run.peak_pss_mb:.0f} | {base.wall / run.wall:.2f}× | "
                 f"{same_text} |"
@@ -357,16 +380,17 @@ def render(
             "",
             "### Where the CPU goes",
             "",
-            "| unit | jobs | main CPU s | fork server CPU s | workers CPU s | chunking CPU s "
-            "| ÷ jobs 1 | first output s |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|",
+            "| unit | command | jobs | main CPU s | fork server CPU s | workers CPU s "
+            "| chunking CPU s | ÷ jobs 1 | first output s |",
+            "|---|---|--:|--:|--:|--:|--:|--:|--:|",
         ]
         for run in chunk_runs:
-            base = next(r for r in chunk_runs if r.label == run.label and r.jobs == 1)
+            base = _jobs_1(chunk_runs, run)
             # The chunking itself: the workers, or the one process at jobs 1.
             chunking = run.worker_cpu if run.jobs > 1 else run.main_cpu
             lines.append(
-                f"| {run.label} | {run.jobs} | {run.main_cpu:.2f} | {run.server_cpu:.2f} | "
+                f"| {run.label} | `{run.entry}` | {run.jobs} | {run.main_cpu:.2f} | "
+                f"{run.server_cpu:.2f} | "
                 f"{run.worker_cpu:.2f} | {chunking:.2f} | {chunking / base.main_cpu:.2f}× | "
                 f"{run.first_output:.2f} |"
             )
@@ -415,6 +439,11 @@ def render(
     return "\n".join(lines)
 
 
+def _jobs_1(runs: list[CliRun], run: CliRun) -> CliRun:
+    """The jobs-1 run of the same case (unit, tree and command) as ``run``."""
+    return next(r for r in runs if (r.label, r.entry, r.jobs) == (run.label, run.entry, 1))
+
+
 def datetime_now() -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
 
@@ -429,6 +458,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--before", type=Path, default=None, help="an older src folder to compare")
     ap.add_argument(
         "--repeat", type=int, default=1, help="rounds of part 1; each case's median is shown"
+    )
+    ap.add_argument(
+        "--entry",
+        choices=["both", "script", "module"],
+        default="both",
+        help="part 1 through the console script narezka, python -m narezka, or both",
     )
     ap.add_argument(
         "--no-bytecode",
@@ -447,14 +482,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_chunk:
         units = [[], *([] if args.no_tokens else [["--unit", "tokens"]])]
         sources = [None, *([args.before] if args.before else [])]
-        cases = [(extra, src, jobs) for extra in units for src in sources for jobs in (1, 2)]
+        entries = {"both": [SCRIPT, MODULE], "script": [SCRIPT], "module": [MODULE]}[args.entry]
+        if SCRIPT in entries and console_script() is None:
+            print("no narezka console script here: python -m narezka only", file=sys.stderr)
+            entries = [MODULE]
+        cases = [
+            (extra, src, entry, jobs)
+            for extra in units
+            for src in sources
+            for entry in entries
+            for jobs in (1, 2)
+        ]
         # Round by round, every case once a round: a spell of load elsewhere on the machine
         # then falls on all cases alike, and the median of each drops it.
         rounds: list[list[CliRun]] = []
         for _ in range(args.repeat):
-            rounds.append([run_chunk(args.corpus, jobs, e, src) for e, src, jobs in cases])
-            print(" · ".join(f"{r.label} jobs {r.jobs}: {r.wall:.2f} s" for r in rounds[-1]),
-                  file=sys.stderr)  # fmt: skip
+            rounds.append(
+                [run_chunk(args.corpus, jobs, e, src, entry) for e, src, entry, jobs in cases]
+            )
+            print(" · ".join(f"{r.label} {r.entry} jobs {r.jobs}: {r.wall:.2f} s"
+                             for r in rounds[-1]), file=sys.stderr)  # fmt: skip
         for i in range(len(cases)):
             runs = sorted((r[i] for r in rounds), key=lambda r: r.wall)
             if any(r.output != runs[0].output or r.code != runs[0].code for r in runs):

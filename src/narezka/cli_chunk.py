@@ -56,11 +56,13 @@ def chunk(
         raise click.UsageError(f"{', '.join(missing)}: no such file or directory")
     run = Splitting.from_options(options, paths[0])
     strategy, unit = run.strategy, run.unit
-    if jobs is not None and run.counter is not None:
-        # An embedder's tokens: the server loads the tokenizer while this process lists the
-        # files. Without one, the pool starts it as soon as its counter exists (before the
-        # listing too, and without loading a tokenizer file here twice).
-        pipeline.start_workers_early(strategy, jobs, run.counter)
+    early = run.counter if unit != "chars" else get_counter("chars")
+    if jobs is not None and early is not None:
+        # The server imports the chunking stage (and loads an embedder's tokenizer) while
+        # this process loads rich and lists the files: it is what the first worker waits for.
+        # A named tokenizer's counter is built by the run, which starts the server then
+        # (before the listing too, without loading a tokenizer file here twice).
+        pipeline.start_workers_early(strategy, jobs, early)
     # rich loads now, beside the server's own imports (the module docstring says why).
     from rich.console import Console
 

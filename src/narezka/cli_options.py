@@ -17,10 +17,12 @@ from typing import Any, TypeVar
 import click
 
 from narezka.cli_common import settings_for, split_options
-from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder, get_embedder
 from narezka.errors import NarezkaError
 from narezka.split import NEEDS_EMBEDDER, EmbedFunction, SplitParams, strategy_names
 from narezka.tokens import TokenCounter
+
+# The embed stage (numpy behind it) is imported where a run needs a model: ``chunk`` in
+# characters needs none, and imports it neither before its fork server starts nor at all.
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -105,11 +107,15 @@ class Splitting:
         try:
             needs_tokens = unit == "tokens" and tokenizer is None
             # One model serves both the token counts and semantic's signal: loading is the cost.
-            model = get_embedder(embedder or DEFAULT_EMBEDDER) if needs_tokens else None
-            if model is not None:
-                counter, size = model.counter, model.budget if size is None else size
-            if settings.strategy in NEEDS_EMBEDDER:
-                embed = cached_signal_embedder(model or embedder or DEFAULT_EMBEDDER)
+            model = None
+            if needs_tokens or settings.strategy in NEEDS_EMBEDDER:
+                from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder, get_embedder
+
+                model = get_embedder(embedder or DEFAULT_EMBEDDER) if needs_tokens else None
+                if model is not None:
+                    counter, size = model.counter, model.budget if size is None else size
+                if settings.strategy in NEEDS_EMBEDDER:
+                    embed = cached_signal_embedder(model or embedder or DEFAULT_EMBEDDER)
         except NarezkaError as exc:
             raise click.UsageError(str(exc)) from None
         params: dict[str, Any] = {
@@ -154,6 +160,8 @@ class Splitting:
         params = {**self.params, **overrides}  # text forms (levels=2-3) parse in make_params
         embed = self.embed
         if name in NEEDS_EMBEDDER and embed is None:
+            from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder
+
             try:
                 embed = cached_signal_embedder(DEFAULT_EMBEDDER)
             except NarezkaError as exc:

@@ -192,3 +192,138 @@ def test_run_prepare_runs_what_the_variable_holds_and_removes_it(
     monkeypatch.setenv(workers.PREPARE_ENV, pickle.dumps((fail, ("x",))).hex())
     assert server_prepare.run_prepare() is False
     PREPARED.clear()
+
+
+NUMPY_FREE = """
+from click.testing import CliRunner
+from narezka.cli import cli
+import narezka.cli_chunk, narezka.settings, narezka.store.base, narezka.store.sparse
+import narezka.embed
+from narezka.embed import EmbedError
+imported = "numpy" in sys.modules
+done = CliRunner().invoke(cli, ["chunk", EXAMPLES, "--format", "jsonl", "--jobs", "1"])
+chunked = "numpy" in sys.modules
+from narezka.embed import HashEmbedder  # the names that need numpy load it when asked for
+print(json.dumps([imported, chunked, done.exit_code, done.output.count("\\n") > 0,
+                  "numpy" in sys.modules, HashEmbedder.__module__]))
+"""
+
+
+def test_chunking_in_characters_never_imports_numpy() -> None:
+    """Before its fork server starts, ``chunk`` imports its own module, the settings (which
+    check a BM25 analyzer and an LLM spec) and the store's value types; none of them, nor a
+    whole run in characters, needs numpy (0.12 s of CPU, and a BLAS thread)."""
+    from conftest import EXAMPLES
+
+    script = NUMPY_FREE.replace("EXAMPLES", repr(str(EXAMPLES)))
+    assert in_fresh_process(script) == [False, False, 0, True, True, "narezka.embed.base"]
+
+
+def test_the_embed_package_loads_each_name_from_its_module() -> None:
+    import narezka.embed as embed
+
+    assert set(embed.__all__) <= set(dir(embed))
+    for name in embed.__all__:
+        assert getattr(embed, name) is not None, name
+    assert embed.EmbedError.__module__ == "narezka.embed.errors"
+    assert embed.get_embedder.__module__ == "narezka.embed.registry"
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        embed.no_such_name  # noqa: B018
+
+
+SCRIPT = """
+import os, sys
+from narezka.pipeline.workers import WorkerPool
+with open(os.environ["RUNS_LOG"], "a") as log:
+    log.write(f"{__name__} {os.getpid()}\\n")
+
+
+def pid(task: int) -> int:
+    return os.getpid()
+
+
+if __name__ == "__main__":
+    pool = WorkerPool(pid, (), 2, died=lambda task, why: -1, size_of=lambda task: 1 << 20)
+    with pool:
+        print(sorted(set(pool.map(range(8)))))
+"""
+
+
+def test_a_main_script_is_imported_once_by_the_fork_server_not_by_each_worker(
+    tmp_path: Path,
+) -> None:
+    """A worker runs its parent's main script (the ``narezka`` console script) before its
+    first task unless the fork server has: Python's own preload of it never gets the path."""
+    script, log = tmp_path / "script.py", tmp_path / "runs.log"
+    script.write_text(SCRIPT)
+    # The script runs from its own folder: it finds the narezka this test imported.
+    paths = os.pathsep.join(
+        [str(Path(workers.__file__).parents[2]), os.environ.get("PYTHONPATH", "")]
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env={**os.environ, "PYTHONPATH": paths, "RUNS_LOG": str(log)},
+    )
+    ran = set(json.loads(done.stdout))
+    runs = [line.split() for line in log.read_text().splitlines()]
+    imported = [int(pid) for name, pid in runs if name == "__mp_main__"]
+    assert ran and -1 not in ran
+    assert len(imported) == 1 and imported[0] not in ran  # the server's one import
+    assert [name for name, _ in runs].count("__main__") == 1
+
+
+def test_import_main_imports_the_script_the_variable_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from narezka.pipeline import server_prepare
+
+    main = sys.modules["__main__"]
+    # Both names are this process's again afterwards (the import sets them).
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.setitem(sys.modules, "__mp_main__", sys.modules.get("__mp_main__", main))
+    script = tmp_path / "main_script.py"
+    script.write_text("VALUE = 42\n")
+    monkeypatch.setenv(workers.MAIN_ENV, str(script))
+    assert server_prepare.import_main() is True
+    assert sys.modules["__main__"].VALUE == 42
+    assert workers.MAIN_ENV not in os.environ
+    sys.modules["__main__"] = main
+    assert server_prepare.import_main() is False  # nothing to import
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise SystemExit(3)\n")
+    monkeypatch.setenv(workers.MAIN_ENV, str(broken))
+    assert server_prepare.import_main() is False
+    assert sys.modules["__main__"] is main
+    assert not hasattr(__import__("multiprocessing").current_process(), "_inheriting")
+
+
+EARLY = """
+from click.testing import CliRunner
+from narezka.cli import cli
+from narezka.pipeline import file_chunks
+calls = []
+original = file_chunks.start_server
+
+
+def record(work, prepare=None):
+    calls.append(["rich" in sys.modules, type(prepare[1][0]).__name__])
+    original(work, prepare)
+
+
+file_chunks.start_server = record
+done = CliRunner().invoke(cli, ["chunk", EXAMPLES, "--format", "jsonl", "--jobs", "2"])
+print(json.dumps([done.exit_code, calls]))
+"""
+
+
+def test_chunk_in_characters_starts_its_fork_server_before_loading_rich() -> None:
+    """The first worker waits for the server's imports: they run beside this process's
+    rest of start-up (rich, the listing), not after it."""
+    from conftest import EXAMPLES
+
+    script = EARLY.replace("EXAMPLES", repr(str(EXAMPLES)))
+    assert in_fresh_process(script) == [0, [[False, "CharCounter"]]]

@@ -11,24 +11,65 @@ deterministic test double for other stages' tests.
 
 from __future__ import annotations
 
-from narezka.embed.base import Embedder, HashEmbedder, Matrix, l2_normalize
-from narezka.embed.cache import CachedEmbedder, CacheStats, EmbeddingCache, default_cache_path
-from narezka.embed.calibrate import Calibration, calibrate
-from narezka.embed.errors import (
-    BackendUnavailableError,
-    ContextLengthError,
-    EmbedError,
-    InputTooLongError,
-    ModelNotFoundError,
-)
-from narezka.embed.registry import (
-    DEFAULT_EMBEDDER,
-    EmbedderSpec,
-    cached_signal_embedder,
-    embedder_specs,
-    get_embedder,
-)
-from narezka.embed.resilient import Embedded, embed_all, embed_grouped, signal_embedder
+from typing import TYPE_CHECKING
+
+from narezka._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from narezka.embed.base import Embedder, HashEmbedder, Matrix, l2_normalize
+    from narezka.embed.cache import (
+        CachedEmbedder,
+        CacheStats,
+        EmbeddingCache,
+        default_cache_path,
+    )
+    from narezka.embed.calibrate import Calibration, calibrate
+    from narezka.embed.errors import (
+        BackendUnavailableError,
+        ContextLengthError,
+        EmbedError,
+        InputTooLongError,
+        ModelNotFoundError,
+    )
+    from narezka.embed.registry import (
+        DEFAULT_EMBEDDER,
+        EmbedderSpec,
+        cached_signal_embedder,
+        embedder_specs,
+        get_embedder,
+    )
+    from narezka.embed.resilient import Embedded, embed_all, embed_grouped, signal_embedder
+
+# Each name loads its module on first use: the errors and the remote helpers (which the LLM
+# client shares) need no numpy, and a process that only counts tokens or chunks (``chunk
+# --jobs``, its fork server and workers) should not pay for it (some 0.12 s of CPU, and
+# BLAS threads).
+_HOMES = {
+    **dict.fromkeys(("Embedder", "HashEmbedder", "Matrix", "l2_normalize"), "narezka.embed.base"),
+    **dict.fromkeys(
+        ("CachedEmbedder", "CacheStats", "EmbeddingCache", "default_cache_path"),
+        "narezka.embed.cache",
+    ),
+    **dict.fromkeys(("Calibration", "calibrate"), "narezka.embed.calibrate"),
+    **dict.fromkeys(
+        (
+            *("BackendUnavailableError", "ContextLengthError", "EmbedError"),
+            *("InputTooLongError", "ModelNotFoundError"),
+        ),
+        "narezka.embed.errors",
+    ),
+    **dict.fromkeys(
+        (
+            *("DEFAULT_EMBEDDER", "EmbedderSpec", "cached_signal_embedder"),
+            *("embedder_specs", "get_embedder"),
+        ),
+        "narezka.embed.registry",
+    ),
+    **dict.fromkeys(
+        ("Embedded", "embed_all", "embed_grouped", "signal_embedder"), "narezka.embed.resilient"
+    ),
+}
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)
 
 __all__ = [
     "DEFAULT_EMBEDDER",

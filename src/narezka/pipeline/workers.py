@@ -83,6 +83,9 @@ anything, a fork server only imports modules, and reads no other input."""
 PREPARE_MAX_CHARS = 32 << 10
 """A longer ``prepare`` is not sent: Linux refuses to start a program with an environment
 string over 128 KiB. (A counter pickles as its model's path: some 200 bytes.)"""
+MAIN_ENV = "NAREZKA_FORKSERVER_MAIN"
+"""The script this process runs as ``__main__`` (the ``narezka`` console script), for the
+fork server to import once (:mod:`narezka.pipeline.server_prepare` says why)."""
 
 
 def start_server(work: Callable[..., Any], prepare: Prepare | None = None) -> None:
@@ -91,32 +94,44 @@ def start_server(work: Callable[..., Any], prepare: Prepare | None = None) -> No
     caller waits for its first worker. ``prepare`` is a function and its arguments that the
     server runs once before it forks any worker (:mod:`narezka.pipeline.server_prepare`):
     what it loads (a tokenizer's model) every worker then has, shared, instead of loading
-    it itself. Once per process (a later ``prepare`` is not run; workers then load what they
-    need themselves); nothing where there is no fork server (the pool then spawns its
-    workers)."""
+    it itself. A main module run from a file is imported there once too. Once per process
+    (a later ``prepare`` is not run; workers then load what they need themselves); nothing
+    where there is no fork server (the pool then spawns its workers)."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return
     # The server imports once; each worker is then a fork of it, not a fresh interpreter
     # importing everything again (~0.4 s of CPU a worker).
     preload = [__name__, work.__module__]
-    blob = None
+    sent: dict[str, str] = {}
     if prepare is not None:
         with contextlib.suppress(pickle.PicklingError, TypeError, AttributeError, ValueError):
-            blob = pickle.dumps(prepare).hex()
-        if blob is not None and len(blob) > PREPARE_MAX_CHARS:
-            blob = None  # the workers load it themselves
-        if blob is not None:
-            preload.append("narezka.pipeline.server_prepare")
+            sent[PREPARE_ENV] = pickle.dumps(prepare).hex()
+        if len(sent.get(PREPARE_ENV, "")) > PREPARE_MAX_CHARS:
+            del sent[PREPARE_ENV]  # the workers load it themselves
+    main_path = _main_path()
+    if main_path is not None:
+        sent[MAIN_ENV] = main_path
+    if sent:
+        preload.append("narezka.pipeline.server_prepare")
     multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
-    if blob is None:
-        forkserver.ensure_running()
-        return
-    # Only the server reads it: the variable is gone again before any other child starts.
-    os.environ[PREPARE_ENV] = blob
+    # Only the server reads them: the variables are gone again before any other child starts.
+    os.environ.update(sent)
     try:
         forkserver.ensure_running()
     finally:
-        os.environ.pop(PREPARE_ENV, None)
+        for name in sent:
+            os.environ.pop(name, None)
+
+
+def _main_path() -> str | None:
+    """The file a worker would run as ``__mp_main__`` before its first task (None for
+    ``python -m`` and ``-c``): what the workers are told, from the same function."""
+    with contextlib.suppress(Exception):  # multiprocessing's own helper, not a public API
+        from multiprocessing import spawn
+
+        path = spawn.get_preparation_data("narezka").get("init_main_from_path")
+        return path if isinstance(path, str) else None
+    return None
 
 
 _STATE: dict[str, Any] = {}
@@ -378,6 +393,7 @@ def _can_travel(work: Callable[..., Any], fixed: tuple[Any, ...]) -> bool:
 
 
 __all__ = [
+    "MAIN_ENV",
     "PARALLEL_MIN_BYTES",
     "PREPARE_ENV",
     "PoolKind",

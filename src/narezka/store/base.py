@@ -20,10 +20,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeAlias
 
-import numpy as np
-from numpy.typing import NDArray
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 DENSE = "dense"
 """Name of the dense vector in every backend."""
@@ -37,7 +38,9 @@ NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/narezka/point-id"
 Mode: TypeAlias = Literal["dense", "bm25"]
 """What one store query ranks by: dense similarity or BM25."""
 Scalar: TypeAlias = str | int | float | bool
-Vector: TypeAlias = NDArray[np.floating[Any]] | Sequence[float]
+# A string: numpy is imported where a vector is converted, not with the protocol (whose ids
+# and payload helpers the chunk stage and the settings' checks use without numpy).
+Vector: TypeAlias = "NDArray[np.floating[Any]] | Sequence[float]"
 
 
 def point_id(key: str) -> str:
@@ -176,6 +179,8 @@ def decode_payload(stored: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def as_floats(vector: Vector) -> list[float]:
     """A dense vector as a list of Python floats (what the engines' bindings take)."""
+    import numpy as np
+
     result: list[float] = np.asarray(vector, dtype=np.float32).tolist()
     return result
 
