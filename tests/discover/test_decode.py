@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from narezka.discover import decode_bytes, normalize_newlines
+from narezka.discover.decode import control_share
 from narezka.errors import BinaryFileError, DecodeError, SourceError
 
 # Lines without CR/LF and without control characters (those would make the bytes look binary).
@@ -247,3 +248,11 @@ def test_random_high_bytes_are_undecodable() -> None:
 def test_latin1_text_is_undecodable(raw: bytes) -> None:
     with pytest.raises(DecodeError, match=r"^latin\.md: invalid UTF-8 at byte \d+"):
         decode_bytes(raw, "latin.md")
+
+
+@given(st.binary(max_size=300))
+def test_the_control_share_of_bytes_is_that_of_their_values(raw: bytes) -> None:
+    # Bytes are counted at C speed, code points (a wide file's text) one by one: one rule.
+    assert control_share(raw) == control_share(list(raw))
+    expected = sum(1 for b in raw if (b < 0x20 or b == 0x7F) and b not in b"\t\n\r\f")
+    assert control_share(raw) == (expected / len(raw) if raw else 0.0)

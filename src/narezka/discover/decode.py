@@ -95,11 +95,21 @@ def binary_signature(raw: bytes) -> str | None:
     return None
 
 
+_CONTROL_BYTES = bytes(
+    b for b in range(0x80) if (b < 0x20 or b == 0x7F) and b not in _TEXT_CONTROLS
+)
+
+
 def control_share(sample: Sequence[int]) -> float:
     """Share of control codes among leading bytes (or code points): see MAX_CONTROL_RATIO."""
     if not sample:
         return 0.0
-    controls = sum(1 for b in sample if (b < 0x20 or b == 0x7F) and b not in _TEXT_CONTROLS)
+    if isinstance(sample, bytes):
+        # Every file's first 8 KB: deleting the controls at C speed, not a Python loop
+        # (0.3 s of a chunk run over md_corpus went to this line).
+        controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
+    else:
+        controls = sum(1 for b in sample if (b < 0x20 or b == 0x7F) and b not in _TEXT_CONTROLS)
     return controls / len(sample)
 
 
