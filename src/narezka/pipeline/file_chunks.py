@@ -160,7 +160,30 @@ def with_file_meta(
     extra: dict[str, Any] = {"mtime": mtime, "doc_hash": digest}
     if resplit:
         extra["resplit"] = True
-    return [dataclasses.replace(c, meta={**c.meta, **extra}) for c in chunks]
+    return [_with_meta(c, {**c.meta, **extra}) for c in chunks]
+
+
+def _with_meta(c: Chunk, meta: dict[str, Any]) -> Chunk:
+    """``dataclasses.replace(c, meta=meta)``, a third of its cost: it looks the fields up
+    and checks them for every one of a run's chunks (0.2 s over md_corpus)."""
+    return Chunk(
+        c.source,
+        c.index,
+        c.start,
+        c.end,
+        c.text,
+        c.embed_text,
+        c.section,
+        c.anchor,
+        c.url,
+        c.chars,
+        c.tokens,
+        c.tokenizer,
+        c.strategy,
+        c.content_hash,
+        meta,
+        c.secrets,
+    )
 
 
 def render_jsonl(chunks: Iterable[Chunk]) -> bytes:
