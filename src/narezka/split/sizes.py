@@ -249,10 +249,7 @@ class Sizes(WordEndSizes):
             if end - start > self.max_probe():
                 return -(-(end - start) // RAW_CHARS_PER_TOKEN)
             raw = self.span_text(start, end)
-            if self.secrets and secrets_in(self.secrets, start, end):
-                cached = self.counter.count(raw if self.clean else sanitize(raw))
-            else:
-                cached = self.counter.count(self._sanitized(start, end, raw))
+            cached = self.counter.count(self._sanitized(start, end, raw))
             self._body[key] = cached
             self._density = (self._density[0] + len(raw), self._density[1] + cached)
         return cached

@@ -16,9 +16,11 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from functools import cached_property
 
+from narezka.enrich.redaction import secrets_in
 from narezka.parse.sanitize import changed_spans, needs_sanitizing, sanitize
 from narezka.tokens import TokenCounter
 from narezka.tokens.word_ends import WINDOW, first_word_end, last_word_end, line_start
+from narezka.types import Secret
 
 STRETCH = 4 * WINDOW
 """The longest stretch across joins counted on its own: past it, the group is counted whole."""
@@ -29,6 +31,7 @@ class WordEndSizes:
 
     text: str
     counter: TokenCounter
+    secrets: Sequence[Secret]
     word_ends: bool
     _pairs: dict[tuple[tuple[int, int], tuple[int, int]], int | None]
     _edge_terms: dict[tuple[str, int, int], int | None]
@@ -71,9 +74,10 @@ class WordEndSizes:
         self, ranges: Sequence[tuple[int, int]], bodies: Sequence[int]
     ) -> int | None:
         """The exact count of the ``embed_text`` of ``ranges`` (neighbours, in order) as one
-        chunk, from ``bodies``, their own texts' counts. Clean documents without secrets only
-        (the caller checks). None when a stretch across joins would be longer than
-        :data:`STRETCH` (code of symbols, one long number): count the group whole."""
+        chunk, from ``bodies``, their own texts' counts. Ranges without secrets only (the
+        caller checks), where sanitizing changes nothing. None when a stretch across joins
+        would be longer than :data:`STRETCH` (code of symbols, one long number): count the
+        group whole."""
         summed = self._sum(ranges, bodies)
         return None if summed is None else summed[0]
 
@@ -245,9 +249,14 @@ class WordEndSizes:
         return k < len(starts) and starts[k] < end
 
     def _sanitized(self, start: int, end: int, raw: str) -> str:
-        """``raw``, the range's plain text, as sanitizing leaves it: as it is in a clean
-        document, and where no changed span meets the range (no regex pass over it)."""
-        if self.clean or not self._meets_change(start, end):
+        """``raw``, the range's text (redacted or not), as a piece is counted: as it is in a
+        clean document, and where no changed span meets the range and no secret's marker
+        can have changed it (no regex pass over it); else sanitized."""
+        if self.clean:
+            return raw
+        if not self._meets_change(start, end) and not (
+            self.secrets and secrets_in(self.secrets, start, end)
+        ):
             return raw
         return sanitize(raw)
 
