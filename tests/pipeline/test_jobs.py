@@ -41,6 +41,7 @@ from narezka.tokens import TokenCounter, get_counter
 from narezka.types import Chunk, Document
 
 from conftest import SHARED, TEST_DATA
+from corpus_gen import write_corpus
 
 MD_CORPUS = SHARED / "data" / "md_corpus"
 # Set at collection, before any fork server starts, so workers inherit it: who is the parent.
@@ -65,8 +66,12 @@ class FailingHeadings(HeadingsStrategy):
 
 def real_corpus(dest: Path, per_language: int = 25) -> Path:
     """A slice of md_corpus (Russian and English, nested folders) plus the awkward files:
-    a binary one, an empty one, whitespace only, CRLF with a BOM, a cp1251 legacy file."""
-    for language in ("ru", "en"):
+    a binary one, an empty one, whitespace only, CRLF with a BOM, a cp1251 legacy file.
+    Without the shared corpus (a user's clone) the same shape is generated."""
+    dest.mkdir(parents=True, exist_ok=True)
+    if not MD_CORPUS.is_dir():
+        write_corpus(dest, per_language)
+    for language in ("ru", "en") if MD_CORPUS.is_dir() else ():
         files = sorted((MD_CORPUS / language).rglob("*.md"))
         step = max(1, len(files) // per_language)
         for file in files[::step][:per_language]:
