@@ -208,6 +208,8 @@ def test_settings_load_defaults_then_toml_then_environment_then_flags(tmp_path: 
         ("[settings]\ncolour = 1\n", "unknown setting colour"),
         ("[settings]\noverlap = 5000\nsize = 100\n", "overlap"),
         ("settings = 3\n", "must be a table"),
+        ('embedder = "e5"\n[settings]\nsize = 300\n', "embedder at the top level belongs under"),
+        ('colour = "red"\n', "colour at the top level belongs nowhere"),
     ],
 )
 def test_a_bad_settings_file_names_the_file_and_the_problem(

@@ -60,7 +60,11 @@ EXPANDS = ("section", "parent")
 )
 @click.option("-k", "ks", default="1,3,5", show_default=True, help="Comma-separated ks.")
 @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
-@click.option("--embedder", default=DEFAULT_EMBEDDER, show_default=True)
+@click.option(
+    "--embedder",
+    default=None,
+    help=f"Embedder spec  [default: narezka.toml's, else {DEFAULT_EMBEDDER}].",
+)
 @click.option(
     "--expand",
     type=click.Choice(EXPANDS),
@@ -111,7 +115,7 @@ def eval_command(
     sizes: str | None,
     ks: str,
     mode: str,
-    embedder: str,
+    embedder: str | None,
     expand: str | None,
     include_archived: bool,
     cache_path: Path | None,
@@ -134,7 +138,10 @@ def eval_command(
     --report RESULTS.md --plot results.png
     """
     err = Console(stderr=True)
-    settings = settings_for(corpus, options)
+    # The embedder goes through the settings like every other choice: narezka.toml's
+    # embedder counts when no flag is given (it was bypassed by the flag's own default).
+    settings = settings_for(corpus, {**options, "embedder": embedder})
+    embedder = settings.embedder
     fusion, fold = ranking(mode, fusion_method, rrf_k, dense_weight, fold_option)
     try:
         if plot_path is not None:

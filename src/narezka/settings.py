@@ -159,6 +159,8 @@ class Settings:
 
 
 _LISTS = ("include", "exclude", "separators")
+# What narezka.toml may hold outside its tables (zones and projects: narezka.config).
+_TOP_LEVEL = {"settings", "zones", "projects", "default_zone", "default_project"}
 _INTS = ("size", "overlap", "min_chars", "parent_size")
 _FLOATS = ("threshold", "percentile")
 
@@ -171,6 +173,12 @@ def _from_toml(corpus: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
+    # A setting written above every table used to be dropped without a word (the file's
+    # embedder silently lost to the default): name it and say where it belongs.
+    settable = {f.name for f in fields(Settings)}
+    for key in sorted(set(data) - _TOP_LEVEL):
+        where = "under [settings]" if key in settable else "nowhere: no such setting"
+        raise ConfigError(f"{path}: {key} at the top level belongs {where}")
     table = data.get("settings", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [settings] must be a table of name = value")

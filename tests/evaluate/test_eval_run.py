@@ -166,3 +166,24 @@ def test_a_golden_file_inside_the_corpus_is_never_indexed(tmp_path: Path) -> Non
     )
     retrieved = {r.file_path for s in result.strategies for q in s.questions for r in q.retrieved}
     assert retrieved and "golden.jsonl" not in retrieved
+
+
+def test_the_embedder_of_narezka_toml_is_used_when_no_flag_names_one(tmp_path: Path) -> None:
+    corpus = tmp_path / "kb"
+    corpus.mkdir()
+    for name, text in TINY.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    (corpus / "narezka.toml").write_text('[settings]\nembedder = "hash:48"\n', encoding="utf-8")
+    golden = tmp_path / "golden.jsonl"
+    line = {"q": "сколько стоит курьер", "must_contain": ["990 ₽"]}
+    golden.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
+    report = tmp_path / "RESULTS.md"
+    args = [str(corpus), "--golden", str(golden), "--strategies", "headings", "--mode", "bm25"]
+    args += ["--cache", str(tmp_path / "c.sqlite"), "--report", str(report)]
+    result = CliRunner().invoke(eval_command, args)
+    assert result.exit_code == 0, result.output
+    # The report's command line names the embedder that ran: the file's, not the flag default.
+    assert "--embedder hash:48" in report.read_text(encoding="utf-8")
+    flagged = CliRunner().invoke(eval_command, [*args, "--embedder", "hash:32"])
+    assert flagged.exit_code == 0, flagged.output
+    assert "--embedder hash:32" in report.read_text(encoding="utf-8")
