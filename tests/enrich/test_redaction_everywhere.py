@@ -36,9 +36,11 @@ UPPER = string.ascii_uppercase + string.digits
 
 
 def _body(alphabet: str, n: int) -> st.SearchStrategy[str]:
-    # Several kinds of character, so the body is no word and no placeholder.
+    # Several kinds of character, so the body is no word and no placeholder ("xxxx").
     return st.text(alphabet, min_size=n, max_size=n).filter(
-        lambda s: any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
+        lambda s: (
+            any(c.isdigit() for c in s) and any(c.isalpha() for c in s) and len(set(s.lower())) > 4
+        )
     )
 
 
