@@ -87,6 +87,16 @@ def test_redaction_turned_on_leaves_no_plaintext_under_the_index(notes: Path) ->
     assert again["files_unchanged"] == 7 and layout.read_meta(home)["data"] == "data-2"
 
 
+def test_a_sync_of_one_file_that_turns_redaction_on_rebuilds_them_all(notes: Path) -> None:
+    index(notes, "--no-redact")
+    settings = Settings(embedder="hash:64", size=300, unit="chars")
+    with Index.create(notes, settings) as ix:
+        report = ix.sync(paths=[notes / "plain.md"])  # a watcher's event
+        count = sum(1 for _ in ix.chunks())
+    assert report.files_new == 7 and count == report.chunks_embedded
+    assert on_disk(notes / ".narezka", secrets()) == []
+
+
 def test_the_embedding_cache_forgets_old_texts_and_keeps_the_rest(notes: Path) -> None:
     home = notes / ".narezka"
     index(notes, "--no-redact")
