@@ -285,10 +285,8 @@ class Index:
         with layout.writer(home):
             old = existing_meta(home, tolerate_bad=rebuild)
             # Text taken out for safety must leave the disk too: a fresh generation of all.
-            purge = (
-                not rebuild
-                and old is not None
-                and removes_text(old, split_params.fingerprint(self.settings.strategy))
+            purge = old is not None and removes_text(
+                old, split_params.fingerprint(self.settings.strategy)
             )
             rebuild, paths = rebuild or purge, None if purge else paths
             analyzer = _analyzer(home, old, self.settings.bm25, rebuild=rebuild)

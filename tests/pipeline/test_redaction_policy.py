@@ -65,13 +65,16 @@ def index(corpus: Path, *extra: str) -> dict[str, object]:
     return summary
 
 
-def test_redaction_turned_on_leaves_no_plaintext_under_the_index(notes: Path) -> None:
+@pytest.mark.parametrize("rebuild", [(), ("--rebuild",)])
+def test_redaction_turned_on_leaves_no_plaintext_under_the_index(
+    notes: Path, rebuild: tuple[str, ...]
+) -> None:
     home = notes / ".narezka"
     index(notes, "--no-redact")
     assert on_disk(home, secrets())  # the engine's log and pages hold them: the test can fail
     assert layout.read_meta(home)["data"] == "data-1"
 
-    summary = index(notes)
+    summary = index(notes, *rebuild)
 
     assert on_disk(home, secrets()) == []
     assert layout.read_meta(home)["data"] == "data-2"
