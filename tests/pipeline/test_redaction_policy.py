@@ -21,6 +21,7 @@ from narezka.enrich import llm_client
 from narezka.enrich.context_cache import ContextCache
 from narezka.pipeline import chunk_documents, layout
 from narezka.split import SplitParams
+from narezka.store.lock import DirectoryLock
 
 from conftest import TEST_DATA
 
@@ -88,6 +89,22 @@ def test_redaction_turned_on_leaves_no_plaintext_under_the_index(
     # Nothing more to do: the next run is an ordinary sync in the same generation.
     again = index(notes)
     assert again["files_unchanged"] == 7 and layout.read_meta(home)["data"] == "data-2"
+
+
+def test_an_old_generation_still_read_elsewhere_goes_on_a_later_run(notes: Path) -> None:
+    home = notes / ".narezka"
+    index(notes, "--no-redact")
+    reader = DirectoryLock(home / "data-1")  # as a search in another process holds it
+    try:
+        summary = index(notes)
+    finally:
+        reader.release()
+    warnings = summary["warnings"]
+    assert isinstance(warnings, list)
+    assert any("data-1 (in use: a later run)" in w for w in warnings)
+    assert layout.read_meta(home)["retired"] == ["data-1"]
+    index(notes)  # the next run finishes the job
+    assert not (home / "data-1").exists() and on_disk(home, secrets()) == []
 
 
 def test_a_sync_of_one_file_that_turns_redaction_on_rebuilds_them_all(notes: Path) -> None:
