@@ -39,6 +39,7 @@ from narezka.pipeline.records import (
     existing_meta,
     home_inside,
     index_meta,
+    removes_text,
     retire,
     retire_leftovers,
 )
@@ -56,6 +57,7 @@ from narezka.search.engine import check_query_args
 from narezka.search.folding import Fold
 from narezka.settings import Settings
 from narezka.split import SplitParams, get_strategy
+from narezka.sqlite_cache import SqliteCache
 from narezka.store import Manifest, StoredHit, VectorStore
 from narezka.store.collections import (
     DEFAULT_COLLECTION,
@@ -282,6 +284,11 @@ class Index:
         fresh_store: VectorStore | None = None
         with layout.writer(home):
             old = existing_meta(home, tolerate_bad=rebuild)
+            # Text taken out for safety must leave the disk too: a fresh generation of all.
+            purge = old is not None and removes_text(
+                old, split_params.fingerprint(self.settings.strategy)
+            )
+            rebuild, paths = rebuild or purge, None if purge else paths
             analyzer = _analyzer(home, old, self.settings.bm25, rebuild=rebuild)
             report.warnings.extend(retire_leftovers(home, old))
             if old is None or rebuild:
@@ -320,6 +327,9 @@ class Index:
             cached = open_embedder(model, home)
             progress = progress or Progress()
             context = _context_writer(self.settings, cached, home, split_params, progress)
+            caches = _caches(cached, context) if purge else []
+            for cache in caches:
+                cache.touched = set()  # what the new generation uses; the rest goes
             try:
                 with Manifest(layout.data_dir(home, meta)) as manifest:
                     syncer = Syncer(
@@ -338,6 +348,7 @@ class Index:
                                jobs=jobs)  # fmt: skip
                     files = snapshot_files(manifest) if self.url else None
                 _optimize(store)
+                dropped = sum(c.retain(c.touched or ()) for c in caches)
             except BaseException:
                 if fresh_store is not None:
                     fresh_store.close()
@@ -352,8 +363,16 @@ class Index:
                 self._publish(meta, files, report.warnings)  # before the old collection goes
                 self._shared.swap(fresh_store, generation)
                 retired = str(old.get("data") or layout.LEGACY_DATA)
-                if not retire(home, retired, old.get("collection"), self.url):
+                gone = retire(home, retired, old.get("collection"), self.url)
+                if not gone:
                     layout.write_meta(home, {**meta, "retired": [retired]})
+                if purge:
+                    report.warnings.append(
+                        f"redaction is stricter than when {home} was written: rebuilt it in "
+                        f"{generation}, dropped {dropped} cached entries of old texts and "
+                        + (f"removed {retired}" if gone else f"{retired} (in use: a later run)")
+                        + ", where the text before redaction was"
+                    )
             else:
                 layout.write_meta(home, meta)
                 self._publish(meta, files, report.warnings)
@@ -684,6 +703,12 @@ def _context_writer(
     return open_context(
         settings.context_llm, cache, redact=params.redact, on_call=progress.on_context_call
     )
+
+
+def _caches(embedder: Embedder, context: ContextWriter | None) -> list[SqliteCache]:
+    """The caches of a sync's texts: embeddings, and LLM contexts when there are any."""
+    found = [embedder.cache] if isinstance(embedder, CachedEmbedder) else []
+    return [*found, *([context.cache] if context is not None and context.cache else [])]
 
 
 def _settings_of(meta: dict[str, Any]) -> Settings:

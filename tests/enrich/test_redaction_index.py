@@ -87,7 +87,9 @@ def test_an_index_built_before_redaction_loses_its_secrets_on_the_next_sync(
 
     again = sync(notes, embedder=model())
 
-    assert again.files_changed == 5 and again.files_unchanged == 0
+    # Rebuilt in a fresh generation (the old one's log and pages held the plaintext).
+    assert again.files_new == 5 and again.files_unchanged == 0
+    assert not (notes / ".narezka" / "data-1").exists()
     assert leaked([json.dumps(p, ensure_ascii=False) for p in stored_payloads(notes)]) == []
 
 

@@ -70,12 +70,15 @@ class CacheStats:
 class EmbeddingCache(SqliteCache):
     """The sqlite file of cached vectors; usable as a context manager."""
 
+    TABLE = "vectors"
+
     def __init__(self, path: str | Path | None = None) -> None:
         super().__init__(path if path is not None else default_cache_path(), _SCHEMA)
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         """The cached vectors among ``keys``."""
         found: dict[bytes, np.ndarray] = {}
+        self.touch(keys)
         with self._lock:
             self._lookup(keys, found)
         return found
@@ -96,6 +99,7 @@ class EmbeddingCache(SqliteCache):
             (key, embedder, int(vec.shape[0]), np.asarray(vec, dtype=np.float32).tobytes())
             for key, vec in items
         ]
+        self.touch(row[0] for row in rows)
         with self._lock:
             self._db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?)", rows)
             self._db.commit()

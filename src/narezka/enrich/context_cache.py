@@ -39,12 +39,15 @@ def context_key(model: str, excerpt: str, chunk_text: str) -> bytes:
 class ContextCache(SqliteCache):
     """Generated contexts in one sqlite file (beside the embedding cache); a context manager."""
 
+    TABLE = "contexts"
+
     def __init__(self, path: str | Path) -> None:
         super().__init__(path, _SCHEMA)
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, str]:
         """The cached contexts among ``keys``."""
         found: dict[bytes, str] = {}
+        self.touch(keys)
         with self._lock:
             for start in range(0, len(keys), 500):
                 part = list(keys[start : start + 500])
@@ -57,6 +60,7 @@ class ContextCache(SqliteCache):
 
     def put(self, key: bytes, model: str, context: str, prompt_tokens: int | None) -> None:
         """Store one context (committed at once)."""
+        self.touch((key,))
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO contexts VALUES (?, ?, ?, ?)",

@@ -5,6 +5,8 @@ spans in document offsets; chunks keep their exact spans and carry the secrets t
 them, and every text narezka derives from a span (``embed_text``, the stored text and
 preview, a parent's text) replaces each such piece by ``[REDACTED:<kind>]``
 (:func:`redact_span`). :func:`redact` does both steps for one free-standing text.
+Strings a document yields that are not spans of it (heading titles, anchors and urls,
+front-matter values) go through :class:`DerivedRedactor`.
 
 The rules are our own, tested set (see ``benchmarks/bench_redact.py`` for why not a
 library): token formats whose prefix names the issuer (AWS, GitHub, GitLab, Slack, OpenAI,
@@ -19,7 +21,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from narezka.enrich.token_rules import TOKEN_RULES as _TOKEN_RULES
 from narezka.enrich.token_rules import Rule
@@ -27,6 +30,7 @@ from narezka.types import Chunk, Secret
 
 __all__ = [
     "RULES_VERSION",
+    "DerivedRedactor",
     "count_kinds",
     "find_secrets",
     "marker",
@@ -339,6 +343,53 @@ def redact(text: str) -> tuple[str, tuple[Secret, ...]]:
     For text re-read from a source file at query time (search folding, ``--expand``)."""
     secrets = find_secrets(text)
     return (redact_span(text, secrets, 0, len(text)) if secrets else text), secrets
+
+
+class DerivedRedactor:
+    """Redacts the strings derived from one document that are not spans of its text: heading
+    titles and the anchors slugged from them, front-matter values, a chat's title.
+
+    Such a string holds a secret of the document as it was written (a title, a quoted YAML
+    value), lowercased and slugged (an anchor), or re-flowed (a YAML block scalar, whose
+    indentation is gone): each known secret's text is replaced wherever it appears, in any
+    of the first two forms, and the string is then searched for secrets of its own."""
+
+    def __init__(self, text: str, secrets: Sequence[Secret]) -> None:
+        known = {text[s.start : s.end]: s.kind for s in secrets}
+        # Longest first: a secret that contains another is replaced whole.
+        self.known = sorted(known.items(), key=lambda item: -len(item[0]))
+
+    def __call__(self, value: str) -> str:
+        """``value`` with every secret in it replaced by its marker."""
+        for secret, kind in self.known:
+            if secret in value:
+                value = value.replace(secret, marker(kind))
+        return redact(value)[0]
+
+    def anchor(self, anchor: str, slug: Callable[[str], str]) -> str:
+        """An anchor with every secret in it, as written or as ``slug`` turns it, replaced by
+        the slug of its marker: what slugging the redacted title would have given."""
+        value = anchor
+        for secret, kind in self.known:
+            for form in (secret, slug(secret)):
+                if form and form in value:
+                    value = value.replace(form, slug(marker(kind)))
+        found = find_secrets(value)
+        return value if not found else slug(redact_span(value, found, 0, len(value)))
+
+    def value(self, data: Any) -> Any:
+        """A front-matter value (text, list, mapping, number…) with its text redacted."""
+        if isinstance(data, str):
+            return self(data)
+        if isinstance(data, list):
+            return [self.value(v) for v in data]
+        if isinstance(data, dict):
+            return {self(str(k)): self.value(v) for k, v in data.items()}
+        if isinstance(data, int | float) and not isinstance(data, bool):
+            # ``password: 12345678`` is read as a number: what it was written as is the secret.
+            shown = self(str(data))
+            return data if shown == str(data) else shown
+        return data
 
 
 def redacted_text(chunk: Chunk) -> str:

@@ -10,6 +10,7 @@ removed by a later run. See :mod:`narezka.pipeline.layout` for the folder itself
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -67,6 +68,24 @@ def retire_leftovers(home: Path, old: Mapping[str, Any] | None) -> list[str]:
         rest = {k: v for k, v in old.items() if k not in ("retired", "building")}
         layout.write_meta(home, {**rest, **({"retired": still} if still else {})})
     return [f"{home / g}: still in use, removed on a later run" for g in still]
+
+
+def removes_text(old: Mapping[str, Any], fingerprint: str) -> bool:
+    """Whether chunking with ``fingerprint`` takes out text that the index recorded by ``old``
+    holds in plain: redaction turned on, or a rule set that finds more. Such an index is
+    rebuilt in a fresh generation rather than synced point by point, because the engine keeps
+    replaced payloads in its log and pages until its generation goes."""
+    return _redaction_rules(fingerprint) > _redaction_rules(str(old.get("fingerprint") or ""))
+
+
+def _redaction_rules(fingerprint: str) -> int:
+    """The redaction rule set a fingerprint names (0: none; see ``SplitParams.fingerprint``)."""
+    try:
+        fields = json.loads(fingerprint.partition(":")[2])
+    except ValueError:
+        return 0
+    rules = fields.get("redact") if isinstance(fields, dict) else None
+    return rules if isinstance(rules, int) and not isinstance(rules, bool) else 0
 
 
 def corpus_of(home: Path, meta: Mapping[str, Any]) -> Path:

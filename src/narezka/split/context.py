@@ -12,12 +12,18 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from functools import cached_property
 
-from narezka.enrich.redaction import marker, redact, redact_span, secrets_in, size_change
+from narezka.enrich.redaction import (
+    DerivedRedactor,
+    marker,
+    redact_span,
+    secrets_in,
+    size_change,
+)
 from narezka.parse.sanitize import needs_sanitizing, sanitize, trim_whitespace
 from narezka.split.atom_frame import atom_frame
 from narezka.split.cuts import Cuts
 from narezka.split.packer import Packer, Refiner
-from narezka.split.sections import Section, anchors_in, heading_sections
+from narezka.split.sections import Section, anchors_in, heading_sections, redacted_sections
 from narezka.split.sizes import RAW_CHARS_PER_TOKEN, Sizes, _constants
 from narezka.tokens import TokenCounter, counts_split_at_word_ends, join_slack, short_counts
 from narezka.types import Block, BlockKind, Chunk, Document
@@ -59,12 +65,19 @@ class DocumentContext(Cuts, Sizes):
         self.breadcrumbs = breadcrumbs
         self.chars = counter.name == "chars"
         self.sections = list(sections) if sections is not None else heading_sections(doc.blocks)
+        self.meta = doc.meta
+        """Front matter as the chunks carry it: with its secrets redacted, like the titles
+        and anchors (the one place the chunk fields that are not spans are made safe)."""
+        if doc.secrets:
+            redactor = DerivedRedactor(doc.text, doc.secrets)
+            self.sections = redacted_sections(self.sections, redactor)
+            self.meta = redactor.value(dict(doc.meta))
         self.section_starts = [s.start for s in self.sections]
         self.blocks = list(doc.blocks)
         self.block_starts = [b.start for b in self.blocks]
         self.atoms = [b for b in self.blocks if b.kind in _ATOM_KINDS]  # by identity: fast
         self.atom_starts = [a.start for a in self.atoms]
-        title = doc.meta.get("title")
+        title = self.meta.get("title")
         self.title = title.strip() if isinstance(title, str) else ""
         self._cost: dict[tuple[int, int], int] = {}
         self._tokens: dict[tuple[int, int], int] = {}
@@ -153,8 +166,6 @@ class DocumentContext(Cuts, Sizes):
         result = ""
         if self.breadcrumbs and crumbs:
             cap = int(self.budget * BREADCRUMB_SHARE) - 3
-            if self.secrets:  # a heading that holds a secret must not carry it up here
-                crumbs = [redact(title)[0] for title in crumbs]
             line = " > ".join(crumbs)
             size = self._crumb_tokens(crumbs, line)
             # Deepest titles say most about the chunk: drop from the root first.
@@ -381,15 +392,13 @@ class DocumentContext(Cuts, Sizes):
                 counts = self.counter.count_batch([self.embed_text(*r) for r in todo])
                 self._tokens.update(zip(todo, counts, strict=True))
         source = self.doc.source
-        meta = dict(self.doc.meta)
+        meta = dict(self.meta)
         secrets, sections, starts = self.secrets, self.sections, self.section_starts
         known, chars, name = self._tokens, self.chars, self.counter.name
         salt = f"{self.fingerprint}\0"
         for index, (start, end) in enumerate(ranges):
             embed = self.embed_text(start, end)
             path, anchor, _ = self._span(start, end)
-            if secrets:
-                path = tuple(redact(title)[0] for title in path)
             tokens = known.get((start, end))
             if tokens is None:
                 tokens = len(embed) if chars else self.counter.count(embed)

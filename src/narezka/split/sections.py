@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from narezka.enrich.redaction import DerivedRedactor
+from narezka.parse.syntax import slugify
 from narezka.types import Block, BlockKind
 
 
@@ -59,3 +61,29 @@ def anchors_in(
             }
         )
     return out
+
+
+def redacted_sections(sections: Sequence[Section], redactor: DerivedRedactor) -> list[Section]:
+    """The sections with the document's secrets gone from every title and anchor.
+
+    A title's own slug becomes the slug of its redacted title; any other anchor (an explicit
+    ``{#id}``, a legal point's ``article-3-point``, a code name) loses each secret it holds,
+    as written or as slugged, the way :meth:`DerivedRedactor.anchor` says."""
+    out = []
+    for section in sections:
+        titles = section.path
+        path = tuple(redactor(title) for title in titles)
+        anchors = tuple(
+            _redacted_anchor(a, *((titles[k], path[k]) if k < len(path) else ("", "")), redactor)
+            for k, a in enumerate(section.anchors)
+        )
+        out.append(Section(section.start, path, anchors))
+    return out
+
+
+def _redacted_anchor(anchor: str, title: str, redacted: str, redactor: DerivedRedactor) -> str:
+    if redacted != title and anchor == slugify(title):
+        return slugify(redacted)
+    if redacted != title and anchor == title:
+        return redacted  # code outlines: the anchor is the name itself
+    return redactor.anchor(anchor, slugify)
