@@ -38,6 +38,7 @@ from narezka.store.base import (
     is_point_id,
     match_value,
 )
+from narezka.store.cluster import ClusterParams
 from narezka.store.errors import DimensionMismatchError, StoreConfigError, StoreUnavailableError
 
 try:
@@ -51,6 +52,10 @@ BATCH = 256
 KEYWORD_FIELDS = ("file_path", "zone", "category")
 TENANT_FIELD = "project"
 INTEGER_FIELDS = ("archived",)
+"""The payload fields a search filters by (:meth:`narezka.search.Filter.store_filter`) and a
+file's points are found by (``file_path``), each with a payload index of its type."""
+QUANTILE = 0.99
+"""int8 range from the 99th percentile of values: outliers do not flatten the rest."""
 
 
 class ServerStore:
@@ -63,10 +68,11 @@ class ServerStore:
         collection: str = "narezka",
         api_key: str | None = None,
         client: QdrantClient | None = None,
-        shard_number: int | None = None,
-        replication_factor: int | None = None,
+        cluster: ClusterParams | None = None,
         timeout: int = 10,
     ) -> None:
+        """``cluster`` lays out a collection this store creates (its unset ``on_disk`` and
+        ``quantize`` mean off: size them first with :meth:`ClusterParams.sized`)."""
         if client is None:
             if not url:
                 raise StoreConfigError("ServerStore needs a url or a client")
@@ -76,8 +82,8 @@ class ServerStore:
             client = QdrantClient(url=url, api_key=key, timeout=timeout, check_compatibility=False)
         self.url = url or "local"
         self.collection = collection
-        self.shard_number = shard_number
-        self.replication_factor = replication_factor
+        self.cluster = cluster or ClusterParams()
+        self._search: qm.SearchParams | None = None
         self._client: QdrantClient | None = client
         self._sparse = False
         self._ready = False
@@ -122,21 +128,55 @@ class ServerStore:
             if sparse and not has_sparse:
                 raise StoreConfigError(f"collection {name} has no BM25 vectors; use --rebuild")
             self._sparse = has_sparse
+            quantized = info.config.quantization_config is not None
         else:
-            sparse_config = {SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)}
-            self._call(
-                lambda: client.create_collection(
-                    name,
-                    vectors_config={DENSE: qm.VectorParams(size=dim, distance=qm.Distance.COSINE)},
-                    sparse_vectors_config=sparse_config if sparse else None,
-                    shard_number=self.shard_number,
-                    replication_factor=self.replication_factor,
+            self._create(client, dim, sparse)
+            quantized = bool(self.cluster.quantize)
+        # Quantized vectors rank the candidates; the originals re-score the best of them.
+        self._search = (
+            qm.SearchParams(
+                quantization=qm.QuantizationSearchParams(
+                    rescore=True, oversampling=self.cluster.oversampling
                 )
             )
-            self._sparse = sparse
-            self._create_payload_indexes(client)
+            if quantized
+            else None
+        )
         self.dim = dim
         self._ready = True
+
+    def _create(self, client: QdrantClient, dim: int, sparse: bool) -> None:
+        c = self.cluster
+        on_disk = bool(c.on_disk)
+        sparse_config = {
+            SPARSE: qm.SparseVectorParams(
+                modifier=qm.Modifier.IDF, index=qm.SparseIndexParams(on_disk=on_disk)
+            )
+        }
+        dense = qm.VectorParams(size=dim, distance=qm.Distance.COSINE, on_disk=on_disk)
+        quantization = (
+            qm.ScalarQuantization(
+                scalar=qm.ScalarQuantizationConfig(
+                    type=qm.ScalarType.INT8, quantile=QUANTILE, always_ram=True
+                )
+            )
+            if c.quantize
+            else None
+        )
+        self._call(
+            lambda: client.create_collection(
+                self.collection,
+                vectors_config={DENSE: dense},
+                sparse_vectors_config=sparse_config if sparse else None,
+                shard_number=c.shards,
+                replication_factor=c.replicas,
+                write_consistency_factor=c.write_consistency,
+                on_disk_payload=on_disk,
+                quantization_config=quantization,
+            )
+        )
+        self._sparse = sparse
+        self._create_payload_indexes(client)
 
     def _create_payload_indexes(self, client: QdrantClient) -> None:
         wanted: list[tuple[str, Any]] = [(f, qm.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS]
@@ -156,10 +196,35 @@ class ServerStore:
 
     def exists(self) -> bool:
         """Whether the collection exists on the server (it is not opened)."""
+        return self.exists_named(self.collection)
+
+    def alias_target(self, alias: str) -> str | None:
+        """The collection the alias ``alias`` points at, or None if there is no such alias."""
+        client = self._open_client()
+        aliases = self._call(lambda: client.get_aliases()).aliases
+        return next((a.collection_name for a in aliases if a.alias_name == alias), None)
+
+    def point_alias(self, alias: str) -> None:
+        """Point ``alias`` at this store's collection, in one ``update_aliases`` call (the
+        old alias deleted and the new one created together): a reader querying the alias
+        sees the old collection or this one, never neither and never a mix."""
+        client = self._open_client()
+        actions: list[Any] = []
+        if self.alias_target(alias) is not None:
+            actions.append(qm.DeleteAliasOperation(delete_alias=qm.DeleteAlias(alias_name=alias)))
+        create = qm.CreateAlias(collection_name=self.collection, alias_name=alias)
+        actions.append(qm.CreateAliasOperation(create_alias=create))
+        self._call(lambda: client.update_collection_aliases(change_aliases_operations=actions))
+
+    def exists_named(self, name: str) -> bool:
+        """Whether a collection (or alias) called ``name`` exists on this server."""
+        client = self._open_client()
+        return bool(self._call(lambda: client.collection_exists(name)))
+
+    def _open_client(self) -> QdrantClient:
         if self._client is None:
             raise StoreConfigError(f"collection {self.collection} is closed")
-        client = self._client
-        return bool(self._call(lambda: client.collection_exists(self.collection)))
+        return self._client
 
     def drop(self) -> None:
         """Delete the whole collection (a retired generation narezka created)."""
@@ -256,6 +321,8 @@ class ServerStore:
 
     def _batch(self, requests: list[qm.QueryRequest]) -> list[list[StoredHit]]:
         client = self._need()
+        if self._search is not None:
+            requests = [r.model_copy(update={"params": self._search}) for r in requests]
         responses = self._call(lambda: client.query_batch_points(self.collection, requests))
         return [
             [StoredHit(str(p.id), float(p.score), decode_payload(p.payload)) for p in r.points]
