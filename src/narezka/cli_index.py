@@ -108,7 +108,7 @@ def index_command(
     if not corpus.exists():
         fail(ConfigError(f"{corpus}: no such file or directory"))
     settings = settings_for(corpus, options)
-    cluster = cluster_for(corpus, options) if qdrant_url else None
+    cluster = cluster_for(corpus, options, qdrant_url)
     progress = byte_progress("indexing", err)
     try:
         with (
@@ -477,7 +477,7 @@ def push_command(store: str, qdrant_url: str, collection: str, **options: Any) -
     """
     try:
         with Index.open(store) as index:
-            cluster = cluster_for(index.corpus, options)
+            cluster = cluster_for(index.corpus, options, qdrant_url)
             copied = index.push(qdrant_url, collection=collection, cluster=cluster)
     except NarezkaError as exc:
         fail(exc)

@@ -202,10 +202,18 @@ def cluster_options(command: F) -> F:
     return command
 
 
-def cluster_for(location: str | Path | None, options: Mapping[str, Any]) -> ClusterParams:
+def cluster_for(
+    location: str | Path | None, options: Mapping[str, Any], url: str | None
+) -> ClusterParams | None:
     """The layout of a run: ``narezka.toml`` [qdrant] of ``location``, then the flags given
-    (``None``: not given); bad values are a UsageError."""
+    (``None``: not given); bad values, or flags without a server ``url``, are a UsageError."""
     from narezka.store.cluster import ClusterParams
+
+    if not url:
+        given = [f"--{n.replace('_', '-')}" for n in CLUSTER_FLAGS if options.get(n) is not None]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} lay out a server index: add --qdrant-url")
+        return None
 
     root = None
     if location is not None and Path(location).exists():

@@ -147,8 +147,8 @@ class Index:
         self.settings = settings
         self.url = url
         self.collection = collection
-        """A server index's name: its collections are ``NAME``, ``NAME-data-N`` and
-        ``NAME-record``."""
+        """A server index's name: the alias ``NAME`` readers query, on one of its collections
+        ``NAME_gN``, and its record in ``NAME-record``."""
         self.cluster = cluster if cluster is not None else _cluster_of(meta, "given")
         """A server index's cluster settings as given (unset ones sized by each new
         collection's expected points: :mod:`narezka.store.cluster`)."""

@@ -25,8 +25,8 @@ query (quantization rescore and oversampling), which local mode's exact search i
 An ``api_key`` makes every request without the ``api-key`` header fail with 401, as a server
 with ``service.api_key`` does; a queued status makes the next request fail with it (an
 outage), and ``fail_matching`` fails every request of one method and path after the first
-``fail_skip`` of them. ``after_request`` runs after each request is answered: a test reads
-the engine there, between the steps of a client's work.
+``fail_skip`` of them. ``after_request`` runs once each request is done, before its answer
+is sent: a test looks at the server there, between the steps of a client's work.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ class FakeQdrant:
     """(method, path, status): every such request fails with that status (a partial outage)."""
     fail_skip: int = 0
     """How many requests ``fail_matching`` lets through first (a failure midway)."""
-    after_request: Callable[[FakeQdrant], None] | None = None
+    after_request: Callable[[str, str], None] | None = None
+    """Called with each answered request's method and path before the answer is sent."""
     requests: list[tuple[str, str]] = field(default_factory=list)
     created: dict[str, qm.CreateCollection] = field(default_factory=dict)
     indexes: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -133,7 +134,9 @@ def _collection_route(
     if rest == "/points/query/batch" and method == "POST":
         batch = _parse(qm.QueryRequestBatch, body)
         state.searches.extend(s.params for s in batch.searches)
-        return engine.query_batch_points(name, batch.searches)
+        # Local mode's exact search has no use for them (and warns): kept above instead.
+        exact = [s.model_copy(update={"params": None}) for s in batch.searches]
+        return engine.query_batch_points(name, exact)
     return _points_route(engine, method, name, rest, body)
 
 
@@ -251,7 +254,7 @@ def _handler(state: FakeQdrant) -> type[JsonHandler]:
             if "wait" in parse_qs(urlsplit(self.path).query) and result is None:
                 result = True
             if state.after_request is not None:  # before the client can take its next step
-                state.after_request(state)
+                state.after_request(method, path)
             self.send_json(
                 200,
                 {"result": _dump(result), "status": "ok", "time": time.perf_counter() - started},

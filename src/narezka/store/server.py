@@ -2,7 +2,11 @@
 
 Same ids, payload codec, vectors (``dense`` + ``bm25`` with the ``idf`` modifier) and both
 rankings in one batch call as ``EdgeStore``, so an index can be pushed from one to the other.
-The API key comes from ``QDRANT_API_KEY`` unless given.
+The API key comes from ``QDRANT_API_KEY`` unless given. A collection it creates is laid out
+as its :class:`~narezka.store.cluster.ClusterParams` say (shards, replication, write
+consistency, on-disk vectors and payload, int8 scalar quantization) with a payload index on
+every field narezka filters by; a quantized collection is searched with re-scoring and
+oversampling. Aliases (:meth:`ServerStore.point_alias`) let a rebuild switch readers over at once.
 
 qdrant-client's *local mode* (``QdrantClient(":memory:")`` or ``path=``) speaks the same API
 and is what the tests run against, but it is a pure-Python brute-force engine without payload
