@@ -347,6 +347,10 @@ class Index:
                                jobs=jobs)  # fmt: skip
                     files = snapshot_files(manifest) if self.url else None
                 _optimize(store)
+                grow = getattr(store, "grow", None)
+                if files is not None and callable(grow):  # the rule by size, as it grew
+                    now = grow(self.cluster.sized(sum(len(row[3]) for row in files.values())))
+                    meta["qdrant"]["applied"] = now.to_record()
                 if swapping and self.url:  # readers by URL move to the new collection at once
                     self._switch_alias(meta)
             except BaseException:

@@ -8,7 +8,7 @@ ships for tests). Requests are parsed into qdrant-client's request models and re
 the documented envelope ``{"result": ..., "status": "ok", "time": ...}``, so qdrant-client's
 real HTTP transport, its (de)serialization and narezka's error handling are all exercised.
 
-Routes: ``GET /collections/{name}/exists``, ``GET|PUT|DELETE /collections/{name}``,
+Routes: ``GET /collections/{name}/exists``, ``GET|PUT|PATCH|DELETE /collections/{name}``,
 ``PUT /collections/{name}/index``, ``PUT /collections/{name}/points`` (upsert),
 ``POST /collections/{name}/points`` (retrieve), ``.../points/delete``, ``.../points/count``,
 ``.../points/scroll`` and ``.../points/query/batch``; aliases: ``POST /collections/aliases``
@@ -68,6 +68,8 @@ class FakeQdrant:
     created: dict[str, qm.CreateCollection] = field(default_factory=dict)
     indexes: dict[str, dict[str, Any]] = field(default_factory=dict)
     searches: list[qm.SearchParams | None] = field(default_factory=list)
+    updates: list[str] = field(default_factory=list)
+    """The collections a ``PATCH`` changed, in order."""
     engine: QdrantClient = field(default_factory=lambda: QdrantClient(":memory:"))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -118,6 +120,8 @@ def _collection_route(
         )
         state.created[name] = create
         return done
+    if rest == "" and method == "PATCH":
+        return _update(state, name, _parse(qm.UpdateCollection, body))
     if rest == "" and method == "DELETE":
         state.created.pop(name, None)
         state.indexes.pop(name, None)
@@ -138,6 +142,36 @@ def _collection_route(
         exact = [s.model_copy(update={"params": None}) for s in batch.searches]
         return engine.query_batch_points(name, exact)
     return _points_route(engine, method, name, rest, body)
+
+
+def _update(state: FakeQdrant, name: str, update: qm.UpdateCollection) -> bool:
+    """``PATCH /collections/{name}``: the diff merged into what the collection was created
+    with (the server applies it in the background; its config shows it at once)."""
+    real = state.resolve(name)
+    create = state.created.get(real)
+    if create is None:
+        raise ValueError(f"Collection {name} not found")
+    changes: dict[str, Any] = {}
+    if isinstance(update.vectors, dict) and isinstance(create.vectors, dict):
+        changes["vectors"] = {
+            key: params.model_copy(
+                update=update.vectors[key].model_dump(exclude_none=True)
+                if key in update.vectors
+                else {}
+            )
+            for key, params in create.vectors.items()
+        }
+    if update.sparse_vectors:
+        changes["sparse_vectors"] = {**(create.sparse_vectors or {}), **update.sparse_vectors}
+    if update.params is not None:
+        changes.update(update.params.model_dump(exclude_none=True))
+    if isinstance(update.quantization_config, qm.Disabled):
+        changes["quantization_config"] = None
+    elif update.quantization_config is not None:
+        changes["quantization_config"] = update.quantization_config
+    state.created[real] = create.model_copy(update=changes)
+    state.updates.append(real)
+    return True
 
 
 def _described(state: FakeQdrant, name: str) -> dict[str, Any]:
@@ -268,6 +302,9 @@ def _handler(state: FakeQdrant) -> type[JsonHandler]:
 
         def do_POST(self) -> None:
             self._serve("POST")
+
+        def do_PATCH(self) -> None:
+            self._serve("PATCH")
 
         def do_DELETE(self) -> None:
             self._serve("DELETE")

@@ -180,6 +180,47 @@ def test_a_rebuild_sizes_its_collection_by_the_points_it_will_hold(
     assert recorded["given"]["quantize"] is False and recorded["applied"]["on_disk"] is True
 
 
+def test_a_collection_that_grows_past_the_size_is_switched_over_in_place(
+    fake: FakeQdrant, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    _build(corpus, fake.url, home)
+    assert fake.updates == []  # small: nothing to change
+    with Index.open(home) as index:
+        chunks = index.stats().chunks
+    monkeypatch.setattr(cluster_module, "LARGE", chunks + 1)
+    _add_file(corpus)
+    with Index.open(home) as index:
+        index.sync()
+    assert fake.updates == ["narezka_g1"]  # one PATCH, on the live collection
+    grown = fake.created["narezka_g1"]
+    assert isinstance(grown.quantization_config, qm.ScalarQuantization)
+    assert grown.on_disk_payload is True
+    assert isinstance(grown.vectors, dict) and grown.vectors["dense"].on_disk is True
+    assert grown.sparse_vectors is not None
+    assert grown.sparse_vectors["bm25"].modifier == qm.Modifier.IDF  # kept
+    applied = json.loads((home / "index.json").read_text(encoding="utf-8"))["qdrant"]["applied"]
+    assert applied["quantize"] is True and applied["on_disk"] is True
+    with Index.open(fake.url) as reader:
+        before = len(fake.searches)
+        reader.search(QUERY, k=3)
+    assert all(p is not None and p.quantization for p in fake.searches[before:])
+    with Index.open(home) as index:
+        index.sync()
+    assert fake.updates == ["narezka_g1"]  # done once
+
+
+def test_a_first_index_told_not_to_quantize_is_not_quantized_as_it_grows(
+    fake: FakeQdrant, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cluster_module, "LARGE", 5)  # kb holds more than 5 chunks
+    _build(corpus, fake.url, tmp_path / "home", ClusterParams(quantize=False))
+    # Created empty (small), then grown once filled: on disk, but not quantized as told.
+    assert fake.updates == ["narezka_g1"]
+    assert fake.created["narezka_g1"].quantization_config is None
+    assert fake.created["narezka_g1"].on_disk_payload is True
+
+
 # ---- the alias switch ---------------------------------------------------------------------
 
 

@@ -15,11 +15,13 @@ applied, so its later syncs and readers by URL know it)::
 The rule by size: a collection expected to hold ``LARGE`` points or more is quantized and
 keeps its original vectors and payload on disk (quantized vectors stay in RAM, and the
 top candidates are re-scored with the originals); a smaller one keeps everything in RAM,
-unquantized. The expected size is what the collection is filled with: the live index's
-point count for a rebuild or compaction, the copied count for a push, none for a first index
-(which takes the small defaults unless told: set ``quantize``/``on_disk`` for a big first run).
-Shard count, replication and write consistency cannot be sized without knowing the cluster,
-so unset they stay the server's defaults.
+unquantized. A collection is created for the points it will be filled with (the live
+index's count for a rebuild or compaction, the copied count for a push, none for a first
+index), and the sync that takes it past ``LARGE`` switches it over in place (the server
+converts in the background and keeps answering); the rule only ever switches these on, so a
+collection hovering around the size is not converted back and forth. Shard count,
+replication and write consistency cannot be sized without knowing the cluster, so unset they
+stay the server's defaults (and cannot change in place: they apply from the next rebuild).
 """
 
 from __future__ import annotations

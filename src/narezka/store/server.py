@@ -133,21 +133,49 @@ class ServerStore:
                 raise StoreConfigError(f"collection {name} has no BM25 vectors; use --rebuild")
             self._sparse = has_sparse
             quantized = info.config.quantization_config is not None
+            # What the collection has, whatever this store was told: grow() adds the rest.
+            self.cluster = self.cluster.replace(on_disk=bool(found.on_disk), quantize=quantized)
         else:
             self._create(client, dim, sparse)
             quantized = bool(self.cluster.quantize)
-        # Quantized vectors rank the candidates; the originals re-score the best of them.
-        self._search = (
-            qm.SearchParams(
-                quantization=qm.QuantizationSearchParams(
-                    rescore=True, oversampling=self.cluster.oversampling
-                )
-            )
-            if quantized
-            else None
-        )
+        self._search = self._search_params(quantized)
         self.dim = dim
         self._ready = True
+
+    def _search_params(self, quantized: bool) -> qm.SearchParams | None:
+        # Quantized vectors rank the candidates; the originals re-score the best of them.
+        if not quantized:
+            return None
+        rescore = qm.QuantizationSearchParams(rescore=True, oversampling=self.cluster.oversampling)
+        return qm.SearchParams(quantization=rescore)
+
+    def grow(self, cluster: ClusterParams) -> ClusterParams:
+        """Switch on the on-disk storage and quantization ``cluster`` asks for and the open
+        collection lacks (``PATCH /collections/{name}``; the server converts in the
+        background and answers meanwhile): the rule by size, for a collection that grew.
+        Returns the collection's layout now."""
+        client = self._need()
+        disk = bool(cluster.on_disk) and not self.cluster.on_disk
+        quantize = bool(cluster.quantize) and not self.cluster.quantize
+        if not (disk or quantize):
+            return self.cluster
+        sparse = qm.SparseVectorParams(
+            modifier=qm.Modifier.IDF, index=qm.SparseIndexParams(on_disk=True)
+        )
+        self._call(
+            lambda: client.update_collection(
+                self.collection,
+                vectors_config={DENSE: qm.VectorParamsDiff(on_disk=True)} if disk else None,
+                sparse_vectors_config={SPARSE: sparse} if disk and self._sparse else None,
+                collection_params=qm.CollectionParamsDiff(on_disk_payload=True) if disk else None,
+                quantization_config=_int8() if quantize else None,
+            )
+        )
+        self.cluster = self.cluster.replace(
+            on_disk=self.cluster.on_disk or disk, quantize=self.cluster.quantize or quantize
+        )
+        self._search = self._search_params(bool(self.cluster.quantize))
+        return self.cluster
 
     def _create(self, client: QdrantClient, dim: int, sparse: bool) -> None:
         c = self.cluster
@@ -158,15 +186,7 @@ class ServerStore:
             )
         }
         dense = qm.VectorParams(size=dim, distance=qm.Distance.COSINE, on_disk=on_disk)
-        quantization = (
-            qm.ScalarQuantization(
-                scalar=qm.ScalarQuantizationConfig(
-                    type=qm.ScalarType.INT8, quantile=QUANTILE, always_ram=True
-                )
-            )
-            if c.quantize
-            else None
-        )
+        quantization = _int8() if c.quantize else None
         self._call(
             lambda: client.create_collection(
                 self.collection,
@@ -386,6 +406,14 @@ def _condition(cond: Condition) -> qm.FieldCondition:
         bounds = qm.Range(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)
         return qm.FieldCondition(key=cond.field, range=bounds)
     raise TypeError(f"not a filter condition: {cond!r}")  # pragma: no cover
+
+
+def _int8() -> qm.ScalarQuantization:
+    """int8 scalar quantization, kept in RAM while the originals may sit on disk."""
+    config = qm.ScalarQuantizationConfig(
+        type=qm.ScalarType.INT8, quantile=QUANTILE, always_ram=True
+    )
+    return qm.ScalarQuantization(scalar=config)
 
 
 def _sparse(vector: SparseVector) -> qm.SparseVector:
