@@ -555,15 +555,15 @@ class Index:
         meta = self._record()
         with self._manifest() as manifest:
             files = server_record.snapshot(manifest)
-        points = sum(len(row[3]) for row in files.values())
-        applied = (cluster or ClusterParams()).sized(points)
+        given = cluster or ClusterParams()
+        sized = given.sized(sum(len(row[3]) for row in files.values()))
         try:
             earlier: server_record.RecordManifest | None = server_record.fetch_files(
                 url, collection
             )
         except ConfigError:
             earlier = None
-        with ServerStore(url, collection=collection, cluster=applied) as target:
+        with ServerStore(url, collection=collection, cluster=sized) as target:
             if earlier is None and target.exists():
                 target.ensure(int(meta["dim"]), sparse=True)
                 if target.count():
@@ -575,11 +575,10 @@ class Index:
             ids = {pid for row in files.values() for pid in row[3]}
             if earlier is not None:
                 target.delete([pid for pid in earlier.point_ids() if pid not in ids])
+            applied = target.grow(sized)  # a copy that grew past the size, as a sync does
         copy = {**meta, "url": url, "collection": collection, "collection_name": collection}
         copy.pop("alias", None)  # a copy is read from its own collection
-        if earlier is None:
-            copy["qdrant"] = {"given": (cluster or ClusterParams()).to_record(),
-                              "applied": applied.to_record()}  # fmt: skip
+        copy["qdrant"] = {"given": given.to_record(), "applied": applied.to_record()}
         server_record.publish(url, collection, copy, files)
         return copied
 

@@ -22,6 +22,7 @@ from qdrant_client.http import models as qm
 
 from narezka import Filter, Index, Settings
 from narezka.cli import cli
+from narezka.embed import get_embedder
 from narezka.errors import ConfigError
 from narezka.store import cluster as cluster_module
 from narezka.store.cluster import LARGE, ClusterParams
@@ -219,6 +220,26 @@ def test_a_first_index_told_not_to_quantize_is_not_quantized_as_it_grows(
     assert fake.updates == ["narezka_g1"]
     assert fake.created["narezka_g1"].quantization_config is None
     assert fake.created["narezka_g1"].on_disk_payload is True
+
+
+def test_a_push_sizes_its_copy_and_a_re_push_grows_it(
+    fake: FakeQdrant, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Index.create(corpus, HASH) as local:
+        local.sync()
+        local.push(fake.url, collection="copy", cluster=ClusterParams(replicas=2))
+        assert fake.created["copy"].quantization_config is None  # small
+        assert fake.created["copy"].replication_factor == 2
+        monkeypatch.setattr(cluster_module, "LARGE", 5)
+        local.push(fake.url, collection="copy")
+    assert fake.updates == ["copy"]
+    assert isinstance(fake.created["copy"].quantization_config, qm.ScalarQuantization)
+    with Index.open(fake.url, collection="copy") as copy:
+        record = copy.stats()  # readable, and its record says what the copy has now
+        assert record.chunks > 5
+    with ServerStore(fake.url, collection="copy") as store:
+        store.ensure(get_embedder("hash").dim, sparse=True)
+        assert store.cluster.quantize is True and store.cluster.replicas == 2
 
 
 # ---- the alias switch ---------------------------------------------------------------------

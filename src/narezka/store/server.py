@@ -134,7 +134,14 @@ class ServerStore:
             self._sparse = has_sparse
             quantized = info.config.quantization_config is not None
             # What the collection has, whatever this store was told: grow() adds the rest.
-            self.cluster = self.cluster.replace(on_disk=bool(found.on_disk), quantize=quantized)
+            params = info.config.params
+            self.cluster = self.cluster.replace(
+                shards=params.shard_number,
+                replicas=params.replication_factor,
+                write_consistency=params.write_consistency_factor,
+                on_disk=bool(found.on_disk),
+                quantize=quantized,
+            )
         else:
             self._create(client, dim, sparse)
             quantized = bool(self.cluster.quantize)
