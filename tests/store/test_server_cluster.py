@@ -278,6 +278,13 @@ def test_a_reader_sees_the_old_or_the_new_index_during_a_rebuild_never_a_part(
     assert len(switches) == 1 and switches[0] < rebuild.index(("DELETE", "/collections/narezka_g1"))
     assert fake.aliases() == {"narezka": "narezka_g2"}
     assert fake.collections() == ["narezka-record", "narezka_g2"]
+    assert set(fake.indexes["narezka_g2"]) == {
+        "file_path",
+        "zone",
+        "category",
+        "project",
+        "archived",
+    }
 
 
 @pytest.mark.parametrize(
@@ -307,6 +314,27 @@ def test_a_failed_rebuild_leaves_the_old_index_serving_and_drops_the_half_built_
         writer.sync(rebuild=True)
     assert fake.aliases() == {"narezka": "narezka_g2"}
     assert fake.collections() == ["narezka-record", "narezka_g2"]
+
+
+def test_a_sync_stops_when_the_server_stops_answering_and_the_next_one_finishes(
+    fake: FakeQdrant, corpus: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    _build(corpus, fake.url, home)
+    with Index.open(home) as index:
+        before = index.stats().chunks
+    for name in ("один", "два", "три"):
+        (corpus / f"{name}.md").write_text(f"# {name}\n\nТекст {name}.\n", encoding="utf-8")
+    fake.fail_matching, fake.fail_skip = ("PUT", "/collections/narezka_g1/points", 503), 1
+    with Index.open(home) as index, pytest.raises(StoreUnavailableError):
+        index.sync()  # not one skipped file after another: the run stops at the outage
+    fake.fail_matching = None
+    with Index.open(home) as index:
+        assert before < index.stats().chunks  # what was stored before the outage stays
+        report = index.sync()
+        assert report.files_new == 2 and not report.skipped
+    with Index.open(fake.url) as reader:
+        assert {"один.md", "два.md", "три.md"} <= {s.path for s in reader.sources()}
 
 
 def test_a_rebuild_that_could_not_drop_its_half_built_collection_drops_it_next_run(
