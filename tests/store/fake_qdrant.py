@@ -207,6 +207,16 @@ def _data_type(schema: Any) -> str:
 def _alias_route(state: FakeQdrant, method: str, path: str, body: dict[str, Any]) -> Any:
     if path == "/collections/aliases" and method == "POST":
         change = _parse(qm.ChangeAliasesOperation, body)
+        # The server refuses to delete an alias that is not there (local mode shrugs), and
+        # then applies none of the actions.
+        names = {a.alias_name for a in state.engine.get_aliases().aliases}
+        for action in change.actions:
+            if isinstance(action, qm.DeleteAliasOperation):
+                if action.delete_alias.alias_name not in names:
+                    raise LookupError(f"Alias {action.delete_alias.alias_name} does not exists!")
+                names.discard(action.delete_alias.alias_name)
+            elif isinstance(action, qm.CreateAliasOperation):
+                names.add(action.create_alias.alias_name)
         return state.engine.update_collection_aliases(change.actions)
     if path == "/aliases" and method == "GET":
         return state.engine.get_aliases()

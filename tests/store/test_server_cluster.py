@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from qdrant_client import QdrantClient
 from qdrant_client.http import models as qm
+from qdrant_client.http.exceptions import UnexpectedResponse
 
 from narezka import Filter, Index, Settings
 from narezka.cli import cli
@@ -405,6 +406,18 @@ def test_an_alias_goes_only_where_narezka_put_it(fake: FakeQdrant) -> None:
     with pytest.raises(ConfigError, match="did not create"):
         point_alias(fake.url, "shop", "kb_g2")
     assert fake.aliases()["shop"] == "theirs"
+    # As on the server, an action list with a bad action is applied not at all.
+    client = QdrantClient(url=fake.url, check_compatibility=False)
+    gone = qm.DeleteAliasOperation(delete_alias=qm.DeleteAlias(alias_name="nope"))
+    moved = qm.CreateAliasOperation(
+        create_alias=qm.CreateAlias(collection_name="theirs", alias_name="kb")
+    )
+    try:
+        with pytest.raises(UnexpectedResponse, match="does not exist"):
+            client.update_collection_aliases(change_aliases_operations=[moved, gone])
+    finally:
+        client.close()
+    assert fake.aliases() == {"kb": "kb_g2", "shop": "theirs"}
 
 
 # ---- options -----------------------------------------------------------------------------
