@@ -20,6 +20,7 @@ from rich.progress import TaskID
 from rich.table import Table
 
 from narezka.cli_common import EXIT_NOTHING, fail, jobs_option, settings_for, split_options
+from narezka.cli_options import cluster_for, cluster_options
 from narezka.cli_progress import byte_progress
 from narezka.cli_search import ranking, ranking_options
 from narezka.embed import get_embedder
@@ -58,9 +59,10 @@ TABLE_SNIPPET = 160
 @click.option(
     "--collection",
     default=None,
-    help="With --qdrant-url: the index's name on the server (its collections NAME, "
-    "NAME-data-N, NAME-record)  [default: narezka]; one name per index.",
+    help="With --qdrant-url: the index's name on the server (the alias NAME readers query, "
+    "collections NAME_gN and NAME-record)  [default: narezka]; one name per index.",
 )
+@cluster_options
 @click.option(
     "--embedder",
     default=None,
@@ -106,13 +108,19 @@ def index_command(
     if not corpus.exists():
         fail(ConfigError(f"{corpus}: no such file or directory"))
     settings = settings_for(corpus, options)
+    cluster = cluster_for(corpus, options, qdrant_url)
     progress = byte_progress("indexing", err)
     try:
         with (
             progress,
             Index.create(
-                corpus, settings, store=store_dir, url=qdrant_url, collection=collection
-            ) as ix,
+                corpus,
+                settings,
+                store=store_dir,
+                url=qdrant_url,
+                collection=collection,
+                cluster=cluster,
+            ) as ix,  # fmt: skip
         ):
             task = progress.add_task("", total=None)
             report = ix.sync(
@@ -460,7 +468,8 @@ def watch_command(store: str, debounce_ms: int) -> None:
     show_default=True,
     help="The copy's name there: `search --store URL --collection NAME` reads it.",
 )
-def push_command(store: str, qdrant_url: str, collection: str) -> None:
+@cluster_options
+def push_command(store: str, qdrant_url: str, collection: str, **options: Any) -> None:
     """Copy an index to a Qdrant server: same ids, vectors and payloads, readable there by
     URL. A re-push updates the copy (points of deleted files go).
 
@@ -468,7 +477,8 @@ def push_command(store: str, qdrant_url: str, collection: str) -> None:
     """
     try:
         with Index.open(store) as index:
-            copied = index.push(qdrant_url, collection=collection)
+            cluster = cluster_for(index.corpus, options, qdrant_url)
+            copied = index.push(qdrant_url, collection=collection, cluster=cluster)
     except NarezkaError as exc:
         fail(exc)
     click.echo(f"copied {copied} points to {qdrant_url} ({collection})")

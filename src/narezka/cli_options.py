@@ -1,9 +1,11 @@
-"""How ``chunk`` and ``inspect`` turn their options into a chunking run.
+"""How ``chunk`` and ``inspect`` turn their options into a chunking run, and ``index`` and
+``push`` theirs into a Qdrant cluster layout.
 
 ``splitting_options`` adds the shared splitting options (:mod:`narezka.cli_common`) plus
 ``--embedder``; ``Splitting.from_options`` resolves them: ``--unit tokens`` without
 ``--tokenizer`` measures in the embedder's own tokens, and with ``--size`` omitted the
-embedder's budget is the size (800 characters in chars).
+embedder's budget is the size (800 characters in chars). ``cluster_options`` adds the
+server collection's layout (:mod:`narezka.store.cluster`), resolved by ``cluster_for``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -20,6 +22,9 @@ from narezka.cli_common import settings_for, split_options
 from narezka.errors import NarezkaError
 from narezka.split import NEEDS_EMBEDDER, EmbedFunction, SplitParams, strategy_names
 from narezka.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from narezka.store.cluster import ClusterParams
 
 # The embed stage (numpy behind it) is imported where a run needs a model: ``chunk`` in
 # characters needs none, and imports it neither before its fork server starts nor at all.
@@ -171,4 +176,52 @@ class Splitting:
         )
 
 
-__all__ = ["Splitting", "splitting_options"]
+CLUSTER_FLAGS = ("shards", "replicas", "write_consistency", "on_disk", "quantize")
+
+
+def cluster_options(command: F) -> F:
+    """A server collection's layout: shards, replication, write consistency, on-disk storage
+    and quantization (unset: narezka.toml [qdrant], else the rule by size or the server's)."""
+    options = [
+        click.option("--shards", type=click.IntRange(min=1), default=None,
+                     help="With a Qdrant URL: shards of a new collection  [default: the "
+                     "server's, one per node]."),
+        click.option("--replicas", type=click.IntRange(min=1), default=None,
+                     help="With a Qdrant URL: copies of each shard  [default: the server's]."),
+        click.option("--write-consistency", type=click.IntRange(min=1), default=None,
+                     help="With a Qdrant URL: replicas that must confirm a write."),
+        click.option("--on-disk/--in-ram", default=None,
+                     help="With a Qdrant URL: original vectors and payload on disk  "
+                     "[default: from 100,000 points]."),
+        click.option("--quantize/--no-quantize", default=None,
+                     help="With a Qdrant URL: int8 scalar quantization, searched with "
+                     "re-scoring  [default: from 100,000 points]."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def cluster_for(
+    location: str | Path | None, options: Mapping[str, Any], url: str | None
+) -> ClusterParams | None:
+    """The layout of a run: ``narezka.toml`` [qdrant] of ``location``, then the flags given
+    (``None``: not given); bad values, or flags without a server ``url``, are a UsageError."""
+    from narezka.store.cluster import ClusterParams
+
+    if not url:
+        given = [f"--{n.replace('_', '-')}" for n in CLUSTER_FLAGS if options.get(n) is not None]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} lay out a server index: add --qdrant-url")
+        return None
+
+    root = None
+    if location is not None and Path(location).exists():
+        root = location
+    try:
+        return ClusterParams.load(root, **{name: options.get(name) for name in CLUSTER_FLAGS})
+    except NarezkaError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+__all__ = ["Splitting", "cluster_for", "cluster_options", "splitting_options"]

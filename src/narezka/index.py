@@ -59,11 +59,13 @@ from narezka.settings import Settings
 from narezka.split import SplitParams, get_strategy
 from narezka.sqlite_cache import SqliteCache
 from narezka.store import Manifest, StoredHit, VectorStore
+from narezka.store.cluster import ClusterParams
 from narezka.store.collections import (
     DEFAULT_COLLECTION,
     check_collection_name,
     collection_for,
     collection_name,
+    point_alias,
     refuse_foreign,
     snapshot_files,
 )
@@ -138,6 +140,7 @@ class Index:
         meta: dict[str, Any] | None,
         spec: str | None,
         collection: str = DEFAULT_COLLECTION,
+        cluster: ClusterParams | None = None,
     ) -> None:
         self.home = home
         """The index folder; None for an index opened by its server URL (read-only)."""
@@ -146,8 +149,11 @@ class Index:
         self.settings = settings
         self.url = url
         self.collection = collection
-        """A server index's name: its collections are ``NAME``, ``NAME-data-N`` and
-        ``NAME-record``."""
+        """A server index's name: the alias ``NAME`` readers query, on one of its collections
+        ``NAME_gN``, and its record in ``NAME-record``."""
+        self.cluster = cluster if cluster is not None else _cluster_of(meta, "given")
+        """A server index's cluster settings as given (unset ones sized by each new
+        collection's expected points: :mod:`narezka.store.cluster`)."""
         self._given = embedder
         self._model: Embedder | None = None
         self._meta = meta
@@ -168,11 +174,13 @@ class Index:
         url: str | None = None,
         collection: str | None = None,
         embedder: Embedder | None = None,
+        cluster: ClusterParams | None = None,
     ) -> Index:
         """An index of ``corpus`` with ``settings`` (default: :meth:`Settings.load` of the
         corpus), kept in ``store`` (default ``corpus/.narezka``), its points on a Qdrant
         server at ``url`` if given, in collections named ``collection`` (default
-        ``narezka``; one name per index on a server). Nothing is written until
+        ``narezka``; one name per index on a server) laid out as ``cluster`` says (default:
+        what the index recorded, else the rule by size). Nothing is written until
         :meth:`sync`; a store that would put the user's files at risk, an unknown embedder
         or bad settings fail here."""
         root = Path(corpus)
@@ -190,8 +198,9 @@ class Index:
         spec = None if embedder is not None else chosen.embedder
         name = collection_name(collection, meta)
         index = cls(
-            home, root, chosen, url=url, embedder=model, meta=meta, spec=spec, collection=name
-        )
+            home, root, chosen, url=url, embedder=model, meta=meta, spec=spec, collection=name,
+            cluster=cluster,
+        )  # fmt: skip
         index._model = model
         return index
 
@@ -291,15 +300,13 @@ class Index:
             rebuild, paths = rebuild or purge, None if purge else paths
             analyzer = _analyzer(home, old, self.settings.bm25, rebuild=rebuild)
             report.warnings.extend(retire_leftovers(home, old))
+            applied = _cluster_of(old, "applied")
             if old is None or rebuild:
                 generation = layout.new_generation(home)
-                collection = (
-                    collection_for(self.collection, generation, first=old is None)
-                    if self.url
-                    else None
-                )
+                collection = collection_for(self.collection, generation) if self.url else None
                 if collection is not None and self.url is not None:
                     refuse_foreign(self.url, collection)
+                    applied = self.cluster.sized(_point_count(home, old))
                 if old is not None:
                     # Name the half-built generation before filling it, so an interrupted
                     # rebuild is cleaned up by name on the next run.
@@ -316,6 +323,8 @@ class Index:
             meta["bm25"] = analyzer
             if self.url:
                 meta["collection_name"] = self.collection
+                given = self.cluster.to_record()
+                meta["qdrant"] = {"given": given, "applied": applied.to_record()}
             if old is None:
                 layout.write_meta(home, meta)  # searchable from the first committed file on
             swapping = old is not None and rebuild
@@ -349,9 +358,16 @@ class Index:
                     files = snapshot_files(manifest) if self.url else None
                 _optimize(store)
                 dropped = sum(c.retain(c.touched or ()) for c in caches)
+                grow = getattr(store, "grow", None)
+                if files is not None and callable(grow):  # the rule by size, as it grew
+                    now = grow(self.cluster.sized(sum(len(row[3]) for row in files.values())))
+                    meta["qdrant"]["applied"] = now.to_record()
+                if swapping and self.url:  # readers by URL move to the new collection at once
+                    self._switch_alias(meta)
             except BaseException:
                 if fresh_store is not None:
                     fresh_store.close()
+                    self._drop_half_built(meta)
                 raise
             finally:
                 if context is not None:
@@ -373,6 +389,8 @@ class Index:
                         + (f"removed {retired}" if gone else f"{retired} (in use: a later run)")
                         + ", where the text before redaction was"
                     )
+                if self.url and "alias" not in meta:  # the old collection freed the name
+                    self._publish(meta, files, report.warnings)
             else:
                 layout.write_meta(home, meta)
                 self._publish(meta, files, report.warnings)
@@ -397,10 +415,13 @@ class Index:
             old = layout.read_meta(home)
             retired = str(old.get("data") or layout.LEGACY_DATA)
             generation = layout.new_generation(home)
-            collection = collection_for(self.collection, generation, first=False)
+            collection = collection_for(self.collection, generation)
             if self.url is not None:
                 refuse_foreign(self.url, collection)
             meta = {**old, "data": generation, **({"collection": collection} if self.url else {})}
+            if self.url is not None:
+                applied = self.cluster.sized(_point_count(home, old))
+                meta["qdrant"] = {"given": self.cluster.to_record(), "applied": applied.to_record()}
             new_dir = layout.data_dir(home, meta)
             report.bytes_before = generation_bytes(home, retired)
             # Named before it is filled, so an interrupted compaction is removed by name.
@@ -414,6 +435,7 @@ class Index:
                 if self.url is not None:
                     with Manifest(new_dir) as manifest:
                         files = snapshot_files(manifest)
+                    self._switch_alias(meta)
             except BaseException:
                 fresh.close()
                 retire(home, generation, meta.get("collection"), self.url)
@@ -428,6 +450,8 @@ class Index:
                     f"{home / retired}: another process still reads it; a later sync or "
                     "compaction removes it"
                 )
+            if self.url and "alias" not in meta:  # the old collection freed the name
+                self._publish(meta, files, report.warnings)
         self._meta = meta
         report.generation = generation
         report.bytes_after = generation_bytes(home, generation)
@@ -529,9 +553,16 @@ class Index:
             else (),
         )
 
-    def push(self, url: str, *, collection: str = DEFAULT_COLLECTION) -> int:
+    def push(
+        self,
+        url: str,
+        *,
+        collection: str = DEFAULT_COLLECTION,
+        cluster: ClusterParams | None = None,
+    ) -> int:
         """Copy every point (same ids, vectors, payloads) to a Qdrant server as the index
-        named ``collection`` there, readable by URL (:meth:`open`); returns how many.
+        named ``collection`` there, readable by URL (:meth:`open`); returns how many. A new
+        collection is laid out as ``cluster`` says, unset values sized by the point count.
 
         A re-push brings the copy up to date: points of files deleted since the last push
         are removed (they are narezka's own). A non-empty collection that narezka did not
@@ -543,13 +574,15 @@ class Index:
         meta = self._record()
         with self._manifest() as manifest:
             files = server_record.snapshot(manifest)
+        given = cluster or ClusterParams()
+        sized = given.sized(sum(len(row[3]) for row in files.values()))
         try:
             earlier: server_record.RecordManifest | None = server_record.fetch_files(
                 url, collection
             )
         except ConfigError:
             earlier = None
-        with ServerStore(url, collection=collection) as target:
+        with ServerStore(url, collection=collection, cluster=sized) as target:
             if earlier is None and target.exists():
                 target.ensure(int(meta["dim"]), sparse=True)
                 if target.count():
@@ -561,7 +594,10 @@ class Index:
             ids = {pid for row in files.values() for pid in row[3]}
             if earlier is not None:
                 target.delete([pid for pid in earlier.point_ids() if pid not in ids])
+            applied = target.grow(sized)  # a copy that grew past the size, as a sync does
         copy = {**meta, "url": url, "collection": collection, "collection_name": collection}
+        copy.pop("alias", None)  # a copy is read from its own collection
+        copy["qdrant"] = {"given": given.to_record(), "applied": applied.to_record()}
         server_record.publish(url, collection, copy, files)
         return copied
 
@@ -622,12 +658,34 @@ class Index:
         from narezka.store import server_record
 
         try:
+            if point_alias(self.url, self.collection, str(meta["collection"])):
+                meta["alias"] = self.collection
             server_record.publish(self.url, self.collection, meta, files)
         except NarezkaError as exc:
             warnings.append(
                 f"{self.url}: the index record for readers by URL was not updated ({exc}); "
                 "they see the previous sync until the next one"
             )
+
+    def _switch_alias(self, meta: dict[str, Any]) -> None:
+        """Move the alias readers query onto a rebuild's filled collection (one atomic call);
+        a failure fails the rebuild, which leaves the old collection serving."""
+        assert self.url is not None
+        if point_alias(self.url, self.collection, str(meta["collection"])):
+            meta["alias"] = self.collection
+
+    def _drop_half_built(self, meta: dict[str, Any]) -> None:
+        """Drop a failed rebuild's collection (narezka made it; no alias points at it)."""
+        if self.url is None or not meta.get("collection"):
+            return
+        from narezka.store.server import ServerStore
+
+        with (
+            contextlib.suppress(NarezkaError),
+            ServerStore(self.url, collection=str(meta["collection"])) as half,
+        ):
+            if half.alias_target(self.collection) != half.collection:
+                half.drop()
 
     def _store(self) -> VectorStore:
         return self._shared.store_for(self._record())
@@ -764,6 +822,19 @@ def _relative_paths(root: Path, paths: Sequence[str | Path] | None) -> set[str] 
                 raise ConfigError(f"{given} is not inside the corpus {root}") from None
         out.add(path.as_posix())
     return out
+
+
+def _cluster_of(meta: dict[str, Any] | None, which: str) -> ClusterParams:
+    """The cluster settings an index recorded: as ``given`` or as ``applied``."""
+    return ClusterParams.from_record(((meta or {}).get("qdrant") or {}).get(which))
+
+
+def _point_count(home: Path, meta: dict[str, Any] | None) -> int:
+    """How many points the index ``meta`` records holds (0 for none): a rebuild's size."""
+    if meta is None:
+        return 0
+    with Manifest(layout.data_dir(home, meta)) as manifest:
+        return sum(row[4] for row in manifest.files())
 
 
 def _optimize(store: VectorStore) -> None:

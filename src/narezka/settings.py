@@ -159,8 +159,9 @@ class Settings:
 
 
 _LISTS = ("include", "exclude", "separators")
-# What narezka.toml may hold outside its tables (zones and projects: narezka.config).
-_TOP_LEVEL = {"settings", "zones", "projects", "default_zone", "default_project"}
+# What narezka.toml may hold outside [settings] (zones and projects: narezka.config; qdrant:
+# narezka.store.cluster).
+_TOP_LEVEL = {"settings", "zones", "projects", "default_zone", "default_project", "qdrant"}
 _INTS = ("size", "overlap", "min_chars", "parent_size")
 _FLOATS = ("threshold", "percentile")
 

@@ -192,7 +192,7 @@ def test_a_server_index_compacts_into_a_new_collection(
         report = index.compact()
         assert _answers(index) == before
     assert report.generation == "data-2"
-    assert fake.collections() == ["narezka-data-2", "narezka-record"]
+    assert fake.collections() == ["narezka-record", "narezka_g2"]
     with Index.open(fake.url) as reader:  # readers by URL follow the published record
         assert _answers(reader) == before
         with pytest.raises(ConfigError, match="read-only"):

@@ -59,7 +59,8 @@ def test_a_reader_by_url_sees_what_the_writer_sees(
 ) -> None:
     home = tmp_path / "home"
     _build(corpus, fake.url, home)
-    assert fake.collections() == ["narezka", "narezka-record"]
+    assert fake.collections() == ["narezka-record", "narezka_g1"]
+    assert fake.aliases() == {"narezka": "narezka_g1"}
     with Index.open(home) as writer, Index.open(fake.url) as reader:
         assert reader.home is None
         for query in ("можно ли вернуть вскрытый чай", "доставка в другой город"):
@@ -102,7 +103,7 @@ def test_the_reader_follows_syncs_and_rebuilds(
         with Index.open(home) as writer:
             writer.sync(rebuild=True)
         # The rebuild wrote a new collection, published it, then dropped the old one.
-        assert fake.collections() == ["narezka-data-2", "narezka-record"]
+        assert fake.collections() == ["narezka-record", "narezka_g2"]
         assert any(h.file_path == "новый.md" for h in reader.search("кофе в турке", k=3))
 
 

@@ -21,6 +21,7 @@ from narezka.errors import ConfigError, NarezkaError
 from narezka.pipeline import layout
 from narezka.pipeline.layout import INDEX_META, INDEX_VERSION, LEGACY_DATA
 from narezka.split import SplitParams
+from narezka.store.collections import collection_for
 
 
 def existing_meta(home: Path, *, tolerate_bad: bool) -> dict[str, Any] | None:
@@ -63,7 +64,14 @@ def retire_leftovers(home: Path, old: Mapping[str, Any] | None) -> list[str]:
         return []
     left = [*old.get("retired", ()), *([old["building"]] if old.get("building") else [])]
     live = str(old.get("data") or LEGACY_DATA)
-    still = [g for g in left if g != live and not layout.remove_generation(home, g)]
+    url, name = old.get("url"), old.get("collection_name")
+    # A server index's leftover generation may still hold its collection (a rebuild that
+    # could not drop it when it failed): NAME_gN is narezka's own, made by that generation.
+    still = [
+        g
+        for g in left
+        if g != live and not retire(home, g, collection_for(name, g) if url and name else None, url)
+    ]
     if left:
         rest = {k: v for k, v in old.items() if k not in ("retired", "building")}
         layout.write_meta(home, {**rest, **({"retired": still} if still else {})})

@@ -138,11 +138,18 @@ def release(shared: SharedStore) -> None:
 def open_data_store(home: Path | None, meta: dict[str, Any]) -> VectorStore:
     """Open the live generation's store that the record ``meta`` names, ready for writes."""
     url = meta.get("url")
-    collection = {"collection": meta["collection"]} if meta.get("collection") else {}
+    # A reader by URL queries the alias, which a rebuild moves atomically; the writer
+    # writes into the generation's own collection (a rebuild's is not behind the alias yet).
+    name = (meta.get("alias") if home is None else None) or meta.get("collection")
+    options: dict[str, Any] = {"collection": name} if name else {}
+    if url:
+        from narezka.store.cluster import ClusterParams
+
+        options["cluster"] = ClusterParams.from_record(meta.get("qdrant", {}).get("applied"))
     if not url and home is None:  # pragma: no cover - a URL-opened index's record has a url
         raise ConfigError("an embedded index needs its folder")
     path = layout.data_dir(home, meta) if not url and home is not None else None
-    store = open_store(path, url=url, **collection)
+    store = open_store(path, url=url, **options)
     try:
         store.ensure(int(meta["dim"]), sparse=True)
     except BaseException:

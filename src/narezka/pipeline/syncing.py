@@ -59,6 +59,7 @@ from narezka.store import (
     VectorStore,
     chunk_point_id,
 )
+from narezka.store.errors import StoreUnavailableError
 from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import Chunk
@@ -489,6 +490,10 @@ def sync_files(
                 report.skipped.append(exc)
             except OSError as exc:
                 report.skipped.append(SourceError(source, f"cannot read: {exc}"))
+            except StoreUnavailableError:
+                # Not this file's fault, and every next file would fail alike: stop (what is
+                # committed stays; a rebuild must not swap in an index missing these files).
+                raise
             except NarezkaError as exc:
                 # An embedding failure names the file; its old points stay in place.
                 report.skipped.append(SourceError(source, str(exc)))

@@ -1,5 +1,12 @@
 """Server collection names: what a server index is called, and which collections narezka may
-write into or drop (only those it created)."""
+write into or drop (only those it created).
+
+A server index named ``NAME`` keeps its points in one collection per generation,
+``NAME_gN``, and readers query the alias ``NAME``: a rebuild fills ``NAME_g(N+1)`` beside
+the live one, then moves the alias in one atomic ``update_aliases`` call, and only then
+drops the old collection. An index from before aliases (its points in the collection
+``NAME`` itself) is read through its record until its next rebuild frees the name.
+"""
 
 from __future__ import annotations
 
@@ -16,10 +23,30 @@ DEFAULT_COLLECTION = "narezka"
 COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-]{1,200}")
 
 
-def collection_for(name: str, generation: str, *, first: bool) -> str:
-    """The collection of one generation: the name itself for the first, ``name-data-N`` for
-    each rebuild (the old one is dropped once the new one is live)."""
-    return name if first else f"{name}-{generation}"
+def collection_for(name: str, generation: str) -> str:
+    """The collection of the generation ``data-N``: ``NAME_gN``."""
+    return f"{name}_g{generation.rsplit('-', 1)[-1]}"
+
+
+def point_alias(url: str, name: str, collection: str) -> bool:
+    """Point the alias ``name`` at ``collection`` (one atomic switch; nothing if it points
+    there already). False when a collection of that name holds it (an index from before
+    aliases): readers then follow the record. An alias narezka did not make is refused."""
+    from narezka.store.server import ServerStore
+
+    with ServerStore(url, collection=collection) as store:
+        target = store.alias_target(name)
+        if target == collection:
+            return True
+        if target is None and store.exists_named(name):
+            return False
+        if target is not None and not target.startswith(f"{name}_g"):
+            raise ConfigError(
+                f"{url} has an alias {name!r} on {target!r}, which this index did not create: "
+                "narezka will not move it; choose another name (--collection)"
+            )
+        store.point_alias(name)
+        return True
 
 
 def snapshot_files(manifest: Manifest) -> server_record.Files:

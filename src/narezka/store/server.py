@@ -2,7 +2,11 @@
 
 Same ids, payload codec, vectors (``dense`` + ``bm25`` with the ``idf`` modifier) and both
 rankings in one batch call as ``EdgeStore``, so an index can be pushed from one to the other.
-The API key comes from ``QDRANT_API_KEY`` unless given.
+The API key comes from ``QDRANT_API_KEY`` unless given. A collection it creates is laid out
+as its :class:`~narezka.store.cluster.ClusterParams` say (shards, replication, write
+consistency, on-disk vectors and payload, int8 scalar quantization) with a payload index on
+every field narezka filters by; a quantized collection is searched with re-scoring and
+oversampling. Aliases (:meth:`ServerStore.point_alias`) let a rebuild switch readers over at once.
 
 qdrant-client's *local mode* (``QdrantClient(":memory:")`` or ``path=``) speaks the same API
 and is what the tests run against, but it is a pure-Python brute-force engine without payload
@@ -38,6 +42,7 @@ from narezka.store.base import (
     is_point_id,
     match_value,
 )
+from narezka.store.cluster import ClusterParams
 from narezka.store.errors import DimensionMismatchError, StoreConfigError, StoreUnavailableError
 
 try:
@@ -51,6 +56,10 @@ BATCH = 256
 KEYWORD_FIELDS = ("file_path", "zone", "category")
 TENANT_FIELD = "project"
 INTEGER_FIELDS = ("archived",)
+"""The payload fields a search filters by (:meth:`narezka.search.Filter.store_filter`) and a
+file's points are found by (``file_path``), each with a payload index of its type."""
+QUANTILE = 0.99
+"""int8 range from the 99th percentile of values: outliers do not flatten the rest."""
 
 
 class ServerStore:
@@ -63,10 +72,11 @@ class ServerStore:
         collection: str = "narezka",
         api_key: str | None = None,
         client: QdrantClient | None = None,
-        shard_number: int | None = None,
-        replication_factor: int | None = None,
+        cluster: ClusterParams | None = None,
         timeout: int = 10,
     ) -> None:
+        """``cluster`` lays out a collection this store creates (its unset ``on_disk`` and
+        ``quantize`` mean off: size them first with :meth:`ClusterParams.sized`)."""
         if client is None:
             if not url:
                 raise StoreConfigError("ServerStore needs a url or a client")
@@ -76,8 +86,8 @@ class ServerStore:
             client = QdrantClient(url=url, api_key=key, timeout=timeout, check_compatibility=False)
         self.url = url or "local"
         self.collection = collection
-        self.shard_number = shard_number
-        self.replication_factor = replication_factor
+        self.cluster = cluster or ClusterParams()
+        self._search: qm.SearchParams | None = None
         self._client: QdrantClient | None = client
         self._sparse = False
         self._ready = False
@@ -122,21 +132,82 @@ class ServerStore:
             if sparse and not has_sparse:
                 raise StoreConfigError(f"collection {name} has no BM25 vectors; use --rebuild")
             self._sparse = has_sparse
-        else:
-            sparse_config = {SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)}
-            self._call(
-                lambda: client.create_collection(
-                    name,
-                    vectors_config={DENSE: qm.VectorParams(size=dim, distance=qm.Distance.COSINE)},
-                    sparse_vectors_config=sparse_config if sparse else None,
-                    shard_number=self.shard_number,
-                    replication_factor=self.replication_factor,
-                )
+            quantized = info.config.quantization_config is not None
+            # What the collection has, whatever this store was told: grow() adds the rest.
+            params = info.config.params
+            self.cluster = self.cluster.replace(
+                shards=params.shard_number,
+                replicas=params.replication_factor,
+                write_consistency=params.write_consistency_factor,
+                on_disk=bool(found.on_disk),
+                quantize=quantized,
             )
-            self._sparse = sparse
-            self._create_payload_indexes(client)
+        else:
+            self._create(client, dim, sparse)
+            quantized = bool(self.cluster.quantize)
+        self._search = self._search_params(quantized)
         self.dim = dim
         self._ready = True
+
+    def _search_params(self, quantized: bool) -> qm.SearchParams | None:
+        # Quantized vectors rank the candidates; the originals re-score the best of them.
+        if not quantized:
+            return None
+        rescore = qm.QuantizationSearchParams(rescore=True, oversampling=self.cluster.oversampling)
+        return qm.SearchParams(quantization=rescore)
+
+    def grow(self, cluster: ClusterParams) -> ClusterParams:
+        """Switch on the on-disk storage and quantization ``cluster`` asks for and the open
+        collection lacks (``PATCH /collections/{name}``; the server converts in the
+        background and answers meanwhile): the rule by size, for a collection that grew.
+        Returns the collection's layout now."""
+        client = self._need()
+        disk = bool(cluster.on_disk) and not self.cluster.on_disk
+        quantize = bool(cluster.quantize) and not self.cluster.quantize
+        if not (disk or quantize):
+            return self.cluster
+        sparse = qm.SparseVectorParams(
+            modifier=qm.Modifier.IDF, index=qm.SparseIndexParams(on_disk=True)
+        )
+        self._call(
+            lambda: client.update_collection(
+                self.collection,
+                vectors_config={DENSE: qm.VectorParamsDiff(on_disk=True)} if disk else None,
+                sparse_vectors_config={SPARSE: sparse} if disk and self._sparse else None,
+                collection_params=qm.CollectionParamsDiff(on_disk_payload=True) if disk else None,
+                quantization_config=_int8() if quantize else None,
+            )
+        )
+        self.cluster = self.cluster.replace(
+            on_disk=self.cluster.on_disk or disk, quantize=self.cluster.quantize or quantize
+        )
+        self._search = self._search_params(bool(self.cluster.quantize))
+        return self.cluster
+
+    def _create(self, client: QdrantClient, dim: int, sparse: bool) -> None:
+        c = self.cluster
+        on_disk = bool(c.on_disk)
+        sparse_config = {
+            SPARSE: qm.SparseVectorParams(
+                modifier=qm.Modifier.IDF, index=qm.SparseIndexParams(on_disk=on_disk)
+            )
+        }
+        dense = qm.VectorParams(size=dim, distance=qm.Distance.COSINE, on_disk=on_disk)
+        quantization = _int8() if c.quantize else None
+        self._call(
+            lambda: client.create_collection(
+                self.collection,
+                vectors_config={DENSE: dense},
+                sparse_vectors_config=sparse_config if sparse else None,
+                shard_number=c.shards,
+                replication_factor=c.replicas,
+                write_consistency_factor=c.write_consistency,
+                on_disk_payload=on_disk,
+                quantization_config=quantization,
+            )
+        )
+        self._sparse = sparse
+        self._create_payload_indexes(client)
 
     def _create_payload_indexes(self, client: QdrantClient) -> None:
         wanted: list[tuple[str, Any]] = [(f, qm.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS]
@@ -156,10 +227,35 @@ class ServerStore:
 
     def exists(self) -> bool:
         """Whether the collection exists on the server (it is not opened)."""
+        return self.exists_named(self.collection)
+
+    def alias_target(self, alias: str) -> str | None:
+        """The collection the alias ``alias`` points at, or None if there is no such alias."""
+        client = self._open_client()
+        aliases = self._call(lambda: client.get_aliases()).aliases
+        return next((a.collection_name for a in aliases if a.alias_name == alias), None)
+
+    def point_alias(self, alias: str) -> None:
+        """Point ``alias`` at this store's collection, in one ``update_aliases`` call (the
+        old alias deleted and the new one created together): a reader querying the alias
+        sees the old collection or this one, never neither and never a mix."""
+        client = self._open_client()
+        actions: list[Any] = []
+        if self.alias_target(alias) is not None:
+            actions.append(qm.DeleteAliasOperation(delete_alias=qm.DeleteAlias(alias_name=alias)))
+        create = qm.CreateAlias(collection_name=self.collection, alias_name=alias)
+        actions.append(qm.CreateAliasOperation(create_alias=create))
+        self._call(lambda: client.update_collection_aliases(change_aliases_operations=actions))
+
+    def exists_named(self, name: str) -> bool:
+        """Whether a collection (or alias) called ``name`` exists on this server."""
+        client = self._open_client()
+        return bool(self._call(lambda: client.collection_exists(name)))
+
+    def _open_client(self) -> QdrantClient:
         if self._client is None:
             raise StoreConfigError(f"collection {self.collection} is closed")
-        client = self._client
-        return bool(self._call(lambda: client.collection_exists(self.collection)))
+        return self._client
 
     def drop(self) -> None:
         """Delete the whole collection (a retired generation narezka created)."""
@@ -256,6 +352,8 @@ class ServerStore:
 
     def _batch(self, requests: list[qm.QueryRequest]) -> list[list[StoredHit]]:
         client = self._need()
+        if self._search is not None:
+            requests = [r.model_copy(update={"params": self._search}) for r in requests]
         responses = self._call(lambda: client.query_batch_points(self.collection, requests))
         return [
             [StoredHit(str(p.id), float(p.score), decode_payload(p.payload)) for p in r.points]
@@ -315,6 +413,14 @@ def _condition(cond: Condition) -> qm.FieldCondition:
         bounds = qm.Range(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)
         return qm.FieldCondition(key=cond.field, range=bounds)
     raise TypeError(f"not a filter condition: {cond!r}")  # pragma: no cover
+
+
+def _int8() -> qm.ScalarQuantization:
+    """int8 scalar quantization, kept in RAM while the originals may sit on disk."""
+    config = qm.ScalarQuantizationConfig(
+        type=qm.ScalarType.INT8, quantile=QUANTILE, always_ram=True
+    )
+    return qm.ScalarQuantization(scalar=config)
 
 
 def _sparse(vector: SparseVector) -> qm.SparseVector:

@@ -18,6 +18,7 @@ from typing import Any
 
 from narezka.errors import ConfigError
 from narezka.store.base import StoredPoint, point_id
+from narezka.store.cluster import ClusterParams
 from narezka.store.manifest import ChunkEntry, FileEntry, Manifest
 from narezka.store.server import ServerStore
 
@@ -53,7 +54,12 @@ def publish(url: str, name: str, meta: Mapping[str, Any], files: Files) -> None:
     """Replace the server's copy of the record and file list (one upsert)."""
     record = {"format": FORMAT, "record": json.dumps(dict(meta), ensure_ascii=False)}
     listing = {"format": FORMAT, "files": json.dumps(files, ensure_ascii=False)}
-    with ServerStore(url, collection=record_collection(name)) as store:
+    # As replicated as the index it describes (readers need both), in one shard: two points.
+    applied = ClusterParams.from_record((meta.get("qdrant") or {}).get("applied"))
+    layout = ClusterParams(
+        shards=1, replicas=applied.replicas, write_consistency=applied.write_consistency
+    )
+    with ServerStore(url, collection=record_collection(name), cluster=layout) as store:
         store.ensure(1, sparse=False)
         store.upsert([StoredPoint(RECORD_ID, [1.0], record), StoredPoint(FILES_ID, [1.0], listing)])
 
