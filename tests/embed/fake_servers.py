@@ -13,6 +13,7 @@ statuses, and slow responses for timeout tests. It listens on 127.0.0.1, a rando
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -38,8 +39,27 @@ class FakeState:
     delays: list[float] = field(default_factory=list)
     """Seconds to sleep before answering the next embed requests, one each."""
     always_delay: float = 0.0
+    max_batch: int | None = None
+    """Larger embed batches are refused with 413, as TEI refuses them."""
+    retry_after: str | None = None
+    """The ``Retry-After`` header sent with simulated 429 and 503 answers."""
+    fail_rate: float = 0.0
+    fail_cycle: tuple[int, ...] = (503, 429, 500)
+    """Statuses of the random failures, in turn."""
+    rng: random.Random = field(default_factory=lambda: random.Random(7))
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    answered: list[tuple[float, list[str]]] = field(default_factory=list)
+    """(monotonic time, inputs) of every embed request answered with vectors."""
+    failed_at: list[float] = field(default_factory=list)
+    """Monotonic times of the simulated failures."""
+    in_flight: int = 0
+    max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def embedded_texts(self) -> list[str]:
+        """Every text the fake returned a vector for, once per time it did."""
+        with self.lock:
+            return [text for _, inputs in self.answered for text in inputs]
 
     def embed_requests(self) -> list[dict[str, Any]]:
         return [body for path, body in self.requests if path in ("/api/embed", "/v1/embeddings")]
@@ -52,17 +72,40 @@ def _handler(state: FakeState) -> type[JsonHandler]:
     class Handler(JsonHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            is_embed = self.path in ("/api/embed", "/v1/embeddings")
             with state.lock:
                 state.requests.append((self.path, body))
-                is_embed = self.path in ("/api/embed", "/v1/embeddings")
                 delay = state.delays.pop(0) if is_embed and state.delays else state.always_delay
                 fail = state.fail_statuses.pop(0) if is_embed and state.fail_statuses else None
+                if fail is None and is_embed and state.rng.random() < state.fail_rate:
+                    fail = state.fail_cycle[len(state.failed_at) % len(state.fail_cycle)]
+                if fail is not None:
+                    state.failed_at.append(time.monotonic())
+                state.in_flight += is_embed
+                state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            try:
+                self._answer(body, delay, fail)
+            finally:
+                with state.lock:
+                    state.in_flight -= is_embed
+
+        def _answer(self, body: dict[str, Any], delay: float, fail: int | None) -> None:
             if delay:
                 time.sleep(delay)
             if self.path == "/api/show":
                 return self._show(body)
             if fail is not None:
-                return self.send_json(fail, {"error": f"simulated failure {fail}"})
+                error = {"error": f"simulated failure {fail}"}
+                if fail in (429, 503) and state.retry_after is not None:
+                    data = json.dumps(error).encode()
+                    self.send_response(fail)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Retry-After", state.retry_after)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return None
+                return self.send_json(fail, error)
             if self.path == "/api/embed":
                 return self._embed(body, openai=False)
             if self.path == "/v1/embeddings":
@@ -99,6 +142,9 @@ def _handler(state: FakeState) -> type[JsonHandler]:
             window, dim = state.models[model]
             inputs = body.get("input", [])
             inputs = [inputs] if isinstance(inputs, str) else list(inputs)
+            if state.max_batch is not None and len(inputs) > state.max_batch:
+                message = f"batch size {len(inputs)} > maximum allowed batch size {state.max_batch}"
+                return self.send_json(413, {"error": message, "error_type": "Validation"})
             counts = _COUNTER.count_batch(inputs)
             if not openai:
                 window = min(window, int(body.get("options", {}).get("num_ctx") or window))
@@ -108,6 +154,8 @@ def _handler(state: FakeState) -> type[JsonHandler]:
                     return self.send_json(400, {"error": {"message": message}})
                 return self.send_json(state.length_status, {"error": LENGTH_MESSAGE})
             vectors = HashEmbedder(dim).embed(inputs).tolist()
+            with state.lock:
+                state.answered.append((time.monotonic(), inputs))
             if openai:
                 data = [
                     {"object": "embedding", "index": i, "embedding": v}

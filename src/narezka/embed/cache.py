@@ -155,6 +155,12 @@ class CachedEmbedder:
     def offline(self) -> bool:
         return self.inner.offline
 
+    @property
+    def batch_hint(self) -> int | None:
+        """The wrapped embedder's preferred texts per call, if it has one."""
+        hint = getattr(self.inner, "batch_hint", None)
+        return hint if isinstance(hint, int) else None
+
     def _embed(self, texts: Sequence[str], role: str) -> Matrix:
         if not texts:
             return empty_matrix(self.inner.dim)
