@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from narezka.embed.base import Matrix
-from narezka.embed.remote import LengthRejected
+from narezka.embed.remote import LengthRejected, is_length_error
 from narezka.errors import ConfigError
 
 DEFAULT_CONCURRENCY = 8
@@ -49,9 +49,10 @@ DEFAULT_MAX_BATCH = 32
 # number of inputs is 2048" or "Requested 320000 tokens, max 300000 tokens per request".
 _BATCH_COUNT = re.compile(
     r"maximum allowed batch size (\d+)|max(?:imum)? number of inputs is (\d+)"
-    r"|max(?:imum)? batch size (?:is |of )?(\d+)|too many inputs|batch (?:is )?too large",
+    r"|max(?:imum)? batch size (?:is |of )?(\d+)",
     re.IGNORECASE,
 )
+_BATCH_UNNAMED = re.compile(r"too many inputs|batch (?:is )?too large", re.IGNORECASE)
 _BATCH_TOKENS = re.compile(r"max(?:imum)? (\d+) tokens per request", re.IGNORECASE)
 BATCH_LIMIT_STATUSES = frozenset({400, 413, 422})
 
@@ -76,9 +77,9 @@ def batch_limit_error(status: int, message: str, batch: int) -> BatchTooLarge | 
     if found := _BATCH_TOKENS.search(message):
         return BatchTooLarge(message, max_batch=None, max_tokens=int(found.group(1)))
     if found := _BATCH_COUNT.search(message):
-        named = next((int(g) for g in found.groups() if g), None)
+        named = next(int(g) for g in found.groups() if g)
         return BatchTooLarge(message, max_batch=named, max_tokens=None)
-    if status == 413 and "context length" not in message.lower():
+    if _BATCH_UNNAMED.search(message) or (status == 413 and not is_length_error(status, message)):
         return BatchTooLarge(message, max_batch=None, max_tokens=None)
     return None
 
