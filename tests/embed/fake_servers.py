@@ -12,6 +12,7 @@ statuses, and slow responses for timeout tests. It listens on 127.0.0.1, a rando
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import threading
@@ -39,6 +40,7 @@ class FakeState:
     delays: list[float] = field(default_factory=list)
     """Seconds to sleep before answering the next embed requests, one each."""
     always_delay: float = 0.0
+    """Seconds every request takes, the fake's own work included."""
     max_batch: int | None = None
     """Larger embed batches are refused with 413, as TEI refuses them."""
     retry_after: str | None = None
@@ -47,9 +49,14 @@ class FakeState:
     fail_cycle: tuple[int, ...] = (503, 429, 500)
     """Statuses of the random failures, in turn."""
     rng: random.Random = field(default_factory=lambda: random.Random(7))
+    keep_alive: bool = False
+    digest_vectors: bool = False
+    """Vectors from each text's SHA-512 instead of ``HashEmbedder``: as deterministic, and
+    cheap enough that a benchmark measures the client rather than the fake's arithmetic."""
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     answered: list[tuple[float, list[str]]] = field(default_factory=list)
-    """(monotonic time, inputs) of every embed request answered with vectors."""
+    """(monotonic time the answer is sent, inputs) of every embed request answered with
+    vectors."""
     failed_at: list[float] = field(default_factory=list)
     """Monotonic times of the simulated failures."""
     in_flight: int = 0
@@ -70,6 +77,16 @@ _COUNTER = WordCounter()
 
 def _handler(state: FakeState) -> type[JsonHandler]:
     class Handler(JsonHandler):
+        # Keep-alive (for benchmarks, as real servers do) leaves the clients' pooled sockets
+        # open when a test ends; tests close every connection after its answer.
+        protocol_version = "HTTP/1.1" if state.keep_alive else "HTTP/1.0"
+        deadline = 0.0
+
+        def send_raw(self, status: int, data: bytes, kind: str = "application/json") -> None:
+            # The delay covers the fake's own work: answer when it is up, not after it.
+            time.sleep(max(0.0, self.deadline - time.monotonic()))
+            super().send_raw(status, data, kind)
+
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             is_embed = self.path in ("/api/embed", "/v1/embeddings")
@@ -90,14 +107,14 @@ def _handler(state: FakeState) -> type[JsonHandler]:
                     state.in_flight -= is_embed
 
         def _answer(self, body: dict[str, Any], delay: float, fail: int | None) -> None:
-            if delay:
-                time.sleep(delay)
+            self.deadline = time.monotonic() + delay
             if self.path == "/api/show":
                 return self._show(body)
             if fail is not None:
                 error = {"error": f"simulated failure {fail}"}
                 if fail in (429, 503) and state.retry_after is not None:
                     data = json.dumps(error).encode()
+                    time.sleep(max(0.0, self.deadline - time.monotonic()))
                     self.send_response(fail)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Retry-After", state.retry_after)
@@ -153,22 +170,34 @@ def _handler(state: FakeState) -> type[JsonHandler]:
                     message = f"This model's maximum context length is {window} tokens"
                     return self.send_json(400, {"error": {"message": message}})
                 return self.send_json(state.length_status, {"error": LENGTH_MESSAGE})
-            vectors = HashEmbedder(dim).embed(inputs).tolist()
-            with state.lock:
-                state.answered.append((time.monotonic(), inputs))
+            vectors = (
+                _digest_vectors(inputs, dim)
+                if state.digest_vectors
+                else (HashEmbedder(dim).embed(inputs).tolist())
+            )
+            with state.lock:  # before answering: the client may look as soon as it has the answer
+                state.answered.append((max(self.deadline, time.monotonic()), inputs))
             if openai:
                 data = [
                     {"object": "embedding", "index": i, "embedding": v}
                     for i, v in enumerate(vectors)
                 ]
                 usage = {"prompt_tokens": sum(counts), "total_tokens": sum(counts)}
-                return self.send_json(200, {"object": "list", "data": data, "usage": usage})
-            return self.send_json(
-                200,
-                {"model": model, "embeddings": vectors, "prompt_eval_count": sum(counts)},
-            )
+                self.send_json(200, {"object": "list", "data": data, "usage": usage})
+            else:
+                payload = {"model": model, "embeddings": vectors, "prompt_eval_count": sum(counts)}
+                self.send_json(200, payload)
+            return None
 
     return Handler
+
+
+def _digest_vectors(texts: list[str], dim: int) -> list[list[float]]:
+    out = []
+    for text in texts:
+        raw = hashlib.shake_256(text.encode()).digest(dim)
+        out.append([b / 255.0 - 0.5 for b in raw])
+    return out
 
 
 @contextmanager
