@@ -160,6 +160,9 @@ class Dispatcher:
         self.max_tokens = policy.max_batch_tokens
         self.throughput = Throughput()
         self._lock = threading.Lock()
+        # Shared by every run: calls on several threads (a prefetch and the caller) together
+        # still keep at most ``concurrency`` requests in flight.
+        self._slots = threading.BoundedSemaphore(policy.concurrency)
 
     @property
     def batch_hint(self) -> int:
@@ -178,8 +181,12 @@ class Dispatcher:
         batches = self._batches(counts)
         pending: set[Future[tuple[dict[int, np.ndarray], list[int], str]]] = set()
 
+        def one(batch: Sequence[str], batch_counts: Sequence[int]) -> Matrix:
+            with self._slots:
+                return send(batch, batch_counts)
+
         def job(first: int, stop: int) -> tuple[dict[int, np.ndarray], list[int], str]:
-            return self._send_fitting(texts, counts, first, stop, send)
+            return self._send_fitting(texts, counts, first, stop, one)
 
         workers = min(self.policy.concurrency, max(1, -(-len(texts) // self.max_batch)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="embed") as pool:

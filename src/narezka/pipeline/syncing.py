@@ -28,6 +28,7 @@ from narezka.embed import (
     embed_all,
     get_embedder,
 )
+from narezka.embed.cache import prefetching
 from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
 from narezka.enrich.llm_context import ContextWriter
@@ -479,6 +480,8 @@ def sync_files(
     pool = chunk_pool(syncer.strategy, syncer.counter, jobs, work_bytes=work_bytes, background=True)
     with pool:
         outcomes = pool.map(tasks)
+        if syncer.context is None:  # contexts change what is embedded: nothing to guess ahead
+            outcomes = prefetching(outcomes, _embed_texts, syncer.embedder)
         for base, file, stat in work:
             source = file.relative_to(base).as_posix()
             syncer.stage("chunking", source)
@@ -515,6 +518,10 @@ def sync_files(
             + ": pass --include to read other files"
         )
     syncer.delete_missing(seen)
+
+
+def _embed_texts(outcome: FileOutcome) -> list[str]:
+    return [c.embed_text for c in outcome.result.chunks] if outcome.result is not None else []
 
 
 def _size(file: Path) -> int:
