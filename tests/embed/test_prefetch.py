@@ -4,6 +4,7 @@ file is handled. Against the local fake server (no real embedding server runs he
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,3 +123,31 @@ def test_index_keeps_requests_in_flight_across_files_and_embeds_each_chunk_once(
     assert sum(embedded.values()) == report.chunks_embedded + 1  # + the dimension probe
     assert max(embedded.values()) == 1
     assert store_count(corpus, 16) == report.chunks_embedded
+
+
+def test_sync_reports_the_embedding_rate_and_the_bar_shows_it(
+    url: str, state: FakeState, tmp_path: Path
+) -> None:
+    from rich.progress import Progress as Bar
+
+    from narezka.cli_progress import _ChunkRate
+    from narezka.index import Index
+    from narezka.pipeline.syncing import Progress
+    from narezka.settings import Settings
+
+    corpus = tmp_path / "kb"
+    corpus.mkdir()
+    write_corpus(corpus, 12)
+    state.always_delay = 0.02
+    rates: list[float] = []
+    started = time.perf_counter()
+    with Index.create(corpus, Settings(), store=tmp_path / "store", embedder=served(url)) as ix:
+        report = ix.sync(progress=Progress(on_rate=rates.append), jobs=1)
+    elapsed = time.perf_counter() - started
+    assert len(rates) == report.files_new == 12
+    assert report.chunks_embedded / elapsed <= rates[-1] <= 1000
+    bar = Bar()
+    task = bar.add_task("", total=None)
+    assert str(_ChunkRate().render(bar.tasks[task])) == ""
+    bar.update(task, rate=rates[-1])
+    assert str(_ChunkRate().render(bar.tasks[task])) == f"{rates[-1]:.0f} chunks/s"

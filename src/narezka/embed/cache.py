@@ -137,7 +137,7 @@ class CachedEmbedder:
         self.misses = 0
         self._ahead: dict[bytes, Future[np.ndarray]] = {}
         self._queue: list[tuple[str, Future[np.ndarray]]] = []
-        self._feeding = False
+        self._feeders = 0
         self._ahead_lock = threading.Lock()
 
     @property
@@ -211,8 +211,9 @@ class CachedEmbedder:
                     future: Future[np.ndarray] = Future()
                     self._ahead[key] = future
                     self._queue.append((text, future))
-            if self._queue and not self._feeding:
-                self._feeding = True
+            # Two feeders: one's next call starts while the other's last requests finish.
+            if self._queue and self._feeders < 2:
+                self._feeders += 1
                 threading.Thread(target=self._feed, args=(hint,), daemon=True).start()
 
     def _feed(self, hint: int) -> None:
@@ -220,7 +221,7 @@ class CachedEmbedder:
         while True:
             with self._ahead_lock:
                 if not self._queue:
-                    self._feeding = False
+                    self._feeders -= 1
                     return
                 batch, self._queue = self._queue[:hint], self._queue[hint:]
             futures = [future for _, future in batch]
