@@ -12,6 +12,7 @@ statuses, and slow responses for timeout tests. It listens on 127.0.0.1, a rando
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import random
@@ -21,6 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from fake_http import JsonHandler, serving
 from narezka.embed.base import HashEmbedder, WordCounter
@@ -50,6 +53,8 @@ class FakeState:
     """Statuses of the random failures, in turn."""
     rng: random.Random = field(default_factory=lambda: random.Random(7))
     keep_alive: bool = False
+    base64: bool = True
+    """Answers ``encoding_format: base64`` (else refuses it with 400, as older servers do)."""
     digest_vectors: bool = False
     """Vectors from each text's SHA-512 instead of ``HashEmbedder``: as deterministic, and
     cheap enough that a benchmark measures the client rather than the fake's arithmetic."""
@@ -80,6 +85,9 @@ def _handler(state: FakeState) -> type[JsonHandler]:
         # Keep-alive (for benchmarks, as real servers do) leaves the clients' pooled sockets
         # open when a test ends; tests close every connection after its answer.
         protocol_version = "HTTP/1.1" if state.keep_alive else "HTTP/1.0"
+        # Headers and body go out in two writes: with Nagle's algorithm the body waits for
+        # the client's delayed ACK (40 ms) on a kept-alive connection. Servers set NODELAY.
+        disable_nagle_algorithm = True
         deadline = 0.0
 
         def send_raw(self, status: int, data: bytes, kind: str = "application/json") -> None:
@@ -157,6 +165,9 @@ def _handler(state: FakeState) -> type[JsonHandler]:
                 msg = f'model "{model}" not found, try pulling it first'
                 return self.send_json(404, {"error": msg})
             window, dim = state.models[model]
+            if openai and body.get("encoding_format") == "base64" and not state.base64:
+                message = "encoding_format 'base64' is not supported"
+                return self.send_json(400, {"error": {"message": message}})
             inputs = body.get("input", [])
             inputs = [inputs] if isinstance(inputs, str) else list(inputs)
             if state.max_batch is not None and len(inputs) > state.max_batch:
@@ -178,9 +189,15 @@ def _handler(state: FakeState) -> type[JsonHandler]:
             with state.lock:  # before answering: the client may look as soon as it has the answer
                 state.answered.append((max(self.deadline, time.monotonic()), inputs))
             if openai:
+                encoded: list[Any] = vectors
+                if body.get("encoding_format") == "base64":
+                    encoded = [
+                        base64.b64encode(np.asarray(v, dtype="<f4").tobytes()).decode()
+                        for v in vectors
+                    ]
                 data = [
                     {"object": "embedding", "index": i, "embedding": v}
-                    for i, v in enumerate(vectors)
+                    for i, v in enumerate(encoded)
                 ]
                 usage = {"prompt_tokens": sum(counts), "total_tokens": sum(counts)}
                 self.send_json(200, {"object": "list", "data": data, "usage": usage})

@@ -200,3 +200,19 @@ def test_ollama_learns_the_batch_limit_too(url: str, state: FakeState) -> None:
     items = texts(20)
     np.testing.assert_allclose(emb.embed(items), expected(items), atol=1e-6)
     assert emb.dispatcher.max_batch == 3
+
+
+def test_vectors_come_as_base64_and_a_server_without_it_gets_floats(
+    url: str, state: FakeState
+) -> None:
+    items = texts(6)
+    emb = openai(url)
+    np.testing.assert_allclose(emb.embed(items), expected(items), atol=1e-6)
+    assert {b["encoding_format"] for b in state.embed_requests()} == {"base64"}
+    state.base64 = False
+    state.requests.clear()
+    older = openai(url, concurrency=1)
+    np.testing.assert_allclose(older.embed(items), expected(items), atol=1e-6)
+    older.embed(items[:2])
+    sent = [b["encoding_format"] for b in state.embed_requests()]
+    assert sent[0] == "base64" and set(sent[1:]) == {"float"}

@@ -10,7 +10,9 @@ once (:mod:`narezka.embed.dispatch`).
 
 from __future__ import annotations
 
+import base64
 import os
+import re
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -80,6 +82,9 @@ class OpenAIEmbedder:
         self.max_tokens = window
         self.drift = DriftStats()
         self._dim: int | None = None
+        # base64 float32 is ~10x cheaper to parse than JSON floats (what OpenAI's own client
+        # asks for); a server that refuses it gets "float" from then on.
+        self._encoding = "base64"
 
     @property
     def name(self) -> str:
@@ -109,9 +114,9 @@ class OpenAIEmbedder:
         return self._dim
 
     def _post(self, texts: Sequence[str]) -> dict[str, Any]:
-        body = {"model": self.model, "input": list(texts), "encoding_format": "float"}
-
         def attempt() -> dict[str, Any]:
+            encoding = self._encoding
+            body = {"model": self.model, "input": list(texts), "encoding_format": encoding}
             try:
                 r = self._http.post(f"{self.url}/embeddings", json=body)
             except httpx.TransportError as exc:
@@ -120,6 +125,9 @@ class OpenAIEmbedder:
                 payload: dict[str, Any] = r.json()
                 return payload
             message = error_text(r)
+            if encoding == "base64" and r.status_code in (400, 422) and _ENCODING.search(message):
+                self._encoding = "float"
+                return attempt()
             if (too_big := batch_limit_error(r.status_code, message, len(texts))) is not None:
                 raise too_big
             if is_length_error(r.status_code, message):
@@ -156,7 +164,7 @@ class OpenAIEmbedder:
         """One request (on a dispatcher thread): the batch's normalized rows."""
         payload = self._post(texts)
         data = sorted(payload.get("data", []), key=lambda d: int(d.get("index", 0)))
-        vectors = np.asarray([d["embedding"] for d in data], dtype=np.float32)
+        vectors = _matrix([d["embedding"] for d in data])
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise EmbedError(
                 f"{self.url} (model {self.model!r}): expected {len(texts)} embeddings, "
@@ -186,6 +194,20 @@ class OpenAIEmbedder:
             ) from None
         count = (payload.get("usage") or {}).get("prompt_tokens")
         return int(count) if count is not None else None
+
+
+_ENCODING = re.compile(r"encoding_format|base64", re.IGNORECASE)
+
+
+def _matrix(embeddings: list[Any]) -> np.ndarray:
+    """Rows from JSON floats or base64 little-endian float32; ragged rows give a 1-d array."""
+    rows = [
+        np.frombuffer(base64.b64decode(e), dtype="<f4") if isinstance(e, str) else e
+        for e in embeddings
+    ]
+    if len({len(r) for r in rows}) > 1:
+        return np.zeros(len(rows), dtype=np.float32)
+    return np.asarray(rows, dtype=np.float32)
 
 
 def error_text(response: httpx.Response) -> str:
