@@ -8,12 +8,20 @@ import random
 import time
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 from fake_servers import FakeState, fake_server
 
-from narezka.embed import BackendUnavailableError, ContextLengthError, embed_all, embed_grouped
+from narezka.embed import (
+    BackendUnavailableError,
+    CachedEmbedder,
+    ContextLengthError,
+    EmbeddingCache,
+    embed_all,
+    embed_grouped,
+)
 from narezka.embed.base import HashEmbedder, WordCounter
 from narezka.embed.dispatch import DispatchPolicy
 from narezka.embed.ollama import OllamaEmbedder
@@ -216,3 +224,22 @@ def test_vectors_come_as_base64_and_a_server_without_it_gets_floats(
     older.embed(items[:2])
     sent = [b["encoding_format"] for b in state.embed_requests()]
     assert sent[0] == "base64" and set(sent[1:]) == {"float"}
+
+
+def test_behind_the_cache_the_kept_rows_sit_at_the_callers_positions(
+    url: str, state: FakeState, tmp_path: Path
+) -> None:
+    items = texts(12)
+    items[5] = LONG
+    with EmbeddingCache(tmp_path / "c.sqlite") as cache:
+        emb = CachedEmbedder(openai(url), cache)
+        emb.embed(items[:3])
+        with pytest.raises(ContextLengthError) as info:
+            emb.embed(items)
+        assert info.value.indices == (5,)
+        assert info.value.embedded is not None
+        assert sorted(info.value.embedded) == [i for i in range(12) if i != 5]
+        np.testing.assert_allclose(info.value.embedded[7], expected([items[7]])[0], atol=1e-6)
+        before = len(state.embedded_texts())
+        emb.embed([items[7]])  # kept rows were cached: not sent again
+        assert len(state.embedded_texts()) == before

@@ -187,12 +187,44 @@ class CachedEmbedder:
         todo: dict[bytes, str] = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
         if todo:
             embed = self.inner.embed_queries if role == "query" else self.inner.embed
-            fresh = embed(list(todo.values()))
+            try:
+                fresh = embed(list(todo.values()))
+            except ContextLengthError as exc:
+                raise self._in_batch(exc, list(todo), keys, found, new) from None
             new.update(zip(todo, fresh, strict=True))
             found.update(new)
         if new:
             self.cache.put_many(self.inner.name, new.items())
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+    def _in_batch(
+        self,
+        exc: ContextLengthError,
+        sent: list[bytes],
+        keys: list[bytes],
+        found: dict[bytes, np.ndarray],
+        new: dict[bytes, np.ndarray],
+    ) -> ContextLengthError:
+        """``exc`` about the texts sent (cache misses, each once) restated for the caller's
+        batch: its positions, and the rows of every other text, which are cached meanwhile."""
+        rejected = {sent[i] for i in exc.indices}
+        new.update((sent[i], row) for i, row in (exc.embedded or {}).items())
+        if new:
+            self.cache.put_many(self.inner.name, new.items())
+        rows = found | new
+        counts = dict(zip((sent[i] for i in exc.indices), exc.counts or (), strict=False))
+        indices = [i for i, k in enumerate(keys) if k in rejected]
+        embedded = None
+        if exc.embedded is not None:
+            embedded = {i: rows[k] for i, k in enumerate(keys) if k not in rejected and k in rows}
+        return ContextLengthError(
+            exc.embedder,
+            indices,
+            window=exc.window,
+            counts=[counts[keys[i]] for i in indices] if exc.counts is not None else None,
+            detail=exc.detail,
+            embedded=embedded,
+        )
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Start embedding the passages among ``texts`` that are not cached, on a background

@@ -52,6 +52,7 @@ class ContextLengthError(EmbedError):
         self.embedded = embedded
         self.window = window
         self.counts = tuple(counts) if counts is not None else None
+        self.detail = detail
         shown = ", ".join(str(i) for i in self.indices[:10])
         more = "…" if len(self.indices) > 10 else ""
         limit = f" (window {window} tokens)" if window else ""
