@@ -15,8 +15,9 @@ whatever else is in flight, with deterministic vectors computed from the text. T
    ``git archive`` of that commit in a subprocess) measured in the same run;
 2. 5 % of requests failing (503, 429 with ``Retry-After``, 500, in turn): the rows must equal
    a clean run's, every text embedded exactly once;
-3. end to end, ``narezka index`` with the ``openai`` embedder on a generated corpus, against
-   the same run with the ``hash`` embedder (no server: how fast chunking and storing go).
+3. end to end, ``narezka index`` with the ``openai`` embedder on a generated corpus (this
+   tree at 1 and 8 in flight, and b71bcf2's), against the same run with the ``hash`` embedder
+   (no server: how fast chunking and storing go).
 """
 
 from __future__ import annotations
@@ -143,9 +144,9 @@ def timed_embed(
     return time.perf_counter() - started, rows
 
 
-def old_code_seconds(url: str, texts: Sequence[str], commit: str) -> float | None:
-    """Seconds b71bcf2's OpenAIEmbedder took for ``texts`` through its embed_all (a subprocess
-    on a ``git archive`` of that commit), or None when git cannot provide it."""
+@contextmanager
+def old_tree(commit: str) -> Iterator[Path | None]:
+    """``src`` of ``commit`` unpacked in a temporary folder (None when git cannot give it)."""
     with tempfile.TemporaryDirectory() as tmp:
         archive = subprocess.run(
             ["git", "-C", str(REPO_ROOT), "archive", commit, "src"],
@@ -153,8 +154,18 @@ def old_code_seconds(url: str, texts: Sequence[str], commit: str) -> float | Non
             check=False,
         )
         if archive.returncode != 0:
-            return None
+            yield None
+            return
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        yield Path(tmp) / "src"
+
+
+def old_code_seconds(url: str, texts: Sequence[str], src: Path | None) -> float | None:
+    """Seconds the old OpenAIEmbedder (in ``src``) took for ``texts`` through its embed_all,
+    in a subprocess, or None without the old tree."""
+    if src is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "texts.json"
         data.write_text(json.dumps(list(texts)), encoding="utf-8")
         script = textwrap.dedent(
@@ -170,7 +181,7 @@ def old_code_seconds(url: str, texts: Sequence[str], commit: str) -> float | Non
             print(time.perf_counter() - started)
             """
         )
-        env = dict(os.environ, PYTHONPATH=str(Path(tmp) / "src"))
+        env = dict(os.environ, PYTHONPATH=str(src))
         out = subprocess.run(
             [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
         )
@@ -190,14 +201,17 @@ def make_corpus(folder: Path, files: int) -> None:
         (sub / f"f{f:05d}.md").write_text("\n".join(parts), encoding="utf-8")
 
 
-def index_run(corpus: Path, spec: str, concurrency: int) -> tuple[float, int]:
-    """Wall seconds of ``narezka index`` on a fresh copy of the index and cache, and chunks."""
+def index_run(
+    corpus: Path, spec: str, concurrency: int, src: Path = REPO_ROOT / "src"
+) -> tuple[float, int]:
+    """Wall seconds of ``narezka index`` (the one in ``src``) into a fresh index and cache,
+    and the chunks it embedded."""
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(
             os.environ,
             NAREZKA_CACHE_DIR=tmp,
             NAREZKA_EMBED_CONCURRENCY=str(concurrency),
-            PYTHONPATH=str(REPO_ROOT / "src"),
+            PYTHONPATH=str(src),
         )
         store = Path(tmp) / "store"
         started = time.perf_counter()
@@ -242,8 +256,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         "| code | in flight | seconds | texts/s | bound | share of bound | × sequential |",
         "|---|---|---|---|---|---|---|",
     ]
+    with old_tree(args.old) as old_src:
+        lines += measure(args, texts, levels, old_src)
+    lines.append(f"Load average at the end: {os.getloadavg()[0]:.1f}.")
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def measure(
+    args: argparse.Namespace, texts: list[str], levels: list[int], old_src: Path | None
+) -> list[str]:
+    """The three tables (see the module docstring)."""
+    lines: list[str] = []
     with server(latency=args.latency, batch=args.batch, dim=args.dim) as srv:
-        old = old_code_seconds(srv.url, texts, args.old)
+        old = old_code_seconds(srv.url, texts, old_src)
         results = {
             c: min(
                 (timed_embed(srv.url, texts, c, args.batch) for _ in range(args.repeat)),
@@ -297,11 +326,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(("hash:64 (no server)", "—", seconds, chunks))
             with server(latency=args.latency, batch=args.batch, dim=args.dim) as srv:
                 spec = f"openai:{MODEL}@{srv.url}/v1"
+                served = f"openai (fake, {args.latency * 1000:.0f} ms)"
+                if old_src is not None:
+                    seconds, chunks = index_run(corpus, spec, 1, old_src)
+                    rows.append((f"{served}, {args.old}", "1", seconds, chunks))
                 for c in (1, DEFAULT_CONCURRENCY):
                     seconds, chunks = index_run(corpus, spec, c)
-                    rows.append(
-                        (f"openai (fake, {args.latency * 1000:.0f} ms)", str(c), seconds, chunks)
-                    )
+                    rows.append((served, str(c), seconds, chunks))
                 srv.stats()
         lines += [
             f"### 3. `narezka index` end to end: {args.files} generated files, cold cache",
@@ -311,11 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             *(f"| {n} | {c} | {s:.2f} | {k} | {k / s:.0f} |" for n, c, s, k in rows),
             "",
         ]
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
-    return 0
+    return lines
 
 
 if __name__ == "__main__":

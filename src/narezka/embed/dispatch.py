@@ -189,8 +189,9 @@ class Dispatcher:
         def job(first: int, stop: int) -> tuple[dict[int, np.ndarray], list[int], str]:
             return self._send_fitting(texts, counts, first, stop, one)
 
-        workers = min(self.policy.concurrency, max(1, -(-len(texts) // self.max_batch)))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="embed") as pool:
+        # Threads start as batches are submitted: a one-batch call starts one.
+        slots = self.policy.concurrency
+        with ThreadPoolExecutor(max_workers=slots, thread_name_prefix="embed") as pool:
             failure: Exception | None = None
             while True:
                 while failure is None and len(pending) < self.policy.concurrency:
