@@ -31,7 +31,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -124,19 +123,6 @@ class DispatchPolicy:
         )
 
 
-@dataclass(slots=True)
-class Throughput:
-    """Texts embedded and wall seconds spent in ``embed`` calls: the rate progress shows."""
-
-    texts: int = 0
-    seconds: float = 0.0
-
-    @property
-    def per_second(self) -> float | None:
-        """Texts per second so far (None before any)."""
-        return self.texts / self.seconds if self.seconds > 0 else None
-
-
 Send = Callable[[Sequence[str], Sequence[int]], Matrix]
 """One request for (texts, their token counts): their rows, or ``LengthRejected`` /
 ``BatchTooLarge``."""
@@ -159,7 +145,6 @@ class Dispatcher:
         self.policy = policy
         self.max_batch = policy.max_batch
         self.max_tokens = policy.max_batch_tokens
-        self.throughput = Throughput()
         self._lock = threading.Lock()
         # Shared by every run: calls on several threads (a prefetch and the caller) together
         # still keep at most ``concurrency`` requests in flight.
@@ -175,7 +160,6 @@ class Dispatcher:
 
         Raises ``PartlyRejected`` when inputs were too long (after every other batch ran) and
         the first other failure of any batch (the batches in flight are let finish)."""
-        started = time.perf_counter()
         rows: dict[int, np.ndarray] = {}
         rejected: list[int] = []
         detail = ""
@@ -213,9 +197,6 @@ class Dispatcher:
                     detail = detail or why
             if failure is not None:
                 raise failure
-        with self._lock:
-            self.throughput.texts += len(rows)
-            self.throughput.seconds += time.perf_counter() - started
         if rejected:
             raise PartlyRejected(sorted(rejected), rows, detail)
         return np.stack([rows[i] for i in range(len(texts))]).astype(np.float32, copy=False)
@@ -314,6 +295,5 @@ __all__ = [
     "DispatchPolicy",
     "Dispatcher",
     "PartlyRejected",
-    "Throughput",
     "batch_limit_error",
 ]

@@ -30,7 +30,6 @@ from narezka.embed.dispatch import (
     Dispatcher,
     DispatchPolicy,
     PartlyRejected,
-    Throughput,
     batch_limit_error,
 )
 from narezka.embed.errors import ContextLengthError, EmbedError, ModelNotFoundError
@@ -122,11 +121,6 @@ class OllamaEmbedder:
     def batch_hint(self) -> int:
         """Texts per ``embed`` call that keep every request slot busy."""
         return self.dispatcher.batch_hint
-
-    @property
-    def throughput(self) -> Throughput:
-        """Texts embedded and seconds spent so far (the rate progress shows)."""
-        return self.dispatcher.throughput
 
     @property
     def dim(self) -> int:

@@ -25,7 +25,6 @@ from narezka.embed.dispatch import (
     Dispatcher,
     DispatchPolicy,
     PartlyRejected,
-    Throughput,
     batch_limit_error,
 )
 from narezka.embed.errors import ContextLengthError, EmbedError, ModelNotFoundError
@@ -100,11 +99,6 @@ class OpenAIEmbedder:
     def batch_hint(self) -> int:
         """Texts per ``embed`` call that keep every request slot busy."""
         return self.dispatcher.batch_hint
-
-    @property
-    def throughput(self) -> Throughput:
-        """Texts embedded and seconds spent so far (the rate progress shows)."""
-        return self.dispatcher.throughput
 
     @property
     def dim(self) -> int:
