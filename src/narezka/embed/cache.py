@@ -3,6 +3,9 @@
 A vector's key is the sha256 of (embedder id — which names the model revision or weights
 hash —, its max length, the normalization flag, passage or query, and the text), so a new
 model revision, window or role never reuses old vectors. Vectors are float32 blobs.
+
+``CachedEmbedder.prefetch`` and :func:`prefetching` let a pipeline that embeds file after file
+start on the next files' passages, so a served model's request slots stay busy across files.
 """
 
 from __future__ import annotations

@@ -21,9 +21,10 @@ re-splits the rejected inputs).
 Defaults come from ``NAREZKA_EMBED_CONCURRENCY``, ``NAREZKA_EMBED_BATCH`` and
 ``NAREZKA_EMBED_BATCH_TOKENS`` when set. Eight in flight was chosen from
 ``benchmarks/bench_remote_embed.py``: against a server answering any batch in 100 ms it gave
-6.5x the sequential throughput on 2 busy cores, where 16 added 5 % (the client's own work is
-the limit there), and Ollama, TEI and vLLM all queue or batch more requests than that on
-their side.
+6.6x the sequential throughput, 0.78 of its bound, on 2 shared cores; 16 gained 5-41 % between
+runs at 0.37-0.55 of its bound (this client's CPU is the limit there), and a real server runs a
+handful of batches at once (Ollama's ``OLLAMA_NUM_PARALLEL`` is 1 or 4 by default): more only
+queue there.
 """
 
 from __future__ import annotations
