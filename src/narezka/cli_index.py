@@ -131,6 +131,7 @@ def index_command(
                     on_stage=lambda stage, source: progress.update(
                         task, description=_stage_text(stage, source)
                     ),
+                    on_rate=lambda rate: progress.update(task, rate=rate),
                     **context_progress(progress, err),
                 ),
                 jobs=jobs,
@@ -426,6 +427,7 @@ def sync_command(
                     on_stage=lambda stage, source: progress.update(
                         task, description=_stage_text(stage, source)
                     ),
+                    on_rate=lambda rate: progress.update(task, rate=rate),
                     **context_progress(progress, err),
                 ),
             )

@@ -49,6 +49,14 @@ class _BytesOrCalls(ProgressColumn):
         return self._bytes.render(task)
 
 
+class _ChunkRate(ProgressColumn):
+    """Chunks embedded per second, once the sync has reported a rate (``rate`` field)."""
+
+    def render(self, task: Task) -> Text:
+        rate = task.fields.get("rate")
+        return Text(f"{rate:.0f} chunks/s" if rate else "", style="progress.data.speed")
+
+
 def byte_progress(label: str, console: Console) -> Progress:
     """A progress bar that counts bytes: one big file moves it as much as many small ones.
     Its task's description is shown after ``label`` (the stage: ``embedding docs/a.md``); a
@@ -58,6 +66,7 @@ def byte_progress(label: str, console: Console) -> Progress:
         TextColumn("{task.description}", style="dim"),
         BarColumn(),
         _BytesOrCalls(),
+        _ChunkRate(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=console,

@@ -93,3 +93,19 @@ def test_default_path_honours_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     monkeypatch.delenv("NAREZKA_CACHE_DIR")
     assert default_cache_path().name == "embeddings.sqlite"
     assert "narezka" in str(default_cache_path())
+
+
+def test_a_rejection_names_positions_in_the_callers_batch_not_among_cache_misses(
+    tmp_path: Path,
+) -> None:
+    from narezka.embed import ContextLengthError
+
+    long = " ".join(["word"] * 20)
+    with EmbeddingCache(tmp_path / "c.sqlite") as cache:
+        emb = CachedEmbedder(HashEmbedder(16, max_tokens=10), cache)
+        emb.embed(["cached one", "cached two"])
+        with pytest.raises(ContextLengthError) as info:
+            emb.embed(["cached one", "fresh", long, "cached two", long])
+    # Only "fresh" and one copy of the long text went to the model: index 1 there.
+    assert info.value.indices == (2, 4)
+    assert info.value.counts == (22, 22)  # words + 2

@@ -3,19 +3,27 @@
 A vector's key is the sha256 of (embedder id — which names the model revision or weights
 hash —, its max length, the normalization flag, passage or query, and the text), so a new
 model revision, window or role never reuses old vectors. Vectors are float32 blobs.
+
+``CachedEmbedder.prefetch`` and :func:`prefetching` let a pipeline that embeds file after file
+start on the next files' passages, so a served model's request slots stay busy across files.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 from narezka.embed.base import Embedder, Matrix, empty_matrix
+from narezka.embed.errors import ContextLengthError
 from narezka.sqlite_cache import SqliteCache
 from narezka.tokens import TokenCounter
 
@@ -126,7 +134,7 @@ class CachedEmbedder:
     """Wraps an embedder: vectors come from the cache when present, else from the model.
 
     ``hits`` and ``misses`` count texts (not calls) since construction; identical texts in
-    one batch are embedded once.
+    one batch are embedded once. ``prefetch`` starts passages a caller will ask for soon.
     """
 
     def __init__(self, embedder: Embedder, cache: EmbeddingCache) -> None:
@@ -134,6 +142,10 @@ class CachedEmbedder:
         self.cache = cache
         self.hits = 0
         self.misses = 0
+        self._ahead: dict[bytes, Future[np.ndarray]] = {}
+        self._queue: list[tuple[str, Future[np.ndarray]]] = []
+        self._feeders = 0
+        self._ahead_lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -159,23 +171,124 @@ class CachedEmbedder:
     def offline(self) -> bool:
         return self.inner.offline
 
+    @property
+    def batch_hint(self) -> int | None:
+        """The wrapped embedder's preferred texts per call, if it has one."""
+        hint = getattr(self.inner, "batch_hint", None)
+        return hint if isinstance(hint, int) else None
+
+    def _keys(self, texts: Sequence[str], role: str) -> list[bytes]:
+        name, window = self.inner.name, self.inner.max_tokens
+        return [cache_key(name, window, True, role, t) for t in texts]
+
     def _embed(self, texts: Sequence[str], role: str) -> Matrix:
         if not texts:
             return empty_matrix(self.inner.dim)
-        name, window = self.inner.name, self.inner.max_tokens
-        keys = [cache_key(name, window, True, role, t) for t in texts]
+        keys = self._keys(texts, role)
         found = self.cache.get_many(keys)
-        todo: dict[bytes, str] = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
         missed = sum(1 for k in keys if k not in found)
         self.hits += len(keys) - missed
         self.misses += missed
+        new = self._prefetched(k for k in keys if k not in found) if role == "passage" else {}
+        found.update(new)
+        todo: dict[bytes, str] = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
         if todo:
             embed = self.inner.embed_queries if role == "query" else self.inner.embed
-            fresh = embed(list(todo.values()))
-            new = dict(zip(todo, fresh, strict=True))
-            self.cache.put_many(name, new.items())
+            try:
+                fresh = embed(list(todo.values()))
+            except ContextLengthError as exc:
+                raise self._in_batch(exc, list(todo), keys, found, new) from None
+            new.update(zip(todo, fresh, strict=True))
             found.update(new)
+        if new:
+            self.cache.put_many(self.inner.name, new.items())
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+    def _in_batch(
+        self,
+        exc: ContextLengthError,
+        sent: list[bytes],
+        keys: list[bytes],
+        found: dict[bytes, np.ndarray],
+        new: dict[bytes, np.ndarray],
+    ) -> ContextLengthError:
+        """``exc`` about the texts sent (cache misses, each once) restated for the caller's
+        batch: its positions, and the rows of every other text, which are cached meanwhile."""
+        rejected = {sent[i] for i in exc.indices}
+        new.update((sent[i], row) for i, row in (exc.embedded or {}).items())
+        if new:
+            self.cache.put_many(self.inner.name, new.items())
+        rows = found | new
+        counts = dict(zip((sent[i] for i in exc.indices), exc.counts or (), strict=False))
+        indices = [i for i, k in enumerate(keys) if k in rejected]
+        embedded = None
+        if exc.embedded is not None:
+            embedded = {i: rows[k] for i, k in enumerate(keys) if k not in rejected and k in rows}
+        return ContextLengthError(
+            exc.embedder,
+            indices,
+            window=exc.window,
+            counts=[counts[keys[i]] for i in indices] if exc.counts is not None else None,
+            detail=exc.detail,
+            embedded=embedded,
+        )
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Start embedding the passages among ``texts`` that are not cached, on a background
+        thread, when the wrapped embedder keeps several requests in flight (a served model;
+        for a local one this does nothing). ``embed`` of them then waits for those vectors
+        instead of asking again; one that failed here is embedded there, where its error is
+        handled. Every prefetched passage must be asked for: its vector is held until then."""
+        hint = getattr(self.inner, "batch_hint", None)
+        if not texts or not isinstance(hint, int):
+            return
+        keys = self._keys(texts, "passage")
+        found = self.cache.get_many(keys)
+        with self._ahead_lock:
+            for key, text in zip(keys, texts, strict=True):
+                if key not in found and key not in self._ahead:
+                    future: Future[np.ndarray] = Future()
+                    self._ahead[key] = future
+                    self._queue.append((text, future))
+            # Two feeders: one's next call starts while the other's last requests finish.
+            if self._queue and self._feeders < 2:
+                self._feeders += 1
+                threading.Thread(target=self._feed, args=(hint,), daemon=True).start()
+
+    def _feed(self, hint: int) -> None:
+        """Embed the prefetch queue, ``hint`` texts per call, until it is empty."""
+        while True:
+            with self._ahead_lock:
+                if not self._queue:
+                    self._feeders -= 1
+                    return
+                batch, self._queue = self._queue[:hint], self._queue[hint:]
+            futures = [future for _, future in batch]
+            try:
+                rows = list(self.inner.embed([text for text, _ in batch]))
+            except ContextLengthError as exc:
+                kept = exc.embedded or {}
+                for i, future in enumerate(futures):
+                    if i in kept:
+                        future.set_result(kept[i])
+                    else:
+                        future.set_exception(exc)
+            except Exception as exc:  # embed() meets it again, on the caller's thread
+                for future in futures:
+                    future.set_exception(exc)
+            else:
+                for future, row in zip(futures, rows, strict=True):
+                    future.set_result(row)
+
+    def _prefetched(self, keys: Iterable[bytes]) -> dict[bytes, np.ndarray]:
+        """The prefetched rows among ``keys`` (waiting for those in flight), taken out."""
+        with self._ahead_lock:
+            futures = {k: f for k in keys if (f := self._ahead.pop(k, None)) is not None}
+        rows: dict[bytes, np.ndarray] = {}
+        for key, future in futures.items():
+            if future.exception() is None:
+                rows[key] = future.result()
+        return rows
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         return self._embed(texts, "passage")
@@ -184,4 +297,40 @@ class CachedEmbedder:
         return self._embed(texts, "query")
 
 
-__all__ = ["CacheStats", "CachedEmbedder", "EmbeddingCache", "cache_key", "default_cache_path"]
+T = TypeVar("T")
+
+
+def prefetching(
+    items: Iterable[T], texts_of: Callable[[T], Sequence[str]], embedder: Embedder
+) -> Iterator[T]:
+    """``items`` as they come, each handed over once the passages of the items after it —
+    up to the embedder's ``batch_hint`` texts — are prefetched (see
+    ``CachedEmbedder.prefetch``). A pipeline that embeds file after file then keeps a served
+    model's request slots busy across files; with any other embedder nothing is read ahead."""
+    hint = getattr(embedder, "batch_hint", None)
+    if not isinstance(embedder, CachedEmbedder) or not isinstance(hint, int):
+        yield from items
+        return
+    ahead: deque[tuple[T, int]] = deque()
+    queued = 0
+    for item in items:
+        texts = texts_of(item)
+        embedder.prefetch(texts)
+        ahead.append((item, len(texts)))
+        queued += len(texts)
+        while ahead and queued - ahead[0][1] >= hint:
+            first, count = ahead.popleft()
+            queued -= count
+            yield first
+    while ahead:
+        yield ahead.popleft()[0]
+
+
+__all__ = [
+    "CacheStats",
+    "CachedEmbedder",
+    "EmbeddingCache",
+    "cache_key",
+    "default_cache_path",
+    "prefetching",
+]

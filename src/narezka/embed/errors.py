@@ -14,7 +14,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from narezka.errors import MissingDependencyError, NarezkaError
 
@@ -29,6 +33,8 @@ class ContextLengthError(EmbedError):
     ``indices`` are positions in the batch that was passed to ``embed()``; ``counts`` holds
     their local token counts when known (same order), ``window`` the model window if known.
     Nothing was truncated: the caller decides what to do (see ``embed_grouped``).
+    ``embedded`` holds the rows of the other inputs by batch position when the backend
+    embedded them anyway (None: it did not), so they need not be sent again.
     """
 
     def __init__(
@@ -39,11 +45,14 @@ class ContextLengthError(EmbedError):
         window: int | None = None,
         counts: Sequence[int] | None = None,
         detail: str = "",
+        embedded: Mapping[int, np.ndarray] | None = None,
     ) -> None:
         self.embedder = embedder
         self.indices = tuple(indices)
+        self.embedded = embedded
         self.window = window
         self.counts = tuple(counts) if counts is not None else None
+        self.detail = detail
         shown = ", ".join(str(i) for i in self.indices[:10])
         more = "…" if len(self.indices) > 10 else ""
         limit = f" (window {window} tokens)" if window else ""

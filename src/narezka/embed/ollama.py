@@ -3,7 +3,10 @@
 Every request is ``POST /api/embed`` with a batched ``input``, ``truncate=False`` (the
 client's default leaves the server truncating silently) and ``options.num_ctx`` set to the
 model's window, read once from ``POST /api/show`` (``model_info["<arch>.context_length"]``).
-The host comes from ``host=`` or ``OLLAMA_HOST``.
+The host comes from ``host=`` or ``OLLAMA_HOST``. Several batches are in flight at once
+(:mod:`narezka.embed.dispatch`); Ollama runs ``OLLAMA_NUM_PARALLEL`` of them and queues the
+rest. Its client does not expose response headers, so a 503 "server busy" is retried with
+backoff alone.
 
 Tested against a local fake server implementing the documented contract: no live Ollama
 server was available while this was written.
@@ -14,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +26,12 @@ import httpx
 import numpy as np
 
 from narezka.embed.base import Matrix, default_budget, empty_matrix, l2_normalize
+from narezka.embed.dispatch import (
+    Dispatcher,
+    DispatchPolicy,
+    PartlyRejected,
+    batch_limit_error,
+)
 from narezka.embed.errors import ContextLengthError, EmbedError, ModelNotFoundError
 from narezka.embed.remote import (
     OLLAMA_DEFAULT_HOST,
@@ -31,7 +41,6 @@ from narezka.embed.remote import (
     TransientError,
     counter_for_model,
     is_length_error,
-    locate_rejected,
     with_retries,
 )
 from narezka.errors import MissingDependencyError
@@ -64,6 +73,7 @@ class OllamaEmbedder:
         host: str | None = None,
         counter: TokenCounter | None = None,
         retry: RetryPolicy | None = None,
+        dispatch: DispatchPolicy | None = None,
     ) -> None:
         try:
             import ollama
@@ -72,6 +82,8 @@ class OllamaEmbedder:
         self.model = model
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
         self.retry = retry or RetryPolicy()
+        self.dispatcher = Dispatcher(dispatch or DispatchPolicy.from_env())
+        self._lock = threading.Lock()
         self._ollama: Any = ollama
         self._client: Any = ollama.Client(host=self.host, timeout=self.retry.timeout)
         if counter is None:
@@ -106,6 +118,11 @@ class OllamaEmbedder:
         return default_budget(window) if self.counter_exact else window
 
     @property
+    def batch_hint(self) -> int:
+        """Texts per ``embed`` call that keep every request slot busy."""
+        return self.dispatcher.batch_hint
+
+    @property
     def dim(self) -> int:
         if self.info.dim is None:
             probe = self.embed(["dimension probe"])
@@ -115,7 +132,7 @@ class OllamaEmbedder:
 
     # ---- requests ---------------------------------------------------------------------------
 
-    def _call(self, request: Any, *, parse: Any = None) -> Any:
+    def _call(self, request: Any, *, parse: Any = None, batch: int = 1) -> Any:
         """One request with retries; errors mapped to narezka's (see module docstring)."""
 
         def attempt() -> Any:
@@ -127,6 +144,8 @@ class OllamaEmbedder:
                     raise ModelNotFoundError(
                         f"ollama {self.host}", self.model, f"run: ollama pull {self.model}"
                     ) from None
+                if (too_big := batch_limit_error(status, message, batch)) is not None:
+                    raise too_big from None
                 if is_length_error(status, message):
                     raise LengthRejected(message) from None
                 if status >= 500 or status == 429:
@@ -147,7 +166,8 @@ class OllamaEmbedder:
         return self._call(
             lambda: self._client.embed(
                 model=self.model, input=list(texts), truncate=False, options=options
-            )
+            ),
+            batch=len(texts),
         )
 
     def embed(self, texts: Sequence[str]) -> Matrix:
@@ -155,18 +175,23 @@ class OllamaEmbedder:
         if not texts:
             return empty_matrix(self.info.dim or 0)
         info = self.info
+        counts = self.counter.count_batch(texts)
         try:
-            response = self._embed_once(texts)
-        except LengthRejected as exc:
-            rejected = locate_rejected(texts, self._embed_once) if len(texts) > 1 else [0]
-            counts = self.counter.count_batch([texts[i] for i in rejected])
+            return self.dispatcher.run(texts, counts, self._embed_batch)
+        except PartlyRejected as exc:
             raise ContextLengthError(
                 f"ollama:{self.model}",
-                rejected,
+                exc.rejected,
                 window=info.window,
-                counts=counts,
-                detail=str(exc),
+                counts=[counts[i] for i in exc.rejected],
+                detail=exc.detail,
+                embedded=exc.rows,
             ) from None
+
+    def _embed_batch(self, texts: Sequence[str], counts: Sequence[int]) -> Matrix:
+        """One request (on a dispatcher thread): the batch's normalized rows."""
+        info = self.info
+        response = self._embed_once(texts)
         vectors = np.asarray(response.embeddings, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise EmbedError(
@@ -178,7 +203,8 @@ class OllamaEmbedder:
                 f"ollama {self.host} (model {self.model!r}): embedding dimension "
                 f"{vectors.shape[1]} differs from the model's {info.dim}"
             )
-        self.drift.record(self.counter.count_batch(texts), response.prompt_eval_count)
+        with self._lock:
+            self.drift.record(counts, response.prompt_eval_count)
         return l2_normalize(vectors)
 
     def embed_queries(self, texts: Sequence[str]) -> Matrix:

@@ -1,9 +1,10 @@
-"""What the HTTP embedders (Ollama, OpenAI-compatible) share: retries, length-error
-recognition, locating rejected inputs, token-count drift, and tokenizers by model family.
+"""What the HTTP embedders (Ollama, OpenAI-compatible) share: retries (with ``Retry-After``),
+length-error recognition, token-count drift, and tokenizers by model family.
 """
 
 from __future__ import annotations
 
+import email.utils
 import random
 import re
 import time
@@ -37,7 +38,30 @@ def is_length_error(status: int, message: str) -> bool:
 
 
 class TransientError(Exception):
-    """Raised inside a request function for a failure worth retrying (timeout, 5xx…)."""
+    """Raised inside a request function for a failure worth retrying (timeout, 5xx…);
+    ``retry_after`` is the wait in seconds the server asked for (429/503 ``Retry-After``)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +72,8 @@ class RetryPolicy:
     base_delay: float = 0.5
     max_delay: float = 8.0
     timeout: float = 120.0
+    max_retry_after: float = 120.0
+    """The longest ``Retry-After`` obeyed; a server asking for more is waited on this long."""
 
     def delay(self, attempt: int, rng: random.Random) -> float:
         """Seconds to wait after failed attempt ``attempt`` (0-based): "equal jitter"."""
@@ -66,6 +92,8 @@ def with_retries(
 ) -> T:
     """Call ``request`` until it succeeds; ``TransientError`` is retried, anything else raised.
 
+    The wait before a retry is the backoff, or the server's ``Retry-After`` when longer.
+
     After ``policy.attempts`` transient failures raises ``BackendUnavailableError`` naming
     the host and model.
     """
@@ -77,31 +105,15 @@ def with_retries(
         except TransientError as exc:
             last = str(exc)
             if attempt + 1 < policy.attempts:
-                sleep(policy.delay(attempt, rng))
+                wait = policy.delay(attempt, rng)
+                if exc.retry_after is not None:
+                    wait = max(wait, min(exc.retry_after, policy.max_retry_after))
+                sleep(wait)
     raise BackendUnavailableError(host, model, policy.attempts, last)
 
 
 class LengthRejected(Exception):
     """Raised by a probe: the server refused the (sub-)batch as too long."""
-
-
-def locate_rejected(texts: Sequence[str], probe: Callable[[Sequence[str]], object]) -> list[int]:
-    """Indices of the texts a server rejects as too long, found by bisecting the batch.
-
-    The length error does not say which input overflowed, so halves are re-sent; ``probe``
-    embeds a sub-batch and raises ``LengthRejected`` when the server refuses it. Costs
-    O(k·log n) requests for k rejected inputs, paid only when a rejection happened.
-    """
-    if len(texts) == 1:
-        return [0]
-    mid = len(texts) // 2
-    found: list[int] = []
-    for offset, part in ((0, texts[:mid]), (mid, texts[mid:])):
-        try:
-            probe(part)
-        except LengthRejected:
-            found.extend(offset + i for i in locate_rejected(part, probe))
-    return found
 
 
 @dataclass(slots=True)
@@ -159,6 +171,6 @@ __all__ = [
     "TransientError",
     "counter_for_model",
     "is_length_error",
-    "locate_rejected",
+    "retry_after_seconds",
     "with_retries",
 ]

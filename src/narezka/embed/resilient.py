@@ -15,6 +15,9 @@ Two faces over one engine:
     that returns no pieces, an empty piece, or the rejected text unchanged cannot make
     progress: that input raises ``InputTooLongError``.
 
+Without a ``batch_size``, each ``embed`` call gets the embedder's ``batch_hint`` texts when it
+has one (a remote embedder keeps several requests in flight within one call), else 32.
+
 The pipeline wires ``resplit`` to the splitter so a chunk refused by a server (whose
 tokenizer narezka could only approximate) becomes several exact sub-chunks, recorded as
 re-split in their metadata, instead of losing its tail.
@@ -60,7 +63,7 @@ def embed_all(
     texts: Sequence[str],
     embedder: Embedder,
     *,
-    batch_size: int = 32,
+    batch_size: int | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> Matrix:
     """Embed ``texts`` in batches, one row each; a too-long input raises ``InputTooLongError``."""
@@ -75,7 +78,7 @@ def embed_grouped(
     embedder: Embedder,
     *,
     resplit: Resplit | None = None,
-    batch_size: int = 32,
+    batch_size: int | None = None,
     on_progress: ProgressCallback | None = None,
     max_depth: int = 4,
 ) -> list[Embedded]:
@@ -85,6 +88,8 @@ def embed_grouped(
     input raises ``InputTooLongError``; so does one still rejected after ``max_depth``
     re-splits.
     """
+    if batch_size is None:
+        batch_size = preferred_batch(embedder)
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     total = len(texts)
@@ -97,7 +102,7 @@ def embed_grouped(
         extra: list[_Item] = []
         while batch:
             try:
-                vectors = embedder.embed([item.text for item in batch])
+                vectors = list(embedder.embed([item.text for item in batch]))
             except ContextLengthError as exc:
                 rejected = _rejected_items(exc, batch, embedder)
                 for item in rejected:
@@ -106,8 +111,13 @@ def embed_grouped(
                     extra.extend(
                         _Item(item.owner, (*item.path, k), p) for k, p in enumerate(pieces)
                     )
-                batch = [item for item in batch if item not in rejected]
-                continue
+                kept = [k for k, item in enumerate(batch) if item not in rejected]
+                if exc.embedded is None or any(k not in exc.embedded for k in kept):
+                    batch = [batch[k] for k in kept]
+                    continue
+                # The backend embedded the others already: keep their rows, send them not again.
+                vectors = [exc.embedded[k] for k in kept]
+                batch = [batch[k] for k in kept]
             for item, vector in zip(batch, vectors, strict=True):
                 done_vectors[(item.owner, item.path)] = (item.text, vector)
                 pending[item.owner] -= 1
@@ -118,6 +128,13 @@ def embed_grouped(
         if on_progress is not None:
             on_progress(finished, total)
     return _assemble(texts, done_vectors, embedder.dim)
+
+
+def preferred_batch(embedder: Embedder, default: int = 32) -> int:
+    """Texts per ``embed`` call: the embedder's ``batch_hint`` when it has one, else
+    ``default``."""
+    hint = getattr(embedder, "batch_hint", None)
+    return hint if isinstance(hint, int) and hint > 0 else default
 
 
 def _rejected_items(exc: ContextLengthError, batch: list[_Item], embedder: Embedder) -> list[_Item]:
@@ -200,5 +217,6 @@ __all__ = [
     "Resplit",
     "embed_all",
     "embed_grouped",
+    "preferred_batch",
     "signal_embedder",
 ]

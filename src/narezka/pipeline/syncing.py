@@ -28,6 +28,7 @@ from narezka.embed import (
     embed_all,
     get_embedder,
 )
+from narezka.embed.cache import prefetching
 from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
 from narezka.enrich.llm_context import ContextWriter
@@ -184,6 +185,8 @@ class Syncer:
         self.known = manifest.stats()
         self.on_bytes: Callable[[int], None] | None = None
         self.on_stage: Callable[[str, str], None] | None = None
+        self.on_rate: Callable[[float], None] | None = None
+        self._started = time.perf_counter()
         self._file_bytes = 0
         self._bytes_done = 0
 
@@ -328,6 +331,8 @@ class Syncer:
             self._write(source, plan, points, entries, stat, digest)
         report.seconds["store"] += time.perf_counter() - started
         report.chunks_embedded += len(plan.embed)
+        if self.on_rate is not None and report.chunks_embedded:
+            self.on_rate(report.chunks_embedded / (time.perf_counter() - self._started))
         report.chunks_kept += len(plan.keep)
         report.chunks_deleted += len(plan.delete)
 
@@ -426,6 +431,8 @@ class Progress:
     on_bytes: Callable[[int], None] | None = None
     on_total: Callable[[int], None] | None = None
     on_stage: Callable[[str, str], None] | None = None
+    on_rate: Callable[[float], None] | None = None
+    """Called after each file that embedded chunks: chunks embedded per second so far."""
     on_context_estimate: Callable[[Any], None] | None = None
     """With ``context_llm``: called once with the ``ContextEstimate`` before any LLM call."""
     on_context_call: Callable[[], None] | None = None
@@ -459,6 +466,7 @@ def sync_files(
         progress.on_total(sum(_size(file) for _, file in files))
     syncer.on_bytes = progress.on_bytes
     syncer.on_stage = progress.on_stage
+    syncer.on_rate = progress.on_rate
     work: list[tuple[Path, Path, os.stat_result]] = []
     for base, file in files:
         source = file.relative_to(base).as_posix()
@@ -480,6 +488,8 @@ def sync_files(
     pool = chunk_pool(syncer.strategy, syncer.counter, jobs, work_bytes=work_bytes, background=True)
     with pool:
         outcomes = pool.map(tasks)
+        if syncer.context is None:  # contexts change what is embedded: nothing to guess ahead
+            outcomes = prefetching(outcomes, _embed_texts, syncer.embedder)
         for base, file, stat in work:
             source = file.relative_to(base).as_posix()
             syncer.stage("chunking", source)
@@ -520,6 +530,10 @@ def sync_files(
             + ": pass --include to read other files"
         )
     syncer.delete_missing(seen)
+
+
+def _embed_texts(outcome: FileOutcome) -> list[str]:
+    return [c.embed_text for c in outcome.result.chunks] if outcome.result is not None else []
 
 
 def _size(file: Path) -> int:
