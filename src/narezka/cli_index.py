@@ -22,6 +22,7 @@ from rich.table import Table
 from narezka.cli_common import EXIT_NOTHING, fail, jobs_option, settings_for, split_options
 from narezka.cli_progress import byte_progress
 from narezka.cli_search import ranking, ranking_options
+from narezka.discover.kinds import describe_unread
 from narezka.embed import get_embedder
 from narezka.enrich.llm_context import ContextEstimate
 from narezka.errors import ConfigError, NarezkaError
@@ -38,6 +39,20 @@ WAIT_STEP = 0.2
 """Seconds between tries while another process holds the index."""
 TABLE_SNIPPET = 160
 """Characters of a hit's snippet shown in the table (JSON output carries all of it)."""
+
+
+prune_option = click.option(
+    "--prune",
+    is_flag=True,
+    help="Remove from the index the files still in the corpus that the include/exclude "
+    "patterns no longer match (without it they are kept and named in a warning).",
+)
+strict_option = click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 if any file was skipped or not read (a document type narezka does not read: "
+    "--exclude it to accept that).",
+)
 
 
 @click.command("index")
@@ -81,7 +96,8 @@ TABLE_SNIPPET = 160
     help="Build the index anew beside the old one and swap it in when complete (search keeps "
     "answering from the old one meanwhile; the embedding cache is kept).",
 )
-@click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
+@prune_option
+@strict_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @jobs_option
 def index_command(
@@ -90,6 +106,7 @@ def index_command(
     qdrant_url: str | None,
     collection: str | None,
     rebuild: bool,
+    prune: bool,
     strict: bool,
     as_json: bool,
     jobs: int | None,
@@ -117,6 +134,7 @@ def index_command(
             task = progress.add_task("", total=None)
             report = ix.sync(
                 rebuild=rebuild,
+                prune=prune,
                 progress=Progress(
                     on_total=lambda total: progress.update(task, total=total),
                     on_bytes=lambda n: progress.advance(task, n),
@@ -134,7 +152,7 @@ def index_command(
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=1))
     else:
         _print_index_report(report)
-    if strict and report.skipped:
+    if strict and (report.skipped or report.not_read):
         sys.exit(EXIT_NOTHING)
 
 
@@ -190,6 +208,8 @@ def _print_index_report(report: IndexReport) -> None:
         ("Embedder", report.embedder),
         ("Skipped files", str(len(report.skipped))),
     ]
+    if report.not_read:
+        rows.append(("Not read", describe_unread(report.not_read, shown=0)))
     if report.recovered:
         rows.append(("Repaired", ", ".join(report.recovered)))
     for label, value in rows:
@@ -357,7 +377,9 @@ def _summary(report: IndexReport) -> str:
         f"{report.files_new} new, {report.files_changed} changed, "
         f"{report.files_unchanged} unchanged, {report.files_deleted} deleted files; "
         f"{report.chunks_embedded} chunks embedded, {report.chunks_deleted} deleted; "
-        f"{len(report.skipped)} skipped; {report.seconds['total']:.2f} s"
+        f"{len(report.skipped)} skipped"
+        + (f", {describe_unread(report.not_read, shown=0)}" if report.not_read else "")
+        + f"; {report.seconds['total']:.2f} s"
         + _context_summary(report.context)
     )
 
@@ -387,13 +409,22 @@ def _context_summary(c: dict[str, Any]) -> str:
     help="Change the LLM that writes chunk context (ollama:MODEL[@HOST], openai:MODEL@URL, or "
     "off)  [default: the one the index records].",
 )
-@click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
+@click.option(
+    "--follow-symlinks/--no-follow-symlinks",
+    default=None,
+    help="Change whether symlinks leading outside the corpus are read  [default: as the index "
+    "records; built without, they are named as skipped].",
+)
+@prune_option
+@strict_option
 @click.option("--json", "as_json", is_flag=True)
 @jobs_option
 def sync_command(
     store: str,
     corpus: Path | None,
     context_llm: str | None,
+    follow_symlinks: bool | None,
+    prune: bool,
     strict: bool,
     as_json: bool,
     jobs: int | None,
@@ -411,6 +442,8 @@ def sync_command(
                 store,
                 corpus=corpus,
                 context_llm=context_llm,
+                follow_symlinks=follow_symlinks,
+                prune=prune,
                 jobs=jobs,
                 progress=Progress(
                     on_total=lambda total: progress.update(task, total=total),
@@ -425,7 +458,7 @@ def sync_command(
         fail(exc)
     _report_problems(report)
     click.echo(json.dumps(report.as_dict(), ensure_ascii=False) if as_json else _summary(report))
-    if strict and report.skipped:
+    if strict and (report.skipped or report.not_read):
         sys.exit(EXIT_NOTHING)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from narezka.enrich.redaction import redact
 from narezka.errors import ConfigError
-from narezka.globs import glob_regex
+from narezka.globs import glob_matches, glob_regex
 from narezka.index import Index, SyncReport
 from narezka.pipeline.layout import STORE_DIRNAME
 from narezka.search import Filter, Hit
@@ -247,7 +247,8 @@ class Service:
         self, path_glob: str | None = None, cursor: str | None = None
     ) -> dict[str, Any]:
         """Indexed files (path, size, chunks), a page at a time."""
-        pattern = glob_regex(path_glob) if path_glob else None
+        if path_glob:
+            glob_regex(path_glob)  # a malformed glob fails before the listing
         rows = [
             {
                 "path": s.path,
@@ -256,7 +257,7 @@ class Service:
                 "uri": f"narezka://source/{s.path}",
             }
             for s in self.index.sources()
-            if pattern is None or pattern.match(s.path)
+            if not path_glob or glob_matches(path_glob, s.path)
         ]
         offset = cursor_offset(cursor, [path_glob])
         page, after = self._fit(rows[offset : offset + SOURCES_PAGE], 0, {"next_cursor": "x" * 40})
