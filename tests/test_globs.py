@@ -51,13 +51,18 @@ def test_gitignore_semantics(pattern: str, path: str, expected: bool) -> None:
     assert glob_matches(pattern, path) is expected
 
 
-@given(paths, st.sampled_from([".md", ".txt", ".pdf"]))
-def test_a_suffix_pattern_matches_at_any_depth(path: str, suffix: str) -> None:
-    name = path.rsplit("/", 1)[-1]
-    # No "/" in the name: the pattern matches the file, else nothing under the path.
-    assert glob_matches(f"*{suffix}", path) is (
-        name.endswith(suffix) or any(p.endswith(suffix) for p in path.split("/")[:-1])
-    )
+folders = st.lists(st.text(alphabet="abxyz_-", min_size=1, max_size=6), max_size=4)
+suffixes = st.sampled_from([".md", ".txt", ".pdf"])
+
+
+@given(folders, segment, suffixes, suffixes)
+def test_a_suffix_pattern_matches_at_any_depth(
+    dirs: list[str], stem: str, suffix: str, other: str
+) -> None:
+    path = "/".join([*dirs, stem + suffix])
+    assert glob_matches(f"*{suffix}", path)
+    assert glob_matches(f"*{other}", path) is path.endswith(other)
+    assert glob_matches(f"/*{suffix}", path) is (not dirs)
 
 
 @given(paths, paths)
