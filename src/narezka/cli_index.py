@@ -465,13 +465,18 @@ def sync_command(
 @click.command("watch")
 @click.argument("store", default=".")
 @click.option("--debounce-ms", type=int, default=1600, show_default=True)
-def watch_command(store: str, debounce_ms: int) -> None:
+@click.option(
+    "--follow-symlinks/--no-follow-symlinks",
+    default=None,
+    help="As for sync: change whether symlinks leading outside the corpus are read.",
+)
+def watch_command(store: str, debounce_ms: int, follow_symlinks: bool | None) -> None:
     """Sync now, then again whenever files in the corpus change (Ctrl-C stops cleanly).
 
     Example: narezka watch examples/kb --debounce-ms 2000
     """
     try:
-        for report in watch(store, debounce_ms=debounce_ms):
+        for report in watch(store, debounce_ms=debounce_ms, follow_symlinks=follow_symlinks):
             click.echo(_summary(report), err=True)
     except NarezkaError as exc:
         fail(exc)

@@ -18,6 +18,7 @@ from narezka.index import Index
 from narezka.pipeline import chunk_documents
 from narezka.pipeline.indexing import index
 from narezka.search.expansion import read_source
+from narezka.settings import Settings
 
 SECRET = "root:x:0:0:не-для-индекса"
 CLI_TIMEOUT = 120
@@ -185,3 +186,19 @@ def test_read_document_still_reads_a_regular_file(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_bytes(b"# A\r\n")
     doc, _ = read_document(tmp_path, tmp_path / "a.md")
     assert (doc.text, doc.size) == ("# A\n", 5)
+
+
+def test_sync_watch_and_serve_change_the_recorded_choice(corpus: Path) -> None:
+    from narezka.pipeline.maintenance import sync
+    from narezka.serve.service import Service
+
+    with Index.create(corpus, Settings(embedder="hash")) as ix:
+        ix.sync()
+    assert SECRET not in _stored_texts(corpus)
+    sync(corpus, follow_symlinks=True)
+    sync(corpus)  # the choice is recorded: still followed
+    assert SECRET in _stored_texts(corpus)
+    with Service(corpus, watch=False, follow_symlinks=False) as service:
+        service.index.sync()
+    assert SECRET not in _stored_texts(corpus)
+    assert sync(corpus).skipped  # and recorded again: named, not read

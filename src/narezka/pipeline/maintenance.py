@@ -64,15 +64,17 @@ def watch(
     debounce_ms: int = 1600,
     on_sync: Callable[[IndexReport], None] | None = None,
     stop_event: threading.Event | None = None,
+    follow_symlinks: bool | None = None,
 ) -> Iterator[IndexReport]:
-    """Sync once, then again after every burst of file changes in the corpus."""
+    """Sync once, then again after every burst of file changes in the corpus
+    (``follow_symlinks``, when given, replaces the recorded choice, as in :func:`sync`)."""
     try:
         from watchfiles import watch as file_events
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise MissingDependencyError("watchfiles", "watch") from exc
     home = resolve_store(location)
     corpus = corpus_of(home, read_index_meta(home))
-    report = sync(home)
+    report = sync(home, follow_symlinks=follow_symlinks)  # recorded for the syncs below
     if on_sync:
         on_sync(report)
     yield report

@@ -69,10 +69,13 @@ class Service:
         watch: bool = True,
         debounce_ms: int = DEBOUNCE_MS,
         search_threads: int | None = None,
+        follow_symlinks: bool | None = None,
     ) -> None:
         if max_reply_tokens < MIN_REPLY_TOKENS:
             raise ConfigError(f"the reply budget must be at least {MIN_REPLY_TOKENS} tokens")
         self.index = _open_or_create(Path(location))
+        if follow_symlinks is not None:  # else the index's own choice; its syncs record it
+            self.index.settings = self.index.settings.replace(follow_symlinks=follow_symlinks)
         self.corpus = self.index.corpus
         self.budget = max_reply_tokens
         self.debounce_ms = debounce_ms
