@@ -22,7 +22,7 @@ from rich.table import Table
 from narezka.cli_common import EXIT_NOTHING, fail, jobs_option, settings_for, split_options
 from narezka.cli_progress import byte_progress
 from narezka.cli_search import ranking, ranking_options
-from narezka.discover.kinds import describe_unread
+from narezka.discover.kinds import describe_unread, special_kind
 from narezka.embed import get_embedder
 from narezka.enrich.llm_context import ContextEstimate
 from narezka.errors import ConfigError, NarezkaError
@@ -122,6 +122,8 @@ def index_command(
     err = Console(stderr=True)
     if not corpus.exists():
         fail(ConfigError(f"{corpus}: no such file or directory"))
+    if (kind := special_kind(corpus.stat().st_mode)) is not None:
+        fail(ConfigError(f"{corpus}: {kind}, not a regular file or folder: never opened"))
     settings = settings_for(corpus, options)
     progress = byte_progress("indexing", err)
     try:

@@ -179,6 +179,7 @@ def test_a_fifo_given_as_a_path_is_an_error_naming_it(tmp_path: Path, command: s
     else:
         store = tmp_path / "store"
         done = _cli("index", "x.md", "--embedder", "hash:64", "--store", store, cwd=tmp_path)
+        assert done.returncode == 2 and not store.exists()  # the whole corpus: nothing to do
     assert "x.md: a FIFO, not a regular file" in done.stderr
 
 

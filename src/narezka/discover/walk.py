@@ -274,8 +274,11 @@ def read_all(
     paths: Sequence[str | Path],
     include: Sequence[str] = DEFAULT_INCLUDE,
     exclude: Sequence[str] = (),
+    *,
+    follow_symlinks: bool = False,
 ) -> tuple[list[RawDocument], list[SourceError], list[str]]:
-    """Read every input file: ``(documents, per-file errors, warnings)``.
+    """Read every input file: ``(documents, per-file errors, warnings)``; symlinks leading
+    out of a folder given are named as errors unless ``follow_symlinks``.
 
     A file that cannot be read or decoded becomes an error in the list and the others are still
     read; every error and warning names its file.
@@ -283,7 +286,8 @@ def read_all(
     docs: list[RawDocument] = []
     errors: list[SourceError] = []
     warnings: list[str] = []
-    for root, file in iter_files(paths, include, exclude, errors=errors):
+    found = iter_files(paths, include, exclude, errors=errors, follow_symlinks=follow_symlinks)
+    for root, file in found:
         try:
             doc, file_warnings = read_document(root, file)
         except SourceError as exc:
