@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from narezka.embed import HashEmbedder
 from narezka.enrich.payload import match_rule
-from narezka.globs import glob_matches
+from narezka.globs import glob_matches, literal_glob
 from narezka.index import Index
 from narezka.pipeline.indexing import index
 from narezka.search import Filter
@@ -122,3 +122,18 @@ def test_the_service_lists_nested_sources_for_a_name_glob(notes: Path) -> None:
     with Service(notes, watch=False) as service:
         listed = service.list_sources("*.md")
     assert [row["path"] for row in listed["sources"]] == ["a.md", "sub/tariffs.md"]
+
+
+def test_literal_globs_name_one_path_only() -> None:
+    glob = literal_glob("idx")
+    assert glob_matches(glob, "idx/") and glob_matches(glob, "idx/a.md")
+    assert not glob_matches(glob, "sub/idx/a.md")
+    odd = literal_glob("a[1]*?.md")
+    assert glob_matches(odd, "a[1]*?.md") and not glob_matches(odd, "a1xy.md")
+
+
+def test_a_store_inside_the_corpus_excludes_only_itself(notes: Path) -> None:
+    (notes / "sub" / "idx").mkdir()
+    (notes / "sub" / "idx" / "deep.md").write_text("# Глубоко\n\nтекст\n", encoding="utf-8")
+    report = index(notes, store_dir=notes / "idx", embedder=HashEmbedder(64))
+    assert report.files_new == 3

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["glob_matches", "glob_regex"]
+__all__ = ["glob_matches", "glob_regex", "literal_glob"]
 
 
 @lru_cache(maxsize=256)
@@ -58,6 +58,12 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     # slash that only a folder's path (or a path inside it) has.
     out.append("/.*" if folder_only else "(?:/.*)?")
     return re.compile("".join(out), re.DOTALL)
+
+
+def literal_glob(path: str) -> str:
+    """A glob matching exactly the POSIX relative ``path`` (and what is inside it): anchored
+    to the root, its ``*``, ``?`` and ``[`` taken literally."""
+    return "/" + re.sub(r"([*?\[])", r"[\1]", path.strip("/"))
 
 
 def glob_matches(pattern: str, path: str) -> bool:
