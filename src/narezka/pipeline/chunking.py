@@ -284,7 +284,7 @@ def _files(
     include: Sequence[str],
     exclude: Sequence[str],
     report: ChunkReport,
-    follow_symlinks: bool,
+    follow_symlinks: bool = False,
 ) -> Iterable[tuple[Path, Path]]:
     # A missing path, a folder that cannot be listed or a name that is not UTF-8 is one bad
     # input among several, like an unreadable file: the rest of the walk goes on.
