@@ -254,7 +254,12 @@ def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
 @click.option("--zone", default=None)
 @click.option("--project", default=None)
 @click.option("--category", default=None)
-@click.option("--path", "path_glob", default=None, help="Only files matching this glob.")
+@click.option(
+    "--path",
+    "path_glob",
+    default=None,
+    help="Only files matching this glob (.gitignore-style: '*.md' at any depth).",
+)
 @click.option("--include-archived", is_flag=True, help="Archived pages are left out by default.")
 @click.option(
     "--expand",
