@@ -203,3 +203,19 @@ def test_sync_watch_and_serve_change_the_recorded_choice(corpus: Path) -> None:
         service.index.sync()
     assert SECRET not in _stored_texts(corpus)
     assert sync(corpus).skipped  # and recorded again: named, not read
+
+
+def test_the_service_serves_nothing_from_outside(corpus: Path) -> None:
+    """What HTTP /search, /chunks and MCP search/get_context answer comes from here."""
+    from narezka.serve.service import Service
+
+    with Index.create(corpus, Settings(embedder="hash")) as ix:
+        ix.sync()
+    with Service(corpus, watch=False) as service:
+        for expand in (None, "section"):
+            query = "курьер утром root не-для-индекса"
+            reply = service.search(query, k=50, mode="bm25", expand=expand)
+            assert reply["hits"] and SECRET not in json.dumps(reply, ensure_ascii=False)
+            for hit in reply["hits"]:
+                context = service.get_context(hit["chunk_id"], before=3, after=3)
+                assert SECRET not in json.dumps(context, ensure_ascii=False)
