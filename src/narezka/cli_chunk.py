@@ -19,6 +19,7 @@ import click
 from narezka import pipeline
 from narezka.cli_common import EXIT_NOTHING, jobs_option
 from narezka.cli_options import Splitting, splitting_options
+from narezka.discover.kinds import describe_unread
 from narezka.enrich.redaction import redacted_text
 from narezka.errors import ConfigError
 from narezka.stats import chunk_stats
@@ -42,7 +43,12 @@ PREVIEW_CHARS = 200
     help="text: previews for people; jsonl/json: the contract fields.",
 )
 @click.option("--stats", is_flag=True, help="Print a summary (to stderr unless --format text).")
-@click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 if any file was skipped or not read (a document type narezka does not read: "
+    "--exclude it to accept that).",
+)
 @jobs_option
 def chunk(
     paths: Sequence[str], fmt: str, stats: bool, strict: bool, jobs: int | None, **options: Any
@@ -95,6 +101,8 @@ def chunk(
         click.echo(f"skipped: {problem}", err=True)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
+    if report.not_read:
+        click.echo(f"warning: {describe_unread(report.not_read)}", err=True)
 
     summary = chunk_stats(report)
     if document is not None:
@@ -110,7 +118,7 @@ def chunk(
             out.write(shown[:PREVIEW_CHARS] + ("…" if len(shown) > PREVIEW_CHARS else "") + "\n\n")
     if stats:
         _print_stats(summary, Console(stderr=fmt != "text"), per_file=strategy == "auto")
-    if strict and report.skipped:
+    if strict and (report.skipped or report.not_read):
         sys.exit(EXIT_NOTHING)
 
 
@@ -160,6 +168,7 @@ def _print_stats(summary: dict[str, Any], console: Console, *, per_file: bool = 
         "max_tokens": "Max size (unit)",
         "empty_files": "Empty files",
         "skipped_files": "Skipped files",
+        "not_read_files": "Not read (unsupported type)",
         "removed_chars": "Removed characters",
         "secrets_redacted": "Secrets redacted",
     }

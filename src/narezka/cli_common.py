@@ -145,10 +145,20 @@ def _options() -> list[Callable[[F], F]]:
         click.option(
             "--include",
             multiple=True,
-            help="Glob of files to read (repeatable)  [default: the strategy's: Markdown and text; "
+            help="Glob of files to read (repeatable; .gitignore-style: '*.md' at any depth, "
+            "'docs/*.md' from the corpus root)  [default: the strategy's: Markdown and text; "
             "code reads source files, chat JSON/JSONL/text, auto all of them].",
         ),
-        click.option("--exclude", multiple=True, help="Glob of files to skip (repeatable)."),
+        click.option(
+            "--exclude", multiple=True, help="Glob of files or folders to skip (as --include)."
+        ),
+        click.option(
+            "--follow-symlinks",
+            is_flag=True,
+            default=None,
+            help="Also read what symlinks lead to outside the corpus (by default such a link is "
+            "named as skipped; links inside the corpus are always followed).",
+        ),
         click.option(
             "--context-llm",
             default=None,
@@ -218,6 +228,7 @@ def settings_for(location: str | Path | None, options: Mapping[str, Any]) -> Set
         "context_llm": options.get("context_llm"),
         "include": include,
         "exclude": exclude or None,
+        "follow_symlinks": options.get("follow_symlinks") or None,
     }
     try:
         return Settings.load(root, **flags)

@@ -23,6 +23,7 @@ from narezka.cli_common import EXIT_NOTHING, fail, jobs_option, settings_for, sp
 from narezka.cli_options import cluster_for, cluster_options
 from narezka.cli_progress import byte_progress
 from narezka.cli_search import ranking, ranking_options
+from narezka.discover.kinds import describe_unread, special_kind
 from narezka.embed import get_embedder
 from narezka.enrich.llm_context import ContextEstimate
 from narezka.errors import ConfigError, NarezkaError
@@ -39,6 +40,20 @@ WAIT_STEP = 0.2
 """Seconds between tries while another process holds the index."""
 TABLE_SNIPPET = 160
 """Characters of a hit's snippet shown in the table (JSON output carries all of it)."""
+
+
+prune_option = click.option(
+    "--prune",
+    is_flag=True,
+    help="Remove from the index the files still in the corpus that the include/exclude "
+    "patterns no longer match (without it they are kept and named in a warning).",
+)
+strict_option = click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 if any file was skipped or not read (a document type narezka does not read: "
+    "--exclude it to accept that).",
+)
 
 
 @click.command("index")
@@ -83,7 +98,8 @@ TABLE_SNIPPET = 160
     help="Build the index anew beside the old one and swap it in when complete (search keeps "
     "answering from the old one meanwhile; the embedding cache is kept).",
 )
-@click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
+@prune_option
+@strict_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @jobs_option
 def index_command(
@@ -92,6 +108,7 @@ def index_command(
     qdrant_url: str | None,
     collection: str | None,
     rebuild: bool,
+    prune: bool,
     strict: bool,
     as_json: bool,
     jobs: int | None,
@@ -107,6 +124,8 @@ def index_command(
     err = Console(stderr=True)
     if not corpus.exists():
         fail(ConfigError(f"{corpus}: no such file or directory"))
+    if (kind := special_kind(corpus.stat().st_mode)) is not None:
+        fail(ConfigError(f"{corpus}: {kind}, not a regular file or folder: never opened"))
     settings = settings_for(corpus, options)
     cluster = cluster_for(corpus, options, qdrant_url)
     progress = byte_progress("indexing", err)
@@ -125,6 +144,7 @@ def index_command(
             task = progress.add_task("", total=None)
             report = ix.sync(
                 rebuild=rebuild,
+                prune=prune,
                 progress=Progress(
                     on_total=lambda total: progress.update(task, total=total),
                     on_bytes=lambda n: progress.advance(task, n),
@@ -143,7 +163,7 @@ def index_command(
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=1))
     else:
         _print_index_report(report)
-    if strict and report.skipped:
+    if strict and (report.skipped or report.not_read):
         sys.exit(EXIT_NOTHING)
 
 
@@ -199,6 +219,8 @@ def _print_index_report(report: IndexReport) -> None:
         ("Embedder", report.embedder),
         ("Skipped files", str(len(report.skipped))),
     ]
+    if report.not_read:
+        rows.append(("Not read", describe_unread(report.not_read, shown=0)))
     if report.recovered:
         rows.append(("Repaired", ", ".join(report.recovered)))
     for label, value in rows:
@@ -241,7 +263,12 @@ def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
 @click.option("--zone", default=None)
 @click.option("--project", default=None)
 @click.option("--category", default=None)
-@click.option("--path", "path_glob", default=None, help="Only files matching this glob.")
+@click.option(
+    "--path",
+    "path_glob",
+    default=None,
+    help="Only files matching this glob (.gitignore-style: '*.md' at any depth).",
+)
 @click.option("--include-archived", is_flag=True, help="Archived pages are left out by default.")
 @click.option(
     "--expand",
@@ -366,7 +393,9 @@ def _summary(report: IndexReport) -> str:
         f"{report.files_new} new, {report.files_changed} changed, "
         f"{report.files_unchanged} unchanged, {report.files_deleted} deleted files; "
         f"{report.chunks_embedded} chunks embedded, {report.chunks_deleted} deleted; "
-        f"{len(report.skipped)} skipped; {report.seconds['total']:.2f} s"
+        f"{len(report.skipped)} skipped"
+        + (f", {describe_unread(report.not_read, shown=0)}" if report.not_read else "")
+        + f"; {report.seconds['total']:.2f} s"
         + _context_summary(report.context)
     )
 
@@ -396,13 +425,22 @@ def _context_summary(c: dict[str, Any]) -> str:
     help="Change the LLM that writes chunk context (ollama:MODEL[@HOST], openai:MODEL@URL, or "
     "off)  [default: the one the index records].",
 )
-@click.option("--strict", is_flag=True, help="Exit 1 if any file was skipped.")
+@click.option(
+    "--follow-symlinks/--no-follow-symlinks",
+    default=None,
+    help="Change whether symlinks leading outside the corpus are read  [default: as the index "
+    "records; built without, they are named as skipped].",
+)
+@prune_option
+@strict_option
 @click.option("--json", "as_json", is_flag=True)
 @jobs_option
 def sync_command(
     store: str,
     corpus: Path | None,
     context_llm: str | None,
+    follow_symlinks: bool | None,
+    prune: bool,
     strict: bool,
     as_json: bool,
     jobs: int | None,
@@ -420,6 +458,8 @@ def sync_command(
                 store,
                 corpus=corpus,
                 context_llm=context_llm,
+                follow_symlinks=follow_symlinks,
+                prune=prune,
                 jobs=jobs,
                 progress=Progress(
                     on_total=lambda total: progress.update(task, total=total),
@@ -435,20 +475,25 @@ def sync_command(
         fail(exc)
     _report_problems(report)
     click.echo(json.dumps(report.as_dict(), ensure_ascii=False) if as_json else _summary(report))
-    if strict and report.skipped:
+    if strict and (report.skipped or report.not_read):
         sys.exit(EXIT_NOTHING)
 
 
 @click.command("watch")
 @click.argument("store", default=".")
 @click.option("--debounce-ms", type=int, default=1600, show_default=True)
-def watch_command(store: str, debounce_ms: int) -> None:
+@click.option(
+    "--follow-symlinks/--no-follow-symlinks",
+    default=None,
+    help="As for sync: change whether symlinks leading outside the corpus are read.",
+)
+def watch_command(store: str, debounce_ms: int, follow_symlinks: bool | None) -> None:
     """Sync now, then again whenever files in the corpus change (Ctrl-C stops cleanly).
 
     Example: narezka watch examples/kb --debounce-ms 2000
     """
     try:
-        for report in watch(store, debounce_ms=debounce_ms):
+        for report in watch(store, debounce_ms=debounce_ms, follow_symlinks=follow_symlinks):
             click.echo(_summary(report), err=True)
     except NarezkaError as exc:
         fail(exc)

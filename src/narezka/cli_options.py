@@ -56,6 +56,7 @@ class Splitting:
     """SplitParams fields (size resolved)."""
     include: tuple[str, ...] | None = None
     exclude: tuple[str, ...] = ()
+    follow_symlinks: bool = False
     counter: TokenCounter | None = None
     embed: EmbedFunction | None = None
     overrides: Mapping[str, Any] = field(default_factory=dict)
@@ -89,6 +90,7 @@ class Splitting:
         return {
             "include": self.include,
             "exclude": self.exclude,
+            "follow_symlinks": self.follow_symlinks,
             "counter": self.counter,
             "embed": self.embed,
             "context": self.context_llm,
@@ -134,6 +136,7 @@ class Splitting:
             params=params,
             include=settings.include,
             exclude=settings.exclude,
+            follow_symlinks=bool(settings.follow_symlinks),
             counter=counter,
             embed=embed,
             context_llm=settings.context_llm,

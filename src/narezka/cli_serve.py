@@ -44,6 +44,12 @@ def _address(value: str) -> tuple[str, int]:
     default=None,
     help="Searches run at once; more wait their turn  [default: the number of cores].",
 )
+@click.option(
+    "--follow-symlinks/--no-follow-symlinks",
+    default=None,
+    help="Change whether its syncs read symlinks leading outside the corpus  [default: as the "
+    "index records; built without, they are named as skipped].",
+)
 def serve_command(
     location: Path,
     http: str | None,
@@ -51,6 +57,7 @@ def serve_command(
     no_watch: bool,
     debounce_ms: int,
     search_threads: int | None,
+    follow_symlinks: bool | None,
 ) -> None:
     """Serve an index (STORE, or a CORPUS folder: indexed first if it has none) to agents
     over MCP and to apps over HTTP, syncing it as files change.
@@ -75,6 +82,7 @@ def serve_command(
             watch=not no_watch,
             debounce_ms=debounce_ms,
             search_threads=search_threads,
+            follow_symlinks=follow_symlinks,
         )
     except NarezkaError as exc:
         raise click.UsageError(str(exc)) from None

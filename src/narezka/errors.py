@@ -7,7 +7,8 @@
     │   └── UnknownStrategyError
     ├── SourceError            one input file cannot be used; the run goes on with the others
     │   ├── BinaryFileError
-    │   └── DecodeError
+    │   ├── DecodeError
+    │   └── RefusedFileError     never opened: a link out of the corpus, a FIFO, a device
     ├── MissingDependencyError an optional extra is not installed
     │   └── MissingModelPackageError     (narezka.embed.errors) a model wheel needs a manual step
     ├── EmbedError             (narezka.embed.errors) an embedding backend failed
@@ -63,6 +64,12 @@ class BinaryFileError(SourceError):
 
 class DecodeError(SourceError):
     """The bytes are not UTF-8 and no supported legacy encoding explains them."""
+
+
+class RefusedFileError(SourceError):
+    """A file narezka will not open: a symlink leading outside the corpus (unless
+    ``follow_symlinks``), a FIFO, a socket or a device. Unlike a file that could not be read
+    for now, what the index held under its name is removed."""
 
 
 class MissingDependencyError(NarezkaError, ImportError):

@@ -272,6 +272,7 @@ class Index:
         rebuild: bool = False,
         progress: Progress | None = None,
         jobs: int | None = None,
+        prune: bool = False,
     ) -> SyncReport:
         """Bring the index up to date with the corpus: new and changed files are chunked
         and embedded (only chunks whose content changed), deleted files lose their points.
@@ -279,7 +280,9 @@ class Index:
         ``paths`` limits the work to those files (a watcher's events); ``rebuild`` builds a
         fresh generation beside the live one and swaps it in when complete. ``jobs`` worker
         processes read and chunk files while this one embeds (default: the machine's cores,
-        for a megabyte of changed files or more)."""
+        for a megabyte of changed files or more). Indexed files still in the corpus that the
+        include/exclude patterns no longer match are kept, and named in the report's
+        ``unmatched``, unless ``prune`` removes them."""
         self._check_open()
         home = self._local_home("sync")
         started = time.perf_counter()
@@ -354,7 +357,8 @@ class Index:
                         estimate = estimate_sync(syncer, root, globs, exclude, wanted)
                         progress.on_context_estimate(estimate)
                     sync_files(syncer, root, globs, exclude, manifest, progress, paths=wanted,
-                               jobs=jobs)  # fmt: skip
+                               jobs=jobs, prune=prune,
+                               follow_symlinks=bool(self.settings.follow_symlinks))  # fmt: skip
                     files = snapshot_files(manifest) if self.url else None
                 _optimize(store)
                 dropped = sum(c.retain(c.touched or ()) for c in caches)

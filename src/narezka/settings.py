@@ -89,6 +89,9 @@ class Settings:
     include: tuple[str, ...] | None = None
     """Globs of files to read; None: the strategy's own (Markdown and text for headings)."""
     exclude: tuple[str, ...] = field(default=())
+    follow_symlinks: bool | None = None
+    """Read files and folders whose symlinks lead outside the corpus (None: no, they are
+    named as skipped). Links that stay inside the corpus are always followed."""
 
     def __post_init__(self) -> None:
         if self.strategy not in strategy_names():
@@ -211,7 +214,7 @@ def _checked(values: Mapping[str, Any], where: str) -> dict[str, Any]:
                 out[name] = int(value)
             elif name in _FLOATS:
                 out[name] = float(value)
-            elif name in ("breadcrumbs", "redact") and isinstance(value, str):
+            elif name in ("breadcrumbs", "redact", "follow_symlinks") and isinstance(value, str):
                 out[name] = value.strip().lower() in ("1", "true", "yes", "on")
             elif name in _LISTS and isinstance(value, str):
                 out[name] = (value,)

@@ -42,6 +42,8 @@ def chunk_stats(report: ChunkReport) -> dict[str, Any]:
         "empty_files": len(report.empty_files),
         "skipped_files": len(report.skipped),
         "skipped": [{"path": e.path, "problem": e.problem} for e in report.skipped],
+        "not_read_files": len(report.not_read),
+        "not_read": report.not_read,
         "removed_chars": report.removed_chars,
         "secrets_redacted": sum(n for kinds in report.secrets.values() for n in kinds.values()),
         "secret_kinds": dict(total_kinds(report.secrets).most_common()),

@@ -6,6 +6,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,10 +51,14 @@ def test_walk_yields_default_extensions_in_sorted_order(tree: Path) -> None:
 
 def test_double_star_slash_matches_zero_or_more_dirs(tree: Path) -> None:
     assert _rels(tree, ["**/*.md"]) == ["a.md", "b.md", "sub/c.md"]
-    assert _rels(tree, ["*.md"]) == ["a.md", "b.md"]
+    # .gitignore semantics: a pattern without a slash matches at any depth, one with a
+    # slash is anchored to the root.
+    assert _rels(tree, ["*.md"]) == ["a.md", "b.md", "sub/c.md"]
+    assert _rels(tree, ["/*.md"]) == ["a.md", "b.md"]
+    assert _rels(tree, ["sub/*.m*"]) == ["sub/a.markdown", "sub/c.md"]
     assert _rels(tree, ["sub/**/*.md?"]) == ["sub/deep/d.mdx"]
     assert _rels(tree, ["[ab].md"]) == ["a.md", "b.md"]
-    assert _rels(tree, ["[!a].md"]) == ["b.md"]
+    assert _rels(tree, ["[!a].md"]) == ["b.md", "sub/c.md"]
 
 
 def test_exclude_wins_and_prunes_directories(tree: Path) -> None:
@@ -116,12 +121,13 @@ def test_missing_path_is_collected_when_asked(tree: Path) -> None:
 
 
 def _run_with_timeout(
-    paths: list[Path], errors: list[SourceError] | None = None
+    paths: list[Path], errors: list[SourceError] | None = None, *, follow: bool = False
 ) -> list[tuple[Path, Path]]:
     result: list[tuple[Path, Path]] = []
     problems = [] if errors is None else errors
     thread = threading.Thread(
-        target=lambda: result.extend(iter_files(paths, errors=problems)), daemon=True
+        target=lambda: result.extend(iter_files(paths, errors=problems, follow_symlinks=follow)),
+        daemon=True,
     )
     thread.start()
     thread.join(timeout=10)
@@ -129,7 +135,9 @@ def _run_with_timeout(
     return result
 
 
-def test_symlinks_are_followed_and_loops_end(tmp_path: Path) -> None:
+def test_symlinks_out_of_the_corpus_are_followed_when_asked_and_loops_end(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "root"
     _write(root, "a.md")
     _write(root, "sub/b.md")
@@ -141,7 +149,8 @@ def test_symlinks_are_followed_and_loops_end(tmp_path: Path) -> None:
     (root / "dangling.md").symlink_to(root / "gone.md")
 
     errors: list[SourceError] = []
-    rels = [f.relative_to(root).as_posix() for _, f in _run_with_timeout([root], errors)]
+    found = _run_with_timeout([root], errors, follow=True)
+    rels = [f.relative_to(root).as_posix() for _, f in found]
 
     assert rels == ["a.md", "ext/real.md", "link.md", "sub/b.md"]
     # Loops are reported by name, not dropped silently.
@@ -172,15 +181,15 @@ def test_unreadable_file_raises_source_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     file = _write(tmp_path, "secret.md")
-    real_read_bytes = Path.read_bytes
+    real_open = os.open
 
     # Tests may run as root, where chmod 000 does not stop reading; fake the refusal instead.
-    def refuse(self: Path) -> bytes:
-        if self == file:
+    def refuse(path: Any, flags: int, *args: Any) -> int:
+        if Path(path) == file:
             raise PermissionError(13, "Permission denied")
-        return real_read_bytes(self)
+        return real_open(path, flags, *args)
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr("narezka.discover.walk.os.open", refuse)
     with pytest.raises(SourceError, match=r"secret\.md: cannot read: Permission denied") as info:
         read_document(tmp_path, file)
     assert info.value.path == str(file)

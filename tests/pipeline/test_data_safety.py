@@ -364,7 +364,8 @@ def test_what_the_walk_cannot_read_keeps_its_points(
         folder.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(f"# {name}\n\nТекст файла {name}.\n", encoding="utf-8")
     (corpus / "mount").symlink_to(notes, target_is_directory=True)
-    first = index(corpus, embedder=HashEmbedder(64))
+    # The drive is linked in from outside the corpus: read only when asked.
+    first = index(corpus, embedder=HashEmbedder(64), follow_symlinks=True)
     everything = {"sub/inner.md", "mount/linked.md", "top.md"}
     assert first.files_new == 3 and _indexed_sources(corpus) == everything
     points = store_count(corpus)
@@ -378,7 +379,7 @@ def test_what_the_walk_cannot_read_keeps_its_points(
 
     monkeypatch.setattr("narezka.discover.walk.os.scandir", failing_scandir)
     (tmp_path / "drive" / "notes").rename(tmp_path / "drive" / "away")  # the drive is gone
-    report = index(corpus, embedder=HashEmbedder(64))
+    report = index(corpus, embedder=HashEmbedder(64), follow_symlinks=True)
     assert (report.files_deleted, report.chunks_deleted) == (0, 0)
     assert {e.path: e.problem for e in report.skipped} == {
         "sub": "cannot list: Permission denied",
@@ -392,7 +393,7 @@ def test_what_the_walk_cannot_read_keeps_its_points(
 
     monkeypatch.undo()
     (tmp_path / "drive" / "away").rename(notes)
-    back = index(corpus, embedder=HashEmbedder(64))
+    back = index(corpus, embedder=HashEmbedder(64), follow_symlinks=True)
     assert (back.files_unchanged, back.chunks_embedded, back.skipped) == (3, 0, [])
 
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from narezka.discover.decode import decode_bytes
-from narezka.errors import SourceError
-from narezka.globs import glob_regex
+from narezka.discover.kinds import special_kind, unread_type
+from narezka.errors import RefusedFileError, SourceError
+from narezka.globs import glob_matches
 from narezka.types import MARKDOWN_GLOBS, RawDocument
 
-__all__ = ["DEFAULT_INCLUDE", "iter_files", "read_all", "read_document", "shown_path"]
+__all__ = ["DEFAULT_INCLUDE", "inside", "iter_files", "read_all", "read_document", "shown_path"]
 
 DEFAULT_INCLUDE = MARKDOWN_GLOBS
 # Version-control, tool and cache folders. Other dot-folders are walked: `.github/` holds
@@ -59,18 +61,55 @@ def _undecodable_name(rel: str, kind: str) -> SourceError | None:
 
 
 def _matches(rel: str, patterns: Sequence[str]) -> bool:
-    return any(glob_regex(p).fullmatch(rel) for p in patterns)
+    return any(glob_matches(p, rel) for p in patterns)
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether the real path ``path`` is ``root`` (a real path) or lies under it."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+@dataclass(slots=True)
+class _Walk:
+    """One folder's walk: its settings and what it found to say."""
+
+    root: Path
+    include: Sequence[str]
+    exclude: Sequence[str]
+    follow_symlinks: bool
+    problems: list[SourceError]
+    unread: list[str] | None
+    real_root: str = ""
+
+    def refuse(self, rel: str, problem: str) -> None:
+        self.problems.append(RefusedFileError(shown_path(rel), problem))
+
+    def leaves(self, path: Path) -> bool:
+        """Whether a symlink leads outside the corpus and must not be followed."""
+        if self.follow_symlinks:
+            return False
+        return not inside(os.path.realpath(path), self.real_root)
 
 
 def _walk(
-    root: Path, include: Sequence[str], exclude: Sequence[str], problems: list[SourceError]
+    root: Path,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    problems: list[SourceError],
+    *,
+    follow_symlinks: bool = False,
+    unread: list[str] | None = None,
 ) -> list[Path]:
     """Files under ``root`` that pass the globs, in order of their relative POSIX path.
 
     What cannot be read (a folder that cannot be listed, a symlink loop or one to a missing
     target, a name that is not UTF-8) is appended to ``problems``, named by its relative
-    path, and the walk goes on.
+    path, and the walk goes on; so is what is never opened (a symlink leading outside the
+    corpus unless ``follow_symlinks``, a FIFO, socket or device). Files of a document type
+    narezka does not read that the globs leave out go to ``unread``.
     """
+    walk = _Walk(root, include, exclude, follow_symlinks, problems, unread)
+    walk.real_root = os.path.realpath(root)
     found: dict[str, Path] = {}
     seen: set[tuple[int, int]] = set()
     pending = [root]
@@ -105,24 +144,46 @@ def _walk(
                     SourceError(shown_path(rel), f"cannot read: {exc.strerror or exc}, skipped")
                 )
                 continue
+            wanted = is_dir or _matches(rel, include)
+            excluded = _matches(rel + "/" if is_dir else rel, exclude)
             bad_name = _undecodable_name(rel, "folder" if is_dir else "file")
             if bad_name is not None:
-                wanted = is_dir or (is_file and _matches(rel, include))
-                if wanted and not _matches(rel, exclude):
+                if (is_dir or is_file) and wanted and not excluded:
                     problems.append(bad_name)
                 continue
-            if is_dir:
-                hidden = entry.name in _SKIP_DIRS
-                # Excluding a directory excludes everything inside it, as in .gitignore.
-                if not hidden and not _matches(rel, exclude):
+            if excluded:  # excluding a folder excludes everything inside it, as in .gitignore
+                continue
+            if is_link and wanted and walk.leaves(path):
+                walk.refuse(
+                    rel,
+                    "symlink leading outside the corpus: not followed (--follow-symlinks reads it)",
+                )
+            elif is_dir:
+                if entry.name not in _SKIP_DIRS:
                     (linked if is_link else pending).append(path)
-            elif is_file and _matches(rel, include) and not _matches(rel, exclude):
+            elif is_file and wanted:
                 found[rel] = path
-            elif is_link and not os.path.exists(path) and not _matches(rel, exclude):
+            elif is_file:
+                if unread is not None and unread_type(entry.name) is not None:
+                    unread.append(shown_path(rel))
+            elif is_link and not os.path.exists(path):
                 # A folder's link whose drive is not mounted looks just like this: named, so
                 # a sync keeps what it indexed there instead of taking it for deleted.
                 problems.append(SourceError(rel, "symlink to a missing target, skipped"))
+            elif wanted:
+                _refuse_special(walk, rel, path)
     return [found[rel] for rel in sorted(found)]
+
+
+def _refuse_special(walk: _Walk, rel: str, path: Path) -> None:
+    """Name a FIFO, socket or device the globs match: it is never opened."""
+    try:
+        kind = special_kind(path.stat().st_mode)
+    except OSError as exc:
+        walk.problems.append(SourceError(shown_path(rel), f"cannot read: {exc.strerror or exc}"))
+        return
+    if kind is not None:
+        walk.refuse(rel, f"{kind}, not a regular file: never opened")
 
 
 def iter_files(
@@ -131,14 +192,19 @@ def iter_files(
     exclude: Sequence[str] = (),
     *,
     errors: list[SourceError] | None = None,
+    follow_symlinks: bool = False,
+    unread: list[str] | None = None,
 ) -> Iterator[tuple[Path, Path]]:
     """Yield ``(root, file)`` for every input file, in a deterministic order.
 
     Paths are taken in the order given; a directory yields its matching files sorted by relative
-    POSIX path, skipping dot-directories, ``node_modules`` and ``__pycache__``; a file yields
-    itself with its parent as root, whatever the globs. A file reached twice is yielded once.
-    Problems (a missing path, an unlistable directory) raise ``SourceError``, or are appended
-    to ``errors`` when a list is given, and the walk goes on.
+    POSIX path, skipping dot-directories, ``node_modules`` and ``__pycache__``, and symlinks
+    that lead outside it unless ``follow_symlinks``; a file yields itself with its parent as
+    root, whatever the globs (a FIFO, socket or device is an error). A file reached twice is
+    yielded once. Problems (a missing path, an unlistable directory) raise ``SourceError``, or
+    are appended to ``errors`` when a list is given, and the walk goes on. Files of document
+    types narezka does not read that the globs leave out are appended to ``unread``, by
+    relative path (see :func:`narezka.discover.kinds.unread_type`).
     """
     yielded: set[str] = set()
     for given in paths:
@@ -146,13 +212,21 @@ def iter_files(
         problems: list[SourceError] = []
         pairs: list[tuple[Path, Path]] = []
         if path.is_dir():
-            pairs = [(path, file) for file in _walk(path, include, exclude, problems)]
+            found = _walk(
+                path, include, exclude, problems, follow_symlinks=follow_symlinks, unread=unread
+            )
+            pairs = [(path, file) for file in found]
         elif path.exists():
             bad_name = _undecodable_name(path.name, "file")
-            if bad_name is None:
-                pairs = [(path.parent, path)]
-            else:
+            kind = special_kind(path.stat().st_mode)
+            if bad_name is not None:
                 problems.append(bad_name)
+            elif kind is not None:
+                problems.append(
+                    RefusedFileError(shown_path(str(given)), f"{kind}, not a regular file")
+                )
+            else:
+                pairs = [(path.parent, path)]
         else:
             problems.append(SourceError(shown_path(str(given)), "no such file or directory"))
         if problems and errors is None:
@@ -166,14 +240,25 @@ def iter_files(
                 yield root, file
 
 
+def _read_regular(file: Path) -> tuple[bytes, float]:
+    """The bytes and mtime of a regular file. Opened without blocking and checked before a
+    byte is read: a FIFO put in a file's place after the walk must not hang the run."""
+    fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(fd)
+        kind = special_kind(st.st_mode)
+        if kind is not None:
+            raise RefusedFileError(str(file), f"{kind}, not a regular file")
+        return handle.read(), st.st_mtime
+
+
 def read_document(root: Path, file: Path) -> tuple[RawDocument, list[str]]:
     """Read and decode one file; ``source`` is its POSIX path relative to ``root``.
 
     Raises ``SourceError`` (or its ``BinaryFileError``/``DecodeError``) naming the file.
     """
     try:
-        raw = file.read_bytes()
-        mtime = file.stat().st_mtime
+        raw, mtime = _read_regular(file)
     except OSError as exc:
         raise SourceError(str(file), f"cannot read: {exc.strerror or exc}") from exc
     text, encoding, warnings = decode_bytes(raw, str(file))
@@ -189,8 +274,11 @@ def read_all(
     paths: Sequence[str | Path],
     include: Sequence[str] = DEFAULT_INCLUDE,
     exclude: Sequence[str] = (),
+    *,
+    follow_symlinks: bool = False,
 ) -> tuple[list[RawDocument], list[SourceError], list[str]]:
-    """Read every input file: ``(documents, per-file errors, warnings)``.
+    """Read every input file: ``(documents, per-file errors, warnings)``; symlinks leading
+    out of a folder given are named as errors unless ``follow_symlinks``.
 
     A file that cannot be read or decoded becomes an error in the list and the others are still
     read; every error and warning names its file.
@@ -198,7 +286,8 @@ def read_all(
     docs: list[RawDocument] = []
     errors: list[SourceError] = []
     warnings: list[str] = []
-    for root, file in iter_files(paths, include, exclude, errors=errors):
+    found = iter_files(paths, include, exclude, errors=errors, follow_symlinks=follow_symlinks)
+    for root, file in found:
         try:
             doc, file_warnings = read_document(root, file)
         except SourceError as exc:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from narezka.enrich.redaction import redacted_text
-from narezka.globs import glob_regex
+from narezka.globs import glob_matches
 from narezka.types import Chunk
 
 PREVIEW_CHARS = 200
@@ -40,7 +40,7 @@ class Rules:
 def match_rule(path: str, rules: Sequence[tuple[str, str]], default: str) -> str:
     """The value of the first rule whose glob matches the POSIX path, else ``default``."""
     for pattern, value in rules:
-        if glob_regex(pattern).match(path):
+        if glob_matches(pattern, path):
             return value
     return default
 

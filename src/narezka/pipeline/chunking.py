@@ -57,6 +57,8 @@ class ChunkReport:
     files: int = 0
     empty_files: list[str] = field(default_factory=list)
     skipped: list[SourceError] = field(default_factory=list)
+    not_read: list[str] = field(default_factory=list)
+    """Files of a document type narezka does not read (``.pdf``…) beside the inputs."""
     warnings: list[str] = field(default_factory=list)
     removed_chars: int = 0
     """Control and invisible characters that sanitization dropped from ``embed_text``."""
@@ -137,6 +139,7 @@ def chunk_documents(
     jobs: int | None = None,
     context: str | ContextWriter | None = None,
     write: Callable[[bytes], object] | None = None,
+    follow_symlinks: bool = False,
     **params: Any,
 ) -> ChunkReport:
     """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
@@ -153,6 +156,7 @@ def chunk_documents(
     ``write`` streams the chunks out as JSONL (:func:`render_jsonl`), file by file in file
     order, instead of keeping them: ``report.chunks`` stays empty and ``report.written``
     holds their sizes, so memory stays flat however big the corpus (workers render them).
+    Symlinks that lead outside a folder given are skipped, named, unless ``follow_symlinks``.
     """
     if counter is not None:
         params = {**params, "unit": "tokens", "tokenizer": counter.name}
@@ -166,7 +170,8 @@ def chunk_documents(
 
     def listed() -> list[ChunkTask]:
         tasks, seen = [], 0
-        for root, file in _files(paths, include_for(chosen, include), exclude, report):
+        globs = include_for(chosen, include)
+        for root, file in _files(paths, globs, exclude, report, follow_symlinks):
             tasks.append(ChunkTask(root, file, split_params, _size(file), jsonl))
             seen += tasks[-1].size
             if jobs is None and seen - tasks[-1].size < PARALLEL_MIN_BYTES <= seen:
@@ -279,11 +284,20 @@ def _files(
     include: Sequence[str],
     exclude: Sequence[str],
     report: ChunkReport,
+    follow_symlinks: bool = False,
 ) -> Iterable[tuple[Path, Path]]:
     # A missing path, a folder that cannot be listed or a name that is not UTF-8 is one bad
     # input among several, like an unreadable file: the rest of the walk goes on.
     problems: list[SourceError] = []
-    for root, file in iter_files(paths, include, exclude, errors=problems):
+    found = iter_files(
+        paths,
+        include,
+        exclude,
+        errors=problems,
+        follow_symlinks=follow_symlinks,
+        unread=report.not_read,
+    )
+    for root, file in found:
         report.skipped.extend(problems)
         problems.clear()
         yield root, file

@@ -37,6 +37,7 @@ from narezka.evaluate import (
     sweep,
 )
 from narezka.evaluate.chroma import token_ends
+from narezka.globs import literal_glob
 from narezka.index import Index
 from narezka.pipeline.chunking import include_for
 from narezka.pipeline.indexing import index, sizing
@@ -217,7 +218,7 @@ def paths_inside(corpus: Path, *paths: Path | None) -> tuple[str, ...]:
         if path is None:
             continue
         try:
-            inside.append(path.resolve().relative_to(corpus.resolve()).as_posix())
+            inside.append(literal_glob(path.resolve().relative_to(corpus.resolve()).as_posix()))
         except ValueError:
             continue
     return tuple(inside)

@@ -31,9 +31,13 @@ def sync(
     jobs: int | None = None,
     progress: Progress | None = None,
     context_llm: str | None = None,
+    follow_symlinks: bool | None = None,
+    prune: bool = False,
 ) -> IndexReport:
     """Re-index the corpus of an existing index with the settings it was built with
-    (``context_llm``, when given, replaces the recorded LLM context model; ``"off"`` stops it).
+    (``context_llm``, when given, replaces the recorded LLM context model; ``"off"`` stops it;
+    ``follow_symlinks``, when given, replaces the recorded choice). ``prune`` removes indexed
+    files the include/exclude patterns no longer match (see :meth:`narezka.Index.sync`).
 
     ``corpus`` says where the corpus is now, when it moved away from its index folder (the
     new place is recorded); ``embedder`` is needed for an index built with an embedder
@@ -48,7 +52,10 @@ def sync(
         if context_llm is not None:
             # Recorded with the rest by this sync; every file is re-processed (fingerprint).
             index.settings = index.settings.replace(context_llm=context_llm)
-        return index.sync(progress=progress, jobs=jobs)
+        if follow_symlinks is not None:
+            # Recorded with the rest: later syncs, watch and serve keep to it.
+            index.settings = index.settings.replace(follow_symlinks=follow_symlinks)
+        return index.sync(progress=progress, jobs=jobs, prune=prune)
 
 
 def watch(
@@ -57,15 +64,17 @@ def watch(
     debounce_ms: int = 1600,
     on_sync: Callable[[IndexReport], None] | None = None,
     stop_event: threading.Event | None = None,
+    follow_symlinks: bool | None = None,
 ) -> Iterator[IndexReport]:
-    """Sync once, then again after every burst of file changes in the corpus."""
+    """Sync once, then again after every burst of file changes in the corpus
+    (``follow_symlinks``, when given, replaces the recorded choice, as in :func:`sync`)."""
     try:
         from watchfiles import watch as file_events
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise MissingDependencyError("watchfiles", "watch") from exc
     home = resolve_store(location)
     corpus = corpus_of(home, read_index_meta(home))
-    report = sync(home)
+    report = sync(home, follow_symlinks=follow_symlinks)  # recorded for the syncs below
     if on_sync:
         on_sync(report)
     yield report

@@ -18,6 +18,7 @@ from typing import Any
 
 from narezka.embed import Embedder
 from narezka.errors import ConfigError, NarezkaError
+from narezka.globs import literal_glob
 from narezka.pipeline import layout
 from narezka.pipeline.layout import INDEX_META, INDEX_VERSION, LEGACY_DATA
 from narezka.split import SplitParams
@@ -45,7 +46,7 @@ def home_inside(home: Path, root: Path) -> tuple[str, ...]:
         rel = home.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return ()
-    return (rel,) if rel != "." else ()
+    return (literal_glob(rel),) if rel != "." else ()
 
 
 def retire(home: Path, generation: str, collection: str | None, url: str | None) -> bool:

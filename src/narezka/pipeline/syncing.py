@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.discover import iter_files, read_document
+from narezka.discover.kinds import describe_unread
 from narezka.embed import (
     CachedEmbedder,
     Embedder,
@@ -32,7 +33,7 @@ from narezka.embed.cache import prefetching
 from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
 from narezka.enrich.llm_context import ContextWriter
-from narezka.errors import ConfigError, NarezkaError, SourceError
+from narezka.errors import ConfigError, NarezkaError, RefusedFileError, SourceError
 from narezka.pipeline import layout
 from narezka.pipeline.chunking import (
     ChunkTask,
@@ -87,6 +88,11 @@ class IndexReport:
     chunks_kept: int = 0
     chunks_deleted: int = 0
     skipped: list[SourceError] = field(default_factory=list)
+    not_read: list[str] = field(default_factory=list)
+    """Files of a document type narezka does not read (``.pdf``…) in the corpus."""
+    unmatched: list[str] = field(default_factory=list)
+    """Indexed files still in the corpus that the include/exclude patterns no longer match:
+    removed from the index with ``prune``, else kept (and named in a warning)."""
     warnings: list[str] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(
@@ -410,6 +416,8 @@ def _kept_unread(
     gone, so their points stay; each such path gets a warning saying how many files."""
     kept: set[str] = set()
     for error in errors:
+        if isinstance(error, RefusedFileError):
+            continue  # never to be read (a link out of the corpus, a FIFO): its points go
         prefix = error.path.rstrip("/") + "/"
         under = {p for p in known if p == error.path or p.startswith(prefix)}
         if under:
@@ -449,17 +457,33 @@ def sync_files(
     *,
     paths: set[str] | None = None,
     jobs: int | None = None,
+    follow_symlinks: bool = False,
+    prune: bool = False,
 ) -> None:
     """Sync every file of the corpus (or only ``paths``), then delete the points of files
     that are gone; problems with one file are recorded in the report and the run goes on.
 
     Files are read and chunked by ``jobs`` workers a few files ahead while this process
     embeds and writes, one file after another in corpus order (so the write-ahead protocol
-    and the report are what a serial run gives)."""
+    and the report are what a serial run gives).
+
+    An indexed file that is still there but no longer matches the patterns is removed only
+    with ``prune``; otherwise it is kept and named (a changed pattern must not silently
+    empty the index). One that must never be read (a symlink leading outside the corpus
+    without ``follow_symlinks``, a FIFO) is removed."""
     report = syncer.report
     seen: set[str] = set()
     errors: list[SourceError] = []
-    files = list(iter_files([root], globs, exclude, errors=errors))
+    files = list(
+        iter_files(
+            [root],
+            globs,
+            exclude,
+            errors=errors,
+            follow_symlinks=follow_symlinks,
+            unread=report.not_read,
+        )
+    )
     if paths is not None:
         files = [(b, f) for b, f in files if f.relative_to(b).as_posix() in paths]
     if progress.on_total is not None:
@@ -512,17 +536,26 @@ def sync_files(
                 progress.on_file(source)
     report.skipped.extend(errors)
     seen |= _kept_unread(manifest.paths(), errors, report)
+    # What lies at or under a refused path (a link to a folder out of the corpus) goes.
+    refused = tuple(e.path for e in errors if isinstance(e, RefusedFileError))
+    candidates = set(manifest.paths()) if paths is None else paths
+    unseen = {
+        p for p in candidates - seen if not any(p == r or p.startswith(r + "/") for r in refused)
+    }
+    if report.not_read:
+        report.warnings.append(describe_unread(report.not_read))
     if paths is not None:
-        syncer.delete_missing(seen, among=paths)
+        syncer.delete_missing(seen | _unmatched(root, unseen, report, prune=prune), among=paths)
         return
     known = manifest.paths()
-    if not seen and known:
+    if not seen and unseen:
         # An unmounted drive or a wrong path looks like a corpus whose files were all
         # deleted: keep the index rather than empty it.
         raise ConfigError(
             f"no files matching {', '.join(globs)} in {root}, but the index holds "
             f"{len(known)}: nothing was deleted (check the path, or use --rebuild)"
         )
+    seen |= _unmatched(root, unseen, report, prune=prune)
     if not seen:
         report.warnings.append(
             f"no files in {root} match {', '.join(globs)}"
@@ -534,6 +567,29 @@ def sync_files(
 
 def _embed_texts(outcome: FileOutcome) -> list[str]:
     return [c.embed_text for c in outcome.result.chunks] if outcome.result is not None else []
+
+
+UNMATCHED_SHOWN = 5
+"""How many of the files a pattern change would remove a warning names."""
+
+
+def _unmatched(root: Path, unseen: set[str], report: IndexReport, *, prune: bool) -> set[str]:
+    """Of the indexed files the walk did not yield, those still in the corpus (the patterns
+    no longer match them): recorded in the report and named in a warning. Returns the ones
+    to keep: all of them, unless ``prune``."""
+    unmatched = sorted(p for p in unseen if os.path.lexists(root / p))
+    if not unmatched:
+        return set()
+    report.unmatched = unmatched
+    names = ", ".join(unmatched[:UNMATCHED_SHOWN])
+    more = len(unmatched) - UNMATCHED_SHOWN
+    names += f" and {more} more" if more > 0 else ""
+    count = f"{len(unmatched)} indexed file(s) no longer match the include/exclude patterns"
+    if prune:
+        report.warnings.append(f"{count}, removed from the index (--prune): {names}")
+        return set()
+    report.warnings.append(f"{count}, kept in the index: {names}; --prune removes them")
+    return set(unmatched)
 
 
 def _size(file: Path) -> int:

@@ -4,9 +4,11 @@ what the index holds (same document hash); otherwise the stored text, marked sta
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 from narezka.discover import read_document
+from narezka.discover.walk import inside
 from narezka.enrich.hashes import doc_hash
 from narezka.enrich.redaction import find_secrets, redact_span
 from narezka.errors import NarezkaError
@@ -85,11 +87,14 @@ def current_source(corpus: Path, hit: Hit) -> RawDocument | None:
 
 def read_source(corpus: Path, file_path: str) -> RawDocument | None:
     """The indexed file as the index read it (decoded, LF newlines), or None if it is gone,
-    unreadable, or outside the corpus."""
+    unreadable, or outside the corpus: a symlink leading out of it is not read here, even
+    for an index built with ``follow_symlinks`` (its hits keep their stored text)."""
     root = corpus if corpus.is_dir() else corpus.parent
     relative = Path(file_path)
     if relative.is_absolute() or ".." in relative.parts:
         return None  # never a path the index wrote
+    if not inside(os.path.realpath(root / relative), os.path.realpath(root)):
+        return None  # a link put in the corpus after it was indexed must not leak
     try:
         return read_document(root, root / relative)[0]
     except (OSError, NarezkaError):

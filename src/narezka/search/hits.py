@@ -9,7 +9,7 @@ from typing import Any
 from narezka.enrich.anchors import anchor_for
 from narezka.enrich.payload import Payload
 from narezka.errors import ConfigError
-from narezka.globs import glob_regex
+from narezka.globs import glob_matches, glob_regex
 from narezka.store import Eq, StoredHit
 from narezka.store import Filter as StoreFilter
 
@@ -41,7 +41,7 @@ class Filter:
 
     def matches_path(self, file_path: str) -> bool:
         """Whether a file's corpus path passes the path glob (always, without one)."""
-        return self.path is None or bool(glob_regex(self.path).match(file_path))
+        return self.path is None or glob_matches(self.path, file_path)
 
 
 @dataclass(frozen=True, slots=True)

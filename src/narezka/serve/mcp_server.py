@@ -72,7 +72,10 @@ def build_mcp(service: Service, *, name: str = "narezka") -> MCPServer:
         category: Annotated[str | None, Field(description="Only this category.")] = None,
         path: Annotated[
             str | None,
-            Field(description="Only files matching this glob, e.g. 'products/**' or '*.md'."),
+            Field(
+                description="Only files matching this glob, .gitignore-style: '*.md' at any "
+                "depth, 'products/**' or 'docs/*.md' from the corpus root."
+            ),
         ] = None,
         include_archived: Annotated[
             bool, Field(description="Let archived (outdated) pages answer too.")

@@ -21,7 +21,7 @@ from typing import Any
 
 from narezka.enrich.redaction import redact
 from narezka.errors import ConfigError
-from narezka.globs import glob_regex
+from narezka.globs import glob_matches, glob_regex
 from narezka.index import Index, SyncReport
 from narezka.pipeline.layout import STORE_DIRNAME
 from narezka.search import Filter, Hit
@@ -69,10 +69,13 @@ class Service:
         watch: bool = True,
         debounce_ms: int = DEBOUNCE_MS,
         search_threads: int | None = None,
+        follow_symlinks: bool | None = None,
     ) -> None:
         if max_reply_tokens < MIN_REPLY_TOKENS:
             raise ConfigError(f"the reply budget must be at least {MIN_REPLY_TOKENS} tokens")
         self.index = _open_or_create(Path(location))
+        if follow_symlinks is not None:  # else the index's own choice; its syncs record it
+            self.index.settings = self.index.settings.replace(follow_symlinks=follow_symlinks)
         self.corpus = self.index.corpus
         self.budget = max_reply_tokens
         self.debounce_ms = debounce_ms
@@ -247,7 +250,8 @@ class Service:
         self, path_glob: str | None = None, cursor: str | None = None
     ) -> dict[str, Any]:
         """Indexed files (path, size, chunks), a page at a time."""
-        pattern = glob_regex(path_glob) if path_glob else None
+        if path_glob:
+            glob_regex(path_glob)  # a malformed glob fails before the listing
         rows = [
             {
                 "path": s.path,
@@ -256,7 +260,7 @@ class Service:
                 "uri": f"narezka://source/{s.path}",
             }
             for s in self.index.sources()
-            if pattern is None or pattern.match(s.path)
+            if not path_glob or glob_matches(path_glob, s.path)
         ]
         offset = cursor_offset(cursor, [path_glob])
         page, after = self._fit(rows[offset : offset + SOURCES_PAGE], 0, {"next_cursor": "x" * 40})
