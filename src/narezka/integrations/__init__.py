@@ -11,7 +11,6 @@ from narezka.enrich.redaction import redacted_text
 from narezka.search import Hit
 from narezka.types import Chunk
 
-
 SHOWN_KEYS = ("source", "url", "section")
 """The metadata a model should read beside a text; the rest (ids, offsets, scores) is
 bookkeeping for the program, which frameworks that print metadata into prompts leave out."""
