@@ -108,6 +108,7 @@ def test_a_hit_read_before_a_sync_replaced_its_file_is_stale(tmp_path: Path) -> 
     import contextlib
     import os
 
+    from narezka.enrich.hashes import doc_hash
     from narezka.search.hits import Hit, mark_stale
     from narezka.store.manifest import FileEntry
 
@@ -142,7 +143,12 @@ def test_a_hit_read_before_a_sync_replaced_its_file_is_stale(tmp_path: Path) -> 
     assert not stale(hit(stat.st_mtime), now), "untouched since indexed"
     assert opened == [], "no record is read while the file is as indexed"
     os.utime(page, (earlier - 5, earlier - 5))
-    assert stale(hit(earlier), same), "changed since the last sync"
+    assert stale(hit(earlier), same), "changed since the last sync (not the hash recorded)"
+    real = doc_hash(page.read_text(encoding="utf-8"))
+    recorded = FileEntry("a.md", stat.st_size, stat.st_mtime, real, "", "")
+    assert not stale(hit(earlier, real), recorded), "touched only: same size, same content"
+    page.write_text("# A\n\nTEXT\n", encoding="utf-8")  # the same size, other words
+    assert stale(hit(earlier, real), recorded)
     page.unlink()
     assert stale(hit(earlier), same) and stale(hit(stat.st_mtime), same)
 

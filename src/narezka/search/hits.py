@@ -151,9 +151,10 @@ def mark_stale(
     hits: Sequence[Hit], corpus: Path, records: Callable[[], AbstractContextManager[Records]]
 ) -> list[Hit]:
     """``hits``, each flagged ``stale`` whose file changed since its text was indexed: gone,
-    or not what the last sync recorded (size, mtime), or a sync has replaced its points since
-    this search read them (another document hash). One stat per distinct file; ``records``
-    is opened only when a file's mtime is not the one its hit was indexed at."""
+    or not what the last sync recorded, or a sync has replaced its points since this search
+    read them (another document hash). One stat per distinct file; ``records`` is opened only
+    when a file's mtime is not the one its hit was indexed at, and a file is read (hashed)
+    only when just its mtime moved, so a touched but unchanged file is not called stale."""
     root = corpus if corpus.is_dir() else corpus.parent
     changed: dict[str, bool] = {}
     suspects: dict[str, tuple[Hit, os.stat_result]] = {}
@@ -172,20 +173,28 @@ def mark_stale(
     if suspects:
         with records() as known:
             for path, (hit, stat) in suspects.items():
-                changed[path] = _differs(hit, stat, known.get(path))
+                changed[path] = _differs(hit, stat, known.get(path), corpus)
     return [
         dataclasses.replace(h, stale=True) if changed[h.file_path] and not h.stale else h
         for h in hits
     ]
 
 
-def _differs(hit: Hit, stat: os.stat_result, entry: Indexed | None) -> bool:
+def _differs(hit: Hit, stat: os.stat_result, entry: Indexed | None, corpus: Path) -> bool:
     if entry is None:
         return True  # synced away (deleted) since the hit's points were read
     stored = str(hit.payload.get("doc_hash") or "")
     if stored and entry.doc_hash and stored != entry.doc_hash:
         return True  # a sync replaced the file's points after this search read them
-    return (stat.st_size, stat.st_mtime) != (entry.size, entry.mtime)
+    if (stat.st_size, stat.st_mtime) == (entry.size, entry.mtime):
+        return False  # touched, and the last sync saw it so
+    if stat.st_size != entry.size:
+        return True
+    # Same size, new mtime: only its content can tell an edit from a touch. (Imported here:
+    # expansion builds on this module.)
+    from narezka.search.expansion import current_source
+
+    return current_source(corpus, hit) is None
 
 
 def check_k(k: int) -> None:
