@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("uvicorn", reason="the serve extra is not installed")
 
@@ -164,3 +166,59 @@ def test_the_server_marks_hits_of_files_changed_since_its_sync(built_kb: Path) -
         assert all(h["stale"] == (h["file_path"] == "faq.md") for h in hits), hits
     finally:
         stop(proc)
+
+
+CHANGES = ("untouched", "touched", "same_size_edit", "longer", "deleted")
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    changes=st.lists(st.sampled_from(CHANGES), min_size=1, max_size=4),
+    picks=st.lists(st.integers(0, 3), min_size=1, max_size=8),
+)
+def test_stale_exactly_when_the_content_changed_or_went(
+    tmp_path: Path, changes: list[str], picks: list[int]
+) -> None:
+    # The invariant behind issue 23 item 15: whatever happened to each file since the sync,
+    # its hits are stale exactly when its text is no longer what the index holds.
+    import contextlib
+    import os
+    import uuid
+
+    from narezka.enrich.hashes import doc_hash
+    from narezka.search.hits import Hit, mark_stale
+    from narezka.store.manifest import FileEntry
+
+    root = tmp_path / uuid.uuid4().hex
+    root.mkdir()
+    records: dict[str, FileEntry] = {}
+    hits: list[Hit] = []
+    for n, change in enumerate(changes):
+        page = root / f"p{n}.md"
+        page.write_text(f"# P{n}\n\nabc\n", encoding="utf-8")
+        os.utime(page, (1000.0 + n, 1000.0 + n))
+        stat = page.stat()
+        digest = doc_hash(page.read_text(encoding="utf-8"))
+        records[page.name] = FileEntry(page.name, stat.st_size, stat.st_mtime, digest, "", "")
+        payload = {"mtime": stat.st_mtime, "doc_hash": digest}
+        hits.append(Hit(1.0, page.name, page.name, (), "abc", "abc", 0, 0, 3, payload))
+        if change == "touched":
+            os.utime(page, (2000.0, 2000.0))
+        elif change == "same_size_edit":
+            page.write_text(f"# P{n}\n\nxyz\n", encoding="utf-8")
+        elif change == "longer":
+            page.write_text(f"# P{n}\n\nabc and more\n", encoding="utf-8")
+        elif change == "deleted":
+            page.unlink()
+
+    @contextlib.contextmanager
+    def manifest() -> Iterator[object]:
+        yield type("Records", (), {"get": staticmethod(records.get)})()
+
+    chosen = [hits[i % len(hits)] for i in picks]
+    marked = mark_stale(chosen, root, manifest)  # type: ignore[arg-type]
+    for hit in marked:
+        change = changes[int(hit.file_path[1:-3])]
+        assert hit.stale == (change in ("same_size_edit", "longer", "deleted")), change
