@@ -54,7 +54,7 @@ from narezka.pipeline.syncing import (
 from narezka.search import Filter, Fusion, Hit, SearchEngine
 from narezka.search.engine import check_query_args
 from narezka.search.folding import Fold
-from narezka.search.hits import mark_stale
+from narezka.search.staleness import mark_stale
 from narezka.settings import Settings
 from narezka.split import SplitParams, get_strategy
 from narezka.store import Manifest, StoredHit, VectorStore

@@ -111,7 +111,8 @@ def test_a_hit_read_before_a_sync_replaced_its_file_is_stale(tmp_path: Path) -> 
     import os
 
     from narezka.enrich.hashes import doc_hash
-    from narezka.search.hits import Hit, mark_stale
+    from narezka.search.hits import Hit
+    from narezka.search.staleness import mark_stale
     from narezka.store.manifest import FileEntry
 
     page = tmp_path / "a.md"
@@ -188,7 +189,8 @@ def test_stale_exactly_when_the_content_changed_or_went(
     import uuid
 
     from narezka.enrich.hashes import doc_hash
-    from narezka.search.hits import Hit, mark_stale
+    from narezka.search.hits import Hit
+    from narezka.search.staleness import mark_stale
     from narezka.store.manifest import FileEntry
 
     root = tmp_path / uuid.uuid4().hex
