@@ -55,6 +55,7 @@ from narezka.pipeline.syncing import (
 from narezka.search import Filter, Fusion, Hit, SearchEngine
 from narezka.search.engine import check_query_args
 from narezka.search.folding import Fold
+from narezka.search.staleness import mark_stale
 from narezka.settings import Settings
 from narezka.split import SplitParams, get_strategy
 from narezka.sqlite_cache import SqliteCache
@@ -491,9 +492,12 @@ class Index:
             redact=self.settings.redact is not False,
             bm25=bm25_encoder(str(meta.get("bm25") or DEFAULT_ANALYZER)),
         )
-        return engine.search(
+        hits = engine.search(
             query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion, fold=fold
         )
+        if not hits or (self.home is None and not self.corpus.is_dir()):
+            return hits  # a reader by URL without the corpus here cannot tell
+        return mark_stale(hits, self.corpus, lambda: self._manifest(meta))
 
     def get(self, chunk_id: str) -> Hit | None:
         """The stored chunk with this id (a hit's ``chunk_id``), or None."""

@@ -44,3 +44,13 @@ def test_async_invoke_works_too(kb_index: Index) -> None:
     retriever = NarezkaRetriever(index=kb_index, k=2)
     docs = run_async(lambda: retriever.ainvoke("доставка"))
     assert len(docs) == 2
+
+
+def test_k_given_to_invoke_wins_over_the_retrievers_own(kb_index: Index) -> None:
+    # Issue 23 item 16: invoke(q, k=2) returned the retriever's 4 documents.
+    retriever = NarezkaRetriever(index=kb_index, k=4, mode="bm25")
+    assert len(retriever.invoke("чай", k=2)) == 2
+    assert len(run_async(lambda: retriever.ainvoke("чай", k=1))) == 1
+    bm25 = retriever.invoke("чай", k=3, mode="bm25", filters=Filter(path="products/**"))
+    assert len(bm25) == 3 and all(d.metadata["source"].startswith("products/") for d in bm25)
+    assert len(retriever.invoke("чай")) == 4  # the retriever's own k otherwise

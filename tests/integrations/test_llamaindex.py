@@ -33,3 +33,25 @@ def test_nodes_hold_exact_offsets_and_scores(kb_index: Index) -> None:
 def test_errors_pass_through(kb_index: Index) -> None:
     with pytest.raises(ValueError, match="mode"):
         NarezkaRetriever(kb_index, mode="fuzzy").retrieve("чай")
+
+
+def test_a_prompt_shows_source_url_and_section_not_ids_offsets_or_scores(
+    kb_index: Index,
+) -> None:
+    # Issue 23 item 16: get_content(metadata_mode="llm") put 11 lines of bookkeeping ahead of
+    # every chunk.
+    from llama_index.core.schema import MetadataMode
+
+    from narezka import chunk_documents
+    from narezka.integrations.llamaindex import chunks_to_nodes
+
+    found = NarezkaRetriever(kb_index, k=2, mode="bm25").retrieve("вернуть вскрытый чай")
+    chunks = chunk_documents([kb_index.corpus / "faq.md"]).chunks[:2]
+    nodes = [item.node for item in found] + list(chunks_to_nodes(chunks))
+    assert len(nodes) == 4
+    for node in nodes:
+        for mode in (MetadataMode.LLM, MetadataMode.EMBED):
+            header = node.get_content(metadata_mode=mode).split("\n\n")[0]
+            keys = {line.split(":")[0] for line in header.splitlines()}
+            assert keys == {"source", "url", "section"}, header
+        assert "start_index" in node.metadata and "source" in node.metadata  # kept for code

@@ -191,7 +191,7 @@ def test_a_slow_request_is_cut_off_without_internals() -> None:
 
     async def main() -> httpx.Response:
         transport = httpx.ASGITransport(app=guard)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             return await client.get("/search")
 
     r = run_async(main)

@@ -4,6 +4,8 @@ as a subprocess over stdio and calls every tool and the resource."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -31,6 +33,8 @@ async def served(corpus: Path, *extra: str) -> AsyncIterator[Client]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "narezka", "serve", str(corpus), "--max-reply-tokens", str(BUDGET), *extra],
+        # The SDK passes on only a few variables by default: PYTHONPATH says which narezka.
+        env=dict(os.environ),
     )
     async with Client(params, read_timeout_seconds=60) as client:
         yield client
@@ -148,6 +152,49 @@ def test_malformed_calls_are_tool_errors_and_the_server_keeps_answering(
         assert "no chunk" in await refused(client, "get_context", chunk_id="not-an-id")
         await refused(client, "get_context", chunk_id="x", before=-1)
         await refused(client, "no_such_tool")
+        # Issue 23 item 14: an unknown argument was dropped and the call succeeded.
+        unknown = await refused(client, "search", query="чай", bogus=1)
+        assert "bogus" in unknown and "query" in unknown
+        assert "pathh" in await refused(client, "list_sources", pathh="x")
         assert (await call(client, "search", query="чай", k=1))["hits"]
 
     run(built_kb, scenario, "--no-watch")
+
+
+def test_a_line_that_is_not_json_rpc_gets_an_error_reply_with_id_null(built_kb: Path) -> None:
+    # Issue 23 item 14: these lines got no reply at all. The SDK's client cannot send them:
+    # the wire is driven by hand, then the SDK client checks that the server still works.
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    garbage = [b"{not json", b'"\\ud800"', b'{"jsonrpc": "2.0", "id": 3, "x": "\\udc00"}',
+               b"[1, 2]", b"42", b'{"jsonrpc": "2.0"}']  # fmt: skip
+    ping = b'{"jsonrpc": "2.0", "id": 99, "method": "ping"}'
+    with subprocess.Popen(
+        [sys.executable, "-m", "narezka", "serve", str(built_kb), "--no-watch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        lines = [json.dumps(hello).encode(), *garbage, ping]
+        proc.stdin.write(b"\n".join(lines) + b"\n")
+        proc.stdin.flush()
+        replies = []
+        try:
+            while not replies or replies[-1].get("id") != 99:
+                line = proc.stdout.readline()
+                assert line, f"the server closed stdout after {replies}"
+                replies.append(json.loads(line))
+        finally:
+            proc.kill()
+    errors = [r for r in replies if "error" in r]
+    assert [e["error"]["code"] for e in errors] == [-32700, -32700, -32700, -32600, -32600, -32600]
+    assert all(e["id"] is None and e["jsonrpc"] == "2.0" for e in errors)

@@ -11,6 +11,16 @@ from narezka.enrich.redaction import redacted_text
 from narezka.search import Hit
 from narezka.types import Chunk
 
+SHOWN_KEYS = ("source", "url", "section")
+"""The metadata a model should read beside a text; the rest (ids, offsets, scores) is
+bookkeeping for the program, which frameworks that print metadata into prompts leave out."""
+
+
+def bookkeeping_keys(metadata: dict[str, Any]) -> list[str]:
+    """The keys of ``metadata`` a framework should keep out of the text it gives a model or
+    an embedder (LlamaIndex's ``excluded_*_metadata_keys``)."""
+    return [key for key in metadata if key not in SHOWN_KEYS]
+
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:
     """What both adapters put beside a hit's text."""

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict
 
 from narezka.index import Index
@@ -37,14 +41,49 @@ class NarezkaRetriever(BaseRetriever):
     expand: str | None = None
 
     def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        k: int | None = None,
+        mode: str | None = None,
+        filters: Filter | None = None,
+        expand: str | None = None,
     ) -> list[Document]:
+        """The hits as Documents; ``invoke(query, k=2)`` (or ``mode``, ``filters``,
+        ``expand``) overrides the retriever's own setting for this call."""
         hits = self.index.search(
-            query, k=self.k, mode=self.mode, filters=self.filters, expand=self.expand
+            query,
+            k=self.k if k is None else k,
+            mode=mode or self.mode,
+            filters=filters or self.filters,
+            expand=expand or self.expand,
         )
         return [
             Document(page_content=h.text, metadata=hit_metadata(h), id=h.chunk_id) for h in hits
         ]
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        k: int | None = None,
+        mode: str | None = None,
+        filters: Filter | None = None,
+        expand: str | None = None,
+    ) -> list[Document]:
+        # LangChain's default async path drops the per-call arguments: pass them on.
+        return await run_in_executor(
+            None,
+            self._get_relevant_documents,
+            query,
+            run_manager=run_manager.get_sync(),
+            k=k,
+            mode=mode,
+            filters=filters,
+            expand=expand,
+        )
 
 
 def chunks_to_documents(chunks: Iterable[Chunk]) -> list[Document]:

@@ -13,12 +13,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from narezka.index import Index
-from narezka.integrations import chunk_metadata, chunk_text, hit_metadata
+from narezka.integrations import bookkeeping_keys, chunk_metadata, chunk_text, hit_metadata
 from narezka.search import Filter
 from narezka.types import Chunk
 
@@ -46,14 +47,7 @@ class NarezkaRetriever(BaseRetriever):
         )  # fmt: skip
         return [
             NodeWithScore(
-                node=TextNode(
-                    id_=h.chunk_id,
-                    text=h.text,
-                    start_char_idx=h.start,
-                    end_char_idx=h.end,
-                    metadata=hit_metadata(h),
-                ),
-                score=h.score,
+                node=_node(h.text, h.start, h.end, hit_metadata(h), h.chunk_id), score=h.score
             )
             for h in hits
         ]
@@ -62,12 +56,21 @@ class NarezkaRetriever(BaseRetriever):
 def chunks_to_nodes(chunks: Iterable[Chunk]) -> list[TextNode]:
     """Chunks (``narezka.chunk_documents(...).chunks``) as LlamaIndex TextNodes with their
     exact start/end character offsets, for people who want only the chunking."""
-    return [
-        TextNode(
-            text=chunk_text(c),
-            start_char_idx=c.start,
-            end_char_idx=c.end,
-            metadata=chunk_metadata(c),
-        )
-        for c in chunks
-    ]
+    return [_node(chunk_text(c), c.start, c.end, chunk_metadata(c)) for c in chunks]
+
+
+def _node(
+    text: str, start: int, end: int, metadata: dict[str, Any], node_id: str | None = None
+) -> TextNode:
+    """A TextNode whose prompt and embedding text carry only source, url and section: ids,
+    offsets and scores stay in ``metadata`` for the program."""
+    hidden = bookkeeping_keys(metadata)
+    return TextNode(
+        **({"id_": node_id} if node_id else {}),
+        text=text,
+        start_char_idx=start,
+        end_char_idx=end,
+        metadata=metadata,
+        excluded_llm_metadata_keys=hidden,
+        excluded_embed_metadata_keys=hidden,
+    )

@@ -1,10 +1,13 @@
 """The HTTP front end: a JSON API over a :class:`~narezka.serve.service.Service` and MCP's
 streamable HTTP endpoint (``/mcp``) in one Starlette app, run by uvicorn.
 
-Guards, outermost first: an API key when one is configured (required for any address but
-loopback; compared in constant time), a request body limit, a time limit per request. No
-CORS headers are sent, so a web page from another origin cannot read replies. Errors are
-``{"error": message}`` with no internals in them.
+Guards, outermost first: the Host and Origin headers (DNS rebinding: a page of another site
+whose name was re-pointed at 127.0.0.1 is refused; the same check MCP's own transport runs),
+no POST body a form could send cross-site without a preflight, an API key when one is
+configured (required for any address but loopback; compared in constant time), a request
+body limit, a time limit per request. No CORS headers are sent, so a web page from another
+origin cannot read replies. Errors are ``{"error": message}`` with no internals in them: 4xx
+for the caller's mistakes, 5xx for the server's own faults.
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ from __future__ import annotations
 import contextlib
 import hmac
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -23,7 +27,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from narezka.errors import NarezkaError
-from narezka.serve.errors import NotFoundError
+from narezka.serve.errors import NotFoundError, ServiceError
 from narezka.serve.mcp_server import build_mcp
 from narezka.serve.openapi import openapi_document
 from narezka.serve.service import Service
@@ -34,6 +38,7 @@ MAX_BODY_BYTES = 64 * 1024
 REQUEST_SECONDS = 30.0
 SYNC_SECONDS = 600.0
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+WILDCARD = ("0.0.0.0", "::", "")
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -43,16 +48,20 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 def _guarded(call: Callable[[Request], Any]) -> Handler:
-    """A route whose work runs in a worker thread (the index is synchronous); refusals are
-    400/404, anything else a bare 500."""
+    """A route whose work runs in a worker thread (the index is synchronous); the caller's
+    mistakes are 400/404, the server's faults (a damaged index, a failed sync) 500 with
+    narezka's message, anything else a bare 500."""
 
     async def endpoint(request: Request) -> Response:
         try:
             result = await anyio.to_thread.run_sync(call, request)
         except NotFoundError as exc:
             return _error(404, str(exc))
-        except (NarezkaError, _BadRequest) as exc:
+        except (ServiceError, _BadRequest) as exc:
             return _error(400, str(exc))
+        except NarezkaError as exc:
+            log.error("request failed: %s: %s", request.url.path, exc)
+            return _error(500, f"the server cannot answer: {exc}")
         except Exception:
             log.exception("request failed: %s", request.url.path)
             return _error(500, "internal error (details are in the server's log)")
@@ -139,42 +148,71 @@ def _routes(service: Service) -> list[Route]:
     ]
 
 
-class Guard:
-    """API key, body size and time limits for every request (the MCP endpoint too)."""
+def host_security(host: str, allowed_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
+    """The Host and Origin headers requests may carry, for the API and MCP's transport alike:
+    loopback names, the address served (unless a wildcard) and ``allowed_hosts``, each with
+    any port. A wildcard bind with no ``allowed_hosts`` checks neither (it needs an API key,
+    which a browser never sends by itself)."""
+    if host in WILDCARD and not allowed_hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    served = () if host in WILDCARD or host in LOOPBACK else (host,)
+    names = [_bracketed(name) for name in (*LOOPBACK, *served, *allowed_hosts)]
+    hosts = [variant for name in names for variant in _with_ports(name)]
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
 
-    def __init__(self, app: ASGIApp, *, api_key: str | None, max_body: int, seconds: float):
+
+def _bracketed(name: str) -> str:
+    # An IPv6 address travels in brackets in Host and Origin: "[::1]:8765".
+    return f"[{name}]" if name.count(":") > 1 and not name.startswith("[") else name
+
+
+def _with_ports(name: str) -> tuple[str, ...]:
+    has_port = name.rpartition(":")[2].isdigit() and not name.endswith("]")
+    return (name,) if has_port else (name, f"{name}:*")
+
+
+class Guard:
+    """Host/Origin, content type, API key, body size and time limits for every request (the
+    MCP endpoint too)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        api_key: str | None,
+        max_body: int,
+        seconds: float,
+        security: TransportSecuritySettings | None = None,
+    ):
         self.app = app
         self.api_key = api_key.encode() if api_key else None
         self.max_body = max_body
         self.seconds = seconds
+        self.headers_check = TransportSecurityMiddleware(security or host_security("127.0.0.1"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v for k, v in scope["headers"]}
-        if self.api_key is not None and not self._authorized(headers):
-            await _error(401, "a valid API key is required (Authorization: Bearer KEY)")(
-                scope, receive, send
-            )
+        refusal = await self._refusal(scope)
+        if refusal is not None:
+            await refusal(scope, receive, send)
             return
-        length = headers.get("content-length", b"0")
-        if not length.isdigit() or int(length) > self.max_body:
+        body = await self._body(scope, receive)
+        if body is None:
             await _error(413, f"the request body is over {self.max_body} bytes")(
                 scope, receive, send
             )
             return
-        seen = 0
         started = False
 
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_body:
-                    raise _TooLarge
-            return message
+        async def replay() -> Message:
+            nonlocal body
+            if body is not None:
+                message, body = body, None
+                return message
+            return await receive()
 
         async def tracking(message: Message) -> None:
             nonlocal started
@@ -184,29 +222,62 @@ class Guard:
         limit = SYNC_SECONDS if scope["path"] == "/sync" else self.seconds
         try:
             with anyio.fail_after(limit):
-                await self.app(scope, limited, tracking)
-        except _TooLarge:
-            if not started:
-                await _error(413, f"the request body is over {self.max_body} bytes")(
-                    scope, receive, send
-                )
+                await self.app(scope, replay, tracking)
         except TimeoutError:
             if not started:
                 await _error(503, f"the request took longer than {limit:.0f} s")(
                     scope, receive, send
                 )
 
-    def _authorized(self, headers: dict[str, bytes]) -> bool:
+    async def _refusal(self, scope: Scope) -> Response | None:
+        """Why the request is refused before anything reads it, or None."""
+        request = Request(scope)
+        problem = await self.headers_check.validate_request(request)
+        if problem is not None:
+            if problem.status_code == 421:
+                host = request.headers.get("host", "")
+                return _error(
+                    421,
+                    f"this server does not answer for the host {host!r} "
+                    "(list the names it serves with --allowed-host)",
+                )
+            origin = request.headers.get("origin", "")
+            return _error(403, f"requests from the origin {origin!r} are refused")
+        kind = request.headers.get("content-type")
+        if request.method == "POST" and kind and not kind.lower().startswith("application/json"):
+            # A form or a no-cors fetch can send these from any site without a preflight.
+            return _error(415, f"a POST body must be application/json, not {kind!r}")
+        if self.api_key is not None and not self._authorized(request.headers):
+            return _error(401, "a valid API key is required (Authorization: Bearer KEY)")
+        return None
+
+    async def _body(self, scope: Scope, receive: Receive) -> Message | None:
+        """The whole request body as one message (it is small), or None if over the limit:
+        read here, so a chunked body with no length gets the same 413 as a declared one."""
+        length = dict(scope["headers"]).get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > self.max_body:
+            return None
+        chunks: list[bytes] = []
+        seen = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return message  # the client went away: the app sees it as it would have
+            chunk = bytes(message.get("body", b""))
+            seen += len(chunk)
+            if seen > self.max_body:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+    def _authorized(self, headers: Any) -> bool:
         assert self.api_key is not None
-        given = headers.get("x-api-key", b"")
-        bearer = headers.get("authorization", b"")
+        given = str(headers.get("x-api-key", "")).encode("latin-1")
+        bearer = str(headers.get("authorization", "")).encode("latin-1")
         if bearer[:7].lower() == b"bearer ":
             given = bearer[7:].strip()
         return hmac.compare_digest(given, self.api_key)
-
-
-class _TooLarge(Exception):
-    pass
 
 
 def build_app(
@@ -216,14 +287,18 @@ def build_app(
     api_key: str | None = None,
     max_body: int = MAX_BODY_BYTES,
     seconds: float = REQUEST_SECONDS,
+    allowed_hosts: Sequence[str] = (),
 ) -> ASGIApp:
-    """The HTTP API with MCP at ``/mcp``; ``api_key`` is required off loopback."""
+    """The HTTP API with MCP at ``/mcp``; ``api_key`` is required off loopback; requests
+    must name a loopback host, ``host`` or one of ``allowed_hosts`` (:func:`host_security`)."""
+    api_key = (api_key or "").strip() or None  # a blank key would admit anyone
     if host not in LOOPBACK and not api_key:
         raise NarezkaError(
             f"serving on {host} (not loopback) needs an API key: set NAREZKA_API_KEY"
         )
     mcp = build_mcp(service)
-    mcp_app = mcp.streamable_http_app(host=host)
+    security = host_security(host, allowed_hosts)
+    mcp_app = mcp.streamable_http_app(host=host, transport_security=security)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -241,4 +316,4 @@ def build_app(
         lifespan=lifespan,
         exception_handlers={404: not_found, 405: not_found},
     )
-    return Guard(app, api_key=api_key, max_body=max_body, seconds=seconds)
+    return Guard(app, api_key=api_key, max_body=max_body, seconds=seconds, security=security)

@@ -4,19 +4,34 @@ resource over a :class:`~narezka.serve.service.Service`.
 Each tool returns one JSON text, never larger than the service's reply budget. A refused
 request (bad argument, unknown id, path outside the corpus) is a tool error carrying the
 reason; anything unexpected is a tool error saying so, with the details only in the log.
+An argument a tool does not take is refused too (the SDK would ignore it), and on stdio a
+line that is not a JSON-RPC message gets JSON-RPC 2.0's error reply (the SDK drops it).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
+import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.types import ToolAnnotations
-from pydantic import Field
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    CallToolResult,
+    ErrorData,
+    JSONRPCError,
+    TextContent,
+    ToolAnnotations,
+)
+from pydantic import Field, ValidationError
 
 from narezka.errors import NarezkaError
 from narezka.serve.service import MAX_CONTEXT, MAX_K, MAX_QUERY_CHARS, Service
@@ -143,6 +158,11 @@ def build_mcp(service: Service, *, name: str = "narezka") -> MCPServer:
         changed since (the next sync's work) and whether the server is syncing now."""
         return _answer(service.status)
 
+    tools = (search, get_context, list_sources, index_status)
+    server.middleware.append(
+        _KnownArguments({f.__name__: frozenset(inspect.signature(f).parameters) for f in tools})
+    )
+
     @server.resource(
         "narezka://source/{+path}",
         name="source",
@@ -156,3 +176,63 @@ def build_mcp(service: Service, *, name: str = "narezka") -> MCPServer:
             raise ResourceError(str(exc)) from None
 
     return server
+
+
+class _KnownArguments:
+    """Refuses a tool call that passes an argument the tool does not take: the SDK would drop
+    it silently, and a caller who misspelt ``path`` would get unfiltered results."""
+
+    def __init__(self, takes: Mapping[str, frozenset[str]]) -> None:
+        self.takes = takes
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        params = ctx.params or {}
+        known = self.takes.get(str(params.get("name"))) if ctx.method == "tools/call" else None
+        arguments = params.get("arguments")
+        if known is not None and isinstance(arguments, Mapping):
+            unknown = sorted(set(arguments) - known)
+            if unknown:
+                text = (
+                    f"unknown argument{'s' if len(unknown) > 1 else ''} "
+                    f"{', '.join(map(repr, unknown))} for {params['name']} "
+                    f"(it takes: {', '.join(sorted(known)) or 'none'})"
+                )
+                return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        return await call_next(ctx)
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """Serve ``server`` on stdin/stdout until stdin closes, answering a line that is not a
+    JSON-RPC message (bad JSON, a lone surrogate, not an object) with a parse error or an
+    invalid request error, id null, as JSON-RPC 2.0 says; the SDK's own loop drops them."""
+    # MCPServer.run("stdio") in its own words, with one stream put between.
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (lines, replies):
+        send, screened = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def screen() -> None:
+            async with send:
+                async for item in lines:
+                    if isinstance(item, Exception):
+                        await replies.send(SessionMessage(_rejection(item)))
+                    else:
+                        await send.send(item)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(screen)
+            await lowlevel.run(screened, replies, lowlevel.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+
+def _rejection(exc: Exception) -> JSONRPCError:
+    """The JSON-RPC error reply to a line the transport could not take as a message."""
+    if isinstance(exc, ValidationError) and any(e["type"] == "json_invalid" for e in exc.errors()):
+        error = ErrorData(code=PARSE_ERROR, message="Parse error: the line is not valid JSON")
+    else:
+        error = ErrorData(
+            code=INVALID_REQUEST,
+            message="Invalid Request: not a JSON-RPC 2.0 request, notification or response",
+        )
+    return JSONRPCError(jsonrpc="2.0", id=None, error=error)

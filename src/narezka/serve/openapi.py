@@ -32,6 +32,11 @@ def _param(name: str, schema: dict[str, Any], text: str, *, where: str = "query"
     }
 
 
+_REFUSALS = {code: _ERROR for code in ("400", "401", "403", "413", "421", "500", "503")}
+"""Every route's errors: a bad request, no key, a foreign Origin, a body over the limit, a
+Host the server does not answer for (DNS rebinding), the server's own fault, too slow."""
+
+
 def _get(summary: str, params: list[dict[str, Any]], *, text: bool = False) -> dict[str, Any]:
     ok = {"text/markdown": {"schema": {"type": "string"}}} if text else _JSON
     return {
@@ -40,8 +45,7 @@ def _get(summary: str, params: list[dict[str, Any]], *, text: bool = False) -> d
             "parameters": params,
             "responses": {
                 "200": {"description": "OK", "content": ok},
-                "400": _ERROR,
-                "401": _ERROR,
+                **_REFUSALS,
                 "404": _ERROR,
             },
         }
@@ -97,8 +101,8 @@ def openapi_document() -> dict[str, Any]:
                     "summary": "Sync now (the server's writer runs it) and return its report.",
                     "responses": {
                         "200": {"description": "OK", "content": _JSON},
-                        "400": _ERROR,
-                        "401": _ERROR,
+                        **_REFUSALS,
+                        "415": _ERROR,
                     },
                 }
             },

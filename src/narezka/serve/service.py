@@ -13,18 +13,19 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from narezka.enrich.redaction import redact
-from narezka.errors import ConfigError
+from narezka.errors import ConfigError, NarezkaError
 from narezka.globs import glob_matches, glob_regex
 from narezka.index import Index, SyncReport
 from narezka.pipeline.layout import STORE_DIRNAME
 from narezka.search import Filter, Hit
+from narezka.search.engine import check_query_args
 from narezka.search.expansion import read_source
 from narezka.serve.cursors import cursor_offset, make_cursor
 from narezka.serve.errors import NotFoundError, ServiceError
@@ -40,6 +41,7 @@ MAX_CONTEXT = 10
 SOURCES_PAGE = 200
 DEBOUNCE_MS = 800
 TRUNCATION_MARK = "\n[… truncated to fit the reply budget]"
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -126,10 +128,11 @@ class Service:
             state.cond.notify_all()
             if not wait:
                 return {"queued": True}
+            # Not the caller's mistake (not a ServiceError): the front ends answer 5xx.
             if not state.cond.wait_for(lambda: state.done >= ticket, timeout=timeout):
-                raise ServiceError(f"the sync did not finish within {timeout:.0f} s")
+                raise NarezkaError(f"the sync did not finish within {timeout:.0f} s")
             if state.last_error:
-                raise ServiceError(f"the sync failed: {state.last_error}")
+                raise NarezkaError(f"the sync failed: {state.last_error}")
             return dict(state.last_report or {})
 
     def _write_loop(self) -> None:
@@ -214,7 +217,15 @@ class Service:
             raise ServiceError(f"k must be between 1 and {MAX_K}, got {k}")
         args = [query, k, mode, zone, project, category, path, include_archived, expand]
         offset = cursor_offset(cursor, args)
-        filters = Filter(zone, project, category, path, include_archived)
+        self._request_check(lambda: check_query_args(query, k, mode, expand))
+        filters = self._request_check(
+            lambda: Filter(zone, project, category, path, include_archived)
+        )
+        if expand == "parent" and self.index.settings.strategy != "parent-child":
+            raise ServiceError(
+                "expand=parent needs an index built with --strategy parent-child; this one "
+                f"was built with {self.index.settings.strategy!r} (use expand=section)"
+            )
         with self._searching:
             hits = self.index.search(query, k=k, mode=mode, filters=filters, expand=expand)
         items = [_hit_json(h) for h in hits]
@@ -250,8 +261,8 @@ class Service:
         self, path_glob: str | None = None, cursor: str | None = None
     ) -> dict[str, Any]:
         """Indexed files (path, size, chunks), a page at a time."""
-        if path_glob:
-            glob_regex(path_glob)  # a malformed glob fails before the listing
+        if path_glob:  # a malformed glob is the caller's error, before the listing
+            self._request_check(lambda: glob_regex(path_glob))
         rows = [
             {
                 "path": s.path,
@@ -300,6 +311,15 @@ class Service:
             raise NotFoundError(f"{path}: cannot be read now (gone or unreadable)")
         text = raw.text if self.index.settings.redact is False else redact(raw.text)[0]
         return self._cut(text, self.budget)
+
+    @staticmethod
+    def _request_check(check: Callable[[], T]) -> T:
+        """``check()``, its ConfigError (a bad argument) made the caller's ServiceError: every
+        other error from the index is the server's fault."""
+        try:
+            return check()
+        except ConfigError as exc:
+            raise ServiceError(str(exc)) from None
 
     def _inside(self, path: str) -> str:
         relative = Path(path)
@@ -365,11 +385,19 @@ def _open_or_create(location: Path) -> Index:
     """The index at ``location``, or a new one of the corpus folder ``location`` (its
     settings from narezka.toml and NAREZKA_*; the writer's first sync builds it)."""
     try:
-        return Index.open(location)
+        index = Index.open(location)
     except ConfigError:
         if not location.is_dir() or (location / "index.json").exists():
             raise
-    return Index.create(location, Settings.load(location))
+        return Index.create(location, Settings.load(location))
+    try:
+        # Opening the store takes the index's one-process lock: a second server of the same
+        # index must stop here, not start and then fail every search.
+        index.get("0")
+    except BaseException:
+        index.close()
+        raise
+    return index
 
 
 def _hit_json(hit: Hit, *, score: bool = True) -> dict[str, Any]:

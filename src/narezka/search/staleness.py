@@ -1,0 +1,80 @@
+"""Which hits come from files that changed since the last sync (``Hit.stale``), told
+cheaply: a stat per file of the result, the index's record of a file only when its mtime
+moved, the file's content only when nothing else can tell an edit from a touch."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Protocol
+
+from narezka.search.expansion import current_source
+from narezka.search.hits import Hit
+
+
+class Indexed(Protocol):
+    """What the index recorded of a file at its last sync (a manifest entry)."""
+
+    @property
+    def size(self) -> int: ...
+    @property
+    def mtime(self) -> float: ...
+    @property
+    def doc_hash(self) -> str: ...
+
+
+class Records(Protocol):
+    """The index's records of its files (the manifest), by corpus path."""
+
+    def get(self, path: str) -> Indexed | None:
+        """The record of ``path``, or None if the index does not hold it."""
+
+
+def mark_stale(
+    hits: Sequence[Hit], corpus: Path, records: Callable[[], AbstractContextManager[Records]]
+) -> list[Hit]:
+    """``hits``, each flagged ``stale`` whose file changed since its text was indexed: gone,
+    or not what the last sync recorded, or a sync has replaced its points since this search
+    read them (another document hash). One stat per distinct file; ``records`` is opened only
+    when a file's mtime is not the one its hit was indexed at, and a file is read (hashed)
+    only when just its mtime moved, so a touched but unchanged file is not called stale."""
+    root = corpus if corpus.is_dir() else corpus.parent
+    changed: dict[str, bool] = {}
+    suspects: dict[str, tuple[Hit, os.stat_result]] = {}
+    for hit in hits:
+        if hit.file_path in changed or hit.file_path in suspects:
+            continue
+        try:
+            stat = os.stat(root / hit.file_path)
+        except OSError:
+            changed[hit.file_path] = True
+            continue
+        if stat.st_mtime == hit.payload.get("mtime"):
+            changed[hit.file_path] = False  # untouched since this version was indexed
+        else:
+            suspects[hit.file_path] = (hit, stat)  # edited, or only touched: ask the record
+    if suspects:
+        with records() as known:
+            for path, (hit, stat) in suspects.items():
+                changed[path] = _differs(hit, stat, known.get(path), corpus)
+    return [
+        dataclasses.replace(h, stale=True) if changed[h.file_path] and not h.stale else h
+        for h in hits
+    ]
+
+
+def _differs(hit: Hit, stat: os.stat_result, entry: Indexed | None, corpus: Path) -> bool:
+    if entry is None:
+        return True  # synced away (deleted) since the hit's points were read
+    stored = str(hit.payload.get("doc_hash") or "")
+    if stored and entry.doc_hash and stored != entry.doc_hash:
+        return True  # a sync replaced the file's points after this search read them
+    if (stat.st_size, stat.st_mtime) == (entry.size, entry.mtime):
+        return False  # touched, and the last sync saw it so
+    if stat.st_size != entry.size:
+        return True
+    # Same size, new mtime: only its content can tell an edit from a touch.
+    return current_source(corpus, hit) is None
