@@ -5,6 +5,7 @@
         [--mode hybrid] [--fusion score|rrf|score:0.5|rrf:60] [--fold auto|off|0.8]
         [--corpora a,b] [--cache DIR] [--out results.jsonl] [--table table.md]
     python benchmarks/devsuite.py compare A.jsonl B.jsonl
+    python benchmarks/devsuite.py table RUN.jsonl [MORE.jsonl ...]
 
 ``run`` indexes every corpus of ``benchmarks/devsuite/suite.json`` minus its held-out files,
 once per (strategy spec, embedder, held-out list), into a store under ``--cache`` (outside the
@@ -17,6 +18,7 @@ question when a hit's range overlaps a reference. Three kinds of question per co
 corpora's answerable questions, drawn as :func:`far_questions` says). Every answer is one JSONL
 line with the top hit's raw score (and ``relevance`` when the library has it).
 
+``table`` prints the table of one configuration run in parts (say one corpus at a time).
 ``compare`` reads two such files and prints, per corpus, hit@1 / hit@5 with the paired sign
 test of ``benchmarks/ablation.py`` and the AUROC with which the top score separates
 correctly answered questions (hit@1) from unanswerable ones, near and far.
@@ -364,12 +366,22 @@ def main(argv: list[str]) -> int:
     r.add_argument("--out", type=Path, default=None, help="Per-question JSONL.")
     r.add_argument("--table", type=Path, default=None, help="Also write the table here.")
     r.add_argument("--index-only", action="store_true", help="Build the stores, ask nothing.")
+    t = sub.add_parser("table", help="The table of runs' JSONL of one configuration.")
+    t.add_argument("runs", type=Path, nargs="+")
     c = sub.add_parser("compare", help="Sign tests and AUROC between two runs' JSONL.")
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
     args = parser.parse_args(argv)
     if args.command == "compare":
         return compare(args.a, args.b)
+    if args.command == "table":
+        rows = [row for path in args.runs for row in _read(path)]
+        configs = {json.dumps(r["config"], sort_keys=True) for r in rows}
+        if len(configs) != 1:
+            print(f"the runs mix {len(configs)} configurations", file=sys.stderr)
+            return 2
+        print("\n".join(table(rows, rows[0]["config"])))
+        return 0
     return run(args)
 
 

@@ -224,3 +224,18 @@ def test_committed_suite_is_valid(capsys: pytest.CaptureFixture[str]) -> None:
     assert validate.main(["--suite"]) == 0
     out = capsys.readouterr().out
     assert out.count(" 0 problems") == 8
+
+
+def test_table_joins_runs_of_one_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+    first.write_text(json.dumps(_row("answerable", "q", 2, 0.5)) + "\n", encoding="utf-8")
+    row = _row("near", "n", None, 0.25) | {"corpus": "d"}
+    second.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    assert devsuite.main(["table", str(first), str(second)]) == 0
+    out = capsys.readouterr().out
+    assert "| c | 1 | 0.000 | 1.000 | 0.500 | — | 0 | — | 0 | — |" in out
+    assert "| d | 0 | 0.000 | 0.000 | 0.000 | — | 1 | 0.250 (0.250–0.250) | 0 | — |" in out
+    second.write_text(json.dumps(row | {"config": {"fusion": "y"}}) + "\n", encoding="utf-8")
+    assert devsuite.main(["table", str(first), str(second)]) == 2
