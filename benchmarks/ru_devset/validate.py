@@ -236,7 +236,9 @@ def check_suite(manifest: Path) -> int:
             print(f"{corpus.name}: {corpus.root} not found (set NAREZKA_SHARED)", file=sys.stderr)
             return 2
         for golden in (*corpus.golden, *([corpus.near] if corpus.near else [])):
-            print(f"{corpus.name}: {golden.relative_to(HERE.parents[1])}")
+            repo = HERE.parents[1]
+            shown = golden.relative_to(repo) if golden.is_relative_to(repo) else golden
+            print(f"{corpus.name}: {shown}")
             if not _has_sections(golden):
                 # A reused set in the seed's format (examples/kb/golden.jsonl) names no section
                 # or kind; the harness checks that its strings occur in the corpus.

@@ -239,3 +239,31 @@ def test_table_joins_runs_of_one_configuration(
     assert "| d | 0 | 0.000 | 0.000 | 0.000 | — | 1 | 0.250 (0.250–0.250) | 0 | — |" in out
     second.write_text(json.dumps(row | {"config": {"fusion": "y"}}) + "\n", encoding="utf-8")
     assert devsuite.main(["table", str(first), str(second)]) == 2
+
+
+def test_suite_check_fails_on_a_missing_corpus_and_a_bad_set(
+    tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entry = {
+        "name": "x",
+        "root": "repo",
+        "path": str(corpus),  # absolute: the repo prefix is dropped
+        "language": "ru",
+        "genre": "tutorial",
+        "golden": [str(_write(tmp_path / "set.jsonl", _near(source="kept/a.md")))],
+        "near": None,
+        "held_out": ["held"],
+    }
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps({"far": {"per_corpus": 1, "seed": 1}, "corpora": [entry]}))
+    assert validate.main(["--suite", str(path)]) == 1
+    assert "is not held out" in capsys.readouterr().out
+    path.write_text(
+        json.dumps(
+            {
+                "far": {"per_corpus": 1, "seed": 1},
+                "corpora": [entry | {"path": str(tmp_path / "nowhere")}],
+            }
+        )
+    )
+    assert validate.main(["--suite", str(path)]) == 2
