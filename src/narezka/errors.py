@@ -29,8 +29,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 from pathlib import Path
 
 
@@ -84,16 +82,19 @@ class DiskFullError(NarezkaError, OSError):
     """Too little free space where narezka must write: names the folder, its device, and the
     bytes needed and free (``needed`` 0 when the disk filled up during a write)."""
 
-    def __init__(self, path: str | Path, problem: str, *, needed: int = 0, free: int = -1) -> None:
+    def __init__(
+        self, path: str | Path, problem: str, *, needed: int = 0, free: int = 0, device: str = ""
+    ) -> None:
         where = Path(path)
-        device = _device_of(where)
+        on = device or "its disk"
         if needed:
             text = (
-                f"{where}: not enough free space on {device}: about {_mib(needed)} needed, "
-                f"{_mib(free)} free; free some space and run it again"
+                f"{where}: not enough free space on {on} {problem}: about {_mib(needed)} "
+                f"needed, {_mib(free)} free; free some space and run it again (nothing was "
+                "changed)"
             )
         else:
-            text = f"{where}: the disk ({device}) is full ({problem}); free some space and retry"
+            text = f"{where}: {on} is full ({problem}); free some space and run it again"
         super().__init__(text)
         self.path = str(where)
         self.needed = needed
@@ -102,19 +103,3 @@ class DiskFullError(NarezkaError, OSError):
 
 def _mib(size: int) -> str:
     return f"{size / 2**20:.1f} MiB"
-
-
-def _device_of(path: Path) -> str:
-    """The mount point (and device, where /proc says) holding ``path``."""
-    probe = path
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    probe = probe.resolve()
-    while not os.path.ismount(probe) and probe != probe.parent:
-        probe = probe.parent
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/mounts").read_text(encoding="utf-8").splitlines():
-            parts = line.split()
-            if len(parts) > 1 and parts[1] == str(probe):
-                return f"{parts[0]} mounted on {probe}"
-    return f"the device of {probe}"

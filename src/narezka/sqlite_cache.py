@@ -17,7 +17,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from narezka.errors import DiskFullError, NarezkaWarning
+from narezka.diskspace import full_error
+from narezka.errors import NarezkaWarning
 
 _DAMAGED = ("SQLITE_NOTADB", "SQLITE_CORRUPT")
 """sqlite's names for a file that is not (or no longer) a database."""
@@ -50,7 +51,7 @@ class SqliteCache:
             self._db = self._open(schema)
         except sqlite3.DatabaseError as exc:
             if is_full(exc):
-                raise DiskFullError(self.path, str(exc)) from exc
+                raise full_error(self.path, str(exc)) from exc
             if not is_damaged(exc):
                 raise
             aside = self._move_aside()
@@ -107,7 +108,7 @@ class SqliteCache:
                 raise
             with contextlib.suppress(sqlite3.Error):
                 self._db.rollback()
-            raise DiskFullError(self.path, str(exc)) from exc
+            raise full_error(self.path, str(exc)) from exc
 
     def close(self) -> None:
         """Close the file."""

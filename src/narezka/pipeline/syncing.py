@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.discover import iter_files, read_document
+from narezka.diskspace import ensure_free, write_needs
 from narezka.embed import (
     CachedEmbedder,
     Embedder,
@@ -31,7 +32,7 @@ from narezka.embed import (
 from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
 from narezka.enrich.llm_context import ContextWriter
-from narezka.errors import ConfigError, NarezkaError, SourceError
+from narezka.errors import ConfigError, DiskFullError, NarezkaError, SourceError
 from narezka.pipeline import layout
 from narezka.pipeline.chunking import (
     ChunkTask,
@@ -476,6 +477,9 @@ def sync_files(
         work.append((base, file, stat))
     tasks = [syncer.task(base, file, stat.st_size) for base, file, stat in work]
     work_bytes = sum(stat.st_size for _, _, stat in work)
+    if (folder := getattr(syncer.store, "path", None)) is not None and work:
+        needed = write_needs(work_bytes, syncer.embedder.dim)
+        ensure_free(Path(folder), needed, f"store {len(work)} files ({work_bytes} bytes)")
     pool = chunk_pool(syncer.strategy, syncer.counter, jobs, work_bytes=work_bytes, background=True)
     with pool:
         outcomes = pool.map(tasks)
@@ -487,6 +491,8 @@ def sync_files(
                 syncer.apply(base, file, stat, outcome)
             except SourceError as exc:
                 report.skipped.append(exc)
+            except DiskFullError:
+                raise  # every later file would fail alike: stop, naming the disk
             except OSError as exc:
                 report.skipped.append(SourceError(source, f"cannot read: {exc}"))
             except NarezkaError as exc:

@@ -32,6 +32,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
+from narezka.diskspace import create_needs, ensure_free, open_needs
 from narezka.store.base import (
     DENSE,
     SPARSE,
@@ -114,6 +115,12 @@ class EdgeStore:
             return
         meta_path = self.path / META_NAME
         exists = (self.path / "segments").is_dir() and any((self.path / "segments").iterdir())
+        # The engine writes through memory maps even to open: on a full disk that is a bus
+        # error, so stop first with the space it needs.
+        if exists:
+            ensure_free(self.path, open_needs(self.path), "open the index")
+        else:
+            ensure_free(self.path, create_needs(self.path), "create the index")
         if exists and meta_path.is_file():
             found_dim, found_sparse = _read_meta(meta_path)
             self._check(dim, sparse, found_dim, found_sparse)

@@ -40,7 +40,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from narezka.errors import DiskFullError, NarezkaError
+from narezka.diskspace import full_error
+from narezka.errors import NarezkaError
 from narezka.sqlite_cache import is_full
 from narezka.store.base import VectorStore
 from narezka.store.errors import IndexDamagedError
@@ -121,7 +122,7 @@ def manifest_error(path: Path, exc: sqlite3.DatabaseError) -> NarezkaError:
     """What a failing manifest means to the user: a full disk, or a damaged file that a
     rebuild replaces (its vectors come back from the embedding cache, not the model)."""
     if is_full(exc):
-        return DiskFullError(path, str(exc))
+        return full_error(path, str(exc))
     return IndexDamagedError(
         f"{path} cannot be read ({exc}): the index's record of its files is damaged; "
         "re-create the index with `narezka index CORPUS --rebuild` (cached embeddings are reused)"
@@ -161,13 +162,16 @@ class Manifest:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
         try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise manifest_error(self.path, exc) from exc
 
     # ---- reading --------------------------------------------------------------------------
 
