@@ -32,6 +32,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "narezka.cli_tools:calibrate_command",
         "Measure a served model's real token density on a corpus and store a safe budget.",
     ),
+    "check": (
+        "narezka.cli_tools:check_command",
+        "Check an index's files against its manifest: chunks the store lost, cannot read, or "
+        "holds unknown; --repair re-indexes the damaged files from the embedding cache, or "
+        "rebuilds when only that repairs it.",
+    ),
     "chunk": ("narezka.cli_chunk:chunk", "Split Markdown files into retrieval-ready chunks."),
     "compact": (
         "narezka.cli_tools:compact_command",

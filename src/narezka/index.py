@@ -34,6 +34,7 @@ from narezka.pipeline import layout
 from narezka.pipeline.chunking import include_for
 from narezka.pipeline.compaction import CompactReport, copy_generation, generation_bytes
 from narezka.pipeline.contexts import estimate_sync
+from narezka.pipeline.integrity import CheckReport, inspect, mark_for_resync, repair_at_sync
 from narezka.pipeline.records import (
     corpus_of,
     existing_meta,
@@ -56,7 +57,7 @@ from narezka.search.engine import check_query_args
 from narezka.search.folding import Fold
 from narezka.settings import Settings
 from narezka.split import SplitParams, get_strategy
-from narezka.store import Manifest, StoredHit, VectorStore
+from narezka.store import IndexDamagedError, Manifest, StoredHit, VectorStore
 from narezka.store.collections import (
     DEFAULT_COLLECTION,
     check_collection_name,
@@ -330,6 +331,12 @@ class Index:
                     )  # fmt: skip
                     report.store = self.url or str(home)
                     report.recovered = manifest.recover(store)
+                    if not swapping:  # damage to the store is found, and repaired, now
+                        with self._shared.lock.write():
+                            found = repair_at_sync(store, manifest, str(home))
+                        report.warnings.extend(found)
+                        if found:  # the damaged files are flagged now: sync them
+                            syncer.known = manifest.stats()
                     wanted = _relative_paths(root, paths)
                     if context is not None and progress.on_context_estimate is not None:
                         estimate = estimate_sync(syncer, root, globs, exclude, wanted)
@@ -415,6 +422,37 @@ class Index:
         report.generation = generation
         report.bytes_after = generation_bytes(home, generation)
         report.seconds = time.perf_counter() - started
+        return report
+
+    def check(self, *, repair: bool = False) -> CheckReport:
+        """Compare the store with the manifest, reading every point back: chunks missing,
+        unreadable, or unknown to the manifest (:mod:`narezka.pipeline.integrity`). With
+        ``repair``, re-index the damaged files (vectors from the embedding cache), or build
+        a fresh generation where only that repairs it."""
+        self._check_open()
+        home = self._local_home("check")
+        meta = self._record()
+        try:
+            store = self._shared.store_for(meta)
+        except IndexDamagedError as exc:
+            with Manifest(layout.data_dir(home, meta)) as manifest:
+                report = CheckReport(str(home), len(manifest.point_ids()), problem=str(exc))
+        else:
+            with self._shared.lock.write(), Manifest(layout.data_dir(home, meta)) as manifest:
+                report = inspect(store, manifest, str(home), deep=True)
+                if repair and not report.ok and not report.needs_rebuild:
+                    mark_for_resync(store, manifest, report)
+        if repair and not report.ok:
+            done = self.sync(rebuild=True) if report.needs_rebuild else self.sync(report.files)
+            how = (
+                "rebuilt the index"
+                if report.needs_rebuild
+                else f"re-indexed {len(report.files)} files"
+            )
+            report.repaired.append(
+                f"{how}: {done.chunks_embedded} chunks stored, {done.cache_hits} of their "
+                "vectors from the embedding cache"
+            )
         return report
 
     # ---- reading ------------------------------------------------------------------------

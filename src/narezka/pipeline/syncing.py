@@ -60,6 +60,7 @@ from narezka.store import (
     VectorStore,
     chunk_point_id,
 )
+from narezka.store.errors import IndexDamagedError
 from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import Chunk
@@ -491,8 +492,8 @@ def sync_files(
                 syncer.apply(base, file, stat, outcome)
             except SourceError as exc:
                 report.skipped.append(exc)
-            except DiskFullError:
-                raise  # every later file would fail alike: stop, naming the disk
+            except (DiskFullError, IndexDamagedError):
+                raise  # every later file would fail alike: stop, naming the cause
             except OSError as exc:
                 report.skipped.append(SourceError(source, f"cannot read: {exc}"))
             except NarezkaError as exc:
