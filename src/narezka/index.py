@@ -34,7 +34,13 @@ from narezka.pipeline import layout
 from narezka.pipeline.chunking import include_for
 from narezka.pipeline.compaction import CompactReport, copy_generation, generation_bytes
 from narezka.pipeline.contexts import estimate_sync
-from narezka.pipeline.integrity import CheckReport, inspect, mark_for_resync, repair_at_sync
+from narezka.pipeline.integrity import (
+    CheckReport,
+    inspect,
+    mark_for_resync,
+    repair_at_sync,
+    warn_if_damaged,
+)
 from narezka.pipeline.records import (
     corpus_of,
     existing_meta,
@@ -154,6 +160,7 @@ class Index:
         key = str(home.resolve()) if home is not None else f"{url}#{collection}"
         self._shared = acquire(key, home)
         self._closed = False
+        self._counted: str | None = None
 
     # ---- opening ------------------------------------------------------------------------
 
@@ -432,11 +439,13 @@ class Index:
         self._check_open()
         home = self._local_home("check")
         meta = self._record()
+        chunks = 0
         try:
-            store = self._shared.store_for(meta)
-        except IndexDamagedError as exc:
             with Manifest(layout.data_dir(home, meta)) as manifest:
-                report = CheckReport(str(home), len(manifest.point_ids()), problem=str(exc))
+                chunks = manifest.chunk_count()
+            store = self._shared.store_for(meta)
+        except IndexDamagedError as exc:  # the manifest or the store: a rebuild repairs it
+            report = CheckReport(str(home), chunks, problem=str(exc))
         else:
             with self._shared.lock.write(), Manifest(layout.data_dir(home, meta)) as manifest:
                 report = inspect(store, manifest, str(home), deep=True)
@@ -475,8 +484,13 @@ class Index:
         heading section) or ``"parent"`` (a parent-child index's parents)."""
         check_query_args(query, k, mode, expand, fusion)
         meta = self._record()  # once per search: the store, strategy and embedder check use it
+        store = self._shared.store_for(meta)
+        if self.home is not None and self._counted != meta.get("data"):
+            self._counted = meta.get("data")  # once per generation this Index reads
+            with Manifest(layout.data_dir(self.home, meta)) as manifest:
+                warn_if_damaged(store, manifest, str(self.home))
         engine = SearchEngine(
-            self._shared.store_for(meta),
+            store,
             corpus=self.corpus,
             strategy=str(meta.get("strategy", "")),
             embedder=self._query_embedder(meta) if mode != "bm25" else None,

@@ -8,6 +8,7 @@ import gc
 import json
 import os
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 from narezka.cli import cli
 from narezka.index import Index
 from narezka.pipeline.indexing import index
+from narezka.pipeline.integrity import IndexDamagedWarning
 from narezka.store import IndexDamagedError
 
 from conftest import copy_examples, index_data
@@ -121,3 +123,24 @@ def test_an_unopenable_store_is_reported_and_rebuilt(kb: Path) -> None:
         assert idx.check().ok
     with pytest.raises(IndexDamagedError):
         raise IndexDamagedError("named in the tree")  # the error is public
+
+
+def test_a_search_warns_when_the_store_lost_points(kb: Path) -> None:
+    shutil.rmtree(segment(kb))
+    with warnings.catch_warnings(record=True) as caught, Index.open(kb) as idx:
+        warnings.simplefilter("always")
+        assert idx.search("чай", k=3) == []
+        idx.search("чай", k=3)
+    said = [str(w.message) for w in caught if issubclass(w.category, IndexDamagedWarning)]
+    assert len(said) == 1  # once per generation, not per search
+    assert "0 points but the manifest 133" in said[0] and "narezka check" in said[0]
+
+
+def test_check_repair_rebuilds_over_a_damaged_manifest(kb: Path) -> None:
+    before = everything(kb)
+    with (index_data(kb / ".narezka") / "manifest.sqlite").open("r+b") as f:
+        f.write(os.urandom(8192))
+    result = CliRunner().invoke(cli, ["check", str(kb), "--repair"])
+    assert result.exit_code == 0 and "manifest.sqlite cannot be read" in result.stdout
+    assert "rebuilt the index" in result.stdout
+    assert everything(kb) == before

@@ -19,11 +19,12 @@ failed delete left in its log stops the shard from opening): those take a fresh 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from narezka.errors import NarezkaError
+from narezka.errors import NarezkaError, NarezkaWarning
 from narezka.store import Manifest, VectorStore
 
 BATCH = 256
@@ -47,7 +48,7 @@ class CheckReport:
     files: tuple[str, ...] = ()
     """Corpus files with a missing or unreadable chunk."""
     problem: str | None = None
-    """Why the store could not be opened, if it could not."""
+    """Why the store or the manifest could not be opened, if one could not."""
     repaired: list[str] = field(default_factory=list)
     """What the repair did, one line each (empty without ``repair``)."""
 
@@ -66,7 +67,7 @@ class CheckReport:
         """What is wrong, one line each (empty when nothing is)."""
         lines = []
         if self.problem:
-            lines.append(f"the store cannot be opened: {self.problem}")
+            lines.append(f"the index cannot be opened: {self.problem}")
         if self.missing:
             lines.append(
                 f"{len(self.missing)} of {self.chunks} chunks are missing from the store "
@@ -135,6 +136,24 @@ def repair_at_sync(store: VectorStore, manifest: Manifest, where: str) -> list[s
     else:
         warnings.append(f"{where}: run `narezka check {where} --repair` to rebuild it")
     return warnings
+
+
+class IndexDamagedWarning(NarezkaWarning):
+    """A search found the store holding another number of points than its manifest says."""
+
+
+def warn_if_damaged(store: VectorStore, manifest: Manifest, where: str) -> None:
+    """The cheapest check, for a reader: one count each. A mismatch is a warning (the search
+    still answers from what is there) naming the command that repairs it."""
+    chunks, points = manifest.chunk_count(), store.count()
+    if chunks != points:
+        warnings.warn(
+            IndexDamagedWarning(
+                f"{where}: the store holds {points} points but the manifest {chunks}: answers "
+                f"may be missing; `narezka check {where} --repair` repairs it"
+            ),
+            stacklevel=3,
+        )
 
 
 def _readable(store: VectorStore, ids: Sequence[str]) -> tuple[set[str], set[str]]:

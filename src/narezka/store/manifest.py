@@ -201,6 +201,10 @@ class Manifest:
         rows = self._db.execute("SELECT point_id FROM chunks ORDER BY path, idx")
         return [r[0] for r in rows]
 
+    def chunk_count(self) -> int:
+        """How many points the manifest says the store holds."""
+        return int(self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+
     def copy_to(self, path: Path) -> None:
         """Write a fresh copy of the manifest to ``path`` (a new file): only its live rows,
         none of the free pages where SQLite leaves rows it deleted (the paths of deleted
