@@ -487,8 +487,7 @@ class Index:
         store = self._shared.store_for(meta)
         if self.home is not None and self._counted != meta.get("data"):
             self._counted = meta.get("data")  # once per generation this Index reads
-            with Manifest(layout.data_dir(self.home, meta)) as manifest:
-                warn_if_damaged(store, manifest, str(self.home))
+            warn_if_damaged(store, layout.data_dir(self.home, meta), str(self.home))
         engine = SearchEngine(
             store,
             corpus=self.corpus,

@@ -144,3 +144,13 @@ def test_check_repair_rebuilds_over_a_damaged_manifest(kb: Path) -> None:
     assert result.exit_code == 0 and "manifest.sqlite cannot be read" in result.stdout
     assert "rebuilt the index" in result.stdout
     assert everything(kb) == before
+
+
+def test_a_search_answers_over_a_damaged_manifest_with_a_warning(kb: Path) -> None:
+    with (index_data(kb / ".narezka") / "manifest.sqlite").open("r+b") as f:
+        f.write(os.urandom(8192))
+    with (
+        pytest.warns(IndexDamagedWarning, match="manifest.sqlite cannot be read"),
+        Index.open(kb) as idx,
+    ):
+        assert idx.search("чай", k=3)

@@ -22,10 +22,11 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from narezka.errors import NarezkaError, NarezkaWarning
-from narezka.store import Manifest, VectorStore
+from narezka.store import IndexDamagedError, Manifest, VectorStore
 
 BATCH = 256
 
@@ -142,10 +143,17 @@ class IndexDamagedWarning(NarezkaWarning):
     """A search found the store holding another number of points than its manifest says."""
 
 
-def warn_if_damaged(store: VectorStore, manifest: Manifest, where: str) -> None:
-    """The cheapest check, for a reader: one count each. A mismatch is a warning (the search
-    still answers from what is there) naming the command that repairs it."""
-    chunks, points = manifest.chunk_count(), store.count()
+def warn_if_damaged(store: VectorStore, folder: Path, where: str) -> None:
+    """The cheapest check, for a reader: one count each from the store and the manifest in
+    ``folder``. A mismatch, or a manifest that cannot be read, is a warning (the search still
+    answers from what the store has) naming the command that repairs it."""
+    try:
+        with Manifest(folder) as manifest:
+            chunks = manifest.chunk_count()
+    except IndexDamagedError as exc:
+        warnings.warn(IndexDamagedWarning(f"{exc}; searching the store as it is"), stacklevel=3)
+        return
+    points = store.count()
     if chunks != points:
         warnings.warn(
             IndexDamagedWarning(
