@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from narezka.config import load_rules
+from narezka.diskspace import create_needs, ensure_free
 from narezka.embed import CachedEmbedder, Embedder, get_embedder, signal_embedder
 from narezka.enrich.llm_client import open_client
 from narezka.enrich.llm_context import ContextWriter, open_context
@@ -393,6 +394,9 @@ class Index:
             report.warnings.extend(retire_leftovers(home, existing_meta(home, tolerate_bad=False)))
             old = layout.read_meta(home)
             retired = str(old.get("data") or layout.LEGACY_DATA)
+            # The copy is at most the live generation's size: room for it before anything.
+            needed = generation_bytes(home, retired) + create_needs(home)
+            ensure_free(home, needed, "compact the index into a copy of its live points")
             generation = layout.new_generation(home)
             collection = collection_for(self.collection, generation, first=False)
             if self.url is not None:

@@ -176,3 +176,12 @@ def test_sqlite_names_a_full_database_as_full() -> None:
     with pytest.raises(sqlite3.OperationalError) as caught:
         db.execute("INSERT INTO t VALUES (?)", (b"x" * 100_000,))
     assert is_full(caught.value)
+
+
+def test_compact_without_room_for_the_copy_changes_nothing(
+    kb: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full_disk(monkeypatch, free=diskspace.OPEN_HEADROOM + 2**10)
+    with pytest.raises(DiskFullError, match="to compact the index"), Index.open(kb) as idx:
+        idx.compact()
+    assert sorted(p.name for p in (kb / ".narezka").glob("data-*")) == ["data-1"]
