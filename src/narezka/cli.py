@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from importlib import import_module
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import click
 
 from narezka.cli_common import EXIT_INTERRUPTED, EXIT_OK
+from narezka.errors import NarezkaWarning
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "cache": (
@@ -29,6 +31,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "calibrate": (
         "narezka.cli_tools:calibrate_command",
         "Measure a served model's real token density on a corpus and store a safe budget.",
+    ),
+    "check": (
+        "narezka.cli_tools:check_command",
+        "Check an index's files against its manifest: chunks the store lost, cannot read, or "
+        "holds unknown; --repair re-indexes the damaged files from the embedding cache, or "
+        "rebuilds when only that repairs it.",
     ),
     "chunk": ("narezka.cli_chunk:chunk", "Split Markdown files into retrieval-ready chunks."),
     "compact": (
@@ -152,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     Click's own handling would turn Ctrl-C and a closed pipe into exit 1, which a script
     cannot tell from "nothing found": run it non-standalone and map them here."""
+    warnings.showwarning = _show_warning
     try:
         code = cli.main(
             args=list(argv) if argv is not None else None,
@@ -165,6 +174,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         click.echo("interrupted: what was already stored stays searchable", err=True)
         sys.exit(EXIT_INTERRUPTED)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def _show_warning(
+    message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any
+) -> None:
+    """narezka's own warnings as one line on stderr (they name the file they are about)."""
+    if issubclass(category, NarezkaWarning):
+        click.echo(f"Warning: {message}", err=True)
+    else:
+        _default_show(message, category, *args, **kwargs)
+
+
+_default_show = warnings.showwarning
 
 
 def _quiet_stdout() -> None:

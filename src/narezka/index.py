@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from narezka.config import load_rules
+from narezka.diskspace import create_needs, ensure_free
 from narezka.embed import CachedEmbedder, Embedder, get_embedder, signal_embedder
 from narezka.enrich.llm_client import open_client
 from narezka.enrich.llm_context import ContextWriter, open_context
@@ -34,6 +35,13 @@ from narezka.pipeline import layout
 from narezka.pipeline.chunking import include_for
 from narezka.pipeline.compaction import CompactReport, copy_generation, generation_bytes
 from narezka.pipeline.contexts import estimate_sync
+from narezka.pipeline.integrity import (
+    CheckReport,
+    inspect,
+    mark_for_resync,
+    repair_at_sync,
+    warn_if_damaged,
+)
 from narezka.pipeline.records import (
     corpus_of,
     existing_meta,
@@ -59,7 +67,7 @@ from narezka.search.staleness import mark_stale
 from narezka.settings import Settings
 from narezka.split import SplitParams, get_strategy
 from narezka.sqlite_cache import SqliteCache
-from narezka.store import Manifest, StoredHit, VectorStore
+from narezka.store import IndexDamagedError, Manifest, StoredHit, VectorStore
 from narezka.store.cluster import ClusterParams
 from narezka.store.collections import (
     DEFAULT_COLLECTION,
@@ -162,6 +170,7 @@ class Index:
         key = str(home.resolve()) if home is not None else f"{url}#{collection}"
         self._shared = acquire(key, home)
         self._closed = False
+        self._counted: str | None = None
 
     # ---- opening ------------------------------------------------------------------------
 
@@ -353,6 +362,12 @@ class Index:
                     )  # fmt: skip
                     report.store = self.url or str(home)
                     report.recovered = manifest.recover(store)
+                    if not swapping:  # damage to the store is found, and repaired, now
+                        with self._shared.lock.write():
+                            found = repair_at_sync(store, manifest, str(home))
+                        report.warnings.extend(found)
+                        if found:  # the damaged files are flagged now: sync them
+                            syncer.known = manifest.stats()
                     wanted = _relative_paths(root, paths)
                     if context is not None and progress.on_context_estimate is not None:
                         estimate = estimate_sync(syncer, root, globs, exclude, wanted)
@@ -399,6 +414,8 @@ class Index:
             else:
                 layout.write_meta(home, meta)
                 self._publish(meta, files, report.warnings)
+                if rebuild:  # over an unreadable record: the generations it named go now
+                    report.warnings.extend(retire_leftovers(home, meta))
         self._meta = meta
         if isinstance(cached, CachedEmbedder):
             report.cache_hits, report.cache_misses = cached.hits, cached.misses
@@ -419,6 +436,9 @@ class Index:
             report.warnings.extend(retire_leftovers(home, existing_meta(home, tolerate_bad=False)))
             old = layout.read_meta(home)
             retired = str(old.get("data") or layout.LEGACY_DATA)
+            # The copy is at most the live generation's size: room for it before anything.
+            needed = generation_bytes(home, retired) + create_needs(home)
+            ensure_free(home, needed, "compact the index into a copy of its live points")
             generation = layout.new_generation(home)
             collection = collection_for(self.collection, generation)
             if self.url is not None:
@@ -463,6 +483,39 @@ class Index:
         report.seconds = time.perf_counter() - started
         return report
 
+    def check(self, *, repair: bool = False) -> CheckReport:
+        """Compare the store with the manifest, reading every point back: chunks missing,
+        unreadable, or unknown to the manifest (:mod:`narezka.pipeline.integrity`). With
+        ``repair``, re-index the damaged files (vectors from the embedding cache), or build
+        a fresh generation where only that repairs it."""
+        self._check_open()
+        home = self._local_home("check")
+        meta = self._record()
+        chunks = 0
+        try:
+            with Manifest(layout.data_dir(home, meta)) as manifest:
+                chunks = manifest.chunk_count()
+            store = self._shared.store_for(meta)
+        except IndexDamagedError as exc:  # the manifest or the store: a rebuild repairs it
+            report = CheckReport(str(home), chunks, problem=str(exc))
+        else:
+            with self._shared.lock.write(), Manifest(layout.data_dir(home, meta)) as manifest:
+                report = inspect(store, manifest, str(home), deep=True)
+                if repair and not report.ok and not report.needs_rebuild:
+                    mark_for_resync(store, manifest, report)
+        if repair and not report.ok:
+            done = self.sync(rebuild=True) if report.needs_rebuild else self.sync(report.files)
+            how = (
+                "rebuilt the index"
+                if report.needs_rebuild
+                else f"re-indexed {len(report.files)} files"
+            )
+            report.repaired.append(
+                f"{how}: {done.chunks_embedded} chunks stored, {done.cache_hits} of their "
+                "vectors from the embedding cache"
+            )
+        return report
+
     # ---- reading ------------------------------------------------------------------------
 
     def search(
@@ -483,8 +536,12 @@ class Index:
         heading section) or ``"parent"`` (a parent-child index's parents)."""
         check_query_args(query, k, mode, expand, fusion)
         meta = self._record()  # once per search: the store, strategy and embedder check use it
+        store = self._shared.store_for(meta)
+        if self.home is not None and self._counted != meta.get("data"):
+            self._counted = meta.get("data")  # once per generation this Index reads
+            warn_if_damaged(store, layout.data_dir(self.home, meta), str(self.home))
         engine = SearchEngine(
-            self._shared.store_for(meta),
+            store,
             corpus=self.corpus,
             strategy=str(meta.get("strategy", "")),
             embedder=self._query_embedder(meta) if mode != "bm25" else None,

@@ -24,7 +24,8 @@ import numpy as np
 
 from narezka.embed.base import Embedder, Matrix, empty_matrix
 from narezka.embed.errors import ContextLengthError
-from narezka.sqlite_cache import SqliteCache
+from narezka.errors import DiskFullError
+from narezka.sqlite_cache import SIDE_FILES, SqliteCache
 from narezka.tokens import TokenCounter
 
 _SCHEMA = """
@@ -108,7 +109,7 @@ class EmbeddingCache(SqliteCache):
             for key, vec in items
         ]
         self.touch(row[0] for row in rows)
-        with self._lock:
+        with self._lock, self.writing():
             self._db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?)", rows)
             self._db.commit()
 
@@ -116,17 +117,19 @@ class EmbeddingCache(SqliteCache):
         by = dict(
             self._db.execute("SELECT embedder, COUNT(*) FROM vectors GROUP BY embedder ORDER BY 1")
         )
-        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*"))
+        files = [self.path, *(self.path.with_name(self.path.name + s) for s in SIDE_FILES)]
+        size = sum(p.stat().st_size for p in files if p.exists())
         return CacheStats(self.path, sum(by.values()), size, by)
 
     def clear(self, embedder: str | None = None) -> int:
         """Delete every vector, or only one embedder's; returns how many were deleted."""
-        if embedder is None:
-            cur = self._db.execute("DELETE FROM vectors")
-        else:
-            cur = self._db.execute("DELETE FROM vectors WHERE embedder = ?", (embedder,))
-        self._db.commit()
-        self._db.execute("VACUUM")
+        with self._lock, self.writing():
+            if embedder is None:
+                cur = self._db.execute("DELETE FROM vectors")
+            else:
+                cur = self._db.execute("DELETE FROM vectors WHERE embedder = ?", (embedder,))
+            self._db.commit()
+            self._db.execute("VACUUM")
         return cur.rowcount
 
 
@@ -201,7 +204,12 @@ class CachedEmbedder:
             new.update(zip(todo, fresh, strict=True))
             found.update(new)
         if new:
-            self.cache.put_many(self.inner.name, new.items())
+            try:
+                self.cache.put_many(self.inner.name, new.items())
+            except DiskFullError:
+                # A search needs no free space: its query vector is simply not cached.
+                if role != "query":
+                    raise
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
 
     def _in_batch(

@@ -5,6 +5,7 @@ An index home (``CORPUS/.narezka/`` by default, or ``--store DIR``) holds::
     index.json           the record: settings, where the corpus is, which generation is live
     embeddings.sqlite    the embedding cache, shared by every generation (keyed by model+text)
     contexts.sqlite      LLM-written chunk contexts, beside it (only with context_llm set)
+    *.sqlite.damaged-T   a damaged cache moved aside at time T (see ``narezka.sqlite_cache``)
     writer.lock          held by the one process writing to this home
     data-N/              one generation: the engine's shard, narezka_store.json, manifest.sqlite
 
@@ -89,6 +90,7 @@ def _is_generation(name: str) -> bool:
 def _own_entry(name: str) -> bool:
     return (
         name in HOME_FILES
+        or name.startswith(tuple(f"{cache}.damaged-" for cache in (CACHE_NAME, CONTEXT_CACHE_NAME)))
         or name in GENERATION_FILES
         or name in GENERATION_DIRS
         or (_is_generation(name))
@@ -164,6 +166,14 @@ def new_generation(home: Path) -> str:
     name = f"{DATA_PREFIX}{max(taken, default=0) + 1}"
     (home / name).mkdir()
     return name
+
+
+def generations(home: Path) -> list[str]:
+    """The generation folders (``data-N``) in ``home``, by number."""
+    if not home.is_dir():
+        return []
+    found = [e.name for e in home.iterdir() if _is_generation(e.name) and e.is_dir()]
+    return sorted(found, key=lambda name: int(name[len(DATA_PREFIX) :]))
 
 
 def generation_folder(home: Path, name: str) -> Path:

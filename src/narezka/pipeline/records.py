@@ -60,20 +60,24 @@ def retire(home: Path, generation: str, collection: str | None, url: str | None)
 
 
 def retire_leftovers(home: Path, old: Mapping[str, Any] | None) -> list[str]:
-    """Finish what an earlier run left: generations retired while in use, a half rebuild."""
+    """Finish what an earlier run left: generations retired while in use, a half rebuild,
+    and any other generation folder beside the live one (a rebuild over an unreadable record
+    could not tell which was live). Run under the writer lock, so none of them is being
+    built."""
     if old is None:
         return []
-    left = [*old.get("retired", ()), *([old["building"]] if old.get("building") else [])]
     live = str(old.get("data") or LEGACY_DATA)
+    named = [*old.get("retired", ()), *([old["building"]] if old.get("building") else [])]
+    strays = [g for g in layout.generations(home) if g != live and g not in named]
     url, name = old.get("url"), old.get("collection_name")
     # A server index's leftover generation may still hold its collection (a rebuild that
     # could not drop it when it failed): NAME_gN is narezka's own, made by that generation.
     still = [
         g
-        for g in left
+        for g in [*named, *strays]
         if g != live and not retire(home, g, collection_for(name, g) if url and name else None, url)
     ]
-    if left:
+    if named or still:
         rest = {k: v for k, v in old.items() if k not in ("retired", "building")}
         layout.write_meta(home, {**rest, **({"retired": still} if still else {})})
     return [f"{home / g}: still in use, removed on a later run" for g in still]

@@ -21,6 +21,7 @@ from typing import Any
 
 from narezka.discover import iter_files, read_document
 from narezka.discover.kinds import describe_unread
+from narezka.diskspace import ensure_free, write_needs
 from narezka.embed import (
     CachedEmbedder,
     Embedder,
@@ -33,7 +34,7 @@ from narezka.embed.cache import prefetching
 from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
 from narezka.enrich.llm_context import ContextWriter
-from narezka.errors import ConfigError, NarezkaError, RefusedFileError, SourceError
+from narezka.errors import ConfigError, DiskFullError, NarezkaError, RefusedFileError, SourceError
 from narezka.pipeline import layout
 from narezka.pipeline.chunking import (
     ChunkTask,
@@ -61,7 +62,7 @@ from narezka.store import (
     VectorStore,
     chunk_point_id,
 )
-from narezka.store.errors import StoreUnavailableError
+from narezka.store.errors import IndexDamagedError, StoreUnavailableError
 from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import Chunk
@@ -509,6 +510,9 @@ def sync_files(
         work.append((base, file, stat))
     tasks = [syncer.task(base, file, stat.st_size) for base, file, stat in work]
     work_bytes = sum(stat.st_size for _, _, stat in work)
+    if (folder := getattr(syncer.store, "path", None)) is not None and work:
+        needed = write_needs(work_bytes, syncer.embedder.dim)
+        ensure_free(Path(folder), needed, f"store {len(work)} files ({work_bytes} bytes)")
     pool = chunk_pool(syncer.strategy, syncer.counter, jobs, work_bytes=work_bytes, background=True)
     with pool:
         outcomes = pool.map(tasks)
@@ -522,6 +526,8 @@ def sync_files(
                 syncer.apply(base, file, stat, outcome)
             except SourceError as exc:
                 report.skipped.append(exc)
+            except (DiskFullError, IndexDamagedError):
+                raise  # every later file would fail alike: stop, naming the cause
             except OSError as exc:
                 report.skipped.append(SourceError(source, f"cannot read: {exc}"))
             except StoreUnavailableError:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from narezka._lazy import lazy_exports
 from narezka.store.errors import (
     DimensionMismatchError,
+    IndexDamagedError,
     IndexInUseError,
     StoreConfigError,
     StoreError,
@@ -77,6 +78,7 @@ __all__ = [
     "FileEntry",
     "FilePlan",
     "Filter",
+    "IndexDamagedError",
     "IndexInUseError",
     "Manifest",
     "Range",

@@ -26,12 +26,14 @@ import contextlib
 import json
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import qdrant_edge as qe
 
+from narezka.diskspace import create_needs, ensure_free, open_needs
+from narezka.errors import NarezkaError
 from narezka.store.base import (
     DENSE,
     SPARSE,
@@ -53,7 +55,11 @@ from narezka.store.base import (
     is_point_id,
     match_value,
 )
-from narezka.store.errors import DimensionMismatchError, StoreConfigError, StoreError
+from narezka.store.errors import (
+    DimensionMismatchError,
+    IndexDamagedError,
+    StoreConfigError,
+)
 from narezka.store.lock import DirectoryLock
 
 META_NAME = "narezka_store.json"
@@ -109,10 +115,16 @@ class EdgeStore:
             return
         meta_path = self.path / META_NAME
         exists = (self.path / "segments").is_dir() and any((self.path / "segments").iterdir())
+        # The engine writes through memory maps even to open: on a full disk that is a bus
+        # error, so stop first with the space it needs.
+        if exists:
+            ensure_free(self.path, open_needs(self.path), "open the index")
+        else:
+            ensure_free(self.path, create_needs(self.path), "create the index")
         if exists and meta_path.is_file():
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            self._check(dim, sparse, int(meta["dim"]), bool(meta["sparse"]))
-            self.dim, self._sparse = int(meta["dim"]), bool(meta["sparse"])
+            found_dim, found_sparse = _read_meta(meta_path)
+            self._check(dim, sparse, found_dim, found_sparse)
+            self.dim, self._sparse = found_dim, found_sparse
             self._shard = self._engine(lambda: qe.EdgeShard.load(str(self.path), self._config()))
         elif exists:
             # A shard without our metadata (older narezka, or written by hand): the engine
@@ -154,7 +166,9 @@ class EdgeStore:
                 raise DimensionMismatchError(
                     str(self.path), int(clash.group(1)), int(clash.group(2))
                 ) from exc
-            raise StoreError(f"cannot open index {self.path}: {exc}") from exc
+            raise IndexDamagedError(
+                f"cannot open index {self.path}: {exc}; `narezka check --repair` rebuilds it"
+            ) from exc
         return shard
 
     def _ensure_payload_indexes(self) -> None:
@@ -201,7 +215,8 @@ class EdgeStore:
         shard = self._need()
         for start in range(0, len(points), BATCH):
             batch = [self._point(p) for p in points[start : start + BATCH]]
-            shard.update(qe.UpdateOperation.upsert_points(batch))
+            with self._reading():
+                shard.update(qe.UpdateOperation.upsert_points(batch))
 
     def _point(self, point: StoredPoint) -> qe.Point:
         if not is_point_id(point.id):
@@ -222,7 +237,8 @@ class EdgeStore:
         shard = self._need()
         valid: list[Any] = [pid for pid in ids if is_point_id(pid)]  # nothing else is stored
         for start in range(0, len(valid), BATCH):
-            shard.update(qe.UpdateOperation.delete_points(valid[start : start + BATCH]))
+            with self._reading():
+                shard.update(qe.UpdateOperation.delete_points(valid[start : start + BATCH]))
 
     def delete_where(self, field: str, value: str | int | bool) -> None:
         """Delete every point whose payload ``field`` equals ``value``."""
@@ -246,9 +262,12 @@ class EdgeStore:
         where = edge_filter(filter)
         if mode == "dense":
             assert dense is not None
-            return _hits(shard.query(_request(_dense(dense), k, where)))
-        assert sparse is not None
-        return _hits(shard.query(_request(_sparse(sparse), k, where)))
+            request = _request(_dense(dense), k, where)
+        else:
+            assert sparse is not None
+            request = _request(_sparse(sparse), k, where)
+        with self._reading():
+            return _hits(shard.query(request))
 
     def rankings(
         self,
@@ -264,13 +283,15 @@ class EdgeStore:
         batch = qe.QueryBatchRequest(
             [_request(_dense(dense), k, where), _request(_sparse(sparse), k, where)]
         )
-        dense_hits, sparse_hits = (_hits(r) for r in self._need().query_batch(batch))
+        with self._reading():
+            dense_hits, sparse_hits = (_hits(r) for r in self._need().query_batch(batch))
         return Rankings(dense_hits, sparse_hits)
 
     def get(self, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]:
         """The points that exist among ``ids``, in the order asked."""
         valid: list[Any] = [pid for pid in ids if is_point_id(pid)]
-        records = self._need().retrieve(valid, with_payload=True, with_vector=with_vectors)
+        with self._reading():
+            records = self._need().retrieve(valid, with_payload=True, with_vector=with_vectors)
         found = {str(r.id): r for r in records}
         out = []
         for pid in ids:
@@ -283,7 +304,35 @@ class EdgeStore:
 
     def count(self, filter: Filter | None = None) -> int:
         """Exact number of points (matching ``filter``)."""
-        return self._need().count(qe.CountRequest(exact=True, filter=edge_filter(filter)))
+        with self._reading():
+            return self._need().count(qe.CountRequest(exact=True, filter=edge_filter(filter)))
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """The engine's errors while reading, or writing over what it must read first (a
+        payload page that does not decompress), are damage to the index: say so, and how
+        to repair it."""
+        try:
+            yield
+        except NarezkaError:
+            raise
+        except Exception as exc:  # the bindings raise bare Exception
+            raise IndexDamagedError(
+                f"index {self.path} cannot be read ({exc}): its files are damaged; "
+                "`narezka check --repair` finds and repairs the damage"
+            ) from exc
+
+
+def _read_meta(path: Path) -> tuple[int, bool]:
+    """The vector size and sparse flag narezka recorded for a shard."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        return int(meta["dim"]), bool(meta["sparse"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IndexDamagedError(
+            f"{path} cannot be read ({type(exc).__name__}: {exc}): re-create the index with "
+            "`narezka index CORPUS --rebuild` (cached embeddings are reused)"
+        ) from exc
 
 
 def edge_filter(where: Filter | None) -> qe.Filter | None:

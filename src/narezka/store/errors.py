@@ -7,7 +7,8 @@
         ├── IndexInUseError        another live process holds the index directory
         ├── DimensionMismatchError the index was built with another dimension (use --rebuild)
         ├── StoreConfigError       a call the index was not set up for (e.g. bm25 without sparse)
-        └── StoreUnavailableError  a Qdrant server cannot be reached (names the URL and reason)
+        ├── StoreUnavailableError  a Qdrant server cannot be reached (names the URL and reason)
+        └── IndexDamagedError      files of the index are damaged (names them; `narezka check`)
 """
 
 from __future__ import annotations
@@ -58,8 +59,14 @@ class StoreUnavailableError(StoreError):
         self.reason = reason
 
 
+class IndexDamagedError(StoreError):
+    """Files of an index cannot be read as narezka wrote them: the message names the file or
+    the index, what is wrong, and the command that repairs it."""
+
+
 __all__ = [
     "DimensionMismatchError",
+    "IndexDamagedError",
     "IndexInUseError",
     "StoreConfigError",
     "StoreError",

@@ -76,8 +76,10 @@ class DirectoryLock:
                 handle.close()
             handle.seek(0)
             handle.truncate()
-            handle.write(f"{os.getpid()}\n")
-            handle.flush()
+            # Unbuffered: on a full disk the PID (a courtesy for the message above) is left
+            # out, and the lock, which needs no space, still holds.
+            with contextlib.suppress(OSError):
+                os.write(handle.fileno(), f"{os.getpid()}\n".encode("ascii"))
             self._file = handle
             return
         for _ in range(3):  # pragma: no cover - exercised only without fcntl

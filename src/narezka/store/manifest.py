@@ -40,7 +40,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from narezka.diskspace import full_error
+from narezka.errors import NarezkaError
+from narezka.sqlite_cache import is_full
 from narezka.store.base import VectorStore
+from narezka.store.errors import IndexDamagedError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -114,6 +118,17 @@ class FilePlan:
         return bool(self.delete or self.embed or self.reuse)
 
 
+def manifest_error(path: Path, exc: sqlite3.DatabaseError) -> NarezkaError:
+    """What a failing manifest means to the user: a full disk, or a damaged file that a
+    rebuild replaces (its vectors come back from the embedding cache, not the model)."""
+    if is_full(exc):
+        return full_error(path, str(exc))
+    return IndexDamagedError(
+        f"{path} cannot be read ({exc}): the index's record of its files is damaged; "
+        "re-create the index with `narezka index CORPUS --rebuild` (cached embeddings are reused)"
+    )
+
+
 class Manifest:
     """The sync manifest in ``<dir>/manifest.sqlite`` (or any given ``.sqlite`` path)."""
 
@@ -126,10 +141,14 @@ class Manifest:
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a transaction is exactly
         # the block we write, never one the sqlite3 module opened implicitly.
         self._db = sqlite3.connect(path, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
-        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('version', ?)", (VERSION,))
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('version', ?)", (VERSION,))
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise manifest_error(path, exc) from exc
 
     def __enter__(self) -> Manifest:
         return self
@@ -143,13 +162,16 @@ class Manifest:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
         try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise manifest_error(self.path, exc) from exc
 
     # ---- reading --------------------------------------------------------------------------
 
@@ -178,6 +200,10 @@ class Manifest:
         """Every point id the manifest knows, file by file in chunk order."""
         rows = self._db.execute("SELECT point_id FROM chunks ORDER BY path, idx")
         return [r[0] for r in rows]
+
+    def chunk_count(self) -> int:
+        """How many points the manifest says the store holds."""
+        return int(self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
 
     def copy_to(self, path: Path) -> None:
         """Write a fresh copy of the manifest to ``path`` (a new file): only its live rows,

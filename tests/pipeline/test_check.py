@@ -1,0 +1,156 @@
+"""Damaged engine files (issue 23, item 7): ``narezka check`` finds chunks the store lost or
+cannot read, ``--repair`` re-indexes them from the embedding cache (or rebuilds), and every
+sync starts with the cheap check, so damage is repaired before anyone misses an answer."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from narezka.cli import cli
+from narezka.index import Index
+from narezka.pipeline.indexing import index
+from narezka.pipeline.integrity import IndexDamagedWarning
+from narezka.store import IndexDamagedError
+
+from conftest import copy_examples, index_data
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    corpus = copy_examples(tmp_path / "kb")
+    index(corpus, embedder="hash")
+    gc.collect()
+    return corpus
+
+
+def segment(corpus: Path) -> Path:
+    (found,) = (index_data(corpus / ".narezka") / "segments").iterdir()
+    return found
+
+
+def truncate_id_tracker(corpus: Path) -> None:
+    mappings = segment(corpus) / "mutable_id_tracker.mappings"
+    with mappings.open("r+b") as f:
+        f.truncate(mappings.stat().st_size // 3)
+
+
+def scribble_payloads(corpus: Path) -> None:
+    with (segment(corpus) / "payload_storage" / "page_0.dat").open("r+b") as f:
+        f.seek(4096)
+        f.write(os.urandom(65536))
+
+
+def everything(corpus: Path) -> list[tuple[str, str]]:
+    with Index.open(corpus) as idx:
+        return sorted((h.chunk_id, h.text) for h in idx.chunks())
+
+
+def test_a_sound_index_checks_ok(kb: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", str(kb), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["ok"] and report["chunks"] == report["points"] == 133
+
+
+def test_a_truncated_id_tracker_is_found_and_repaired_from_the_cache(kb: Path) -> None:
+    before = everything(kb)
+    truncate_id_tracker(kb)
+    with Index.open(kb) as idx:
+        report = idx.check()
+    assert not report.ok and report.points is not None and report.points < 133
+    assert len(report.missing) == 133 - report.points and report.files
+    result = CliRunner().invoke(cli, ["check", str(kb)])
+    assert result.exit_code == 1 and "missing from the store" in result.stdout
+    assert "--repair" in result.stdout
+    repaired = CliRunner().invoke(cli, ["check", str(kb), "--repair"])
+    assert repaired.exit_code == 0, repaired.output
+    assert "from the embedding cache" in repaired.stdout
+    assert everything(kb) == before
+
+
+def test_sync_finds_a_removed_segment_and_repairs_it(kb: Path) -> None:
+    before = everything(kb)
+    shutil.rmtree(segment(kb))
+    with Index.open(kb) as idx:
+        report = idx.sync()
+        hits = idx.search("чай", k=3)
+    assert any("133 of 133 chunks are missing" in w for w in report.warnings)
+    # Every vector came back from the embedding cache: the model was not asked again.
+    assert (report.chunks_embedded, report.cache_hits, report.cache_misses) == (133, 133, 0)
+    assert hits and everything(kb) == before
+
+
+def test_damaged_payload_pages_are_a_clear_error_then_rebuilt(kb: Path) -> None:
+    before = everything(kb)
+    scribble_payloads(kb)
+    result = CliRunner().invoke(cli, ["search", "чай", "--store", str(kb), "-k", "10"])
+    assert result.exit_code == 2
+    assert "cannot be read" in result.stderr and "narezka check" in result.stderr
+    assert "Traceback" not in result.stderr
+    with Index.open(kb) as idx:
+        report = idx.check()
+    assert report.unreadable and report.needs_rebuild
+    repaired = CliRunner().invoke(cli, ["check", str(kb), "--repair"])
+    assert repaired.exit_code == 0 and "rebuilt the index" in repaired.stdout, repaired.output
+    assert everything(kb) == before
+    assert [p.name for p in (kb / ".narezka").glob("data-*")] == ["data-2"]
+
+
+def test_sync_stops_on_unreadable_pages_naming_the_check(kb: Path) -> None:
+    scribble_payloads(kb)
+    for page in kb.glob("*.md"):
+        page.write_text(page.read_text(encoding="utf-8") + "\nещё строка\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["sync", str(kb)])
+    assert result.exit_code == 2 and "narezka check" in result.stderr, result.output
+
+
+def test_an_unopenable_store_is_reported_and_rebuilt(kb: Path) -> None:
+    seg = segment(kb)
+    (seg / "segment.json").write_text("{bad", encoding="utf-8")
+    with Index.open(kb) as idx:
+        report = idx.check()
+        assert report.problem and report.points is None and report.chunks == 133
+        repaired = idx.check(repair=True)
+        assert repaired.repaired
+        assert idx.check().ok
+    with pytest.raises(IndexDamagedError):
+        raise IndexDamagedError("named in the tree")  # the error is public
+
+
+def test_a_search_warns_when_the_store_lost_points(kb: Path) -> None:
+    shutil.rmtree(segment(kb))
+    with warnings.catch_warnings(record=True) as caught, Index.open(kb) as idx:
+        warnings.simplefilter("always")
+        assert idx.search("чай", k=3) == []
+        idx.search("чай", k=3)
+    said = [str(w.message) for w in caught if issubclass(w.category, IndexDamagedWarning)]
+    assert len(said) == 1  # once per generation, not per search
+    assert "0 points but the manifest 133" in said[0] and "narezka check" in said[0]
+
+
+def test_check_repair_rebuilds_over_a_damaged_manifest(kb: Path) -> None:
+    before = everything(kb)
+    with (index_data(kb / ".narezka") / "manifest.sqlite").open("r+b") as f:
+        f.write(os.urandom(8192))
+    result = CliRunner().invoke(cli, ["check", str(kb), "--repair"])
+    assert result.exit_code == 0 and "manifest.sqlite cannot be read" in result.stdout
+    assert "rebuilt the index" in result.stdout
+    assert everything(kb) == before
+
+
+def test_a_search_answers_over_a_damaged_manifest_with_a_warning(kb: Path) -> None:
+    with (index_data(kb / ".narezka") / "manifest.sqlite").open("r+b") as f:
+        f.write(os.urandom(8192))
+    with (
+        pytest.warns(IndexDamagedWarning, match="manifest.sqlite cannot be read"),
+        Index.open(kb) as idx,
+    ):
+        assert idx.search("чай", k=3)
