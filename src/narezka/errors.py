@@ -1,10 +1,13 @@
-"""Exceptions raised by narezka.
+"""Exceptions and warnings raised by narezka: every one of them can be imported from here
+(those defined in a stage's own module are loaded from it on first use).
 
 ::
 
     NarezkaError
     ├── ConfigError            bad parameters or settings (the CLI exits 2)
-    │   └── UnknownStrategyError
+    │   ├── UnknownStrategyError
+    │   └── ServiceError                 (narezka.serve.errors) a request the server refuses
+    │       └── NotFoundError            the chunk id or file is not in the index
     ├── SourceError            one input file cannot be used; the run goes on with the others
     │   ├── BinaryFileError
     │   ├── DecodeError
@@ -17,6 +20,11 @@
     │   ├── InputTooLongError            an input still too long with no way to re-split it
     │   ├── ModelNotFoundError           unknown model (says how to get it: ollama pull …)
     │   └── BackendUnavailableError      host down or failing after retries (names host, model)
+    ├── ContextLLMError        (narezka.enrich.llm_client) one chunk's context failed
+    │   ├── LLMUnavailableError          the server cannot be reached: the run stops asking
+    │   ├── LLMModelNotFoundError        the server does not know the model
+    │   └── LLMReplyError                an answer with nothing usable as context
+    ├── CompactionError        (narezka.pipeline.compaction) the copy differs: the live one stays
     └── StoreError             (narezka.store.errors) the vector index cannot be used as asked
         ├── IndexInUseError              another live process holds the index (names its PID)
         ├── DimensionMismatchError       built with another embedder's dimension: --rebuild
@@ -25,12 +33,58 @@
         └── IndexDamagedError            files of the index are damaged: `narezka check`
 
     NarezkaWarning (a UserWarning)  something degraded but the run went on; the pipeline
-    └── MissingGrammarWarning        (narezka.split.code) records it in the run's warnings
+    │                               records it in the run's warnings
+    ├── MissingGrammarWarning        (narezka.split.code) no tree-sitter grammar: like recursive
+    ├── AtomContextWarning           (narezka.split.atom_frame) a split table's header dropped
+    ├── CacheDamagedWarning          (narezka.sqlite_cache) a damaged cache moved aside
+    └── IndexDamagedWarning          (narezka.pipeline.integrity) store and manifest disagree
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from narezka._lazy import lazy_exports
+
+# The errors of a stage live beside it (a worker that chunks never loads the store's);
+# this module hands each on by name, loading its module only when asked (by name, not by an
+# import: those modules import this one).
+_HOMES = {
+    **dict.fromkeys(
+        (
+            "BackendUnavailableError",
+            "ContextLengthError",
+            "EmbedError",
+            "InputTooLongError",
+            "MissingModelPackageError",
+            "ModelNotFoundError",
+        ),
+        "narezka.embed.errors",
+    ),
+    **dict.fromkeys(
+        ("ContextLLMError", "LLMModelNotFoundError", "LLMReplyError", "LLMUnavailableError"),
+        "narezka.enrich.llm_client",
+    ),
+    "CompactionError": "narezka.pipeline.compaction",
+    "IndexDamagedWarning": "narezka.pipeline.integrity",
+    "NotFoundError": "narezka.serve.errors",
+    "ServiceError": "narezka.serve.errors",
+    "AtomContextWarning": "narezka.split.atom_frame",
+    "MissingGrammarWarning": "narezka.split.code",
+    "CacheDamagedWarning": "narezka.sqlite_cache",
+    **dict.fromkeys(
+        (
+            "DimensionMismatchError",
+            "IndexDamagedError",
+            "IndexInUseError",
+            "StoreConfigError",
+            "StoreError",
+            "StoreUnavailableError",
+        ),
+        "narezka.store.errors",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)
 
 
 class NarezkaWarning(UserWarning):

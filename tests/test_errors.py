@@ -1,0 +1,82 @@
+"""The error tree drawn in ``narezka.errors`` is the tree the code defines: every exception
+and warning narezka raises on purpose is drawn under its real parent, and importable from
+``narezka.errors``."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+
+import narezka
+import narezka.errors as errors
+from narezka.errors import NarezkaError, NarezkaWarning
+
+ROOTS = (NarezkaError, NarezkaWarning)
+_NAME = re.compile(r"[A-Z]\w*(?:Error|Warning)\b")
+
+
+def drawn_tree() -> dict[str, str | None]:
+    """Name -> parent name, read from the drawing in the module docstring (a name's parent is
+    the nearest name above it that starts further left)."""
+    doc = errors.__doc__ or ""
+    drawing = doc.split("::", 1)[1]
+    parents: dict[str, str | None] = {}
+    stack: list[tuple[int, str]] = []
+    for line in drawing.splitlines():
+        found = _NAME.search(line.split("(", 1)[0])
+        if found is None or found.group() not in line[: found.end()]:
+            continue
+        column = found.start()
+        while stack and stack[-1][0] >= column:
+            stack.pop()
+        parents[found.group()] = stack[-1][1] if stack else None
+        stack.append((column, found.group()))
+    return parents
+
+
+def defined_tree() -> dict[str, str | None]:
+    """Name -> parent name of every subclass of the roots that a narezka module defines."""
+    for module in pkgutil.walk_packages(narezka.__path__, "narezka."):
+        if module.name.endswith("__main__"):  # running it is running the CLI
+            continue
+        try:
+            importlib.import_module(module.name)
+        except ImportError:  # an optional extra that is not installed defines none of these
+            continue
+    parents: dict[str, str | None] = {}
+    todo: list[type] = list(ROOTS)
+    for root in ROOTS:
+        parents[root.__name__] = None
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            if not sub.__module__.startswith("narezka."):
+                continue
+            ours = [b for b in sub.__bases__ if issubclass(b, ROOTS)]
+            parents[sub.__name__] = ours[0].__name__
+            todo.append(sub)
+    return parents
+
+
+def test_the_drawing_is_the_tree_the_code_defines() -> None:
+    drawn, defined = drawn_tree(), defined_tree()
+    assert set(defined) - set(drawn) == set(), "defined but not drawn"
+    assert set(drawn) - set(defined) == set(), "drawn but not defined"
+    wrong = {name: (drawn[name], defined[name]) for name in drawn if drawn[name] != defined[name]}
+    assert wrong == {}, "drawn under another parent (drawn, defined)"
+
+
+def test_every_drawn_name_is_importable_from_narezka_errors() -> None:
+    for name in drawn_tree():
+        cls = getattr(errors, name)
+        assert issubclass(cls, ROOTS) and cls.__name__ == name
+    assert set(drawn_tree()) <= set(dir(errors))
+
+
+def test_the_drawing_reader_sees_a_misplaced_name() -> None:
+    # The check above can fail: a drawing that puts a name one level off reads differently.
+    drawn = drawn_tree()
+    assert drawn["IndexDamagedError"] == "StoreError"
+    assert drawn["UnknownStrategyError"] == "ConfigError"
+    assert drawn["NarezkaError"] is None
