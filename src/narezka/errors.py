@@ -7,7 +7,11 @@
     │   └── UnknownStrategyError
     ├── SourceError            one input file cannot be used; the run goes on with the others
     │   ├── BinaryFileError
-    │   └── DecodeError
+    │   ├── DecodeError
+    │   └── ConvertError       a PDF, Word, HTML, slide or sheet file cannot be converted
+    │       ├── PasswordProtectedError   encrypted and the empty password does not open it
+    │       ├── NoTextLayerError         no text, or only unmapped glyphs (a scan: needs OCR)
+    │       └── UnsafeFileError          a zip bomb, an XML DTD (entity expansion), too big
     ├── MissingDependencyError an optional extra is not installed
     │   └── MissingModelPackageError     (narezka.embed.errors) a model wheel needs a manual step
     ├── EmbedError             (narezka.embed.errors) an embedding backend failed
@@ -63,6 +67,23 @@ class BinaryFileError(SourceError):
 
 class DecodeError(SourceError):
     """The bytes are not UTF-8 and no supported legacy encoding explains them."""
+
+
+class ConvertError(SourceError):
+    """A file of a convertible format (PDF, Word, HTML, slides, sheets) is truncated, corrupt or
+    otherwise cannot be turned into Markdown."""
+
+
+class PasswordProtectedError(ConvertError):
+    """The file is encrypted and the empty password does not open it."""
+
+
+class NoTextLayerError(ConvertError):
+    """A PDF without text (a scan: OCR is needed) or whose text layer is unmapped glyphs."""
+
+
+class UnsafeFileError(ConvertError):
+    """Refused before parsing: a zip bomb, an XML DTD (entity expansion, external entities)."""
 
 
 class MissingDependencyError(NarezkaError, ImportError):

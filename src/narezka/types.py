@@ -16,6 +16,28 @@ MARKDOWN_GLOBS = ("**/*.md", "**/*.markdown", "**/*.mdx", "**/*.txt")
 
 
 @dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """A place in a converted file's original: a PDF page, a slide, a sheet, an element id."""
+
+    page: int | None = None
+    """1-based PDF page."""
+    slide: int | None = None
+    """1-based slide number."""
+    sheet: str | None = None
+    element: str | None = None
+    """An HTML element id near the text, or a Word block number such as ``p12``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProvenanceSpan:
+    """``[start, end)`` of a converted document's canonical text comes from ``where``."""
+
+    start: int
+    end: int
+    where: SourceLocation
+
+
+@dataclass(frozen=True, slots=True)
 class RawDocument:
     """A file that was read and decoded, before any Markdown parsing."""
 
@@ -26,6 +48,9 @@ class RawDocument:
     encoding: str = "utf-8"
     mtime: float = 0.0
     size: int = 0
+    provenance: tuple[ProvenanceSpan, ...] = ()
+    """For a converted file (PDF, Word, HTML…): where each span of ``text`` lies in the original,
+    sorted by ``start``; empty for Markdown and plain text."""
 
 
 class BlockKind(enum.Enum):
