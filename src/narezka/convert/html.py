@@ -77,7 +77,7 @@ def _parse(data: bytes, path: str) -> Any:
     import lxml.html
     from lxml import etree
 
-    refuse_dtd(re.sub(rb"<!doctype\s+html[^>]*>", b"", data[:4096], flags=re.I), path, "page")
+    refuse_dtd(re.sub(rb"<!doctype\s+html[^>\[]*>", b"", data[:4096], flags=re.I), path, "page")
     # lxml refuses text that declares an encoding; the bytes were decoded above.
     text = _XML_DECLARATION.sub("", _decode(data).replace("\x00", ""), count=1)
     if not text.strip():
