@@ -13,6 +13,8 @@ from typing import Any
 
 MARKDOWN_GLOBS = ("**/*.md", "**/*.markdown", "**/*.mdx", "**/*.txt")
 """The files read when nobody names ``--include``: Markdown and plain text."""
+CONVERTED_SUFFIXES = frozenset({".pdf", ".docx", ".html", ".htm", ".pptx", ".xlsx", ".csv"})
+"""Suffixes (lowercase) of files converted to Markdown (``narezka.convert``) when read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +119,8 @@ class Document:
     mtime: float = 0.0
     secrets: tuple[Secret, ...] = ()
     """Secrets in ``text``, sorted and disjoint; found once per document before splitting."""
+    provenance: tuple[ProvenanceSpan, ...] = ()
+    """For a converted file: ``RawDocument.provenance`` (pages, slides, sheets of ``text``)."""
 
 
 @dataclass(frozen=True, slots=True)

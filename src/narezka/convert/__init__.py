@@ -9,11 +9,12 @@ Splitting never branches on the source format: it sees Markdown only. Each failu
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Collection
 
 from narezka.convert.markdown import Converted
 from narezka.errors import ConvertError
-from narezka.types import ProvenanceSpan, SourceLocation
+from narezka.types import CONVERTED_SUFFIXES, ProvenanceSpan, SourceLocation
 
 __all__ = ["CONVERTER_VERSION", "SUFFIXES", "Converted", "convert", "locate"]
 
@@ -21,7 +22,7 @@ CONVERTER_VERSION = "1"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 
-SUFFIXES = frozenset({".pdf", ".docx", ".html", ".htm", ".pptx", ".xlsx", ".csv"})
+SUFFIXES = CONVERTED_SUFFIXES
 """File suffixes (lowercase) that ``convert`` reads."""
 
 
@@ -104,7 +105,9 @@ def locate(
 ) -> tuple[SourceLocation, SourceLocation] | None:
     """The locations of the first and last provenance spans that meet ``[start, end)``
     (e.g. a chunk's pages: ``first.page``–``last.page``), or None where the map is silent."""
-    meeting = [s for s in provenance if s.start < max(end, start + 1) and s.end > start]
-    if not meeting:
+    end = max(end, start + 1)
+    first = bisect.bisect_right(provenance, start, key=lambda s: s.end)
+    last = bisect.bisect_left(provenance, end, key=lambda s: s.start) - 1
+    if first > last:
         return None
-    return meeting[0].where, meeting[-1].where
+    return provenance[first].where, provenance[last].where

@@ -6,10 +6,11 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from narezka.discover.converted import converted_document
 from narezka.discover.decode import decode_bytes
 from narezka.errors import SourceError
 from narezka.globs import glob_regex
-from narezka.types import MARKDOWN_GLOBS, RawDocument
+from narezka.types import CONVERTED_SUFFIXES, MARKDOWN_GLOBS, RawDocument
 
 __all__ = ["DEFAULT_INCLUDE", "iter_files", "read_all", "read_document", "shown_path"]
 
@@ -169,18 +170,21 @@ def iter_files(
 def read_document(root: Path, file: Path) -> tuple[RawDocument, list[str]]:
     """Read and decode one file; ``source`` is its POSIX path relative to ``root``.
 
-    Raises ``SourceError`` (or its ``BinaryFileError``/``DecodeError``) naming the file.
+    Raises ``SourceError`` (or its ``BinaryFileError``/``DecodeError``/``ConvertError``)
+    naming the file. A PDF, Word, HTML, slide or sheet file is converted to Markdown.
     """
     try:
         raw = file.read_bytes()
         mtime = file.stat().st_mtime
     except OSError as exc:
         raise SourceError(str(file), f"cannot read: {exc.strerror or exc}") from exc
-    text, encoding, warnings = decode_bytes(raw, str(file))
     try:
         source = file.relative_to(root).as_posix()
     except ValueError:
         source = file.name
+    if file.suffix.lower() in CONVERTED_SUFFIXES:
+        return converted_document(raw, file, source, mtime), []
+    text, encoding, warnings = decode_bytes(raw, str(file))
     doc = RawDocument(source=source, text=text, encoding=encoding, mtime=mtime, size=len(raw))
     return doc, warnings
 
