@@ -21,6 +21,7 @@ _PAGE_NUMBER = re.compile(
     r"^[\W_]*(?:(?:page|p\.|стр\.?|страница|с\.)\s*)?\d{1,5}(?:\s*(?:/|of|из)\s*\d{1,5})?[\W_]*$",
     re.IGNORECASE,
 )
+_WORDS = re.compile(r"\w+")
 _SOFT_HYPHEN = re.compile(r"[\ufffe\x02](?=\w)")
 _BULLET = re.compile(r"^[•◦▪▫●○■□➢►‣∙·\-–]\s+")
 _MONO = re.compile(r"mono|courier|consol|menlo|code", re.IGNORECASE)
@@ -34,6 +35,7 @@ _REPEAT_SHARE = 0.5
 _BAD_SHARE = 0.3
 """Above this share of private-use, replacement or unmapped characters the text layer is noise."""
 _PARAGRAPH_GAP = 1.5
+_CODE_GAP = 2.8
 _HEADING_RATIO = 1.12
 _MAX_HEADING = 160
 
@@ -107,10 +109,13 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
             pos = match.end() if match else len(text)
             if not stripped:
                 continue
-            ci = raw.FPDFText_GetCharIndexFromTextIndex(tp, first)
-            if ci < 0:
-                ci = 0
+            ci = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, first), 0)
             size, bold, mono = _font(tp, ci)
+            if mono:  # code only if its middle and end are monospace too, not an inline run
+                inner = [first + k for k, ch in enumerate(stripped) if not ch.isspace()]
+                for at in (inner[len(inner) // 2], inner[-1]):
+                    index = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, at), 0)
+                    mono = mono and _font(tp, index)[2]
             x, y = ctypes.c_double(0), ctypes.c_double(0)
             raw.FPDFText_GetCharOrigin(tp, ci, ctypes.byref(x), ctypes.byref(y))
             margin = not height * _MARGIN < y.value < height * (1 - _MARGIN)
@@ -149,12 +154,18 @@ def _strip_running(pages: list[list[_Line]]) -> tuple[list[_Line], list[str]]:
     return kept, list(removed.values())
 
 
+def _title_key(title: str) -> str:
+    """A heading's letters and digits, lowercased: a title wrapped over lines, its hyphen
+    joined or not, still matches its bookmark."""
+    return "".join(_WORDS.findall(title.lower()))
+
+
 def _outline(pdf: object) -> dict[str, int]:
-    """Outline (bookmark) titles, whitespace-normalized and lowercased, with levels from 1."""
+    """Outline (bookmark) titles by ``_title_key``, with levels from 1."""
     titles: dict[str, int] = {}
     try:
         for mark in pdf.get_toc():  # type: ignore[attr-defined]
-            title = " ".join(mark.get_title().split()).lower()
+            title = _title_key(mark.get_title())
             if title:
                 titles.setdefault(title, min(mark.level + 1, 6))
     except Exception:  # a broken outline costs headings, not the document
@@ -169,8 +180,8 @@ def _mark_headings(lines: list[_Line], outline: dict[str, int]) -> None:
         for i in range(len(lines)):
             joined = ""
             for j in range(i, min(i + 3, len(lines))):
-                joined = (joined + " " + lines[j].text.strip()).strip().lower()
-                level = outline.get(" ".join(joined.split()))
+                joined += lines[j].text
+                level = outline.get(_title_key(joined))
                 if level:
                     for k in range(i, j + 1):
                         lines[k].heading = level
@@ -203,7 +214,8 @@ def _joins(prev: _Line, line: _Line) -> bool:
         return not prev.text.rstrip().endswith((".", "!", "?", ":")) and line.text[:1].islower()
     # Baselines: lines of a paragraph lie 1.15-1.4 font sizes apart; a paragraph's spacing
     # or a blank line adds at least half a line more.
-    return 0 < prev.baseline - line.baseline < _PARAGRAPH_GAP * max(prev.size, 1.0)
+    gap = _CODE_GAP if line.mono else _PARAGRAPH_GAP  # a code block's blank line stays in it
+    return 0 < prev.baseline - line.baseline < gap * max(prev.size, 1.0)
 
 
 def _groups(lines: list[_Line]) -> Iterator[list[_Line]]:
