@@ -11,10 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-MARKDOWN_GLOBS = ("**/*.md", "**/*.markdown", "**/*.mdx", "**/*.txt")
-"""The files read when nobody names ``--include``: Markdown and plain text."""
 CONVERTED_SUFFIXES = frozenset({".pdf", ".docx", ".html", ".htm", ".pptx", ".xlsx", ".csv"})
 """Suffixes (lowercase) of files converted to Markdown (``narezka.convert``) when read."""
+MARKDOWN_GLOBS = (
+    "**/*.md",
+    "**/*.markdown",
+    "**/*.mdx",
+    "**/*.txt",
+    *(f"**/*{suffix}" for suffix in sorted(CONVERTED_SUFFIXES)),
+)
+"""The files read when nobody names ``--include``: Markdown, plain text, and the documents
+converted to Markdown (PDF, Word, HTML, slides, sheets)."""
 
 
 @dataclass(frozen=True, slots=True)
