@@ -74,3 +74,17 @@ def test_errors_of_one_file_do_not_stop_the_others(tmp_path: Path) -> None:
     assert len(docs) == 5
     assert [type(e) for e in errors] == [ConvertError, ConvertError]
     assert {Path(e.path).name for e in errors} == {"broken.docx", "empty.pdf"}
+
+
+def test_converted_formats_are_read_by_default(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    (folder / "notes.md").write_text("# Notes\n\nPlain Markdown.\n", encoding="utf-8")
+    sources = {c.source for c in chunk_path(folder, size=300)}
+    assert sources == {
+        "deck.pptx",
+        "notes.md",
+        "page.html",
+        "policy.docx",
+        "prices.xlsx",
+        "report.pdf",
+    }
