@@ -167,11 +167,14 @@ def iter_files(
                 yield root, file
 
 
-def read_document(root: Path, file: Path) -> tuple[RawDocument, list[str]]:
+def read_document(
+    root: Path, file: Path, *, convert_cache: Path | None = None
+) -> tuple[RawDocument, list[str]]:
     """Read and decode one file; ``source`` is its POSIX path relative to ``root``.
 
     Raises ``SourceError`` (or its ``BinaryFileError``/``DecodeError``/``ConvertError``)
-    naming the file. A PDF, Word, HTML, slide or sheet file is converted to Markdown.
+    naming the file. A PDF, Word, HTML, slide or sheet file is converted to Markdown, through
+    the ``convert_cache`` sqlite file when given.
     """
     try:
         raw = file.read_bytes()
@@ -183,7 +186,7 @@ def read_document(root: Path, file: Path) -> tuple[RawDocument, list[str]]:
     except ValueError:
         source = file.name
     if file.suffix.lower() in CONVERTED_SUFFIXES:
-        return converted_document(raw, file, source, mtime), []
+        return converted_document(raw, file, source, mtime, convert_cache), []
     text, encoding, warnings = decode_bytes(raw, str(file))
     doc = RawDocument(source=source, text=text, encoding=encoding, mtime=mtime, size=len(raw))
     return doc, warnings

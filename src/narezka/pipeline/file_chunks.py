@@ -122,6 +122,8 @@ class ChunkTask:
     """Render the chunks as JSONL here: a caller that only writes them then receives one
     string of bytes per file, not thousands of chunk objects to unpickle and render itself
     (that work would run in its one process, beside workers that wait for it)."""
+    convert_cache: Path | None = None
+    """The sqlite file that keeps converted PDF, Word, HTML… files (in the index folder)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +238,7 @@ def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> Fi
     started = time.perf_counter()
     source = task.file.relative_to(task.root).as_posix()
     try:
-        raw, warnings = read_document(task.root, task.file)
+        raw, warnings = read_document(task.root, task.file, convert_cache=task.convert_cache)
     except SourceError as exc:
         return FileOutcome(source, error=exc, read_failed=True)
     except OSError as exc:
