@@ -35,6 +35,7 @@ def test_sync_converts_unchanged_bytes_once(
         assert index.sync().files_new == 1
         hits = index.search("Самовывоз", k=1, mode="bm25")
         assert hits and hits[0].file_path == "deck.pptx"
+        assert hits[0].payload["slide"] == 1  # where in the deck: stored with the point
     assert (kb / ".narezka" / "converted.sqlite").is_file()
     os.utime(deck, (1, 1))  # touched, same bytes: read again, not converted again
     with Index.open(kb) as index:
