@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from narezka import chunk_path
 from narezka.discover import read_all
 from narezka.errors import ConvertError
@@ -88,3 +90,20 @@ def test_converted_formats_are_read_by_default(tmp_path: Path) -> None:
         "prices.xlsx",
         "report.pdf",
     }
+
+
+@pytest.mark.parametrize(
+    ("payload", "shown"),
+    [
+        ({"page_start": 12, "page_end": 13}, "p. 12–13"),
+        ({"page_start": 4, "page_end": 4}, "p. 4"),
+        ({"slide": 3}, "slide 3"),
+        ({"sheet": "Прайс"}, "sheet Прайс"),
+        ({"zone": "docs"}, ""),
+    ],
+)
+def test_a_hit_says_where_it_lies_in_the_original(payload: dict[str, object], shown: str) -> None:
+    from narezka.search.hits import Hit
+
+    hit = Hit(0.5, "report.pdf", "report.pdf", (), "t", "t", 0, 0, 1, payload=dict(payload))
+    assert hit.where == shown
