@@ -61,11 +61,14 @@ def test_provenance_and_meta_round_trip(tmp_path: Path) -> None:
     assert cached.meta["running_text"] == ["Running", "1"]
 
 
-def test_crawl_pages_with_boilerplate_are_not_cached(tmp_path: Path) -> None:
-    page = b"<p>Menu</p><p>Body</p>"
-    with ConvertCache(tmp_path / "c.sqlite") as cache:
-        from narezka.convert.html import block_key
+def test_a_crawled_page_is_cached_under_its_boilerplate_set(tmp_path: Path) -> None:
+    from narezka.convert.html import block_key
 
-        result = cache.convert(page, ".html", "p.html", boilerplate={block_key("Menu")})
-        assert result.markdown == "Body\n"
-        assert cache.get(page, ".html") is None
+    page = b"<p>Menu</p><p>Body</p>"
+    menu = {block_key("Menu")}
+    with ConvertCache(tmp_path / "c.sqlite") as cache:
+        assert cache.convert(page, ".html", "p.html", boilerplate=menu).markdown == "Body\n"
+        assert cache.get(page, ".html") is None  # without the set: another page text
+        assert cache.convert(page, ".html", "p.html").markdown == "Menu\n\nBody\n"
+        assert cache.convert(page, ".html", "p.html", boilerplate=menu).markdown == "Body\n"
+        assert (cache.hits, cache.misses) == (1, 2)

@@ -107,3 +107,23 @@ def test_a_hit_says_where_it_lies_in_the_original(payload: dict[str, object], sh
 
     hit = Hit(0.5, "report.pdf", "report.pdf", (), "t", "t", 0, 0, 1, payload=dict(payload))
     assert hit.where == shown
+
+
+def test_blocks_repeated_across_a_crawled_folder_never_reach_a_chunk(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    promo = "<div class='promo'>Подпишитесь на рассылку магазина</div>"
+    for n in range(4):
+        site.joinpath(f"p{n}.html").write_text(
+            f"<html><body>{promo}<h1>Страница {n}</h1><p>Текст страницы {n}.</p></body></html>",
+            encoding="utf-8",
+        )
+    (tmp_path / "export.html").write_text(
+        f"<html><body><h1>Экспорт</h1>{promo}</body></html>", encoding="utf-8"
+    )
+    chunks = chunk_path(tmp_path, size=300)
+    crawled = [c for c in chunks if c.source.startswith("site/")]
+    assert len({c.source for c in crawled}) == 4
+    assert all("Подпишитесь" not in c.text for c in crawled)
+    # A page alone in its folder is all content: the same block stays.
+    assert any("Подпишитесь" in c.text for c in chunks if c.source == "export.html")

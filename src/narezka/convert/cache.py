@@ -18,9 +18,16 @@ __all__ = ["ConvertCache", "cache_key"]
 _SCHEMA = "CREATE TABLE IF NOT EXISTS converted (key TEXT PRIMARY KEY, markdown TEXT, rest TEXT)"
 
 
-def cache_key(data: bytes, suffix: str, version: str = CONVERTER_VERSION) -> str:
-    """The key of one conversion: the bytes' SHA-256, the suffix and the converter version."""
-    return f"{hashlib.sha256(data).hexdigest()}:{suffix.lower()}:{version}"
+def cache_key(
+    data: bytes, suffix: str, version: str = CONVERTER_VERSION, boilerplate: Collection[str] = ()
+) -> str:
+    """The key of one conversion: the bytes' SHA-256, the suffix, the converter version and,
+    for a crawled page, the set of blocks its crawl repeats (which change its text)."""
+    key = f"{hashlib.sha256(data).hexdigest()}:{suffix.lower()}:{version}"
+    if boilerplate:
+        blocks = "\n".join(sorted(boilerplate)).encode()
+        key += ":" + hashlib.blake2b(blocks, digest_size=12).hexdigest()
+    return key
 
 
 def _dump(converted: Converted) -> str:
@@ -48,36 +55,37 @@ class ConvertCache(SqliteCache):
         self.hits = 0
         self.misses = 0
 
-    def get(self, data: bytes, suffix: str) -> Converted | None:
+    def get(self, data: bytes, suffix: str, boilerplate: Collection[str] = ()) -> Converted | None:
         """The cached conversion of these bytes by this converter version, or None."""
         with self._lock:
             row = self._db.execute(
                 "SELECT markdown, rest FROM converted WHERE key = ?",
-                (cache_key(data, suffix, self.version),),
+                (cache_key(data, suffix, self.version, boilerplate),),
             ).fetchone()
         return None if row is None else _load(row[0], row[1])
 
-    def put(self, data: bytes, suffix: str, converted: Converted) -> None:
+    def put(
+        self, data: bytes, suffix: str, converted: Converted, boilerplate: Collection[str] = ()
+    ) -> None:
         """Store a conversion of these bytes."""
+        key = cache_key(data, suffix, self.version, boilerplate)
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO converted VALUES (?, ?, ?)",
-                (cache_key(data, suffix, self.version), converted.markdown, _dump(converted)),
+                (key, converted.markdown, _dump(converted)),
             )
             self._db.commit()
 
     def convert(
         self, data: bytes, suffix: str, path: str = "", *, boilerplate: Collection[str] = ()
     ) -> Converted:
-        """``narezka.convert.convert`` through the cache. Pages converted with a crawl's
-        ``boilerplate`` are not cached: that set changes with the other pages."""
-        if boilerplate:
-            return convert(data, suffix, path, boilerplate=boilerplate)
-        cached = self.get(data, suffix)
+        """``narezka.convert.convert`` through the cache (a crawled page under its crawl's
+        ``boilerplate`` set: another set, another entry)."""
+        cached = self.get(data, suffix, boilerplate)
         if cached is not None:
             self.hits += 1
             return cached
         self.misses += 1
-        converted = convert(data, suffix, path)
-        self.put(data, suffix, converted)
+        converted = convert(data, suffix, path, boilerplate=boilerplate)
+        self.put(data, suffix, converted, boilerplate)
         return converted
