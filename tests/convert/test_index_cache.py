@@ -36,6 +36,9 @@ def test_sync_converts_unchanged_bytes_once(
         hits = index.search("Самовывоз", k=1, mode="bm25")
         assert hits and hits[0].file_path == "deck.pptx"
         assert hits[0].payload["slide"] == 1  # where in the deck: stored with the point
+        # Expansion re-reads the file: it sees the same canonical Markdown the index holds.
+        expanded = index.search("Самовывоз", k=1, mode="bm25", expand="section")
+        assert not expanded[0].stale and "- Курьером" in expanded[0].text
     assert (kb / ".narezka" / "converted.sqlite").is_file()
     os.utime(deck, (1, 1))  # touched, same bytes: read again, not converted again
     with Index.open(kb) as index:
