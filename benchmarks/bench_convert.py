@@ -50,11 +50,18 @@ PAGE = """<!DOCTYPE html><html lang="ru"><head><meta charset="utf-8"><title>{tit
 <div class="site-footer">{footer}</div></body></html>"""
 
 
+_GFM_TABLE = re.compile(r"^\|.*\|[ \t]*\n\|[-:| \t]+\|[ \t]*$", re.MULTILINE)
+
+
 def _pick(lang: str, count: int) -> list[Path]:
+    """``count`` documents of 4-30 KB spread over the language's folder, three of them
+    holding GFM tables (few documents do: a spread alone would measure tables on one)."""
     files = sorted((CORPUS / lang).rglob("*.md"))
     sized = [f for f in files if 4_000 <= f.stat().st_size <= 30_000]
-    step = max(1, len(sized) // count)
-    return sized[::step][:count]
+    tables = [f for f in sized if _GFM_TABLE.search(f.read_text(encoding="utf-8"))][::7][:3]
+    rest = [f for f in sized if f not in tables]
+    step = max(1, len(rest) // max(count - len(tables), 1))
+    return rest[::step][: count - len(tables)] + tables
 
 
 def _run(cmd: list[str], cwd: Path | None = None) -> None:

@@ -84,8 +84,9 @@ def make_xlsx() -> bytes:
 
 
 def make_pdf(pages: Sequence[Sequence[tuple[float, str]]], header: str = "") -> bytes:
-    """A PDF whose pages hold lines of ``(font size, text)``, optionally with a running
-    header and a page number on every page. Fonts: DejaVu (Cyrillic) when the system has it."""
+    """A PDF whose pages hold lines of ``(font size, text)`` (``MONO:`` code, ``CELLS:a|b`` a
+    table row), optionally with a running header and a page number on every page. Fonts:
+    DejaVu (Cyrillic) when the system has it."""
     from reportlab.lib.pagesizes import A4
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.ttfonts import TTFont
@@ -115,6 +116,11 @@ def make_pdf(pages: Sequence[Sequence[tuple[float, str]]], header: str = "") -> 
                 pdf.setFont(font, size)
             if not text:
                 y -= size * 1.2
+                continue
+            if text.startswith("CELLS:"):  # a table row: cells 150 points apart
+                for n, cell in enumerate(text[6:].split("|")):
+                    pdf.drawString(50 + 150 * n, y, cell)
+                y -= size * 1.25
                 continue
             pdf.drawString(50, y, text)
             y -= size * 1.25

@@ -99,6 +99,26 @@ def test_pdf_headings_hyphens_code_and_running_headers() -> None:
     assert (first, last) == (SourceLocation(page=1), SourceLocation(page=2))
 
 
+def test_pdf_table_rows_become_a_markdown_table() -> None:
+    data = samples.make_pdf(
+        [
+            [
+                (11, "Prices below."),
+                (11, "CELLS:Zone|Price|Days"),
+                (11, "CELLS:Moscow|300|1-2"),
+                (11, "CELLS:Kazan|450|3-5"),
+                (11, ""),
+                (11, "After the table."),
+            ]
+        ]
+    )
+    md = convert(data, ".pdf", "prices.pdf").markdown
+    assert md == (
+        "Prices below.\n\n| Zone | Price | Days |\n|---|---|---|\n| Moscow | 300 | 1-2 |\n"
+        "| Kazan | 450 | 3-5 |\n\nAfter the table.\n"
+    )
+
+
 _PAGE = b"""<!DOCTYPE html><html><head><meta charset="utf-8"><script>document.write('x')</script>
 </head><body><header class="site-header"><a href="/">Logo</a></header>
 <nav><ul>%s</ul></nav><div class="cookie-notice">We use cookies</div>

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from narezka.convert.markdown import Converted, MarkdownWriter, escape_line
+from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
 from narezka.errors import ConvertError, NoTextLayerError, PasswordProtectedError
 from narezka.types import SourceLocation
 
@@ -35,6 +35,9 @@ _REPEAT_SHARE = 0.5
 _BAD_SHARE = 0.3
 """Above this share of private-use, replacement or unmapped characters the text layer is noise."""
 _PARAGRAPH_GAP = 1.5
+_CELL_GAP = 1.5
+"""A gap wider than this many font sizes inside a line separates table cells (a space is
+a quarter to a third of one)."""
 _CODE_GAP = 2.8
 _HEADING_RATIO = 1.12
 _MAX_HEADING = 160
@@ -50,6 +53,8 @@ class _Line:
     baseline: float
     margin: bool
     heading: int = 0
+    cells: tuple[str, ...] = ()
+    """The line's texts between wide gaps (table cells), when there are at least two."""
 
 
 def _open(data: bytes, path: str) -> object:
@@ -119,12 +124,38 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
             x, y = ctypes.c_double(0), ctypes.c_double(0)
             raw.FPDFText_GetCharOrigin(tp, ci, ctypes.byref(x), ctypes.byref(y))
             margin = not height * _MARGIN < y.value < height * (1 - _MARGIN)
-            lines.append(_Line(_unhyphen(line.rstrip()), number, size, bold, mono, y.value, margin))
+            last = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, first + len(stripped) - 1), ci)
+            cells = () if mono else _cells(tp, ci, last - ci + 1, size)
+            lines.append(
+                _Line(_unhyphen(line.rstrip()), number, size, bold, mono, y.value, margin, 0, cells)
+            )
         for extreme in (*lines[:2], *lines[-2:]):
             extreme.margin = True
         return lines, chars, bad
     finally:
         tp.close()
+
+
+def _cells(tp: object, index: int, count: int, size: float) -> tuple[str, ...]:
+    """The texts of a line between gaps wider than ``_CELL_GAP`` font sizes: table cells.
+
+    PDFium gives a line's text as rectangles of runs (split at gaps and font changes); runs
+    closer than the gap are one cell."""
+    rects = [tp.get_rect(i) for i in range(tp.count_rects(index, count))]  # type: ignore[attr-defined]
+    if len(rects) < 2:
+        return ()
+    groups: list[list[tuple[float, float, float, float]]] = [[rects[0]]]
+    for rect in rects[1:]:
+        if rect[0] - groups[-1][-1][2] > _CELL_GAP * max(size, 1.0):
+            groups.append([rect])
+        else:
+            groups[-1].append(rect)
+    if len(groups) < 2:
+        return ()
+    return tuple(
+        "".join(tp.get_text_bounded(*r) for r in group).strip()  # type: ignore[attr-defined]
+        for group in groups
+    )
 
 
 def _unhyphen(line: str) -> str:
@@ -204,6 +235,8 @@ def _mark_headings(lines: list[_Line], outline: dict[str, int]) -> None:
 
 def _joins(prev: _Line, line: _Line) -> bool:
     """Whether ``line`` continues ``prev``'s paragraph."""
+    if prev.cells or line.cells:  # rows of one table: as many cells, on one page
+        return len(prev.cells) == len(line.cells) and prev.page == line.page
     if prev.heading != line.heading or prev.mono != line.mono:
         return False
     if line.heading:
@@ -231,6 +264,10 @@ def _groups(lines: list[_Line]) -> Iterator[list[_Line]]:
 
 def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
     first = group[0]
+    if first.cells and len(group) > 1:
+        table = table_markdown([line.cells for line in group])
+        writer.block(table, SourceLocation(page=first.page))
+        return
     if first.mono and not first.heading:
         body = "\n".join(line.text for line in group)
         fence = "~~~~" if "```" in body else "```"
