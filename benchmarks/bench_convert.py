@@ -154,7 +154,7 @@ def _tokens(text: str) -> Counter[str]:
 
 
 def _norm(text: str) -> str:
-    return " ".join(_WORD.findall(_ATTRS.sub(" ", text).lower()))
+    return " ".join(_WORD.findall(_visible(text).lower()))
 
 
 def _structure(md: str) -> tuple[set[tuple[int, str]], list[str], list[str]]:

@@ -173,7 +173,9 @@ class _Renderer:
         elif tag == "br":
             self.inline.append(" ")
         elif tag == "a" and el.get("href") and not el.get("href").startswith("javascript:"):
-            text = inline_text(el.text_content())
+            # A linked image (a logo, a badge) is named by its alt text.
+            alts = " ".join(img.get("alt") or "" for img in el.iter("img"))
+            text = inline_text(el.text_content()) or inline_text(alts)
             self.inline.append(f"[{text}]({el.get('href')})" if text else "")
         elif tag == "code":
             self.inline.append(f"`{inline_text(el.text_content())}`")
