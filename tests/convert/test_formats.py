@@ -153,6 +153,7 @@ def test_html_blocks_repeated_across_a_crawl_are_dropped() -> None:
 def test_html_export_that_is_all_content_loses_nothing() -> None:
     page = (
         "<html><body><h1>Guide</h1><p><a href='/'><img alt='Logo'></a> Intro.</p>"
+        "<div role='tabpanel' hidden>Second tab.</div>"
         "<h2>Menu of the restaurant</h2>"
         "<ul><li>Soup</li><li>Tea<ul><li>Green</li></ul></li></ul>"
         "<pre>a  =  1\n  b</pre><table><tr><th>k</th><th>v</th></tr><tr><td>1</td><td>2</td>"
@@ -160,7 +161,7 @@ def test_html_export_that_is_all_content_loses_nothing() -> None:
     )
     md = convert(page.encode(), ".html", "export.html").markdown
     assert md == (
-        "# Guide\n\n[Logo](/) Intro.\n\n## Menu of the restaurant\n\n"
+        "# Guide\n\n[Logo](/) Intro.\n\nSecond tab.\n\n## Menu of the restaurant\n\n"
         "- Soup\n\n- Tea\n\n  - Green\n\n"
         "```\na  =  1\n  b\n```\n\n| k | v |\n|---|---|\n| 1 | 2 |\n"
     )

@@ -91,12 +91,11 @@ def _parse(data: bytes, path: str) -> Any:
 
 
 def _hidden(el: Any) -> bool:
+    """Decoration a reader never sees. Elements with ``hidden`` stay: tab panels and
+    collapsed answers carry it until clicked, and they are content."""
     style = (el.get("style") or "").replace(" ", "").lower()
     return (
-        el.get("hidden") is not None
-        or el.get("aria-hidden") == "true"
-        or "display:none" in style
-        or "visibility:hidden" in style
+        el.get("aria-hidden") == "true" or "display:none" in style or "visibility:hidden" in style
     )
 
 
