@@ -371,7 +371,7 @@ def _print_hits(hits: Sequence[Hit], query: str, mode: str) -> None:
         table.add_row(
             str(rank),
             f"{h.score:.3f}",
-            h.url + (STALE_MARK if h.stale else ""),
+            h.url + (f" {h.where}" if h.where else "") + (STALE_MARK if h.stale else ""),
             " > ".join(h.section),
             _highlight(h.snippet[:TABLE_SNIPPET], query),
         )

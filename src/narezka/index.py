@@ -359,6 +359,7 @@ class Index:
                         load_rules(root), report,
                         writing=self._shared.lock.write if not swapping else None,
                         bm25=analyzer, context=context,
+                        convert_cache=home / layout.CONVERT_CACHE_NAME,
                     )  # fmt: skip
                     report.store = self.url or str(home)
                     report.recovered = manifest.recover(store)

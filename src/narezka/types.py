@@ -11,8 +11,39 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-MARKDOWN_GLOBS = ("**/*.md", "**/*.markdown", "**/*.mdx", "**/*.txt")
-"""The files read when nobody names ``--include``: Markdown and plain text."""
+CONVERTED_SUFFIXES = frozenset({".pdf", ".docx", ".html", ".htm", ".pptx", ".xlsx", ".csv"})
+"""Suffixes (lowercase) of files converted to Markdown (``narezka.convert``) when read."""
+MARKDOWN_GLOBS = (
+    "**/*.md",
+    "**/*.markdown",
+    "**/*.mdx",
+    "**/*.txt",
+    *(f"**/*{suffix}" for suffix in sorted(CONVERTED_SUFFIXES)),
+)
+"""The files read when nobody names ``--include``: Markdown, plain text, and the documents
+converted to Markdown (PDF, Word, HTML, slides, sheets)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """A place in a converted file's original: a PDF page, a slide, a sheet, an element id."""
+
+    page: int | None = None
+    """1-based PDF page."""
+    slide: int | None = None
+    """1-based slide number."""
+    sheet: str | None = None
+    element: str | None = None
+    """An HTML element id near the text, or a Word block number such as ``p12``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProvenanceSpan:
+    """``[start, end)`` of a converted document's canonical text comes from ``where``."""
+
+    start: int
+    end: int
+    where: SourceLocation
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +57,9 @@ class RawDocument:
     encoding: str = "utf-8"
     mtime: float = 0.0
     size: int = 0
+    provenance: tuple[ProvenanceSpan, ...] = ()
+    """For a converted file (PDF, Word, HTML…): where each span of ``text`` lies in the original,
+    sorted by ``start``; empty for Markdown and plain text."""
 
 
 class BlockKind(enum.Enum):
@@ -92,6 +126,8 @@ class Document:
     mtime: float = 0.0
     secrets: tuple[Secret, ...] = ()
     """Secrets in ``text``, sorted and disjoint; found once per document before splitting."""
+    provenance: tuple[ProvenanceSpan, ...] = ()
+    """For a converted file: ``RawDocument.provenance`` (pages, slides, sheets of ``text``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,8 @@ import stat
 from collections import Counter
 from collections.abc import Sequence
 
+from narezka.types import CONVERTED_SUFFIXES
+
 __all__ = [
     "DOCUMENT_SUFFIXES",
     "READABLE_SUFFIXES",
@@ -16,9 +18,11 @@ __all__ = [
     "unread_type",
 ]
 
-READABLE_SUFFIXES: frozenset[str] = frozenset({".md", ".markdown", ".mdx", ".txt"})
-"""Document suffixes narezka reads as they are (Markdown and plain text). A converter for
-another format (``narezka.convert``) makes its suffixes readable by joining them here."""
+READABLE_SUFFIXES: frozenset[str] = frozenset({".md", ".markdown", ".mdx", ".txt"}) | (
+    CONVERTED_SUFFIXES
+)
+"""Document suffixes narezka reads: Markdown and plain text as they are, and the formats
+``narezka.convert`` turns into Markdown (PDF, Word, HTML, slides, sheets)."""
 
 DOCUMENT_SUFFIXES: frozenset[str] = frozenset(
     {

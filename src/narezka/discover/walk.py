@@ -7,11 +7,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from narezka.discover.converted import converted_document
 from narezka.discover.decode import decode_bytes
 from narezka.discover.kinds import special_kind, unread_type
 from narezka.errors import RefusedFileError, SourceError
 from narezka.globs import glob_matches
-from narezka.types import MARKDOWN_GLOBS, RawDocument
+from narezka.types import CONVERTED_SUFFIXES, MARKDOWN_GLOBS, RawDocument
 
 __all__ = ["DEFAULT_INCLUDE", "inside", "iter_files", "read_all", "read_document", "shown_path"]
 
@@ -252,20 +253,26 @@ def _read_regular(file: Path) -> tuple[bytes, float]:
         return handle.read(), st.st_mtime
 
 
-def read_document(root: Path, file: Path) -> tuple[RawDocument, list[str]]:
+def read_document(
+    root: Path, file: Path, *, convert_cache: Path | None = None
+) -> tuple[RawDocument, list[str]]:
     """Read and decode one file; ``source`` is its POSIX path relative to ``root``.
 
-    Raises ``SourceError`` (or its ``BinaryFileError``/``DecodeError``) naming the file.
+    Raises ``SourceError`` (or its ``BinaryFileError``/``DecodeError``/``ConvertError``)
+    naming the file. A PDF, Word, HTML, slide or sheet file is converted to Markdown, through
+    the ``convert_cache`` sqlite file when given.
     """
     try:
         raw, mtime = _read_regular(file)
     except OSError as exc:
         raise SourceError(str(file), f"cannot read: {exc.strerror or exc}") from exc
-    text, encoding, warnings = decode_bytes(raw, str(file))
     try:
         source = file.relative_to(root).as_posix()
     except ValueError:
         source = file.name
+    if file.suffix.lower() in CONVERTED_SUFFIXES:
+        return converted_document(raw, file, source, mtime, convert_cache), []
+    text, encoding, warnings = decode_bytes(raw, str(file))
     doc = RawDocument(source=source, text=text, encoding=encoding, mtime=mtime, size=len(raw))
     return doc, warnings
 

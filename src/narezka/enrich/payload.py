@@ -96,6 +96,9 @@ class Payload:
     llm_context: str = ""
     """The LLM-written context prepended to ``embed_text`` (empty: none; see
     :mod:`narezka.enrich.llm_context`)."""
+    origin: tuple[tuple[str, int | str], ...] = ()
+    """For a converted file, where the chunk lies in the original: ``page_start`` and
+    ``page_end`` (PDF), ``slide``, ``sheet`` or ``element`` (stored as top-level keys)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form (flat, JSON-ready; ``section`` and ``text_preview`` for people)."""
@@ -135,6 +138,7 @@ class Payload:
             }
         if self.llm_context:
             data["llm_context"] = self.llm_context
+        data.update(self.origin)
         return data
 
     @classmethod
@@ -175,6 +179,7 @@ class Payload:
             embed_tokens=int(data.get("embed_tokens", 0)),
             parent=parent,
             llm_context=str(data.get("llm_context") or ""),
+            origin=_origin(data),
         )
 
 
@@ -209,7 +214,16 @@ def chunk_payload(chunk: Chunk, rules: Rules, *, embed_tokens: int | None = None
         embed_tokens=chunk.tokens if embed_tokens is None else embed_tokens,
         parent=_parent_span(meta.get("parent")),
         llm_context=str(meta.get("llm_context") or ""),
+        origin=_origin(meta),
     ).to_dict()
+
+
+ORIGIN_KEYS = ("page_start", "page_end", "slide", "sheet", "element")
+"""Where a converted file's chunk lies in its original (``pipeline.file_chunks``)."""
+
+
+def _origin(data: Mapping[str, Any]) -> tuple[tuple[str, int | str], ...]:
+    return tuple((k, data[k]) for k in ORIGIN_KEYS if isinstance(data.get(k), (int, str)))
 
 
 def _parent_span(parent: Any) -> ParentSpan | None:

@@ -200,6 +200,7 @@ def parse_document(
         encoding=raw.encoding,
         mtime=raw.mtime,
         secrets=secrets,
+        provenance=raw.provenance,
     )
     return doc, warnings
 
@@ -213,6 +214,7 @@ def plain_document(raw: RawDocument, secrets: tuple[Secret, ...] = ()) -> Docume
         mtime=raw.mtime,
         blocks=(),
         secrets=secrets,
+        provenance=raw.provenance,
     )
 
 

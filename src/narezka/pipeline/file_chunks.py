@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from narezka.convert import locate
 from narezka.discover import read_document
 from narezka.enrich.hashes import doc_hash
 from narezka.enrich.redaction import count_kinds, find_secrets
@@ -37,7 +38,7 @@ from narezka.split import (
     Strategy,
 )
 from narezka.tokens import TokenCounter
-from narezka.types import Chunk, RawDocument
+from narezka.types import Chunk, ProvenanceSpan, RawDocument
 
 
 def make_params(**params: Any) -> SplitParams:
@@ -121,6 +122,8 @@ class ChunkTask:
     """Render the chunks as JSONL here: a caller that only writes them then receives one
     string of bytes per file, not thousands of chunk objects to unpickle and render itself
     (that work would run in its one process, beside workers that wait for it)."""
+    convert_cache: Path | None = None
+    """The sqlite file that keeps converted PDF, Word, HTML… files (in the index folder)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +164,31 @@ def with_file_meta(
     if resplit:
         extra["resplit"] = True
     return [_with_meta(c, {**c.meta, **extra}) for c in chunks]
+
+
+def with_provenance(chunks: list[Chunk], provenance: tuple[ProvenanceSpan, ...]) -> list[Chunk]:
+    """Chunks of a converted file with where they lie in the original: ``page_start`` and
+    ``page_end`` (PDF), ``slide``, ``sheet``, ``element`` (the first HTML id or Word block)."""
+    if not provenance:
+        return chunks
+    out = []
+    for c in chunks:
+        found = locate(provenance, c.start, c.end)
+        if found is None:
+            out.append(c)
+            continue
+        first, last = found
+        extra: dict[str, Any] = {}
+        if first.page is not None:
+            extra["page_start"], extra["page_end"] = first.page, last.page
+        if first.slide is not None:
+            extra["slide"] = first.slide
+        if first.sheet is not None:
+            extra["sheet"] = first.sheet
+        if first.element is not None:
+            extra["element"] = first.element
+        out.append(_with_meta(c, {**c.meta, **extra}))
+    return out
 
 
 def _with_meta(c: Chunk, meta: dict[str, Any]) -> Chunk:
@@ -210,7 +238,7 @@ def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> Fi
     started = time.perf_counter()
     source = task.file.relative_to(task.root).as_posix()
     try:
-        raw, warnings = read_document(task.root, task.file)
+        raw, warnings = read_document(task.root, task.file, convert_cache=task.convert_cache)
     except SourceError as exc:
         return FileOutcome(source, error=exc, read_failed=True)
     except OSError as exc:
@@ -230,7 +258,7 @@ def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> Fi
     except Exception as exc:  # a strategy's bug must not stop the other files
         failed = f"chunking failed: {type(exc).__name__}: {exc}"
         return dataclasses.replace(base, error=SourceError(raw.source, failed))
-    chunks = with_file_meta(result.chunks, raw.mtime, digest)
+    chunks = with_provenance(with_file_meta(result.chunks, raw.mtime, digest), raw.provenance)
     # The caught warning objects stay behind: their text is in ``warnings``, and warning
     # classes with their own constructors do not survive pickling.
     if not task.jsonl:

@@ -40,6 +40,8 @@ INDEX_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 CACHE_NAME = "embeddings.sqlite"
 CONTEXT_CACHE_NAME = "contexts.sqlite"
+CONVERT_CACHE_NAME = "converted.sqlite"
+"""PDF, Word, HTML… files converted to Markdown, by bytes and converter version."""
 WRITER_LOCK = "writer.lock"
 DATA_PREFIX = "data-"
 LEGACY_DATA = "."
@@ -61,7 +63,11 @@ HOME_FILES = frozenset(
         INDEX_META,
         INDEX_META + ".tmp",
         WRITER_LOCK,
-        *(f"{name}{s}" for name in (CACHE_NAME, CONTEXT_CACHE_NAME) for s in _SQLITE_SUFFIXES),
+        *(
+            f"{name}{s}"
+            for name in (CACHE_NAME, CONTEXT_CACHE_NAME, CONVERT_CACHE_NAME)
+            for s in _SQLITE_SUFFIXES
+        ),
     }
 )
 

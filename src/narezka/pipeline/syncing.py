@@ -45,6 +45,7 @@ from narezka.pipeline.chunking import (
     make_params,
     with_file_meta,
 )
+from narezka.pipeline.file_chunks import with_provenance
 from narezka.pipeline.layout import (
     CACHE_NAME,
     INDEX_META,
@@ -170,6 +171,7 @@ class Syncer:
         writing: Callable[[], AbstractContextManager[object]] | None = None,
         bm25: str = DEFAULT_ANALYZER,
         context: ContextWriter | None = None,
+        convert_cache: Path | None = None,
     ) -> None:
         self.corpus = corpus
         # Searches in this process take the other side: they see a file before or after.
@@ -183,6 +185,7 @@ class Syncer:
         self.rules = rules
         self.fingerprint = params.fingerprint(strategy.name)
         self.context = context
+        self.convert_cache = convert_cache
         self._incomplete = False
         if context is not None:
             self.fingerprint += "+" + context.fingerprint
@@ -238,7 +241,7 @@ class Syncer:
 
     def task(self, root: Path, file: Path, size: int = 0) -> ChunkTask:
         """The chunking of one file (of ``size`` bytes), for a worker."""
-        return ChunkTask(root, file, self.params, size)
+        return ChunkTask(root, file, self.params, size, convert_cache=self.convert_cache)
 
     def apply(self, root: Path, file: Path, stat: os.stat_result, outcome: FileOutcome) -> None:
         """Embed and write one file's chunks (``outcome``, chunked by a worker or here).
@@ -264,6 +267,7 @@ class Syncer:
                 text = raw.text
                 result = chunk_raw(raw, self.strategy, params, self.counter)
                 chunks = with_file_meta(result.chunks, raw.mtime, digest, resplit=True)
+                chunks = with_provenance(chunks, raw.provenance)
                 report.seconds["chunk"] += time.perf_counter() - started
             doc_warnings = result.warnings if result is not None else []
             if self.context is not None:

@@ -70,6 +70,20 @@ class Hit:
     def breadcrumb(self) -> str:
         return " > ".join(self.section)
 
+    @property
+    def where(self) -> str:
+        """Where a converted file's hit lies in its original: ``p. 12–13``, ``slide 3``,
+        ``sheet Прайс``; empty for Markdown."""
+        p = self.payload
+        if "page_start" in p:
+            first, last = p["page_start"], p.get("page_end", p["page_start"])
+            return f"p. {first}" if first == last else f"p. {first}–{last}"
+        if "slide" in p:
+            return f"slide {p['slide']}"
+        if p.get("sheet"):
+            return f"sheet {p['sheet']}"
+        return ""
+
     def to_json(self) -> dict[str, Any]:
         """The hit as JSON-ready data (what ``search --format json`` prints)."""
         return {

@@ -21,7 +21,7 @@ from narezka.split.headings import HeadingsStrategy
 from narezka.split.legal import LEGAL_THRESHOLD, LegalStrategy, legal_score
 from narezka.split.recursive import RecursiveStrategy
 from narezka.tokens import TokenCounter
-from narezka.types import Chunk, Document, RawDocument
+from narezka.types import CONVERTED_SUFFIXES, Chunk, Document, RawDocument
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 
@@ -61,11 +61,13 @@ def choose_strategy(source: str, text: str) -> str:
     suffix = PurePosixPath(source).suffix.lower()
     if suffix in CODE_EXTENSIONS:
         return "code"
-    if suffix not in MARKDOWN_SUFFIXES and looks_like_chat(source, text):
+    # A converted file (PDF, Word, HTML…) is Markdown by the time it is split.
+    markdown = suffix in MARKDOWN_SUFFIXES or suffix in CONVERTED_SUFFIXES
+    if not markdown and looks_like_chat(source, text):
         return "chat"
     if legal_score(text) >= LEGAL_THRESHOLD:
         return "legal"
-    if suffix in MARKDOWN_SUFFIXES:
+    if markdown:
         return "faq" if looks_like_faq(text) else "headings"
     return "recursive"
 

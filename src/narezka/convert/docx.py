@@ -1,0 +1,189 @@
+"""Word .docx → Markdown through python-docx: heading styles, lists, tables, code, links."""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+from narezka.convert.guard import check_office_zip
+from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
+from narezka.errors import ConvertError
+from narezka.types import SourceLocation
+
+__all__ = ["convert_docx"]
+
+_HEADING = re.compile(r"^(?:heading|заголовок)\s*(\d)$", re.IGNORECASE)
+_CODE_STYLES = re.compile(r"source code|code|verbatim|preformatted|html preformatted", re.I)
+_MONO = re.compile(r"mono|courier|consol|menlo", re.IGNORECASE)
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+
+class _Styles:
+    """Style names and parents by style id, read once: python-docx's ``paragraph.style``
+    searches the styles part on every call (2.5 of 3.2 s converting a 30 KB document)."""
+
+    def __init__(self, document: Any) -> None:
+        self.by_id: dict[str, tuple[str, str | None]] = {}
+        for style in document.styles.element.findall(_W + "style"):
+            name = style.find(_W + "name")
+            based = style.find(_W + "basedOn")
+            self.by_id[style.get(_W + "styleId") or ""] = (
+                (name.get(_W + "val") or "") if name is not None else "",
+                based.get(_W + "val") if based is not None else None,
+            )
+
+    def name(self, style_id: str | None) -> str:
+        return self.by_id.get(style_id or "", ("", None))[0]
+
+    def heading_level(self, paragraph: Any) -> int:
+        style_id = paragraph._p.style
+        for _ in range(4):  # a custom style based on "Heading 2" is a level-2 heading too
+            if not style_id or style_id not in self.by_id:
+                return 0
+            name, style_id = self.by_id[style_id]
+            if name.lower() == "title":
+                return 1
+            match = _HEADING.match(name)
+            if match:
+                return min(max(int(match.group(1)), 1), 6)
+        return 0
+
+    def is_mono(self, run: Any) -> bool:
+        style = self.name(run._r.style)
+        return bool(_CODE_STYLES.search(style) or _MONO.search(run.font.name or ""))
+
+    def is_code(self, paragraph: Any) -> bool:
+        if _CODE_STYLES.search(self.name(paragraph._p.style)):
+            return True
+        runs = [r for r in paragraph.runs if r.text.strip()]
+        return bool(runs) and all(self.is_mono(r) for r in runs)
+
+
+def _list_kind(
+    paragraph: Any, numbering: dict[tuple[str, str], str], styles: _Styles
+) -> tuple[int, str] | None:
+    """(indent level, "bullet" or a number format) of a list paragraph, else None."""
+    ppr = paragraph._p.pPr
+    num_pr = ppr.numPr if ppr is not None else None
+    style = styles.name(paragraph._p.style).lower()
+    if num_pr is None or num_pr.numId is None:
+        if style.startswith("list bullet"):
+            return 0, "bullet"
+        if style.startswith("list number"):
+            return 0, "decimal"
+        return None
+    num_id = str(num_pr.numId.val)
+    level = int(num_pr.ilvl.val) if num_pr.ilvl is not None else 0
+    return level, numbering.get((num_id, str(level)), "bullet")
+
+
+def _numbering(document: Any) -> dict[tuple[str, str], str]:
+    """``(numId, ilvl) → numFmt`` from the numbering part (bullet, decimal…)."""
+    try:
+        root = document.part.numbering_part.element
+    except (KeyError, NotImplementedError, AttributeError):
+        return {}
+    abstract = {
+        a.get(_W + "abstractNumId"): {
+            lvl.get(_W + "ilvl"): (lvl.find(_W + "numFmt").get(_W + "val") or "bullet")
+            for lvl in a.findall(_W + "lvl")
+            if lvl.find(_W + "numFmt") is not None
+        }
+        for a in root.findall(_W + "abstractNum")
+    }
+    found: dict[tuple[str, str], str] = {}
+    for num in root.findall(_W + "num"):
+        ref = num.find(_W + "abstractNumId")
+        if ref is None:
+            continue
+        for ilvl, fmt in abstract.get(ref.get(_W + "val"), {}).items():
+            found[(num.get(_W + "numId") or "", ilvl or "0")] = fmt
+    return found
+
+
+def _inline(paragraph: Any, styles: _Styles) -> str:
+    """The paragraph's text with links as ``[text](url)`` and monospace runs as code."""
+    out: list[str] = []
+    for item in paragraph.iter_inner_content():
+        if hasattr(item, "address"):  # a Hyperlink
+            text = item.text
+            url = item.address
+            if url and text.strip():
+                fragment = f"#{item.fragment}" if item.fragment else ""
+                out.append(f"[{text.strip()}]({url}{fragment})")
+            else:
+                out.append(text)
+        elif item.text and styles.is_mono(item) and item.text.strip():
+            out.append(f"`{item.text}`")
+        else:
+            out.append(item.text)
+    return "".join(out)
+
+
+def _table_rows(table: Any) -> list[list[str]]:
+    rows: list[list[str]] = []
+    for row in table.rows:
+        rows.append([cell.text for cell in row.cells])
+    return rows
+
+
+def convert_docx(data: bytes, path: str) -> Converted:
+    """Convert a Word file to Markdown; each block's location is its number (``p12``).
+
+    Raises ``UnsafeFileError`` (zip bomb, DTD) or ``ConvertError`` (not a docx, corrupt).
+    """
+    check_office_zip(data, path)
+    import docx
+    from docx.table import Table
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+        numbering = _numbering(document)
+        styles = _Styles(document)
+        content = list(document.iter_inner_content())
+    except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors…
+        raise ConvertError(path, f"not a readable Word file ({type(exc).__name__}: {exc})") from exc
+    writer = MarkdownWriter()
+    code: list[str] = []
+    code_at = SourceLocation()
+
+    def flush_code() -> None:
+        if code:
+            body = "\n".join(code)
+            fence = "~~~~" if "```" in body else "```"
+            writer.block(f"{fence}\n{body}\n{fence}", code_at)
+            code.clear()
+
+    try:
+        for number, item in enumerate(content, 1):
+            where = SourceLocation(element=f"p{number}")
+            if isinstance(item, Table):
+                flush_code()
+                writer.block(table_markdown(_table_rows(item)), where)
+                continue
+            if styles.is_code(item) and item.text.strip():
+                if not code:
+                    code_at = where
+                code.append(item.text)
+                continue
+            flush_code()
+            text = _inline(item, styles).strip()
+            if not text:
+                continue
+            level = styles.heading_level(item)
+            kind = _list_kind(item, numbering, styles)
+            if level:
+                writer.block("#" * level + " " + " ".join(text.split()), where)
+            elif kind is not None:
+                indent, fmt = kind
+                marker = "-" if fmt in ("bullet", "none") else "1."
+                writer.block("  " * indent + marker + " " + " ".join(text.split()), where)
+            else:
+                writer.block("\n".join(escape_line(ln) for ln in text.split("\n")), where)
+        flush_code()
+    except Exception as exc:
+        raise ConvertError(
+            path, f"Word content cannot be read ({type(exc).__name__}: {exc})"
+        ) from exc
+    return writer.result()

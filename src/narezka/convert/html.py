@@ -1,0 +1,264 @@
+"""HTML → Markdown through lxml, with the page's boilerplate left out.
+
+Boilerplate is found two ways: by markup (``nav``, ``aside``, page-level ``header`` and
+``footer``, ARIA landmarks, cookie and menu classes) on each page, and across a crawl by
+``repeated_blocks``: a block whose text is on many pages of one folder is a menu or a footer.
+Scripts are never run: the page is only parsed, and ``script``/``style`` are dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from narezka.convert.guard import refuse_dtd
+from narezka.convert.markdown import (
+    Converted,
+    MarkdownWriter,
+    escape_line,
+    inline_text,
+    table_markdown,
+)
+from narezka.errors import ConvertError
+from narezka.types import SourceLocation
+
+__all__ = ["block_key", "convert_html", "page_block_keys", "repeated_blocks"]
+
+_DROP = frozenset(
+    "script style noscript template iframe object embed svg canvas form button input select "
+    "textarea label dialog head title meta link".split()
+)
+_LANDMARKS = frozenset("nav aside".split())
+_ROLES = frozenset("navigation banner contentinfo complementary search menu menubar".split())
+_BOILER_NAME = re.compile(
+    r"(?:^|[-_\s])(cookies?|consent|gdpr|navbar|nav|menu|breadcrumbs?|sidebar|site-header|"
+    r"site-footer|footer|social|share|skip-link|subscribe|newsletter|banner)(?:[-_\s]|$)",
+    re.IGNORECASE,
+)
+_BLOCKS = frozenset(
+    "p div section article main body blockquote figure figcaption dl dt dd address details "
+    "summary center".split()
+)
+_HEADINGS = {f"h{i}": i for i in range(1, 7)}
+_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([-\w]+)""", re.IGNORECASE)
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
+_MIN_PAGES = 3
+_MIN_SHARE = 0.5
+
+
+def block_key(text: str) -> str:
+    """A block's text as the key the cross-page count uses: case and spacing ignored."""
+    norm = " ".join(text.lower().split())
+    return hashlib.blake2b(norm.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def _decode(data: bytes) -> str:
+    """The page as text: its BOM, else its declared charset, else UTF-8, else Windows-1251."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8", errors="replace")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    declared = _CHARSET.search(data[:4096])
+    if declared:
+        try:
+            return data.decode(declared.group(1).decode("ascii"), errors="replace")
+        except LookupError:
+            pass
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("cp1251", errors="replace")
+
+
+def _parse(data: bytes, path: str) -> Any:
+    import lxml.html
+    from lxml import etree
+
+    refuse_dtd(re.sub(rb"<!doctype\s+html[^>\[]*>", b"", data[:4096], flags=re.I), path, "page")
+    # lxml refuses text that declares an encoding; the bytes were decoded above.
+    text = _XML_DECLARATION.sub("", _decode(data).replace("\x00", ""), count=1)
+    if not text.strip():
+        raise ConvertError(path, "page is empty")
+    try:
+        parser = lxml.html.HTMLParser(no_network=True, remove_comments=True, remove_pis=True)
+        root = lxml.html.document_fromstring(text, parser=parser)
+    except (etree.ParserError, ValueError) as exc:
+        raise ConvertError(path, f"not a readable HTML page ({exc})") from exc
+    return root
+
+
+def _hidden(el: Any) -> bool:
+    """Decoration a reader never sees. Elements with ``hidden`` stay: tab panels and
+    collapsed answers carry it until clicked, and they are content."""
+    style = (el.get("style") or "").replace(" ", "").lower()
+    return (
+        el.get("aria-hidden") == "true" or "display:none" in style or "visibility:hidden" in style
+    )
+
+
+def _is_boilerplate(el: Any, in_content: bool) -> bool:
+    tag = el.tag if isinstance(el.tag, str) else ""
+    if tag in _LANDMARKS or (el.get("role") or "").lower() in _ROLES:
+        return True
+    if in_content:  # an article's own header or footer (title, byline) is content
+        return False
+    if tag in ("header", "footer"):
+        return True
+    names = f"{el.get('id') or ''} {el.get('class') or ''}"
+    return tag not in ("main", "article", "body") and bool(_BOILER_NAME.search(names))
+
+
+class _Renderer:
+    """Walks the cleaned tree and writes Markdown blocks, each located by the nearest id."""
+
+    def __init__(self, skip: Collection[str]) -> None:
+        self.writer = MarkdownWriter()
+        self.skip = skip
+        self.inline: list[str] = []
+        self.where = SourceLocation()
+        self.keys: list[str] = []
+        self.removed = 0
+
+    def emit(self, text: str, key_text: str | None = None) -> None:
+        key = block_key(key_text if key_text is not None else text)
+        if not text.strip():
+            return
+        self.keys.append(key)
+        if key in self.skip:
+            self.removed += 1
+            return
+        self.writer.block(text, self.where)
+
+    def flush(self) -> None:
+        text = inline_text("".join(self.inline))
+        self.inline.clear()
+        if text:
+            self.emit(escape_line(text), text)
+
+    def walk(self, el: Any, in_content: bool, depth: int = 0) -> None:
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if not tag or tag in _DROP or _hidden(el) or _is_boilerplate(el, in_content):
+            self.tail(el)
+            return
+        if el.get("id"):
+            self.where = SourceLocation(element=el.get("id"))
+        in_content = in_content or tag in ("main", "article")
+        if tag in _HEADINGS:
+            self.flush()
+            text = inline_text(el.text_content())
+            self.emit("#" * _HEADINGS[tag] + " " + text, text)
+        elif tag == "pre":
+            self.flush()
+            body = el.text_content().strip("\n")
+            fence = "~~~~" if "```" in body else "```"
+            self.emit(f"{fence}\n{body}\n{fence}", body)
+        elif tag == "table":
+            self.flush()
+            rows = [
+                [inline_text(c.text_content()) for c in row if c.tag in ("td", "th")]
+                for row in el.iter("tr")
+            ]
+            rows = [r for r in rows if any(r)]
+            if rows:
+                self.emit(table_markdown(rows), " ".join(" ".join(r) for r in rows))
+        elif tag in ("ul", "ol"):
+            self.flush()
+            self.list_items(el, tag == "ol", depth, in_content)
+        elif tag == "hr":
+            self.flush()
+        elif tag == "br":
+            self.inline.append(" ")
+        elif tag == "a" and el.get("href") and not el.get("href").startswith("javascript:"):
+            # A linked image (a logo, a badge) is named by its alt text.
+            alts = " ".join(img.get("alt") or "" for img in el.iter("img"))
+            text = inline_text(el.text_content()) or inline_text(alts)
+            self.inline.append(f"[{text}]({el.get('href')})" if text else "")
+        elif tag == "code":
+            self.inline.append(f"`{inline_text(el.text_content())}`")
+        elif tag == "img":
+            self.inline.append(el.get("alt") or "")
+        else:
+            block = tag in _BLOCKS or tag in ("header", "footer", "nav", "li")
+            if block:
+                self.flush()
+            if el.text:
+                self.inline.append(el.text)
+            for child in el:
+                self.walk(child, in_content, depth)
+            if block:
+                self.flush()
+        self.tail(el)
+
+    def tail(self, el: Any) -> None:
+        if el.tail:
+            self.inline.append(el.tail)
+
+    def list_items(self, el: Any, ordered: bool, depth: int, in_content: bool) -> None:
+        for n, li in enumerate((c for c in el if c.tag == "li"), 1):
+            nested = [c for c in li if c.tag in ("ul", "ol")]
+            for sub in nested:
+                li.remove(sub)  # rendered after the item's own text, one level deeper
+            saved, self.inline = self.inline, []
+            if li.text:
+                self.inline.append(li.text)
+            for child in li:
+                self.walk(child, in_content, depth + 1)
+            text = inline_text("".join(self.inline))
+            self.inline = saved
+            if text:
+                marker = f"{n}." if ordered else "-"
+                self.emit("  " * depth + f"{marker} {text}", text)
+            for sub in nested:
+                self.list_items(sub, sub.tag == "ol", depth + 1, in_content)
+
+
+def _content_root(root: Any) -> Any:
+    mains = root.xpath("//main | //*[@role='main']")
+    if len(mains) == 1:
+        return mains[0]
+    articles = root.xpath("//article")
+    if len(articles) == 1:
+        return articles[0]
+    body = root.find("body")
+    return body if body is not None else root
+
+
+def _render(data: bytes, path: str, skip: Collection[str]) -> _Renderer:
+    root = _parse(data, path)
+    renderer = _Renderer(skip)
+    content = _content_root(root)
+    try:
+        renderer.walk(content, content.tag in ("main", "article"))
+        renderer.flush()
+    except RecursionError as exc:
+        raise ConvertError(path, "HTML nested too deeply to convert") from exc
+    return renderer
+
+
+def page_block_keys(data: bytes, path: str) -> set[str]:
+    """The block keys of one page, for ``repeated_blocks``."""
+    return set(_render(data, path, frozenset()).keys)
+
+
+def repeated_blocks(
+    pages: Iterable[set[str]], min_pages: int = _MIN_PAGES, min_share: float = _MIN_SHARE
+) -> frozenset[str]:
+    """Keys of blocks on at least ``min_pages`` pages and ``min_share`` of them: a crawl's
+    menus, footers and notices, whatever their markup."""
+    counts: Counter[str] = Counter()
+    total = 0
+    for keys in pages:
+        counts.update(keys)
+        total += 1
+    need = max(min_pages, total * min_share)
+    return frozenset(k for k, n in counts.items() if n >= need)
+
+
+def convert_html(data: bytes, path: str, boilerplate: Collection[str] = frozenset()) -> Converted:
+    """Convert an HTML page to Markdown without its boilerplate; blocks whose key is in
+    ``boilerplate`` (from ``repeated_blocks`` over the page's folder) are left out too."""
+    renderer = _render(data, path, boilerplate)
+    return renderer.writer.result({"repeated_blocks_removed": renderer.removed})

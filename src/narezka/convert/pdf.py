@@ -1,0 +1,341 @@
+"""PDF text layer → Markdown through PDFium (pypdfium2): headings from the outline or font
+sizes, hyphenated line ends joined, running headers, footers and page numbers taken out."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
+from narezka.errors import ConvertError, NoTextLayerError, PasswordProtectedError
+from narezka.types import SourceLocation
+
+__all__ = ["convert_pdf"]
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_PAGE_NUMBER = re.compile(
+    r"^[\W_]*(?:(?:page|p\.|стр\.?|страница|с\.)\s*)?\d{1,5}(?:\s*(?:/|of|из)\s*\d{1,5})?[\W_]*$",
+    re.IGNORECASE,
+)
+_WORDS = re.compile(r"\w+")
+_SOFT_HYPHEN = re.compile(r"[\ufffe\x02](?=\w)")
+_BULLET = re.compile(r"^[•◦▪▫●○■□➢►‣∙·\-–]\s+")
+_MONO = re.compile(r"mono|courier|consol|menlo|code", re.IGNORECASE)
+_HYPHENS = ("-", "\x02", "\u00ad", "\ufffe")
+"""A line-end hyphen as PDFium gives it: plain, or marked as generated (U+0002, U+FFFE)."""
+_MARGIN = 0.08
+"""Lines within this share of the page height from its top or bottom edge may be running
+headers or footers; so may the first and last two lines in reading order."""
+_REPEAT_SHARE = 0.5
+"""A margin line (digits ignored) on at least this share of the pages is a running header."""
+_BAD_SHARE = 0.3
+"""Above this share of private-use, replacement or unmapped characters the text layer is noise."""
+_PARAGRAPH_GAP = 1.5
+_CELL_GAP = 1.5
+"""A gap wider than this many font sizes inside a line separates table cells (a space is
+a quarter to a third of one)."""
+_CODE_GAP = 2.8
+_HEADING_RATIO = 1.12
+_MAX_HEADING = 160
+
+
+@dataclass(slots=True)
+class _Line:
+    text: str
+    page: int
+    size: float
+    bold: bool
+    mono: bool
+    baseline: float
+    margin: bool
+    heading: int = 0
+    cells: tuple[str, ...] = ()
+    """The line's texts between wide gaps (table cells), when there are at least two."""
+
+
+def _open(data: bytes, path: str) -> object:
+    import pypdfium2 as pdfium
+
+    try:
+        return pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        if getattr(exc, "err_code", None) == 4:  # FPDF_ERR_PASSWORD
+            raise PasswordProtectedError(
+                path, "PDF is password-protected (the empty password does not open it)"
+            ) from exc
+        raise ConvertError(path, f"not a readable PDF ({exc})") from exc
+
+
+def _font(tp: object, index: int) -> tuple[float, bool, bool]:
+    """Font size, bold and monospace of the character at ``index``."""
+    import pypdfium2.raw as raw
+
+    size = float(raw.FPDFText_GetFontSize(tp, index))
+    weight = int(raw.FPDFText_GetFontWeight(tp, index))
+    flags = ctypes.c_int(0)
+    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
+    name = b""
+    if 0 < need < 256:
+        buffer = ctypes.create_string_buffer(need)
+        raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
+        name = buffer.value
+    mono = bool(flags.value & 1) or bool(_MONO.search(name.decode("latin-1")))
+    return size, weight >= 600 or b"bold" in name.lower(), mono
+
+
+def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
+    """The page's lines in reading order, its character count and its bad-character count."""
+    import pypdfium2.raw as raw
+
+    tp = page.get_textpage()  # type: ignore[attr-defined]
+    try:
+        chars = tp.count_chars()
+        if chars <= 0:
+            return [], 0, 0
+        text = tp.get_text_range()
+        height = float(page.get_height())  # type: ignore[attr-defined]
+        bad = sum(1 for ch in text if "\ue000" <= ch <= "\uf8ff" or ch == "\ufffd")
+        step = max(1, chars // 200)
+        # Glyphs with no Unicode mapping, sampled: checking each of 3,000 characters a page
+        # would cost more than the extraction itself.
+        unmapped = sum(raw.FPDFText_HasUnicodeMapError(tp, i) == 1 for i in range(0, chars, step))
+        bad += unmapped * step
+        lines: list[_Line] = []
+        pos = 0
+        for match in [*_LINE_BREAK.finditer(text), None]:
+            end = match.start() if match else len(text)
+            line = text[pos:end]
+            stripped = line.strip()
+            first = pos + (len(line) - len(line.lstrip()))
+            pos = match.end() if match else len(text)
+            if not stripped:
+                continue
+            ci = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, first), 0)
+            size, bold, mono = _font(tp, ci)
+            if mono:  # code only if its middle and end are monospace too, not an inline run
+                inner = [first + k for k, ch in enumerate(stripped) if not ch.isspace()]
+                for at in (inner[len(inner) // 2], inner[-1]):
+                    index = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, at), 0)
+                    mono = mono and _font(tp, index)[2]
+            x, y = ctypes.c_double(0), ctypes.c_double(0)
+            raw.FPDFText_GetCharOrigin(tp, ci, ctypes.byref(x), ctypes.byref(y))
+            margin = not height * _MARGIN < y.value < height * (1 - _MARGIN)
+            last = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, first + len(stripped) - 1), ci)
+            cells = () if mono else _cells(tp, ci, last - ci + 1, size)
+            lines.append(
+                _Line(_unhyphen(line.rstrip()), number, size, bold, mono, y.value, margin, 0, cells)
+            )
+        for extreme in (*lines[:2], *lines[-2:]):
+            extreme.margin = True
+        return lines, chars, bad
+    finally:
+        tp.close()
+
+
+def _cells(tp: object, index: int, count: int, size: float) -> tuple[str, ...]:
+    """The texts of a line between gaps wider than ``_CELL_GAP`` font sizes: table cells.
+
+    PDFium gives a line's text as rectangles of runs (split at gaps and font changes); runs
+    closer than the gap are one cell."""
+    rects = [tp.get_rect(i) for i in range(tp.count_rects(index, count))]  # type: ignore[attr-defined]
+    if len(rects) < 2:
+        return ()
+    groups: list[list[tuple[float, float, float, float]]] = [[rects[0]]]
+    for rect in rects[1:]:
+        if rect[0] - groups[-1][-1][2] > _CELL_GAP * max(size, 1.0):
+            groups.append([rect])
+        else:
+            groups[-1].append(rect)
+    if len(groups) < 2:
+        return ()
+    return tuple(
+        "".join(tp.get_text_bounded(*r) for r in group).strip()  # type: ignore[attr-defined]
+        for group in groups
+    )
+
+
+def _unhyphen(line: str) -> str:
+    """PDFium joins a word hyphenated at a line end itself, marking the hyphen U+FFFE."""
+    return _SOFT_HYPHEN.sub("", line).replace("\ufffe", "-")
+
+
+def _running_key(text: str) -> str:
+    return re.sub(r"\d+", "#", " ".join(text.lower().split()))
+
+
+def _strip_running(pages: list[list[_Line]]) -> tuple[list[_Line], list[str]]:
+    """All lines but running headers, footers and page numbers; and the texts removed."""
+    counts: Counter[str] = Counter()
+    for lines in pages:
+        counts.update({_running_key(line.text) for line in lines if line.margin})
+    need = max(2, math.ceil(len(pages) * _REPEAT_SHARE))
+    kept: list[_Line] = []
+    removed: dict[str, str] = {}
+    for lines in pages:
+        for line in lines:
+            key = _running_key(line.text)
+            if line.margin and (counts[key] >= need or _PAGE_NUMBER.match(line.text.strip())):
+                removed.setdefault(key, line.text.strip())
+                continue
+            kept.append(line)
+    return kept, list(removed.values())
+
+
+def _title_key(title: str) -> str:
+    """A heading's letters and digits, lowercased: a title wrapped over lines, its hyphen
+    joined or not, still matches its bookmark."""
+    return "".join(_WORDS.findall(title.lower()))
+
+
+def _outline(pdf: object) -> dict[str, int]:
+    """Outline (bookmark) titles by ``_title_key``, with levels from 1."""
+    titles: dict[str, int] = {}
+    try:
+        for mark in pdf.get_toc():  # type: ignore[attr-defined]
+            title = _title_key(mark.get_title())
+            if title:
+                titles.setdefault(title, min(mark.level + 1, 6))
+    except Exception:  # a broken outline costs headings, not the document
+        return {}
+    return titles
+
+
+def _mark_headings(lines: list[_Line], outline: dict[str, int]) -> None:
+    """Set ``heading`` on lines that start a heading: outline titles if the PDF has them (a
+    title may run over up to three lines), else sizes above the body text's."""
+    if len(outline) >= 2:
+        for i in range(len(lines)):
+            joined = ""
+            for j in range(i, min(i + 3, len(lines))):
+                joined += lines[j].text
+                level = outline.get(_title_key(joined))
+                if level:
+                    for k in range(i, j + 1):
+                        lines[k].heading = level
+                    break
+        return
+    weights: Counter[float] = Counter()
+    for line in lines:
+        weights[round(line.size, 1)] += len(line.text)
+    if not weights:
+        return
+    body = weights.most_common(1)[0][0]
+    sizes = sorted(
+        {round(ln.size, 1) for ln in lines if ln.size >= body * _HEADING_RATIO}, reverse=True
+    )
+    levels = {size: min(i + 1, 6) for i, size in enumerate(sizes)}
+    for line in lines:
+        if len(line.text) <= _MAX_HEADING and round(line.size, 1) in levels:
+            line.heading = levels[round(line.size, 1)]
+
+
+def _joins(prev: _Line, line: _Line) -> bool:
+    """Whether ``line`` continues ``prev``'s paragraph."""
+    if prev.cells or line.cells:  # rows of one table: as many cells, on one page
+        return len(prev.cells) == len(line.cells) and prev.page == line.page
+    if prev.heading != line.heading or prev.mono != line.mono:
+        return False
+    if line.heading:
+        return prev.page == line.page
+    if _BULLET.match(line.text.lstrip()):
+        return False
+    if prev.page != line.page:
+        return not prev.text.rstrip().endswith((".", "!", "?", ":")) and line.text[:1].islower()
+    # Baselines: lines of a paragraph lie 1.15-1.4 font sizes apart; a paragraph's spacing
+    # or a blank line adds at least half a line more.
+    gap = _CODE_GAP if line.mono else _PARAGRAPH_GAP  # a code block's blank line stays in it
+    return 0 < prev.baseline - line.baseline < gap * max(prev.size, 1.0)
+
+
+def _groups(lines: list[_Line]) -> Iterator[list[_Line]]:
+    group: list[_Line] = []
+    for line in lines:
+        if group and not _joins(group[-1], line):
+            yield group
+            group = []
+        group.append(line)
+    if group:
+        yield group
+
+
+def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
+    first = group[0]
+    if first.cells and len(group) > 1:
+        table = table_markdown([line.cells for line in group])
+        writer.block(table, SourceLocation(page=first.page))
+        return
+    if first.mono and not first.heading:
+        body = "\n".join(line.text for line in group)
+        fence = "~~~~" if "```" in body else "```"
+        pieces = [(fence + "\n", SourceLocation(page=first.page))]
+        pieces += [(line.text + "\n", SourceLocation(page=line.page)) for line in group]
+        pieces[-1] = (pieces[-1][0] + fence, pieces[-1][1])
+        writer.pieces(pieces)
+        return
+    parts: list[tuple[str, SourceLocation]] = []
+    text = ""
+    for line in group:
+        piece = line.text.strip()
+        if text:
+            if text.endswith(_HYPHENS) and text[-2:-1].isalpha() and piece[:1].islower():
+                text = text[:-1]  # a word hyphenated at the line end, joined
+                parts[-1] = (parts[-1][0][:-1], parts[-1][1])
+            else:
+                piece = " " + piece
+        text += piece
+        parts.append((piece, SourceLocation(page=line.page)))
+    if first.heading:
+        parts[0] = ("#" * first.heading + " " + parts[0][0], parts[0][1])
+    else:
+        bullet = _BULLET.match(parts[0][0])
+        head = "- " + parts[0][0][bullet.end() :] if bullet else escape_line(parts[0][0])
+        parts[0] = (head, parts[0][1])
+    writer.pieces([(t.replace("\x02", "-").replace("\ufffe", "-"), w) for t, w in parts])
+
+
+def convert_pdf(data: bytes, path: str) -> Converted:
+    """Convert a PDF's text layer to Markdown with one provenance span per page run.
+
+    Raises ``PasswordProtectedError``, ``NoTextLayerError`` (a scan, or glyphs without a
+    Unicode map) or ``ConvertError`` (truncated or corrupt), each naming ``path``.
+    """
+    pdf = _open(data, path)
+    try:
+        pages: list[list[_Line]] = []
+        chars = bad = 0
+        try:
+            count = len(pdf)  # type: ignore[arg-type]
+            for number in range(count):
+                page = pdf[number]  # type: ignore[index]
+                try:
+                    lines, page_chars, page_bad = _page_lines(page, number + 1)
+                finally:
+                    page.close()
+                pages.append(lines)
+                chars += page_chars
+                bad += page_bad
+            outline = _outline(pdf)
+        except ConvertError:
+            raise
+        except Exception as exc:  # PDFium reports broken page content as generic errors
+            raise ConvertError(path, f"PDF content cannot be read ({exc})") from exc
+    finally:
+        pdf.close()  # type: ignore[attr-defined]
+    if chars == 0:
+        raise NoTextLayerError(
+            path, f"no text layer in {count} page(s) (a scan? OCR is not installed)"
+        )
+    if bad > chars * _BAD_SHARE:
+        raise NoTextLayerError(
+            path, f"no usable text layer: {bad} of {chars} characters have no Unicode mapping"
+        )
+    lines, running = _strip_running(pages)
+    _mark_headings(lines, outline)
+    writer = MarkdownWriter()
+    for group in _groups(lines):
+        _write(writer, group)
+    return writer.result({"pages": count, "running_text": running})

@@ -1,0 +1,86 @@
+"""A PDF, Word, HTML, slide or sheet file read as the Markdown ``narezka.convert`` makes."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Collection
+from functools import lru_cache
+from pathlib import Path
+
+from narezka.convert import Converted, convert
+from narezka.convert.cache import ConvertCache
+from narezka.convert.html import page_block_keys, repeated_blocks
+from narezka.errors import ConvertError
+from narezka.types import RawDocument
+
+_PAGES = (".html", ".htm")
+_MAX_CRAWL = 2000
+"""Pages of one folder read to find its repeated blocks: enough to see a site's menu."""
+
+__all__ = ["converted_document"]
+
+
+def _crawl(folder: Path) -> tuple[tuple[str, int, int], ...]:
+    """The folder's pages with their sizes and times: the key of ``_folder_boilerplate``."""
+    found = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.lower().endswith(_PAGES) and entry.is_file():
+                st = entry.stat()
+                found.append((entry.name, st.st_size, st.st_mtime_ns))
+    return tuple(sorted(found)[:_MAX_CRAWL])
+
+
+@lru_cache(maxsize=64)
+def _folder_boilerplate(folder: Path, pages: tuple[tuple[str, int, int], ...]) -> frozenset[str]:
+    """Blocks repeated across the web pages of one folder (a crawl's menus and footers)."""
+    keys = []
+    for name, _, _ in pages:
+        try:
+            keys.append(page_block_keys((folder / name).read_bytes(), name))
+        except (OSError, ConvertError):
+            continue  # a page that cannot be read is named when its own turn comes
+    return repeated_blocks(keys)
+
+
+def _boilerplate(file: Path) -> Collection[str]:
+    if file.suffix.lower() not in _PAGES:
+        return frozenset()
+    try:
+        return _folder_boilerplate(file.parent, _crawl(file.parent))
+    except OSError:
+        return frozenset()
+
+
+def _converted(data: bytes, file: Path, cache: Path | None) -> Converted:
+    boilerplate = _boilerplate(file)
+    if cache is None:
+        return convert(data, file.suffix, str(file), boilerplate=boilerplate)
+    try:
+        with ConvertCache(cache) as converted:
+            return converted.convert(data, file.suffix, str(file), boilerplate=boilerplate)
+    except sqlite3.Error:
+        # A cache that cannot be written (locked by another process, read-only, full) costs
+        # a conversion, never the file.
+        return convert(data, file.suffix, str(file), boilerplate=boilerplate)
+
+
+def converted_document(
+    data: bytes, file: Path, source: str, mtime: float, cache: Path | None = None
+) -> RawDocument:
+    """The document whose text is the file's canonical Markdown, with its provenance map;
+    converted through the ``cache`` sqlite file when given (unchanged bytes never twice).
+    A web page loses the blocks repeated across most pages of its folder (a crawl's menus,
+    footers, notices: ``narezka.convert.html.repeated_blocks``).
+
+    Raises ``ConvertError`` naming ``file``.
+    """
+    result = _converted(data, file, cache)
+    return RawDocument(
+        source=source,
+        text=result.markdown,
+        mtime=mtime,
+        size=len(data),
+        provenance=result.provenance,
+    )

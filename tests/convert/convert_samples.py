@@ -1,0 +1,155 @@
+"""Test documents generated in code (no binaries committed): Word, PowerPoint, Excel, PDF."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+
+def make_docx() -> bytes:
+    """A Word file with a title, two heading levels, a list, a table, code and a link."""
+    import docx
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    document = docx.Document()
+    document.add_heading("Возврат товара", level=1)
+    document.add_paragraph("Товар можно вернуть в течение 14 дней.")
+    document.add_heading("Сроки", level=2)
+    document.add_paragraph("Первый пункт", style="List Bullet")
+    document.add_paragraph("Второй пункт", style="List Bullet")
+    table = document.add_table(rows=2, cols=2)
+    for r, row in enumerate([["Тариф", "Цена"], ["Курьер", "300 ₽"]]):
+        for c, text in enumerate(row):
+            table.cell(r, c).text = text
+    code = document.add_paragraph()
+    run = code.add_run("print('hello')")
+    run.font.name = "Courier New"
+    para = document.add_paragraph("См. ")
+    link = OxmlElement("w:hyperlink")
+    rel = document.part.relate_to(
+        "https://example.org/help",
+        "http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink",
+        is_external=True,
+    )
+    link.set(qn("r:id"), rel)
+    inner = OxmlElement("w:r")
+    text = OxmlElement("w:t")
+    text.text = "справку"
+    inner.append(text)
+    link.append(inner)
+    para._p.append(link)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def make_pptx() -> bytes:
+    """Two slides with titles, bullets, a table and speaker notes."""
+    import pptx
+    from pptx.util import Inches
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Доставка"
+    body = slide.placeholders[1].text_frame
+    body.text = "Курьером"
+    body.add_paragraph().text = "Самовывоз"
+    slide.notes_slide.notes_text_frame.text = "Сказать про тарифы"
+    second = deck.slides.add_slide(deck.slide_layouts[5])
+    second.shapes.title.text = "Цены"
+    table = second.shapes.add_table(2, 2, Inches(1), Inches(2), Inches(4), Inches(1)).table
+    for r, row in enumerate([["Зона", "Цена"], ["Москва", "300"]]):
+        for c, text in enumerate(row):
+            table.cell(r, c).text = text
+    out = io.BytesIO()
+    deck.save(out)
+    return out.getvalue()
+
+
+def make_xlsx() -> bytes:
+    """Two sheets: a price list and an empty one."""
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Прайс"
+    for row in [["Товар", "Цена"], ["Чай | зелёный", 250], ["Кофе", 410.0]]:
+        sheet.append(row)
+    book.create_sheet("Пусто")
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def make_pdf(pages: Sequence[Sequence[tuple[float, str]]], header: str = "") -> bytes:
+    """A PDF whose pages hold lines of ``(font size, text)`` (``MONO:`` code, ``CELLS:a|b`` a
+    table row), optionally with a running header and a page number on every page. Fonts:
+    DejaVu (Cyrillic) when the system has it."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas
+
+    font = "Helvetica"
+    for candidate in ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",):
+        try:
+            pdfmetrics.registerFont(TTFont("DejaVu", candidate))
+            font = "DejaVu"
+        except Exception:
+            pass
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    width, height = A4
+    for number, lines in enumerate(pages, 1):
+        if header:
+            pdf.setFont(font, 9)
+            pdf.drawString(50, height - 30, header)
+            pdf.drawString(width / 2, 25, str(number))
+        y = height - 80
+        for size, text in lines:
+            if text.startswith("MONO:"):
+                pdf.setFont("Courier", size)
+                text = text[5:]
+            else:
+                pdf.setFont(font, size)
+            if not text:
+                y -= size * 1.2
+                continue
+            if text.startswith("CELLS:"):  # a table row: cells 150 points apart
+                for n, cell in enumerate(text[6:].split("|")):
+                    pdf.drawString(50 + 150 * n, y, cell)
+                y -= size * 1.25
+                continue
+            pdf.drawString(50, y, text)
+            y -= size * 1.25
+        pdf.showPage()
+    pdf.save()
+    return out.getvalue()
+
+
+def raw_pdf(content: bytes, font: bytes) -> bytes:
+    """A one-page PDF written by hand: ``content`` is the page's content stream and ``font``
+    the dictionary of its font F1 (for fonts no generator would write, e.g. no Unicode map)."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 800] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        font,
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)

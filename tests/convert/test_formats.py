@@ -1,0 +1,167 @@
+"""Each converter recovers structure (headings, lists, tables, code, links) and locates spans."""
+
+from __future__ import annotations
+
+import itertools
+
+from narezka.convert import Converted, convert, locate
+from narezka.types import SourceLocation
+
+import convert_samples as samples
+
+
+def _check_map(result: Converted) -> None:
+    """The provenance map is sorted, disjoint, inside the text, and covers every block."""
+    spans = result.provenance
+    assert spans
+    assert all(a.end <= b.start for a, b in itertools.pairwise(spans))
+    assert spans[0].start == 0 and spans[-1].end == len(result.markdown.rstrip("\n"))
+    covered = "".join(result.markdown[s.start : s.end] for s in spans)
+    assert "".join(covered.split()) == "".join(result.markdown.split())
+
+
+def test_word_headings_lists_tables_code_links() -> None:
+    result = convert(samples.make_docx(), ".docx", "policy.docx")
+    md = result.markdown
+    assert md.startswith("# Возврат товара\n")
+    assert "\n## Сроки\n" in md
+    assert "- Первый пункт" in md and "- Второй пункт" in md
+    assert "| Тариф | Цена |\n|---|---|\n| Курьер | 300 ₽ |" in md
+    assert "```\nprint('hello')\n```" in md
+    assert "[справку](https://example.org/help)" in md
+    _check_map(result)
+    assert result.provenance[0].where == SourceLocation(element="p1")
+
+
+def test_slides_one_section_each_with_notes() -> None:
+    result = convert(samples.make_pptx(), ".pptx", "deck.pptx")
+    md = result.markdown
+    assert md.index("# Доставка") < md.index("- Курьером") < md.index("# Цены")
+    assert "Сказать про тарифы" in md[: md.index("# Цены")]
+    assert "| Москва | 300 |" in md
+    _check_map(result)
+    second = md.index("# Цены")
+    assert locate(result.provenance, second, second + 5) == (
+        SourceLocation(slide=2),
+        SourceLocation(slide=2),
+    )
+
+
+def test_sheets_one_table_each_under_its_name() -> None:
+    result = convert(samples.make_xlsx(), ".xlsx", "prices.xlsx")
+    assert result.markdown.startswith("# Прайс\n\n| Товар | Цена |\n|---|---|\n")
+    assert "| Чай \\| зелёный | 250 |\n| Кофе | 410 |" in result.markdown
+    assert "# Пусто" in result.markdown
+    _check_map(result)
+    assert {s.where.sheet for s in result.provenance} == {"Прайс", "Пусто"}
+
+
+def test_csv_sniffs_semicolons_and_windows_1251() -> None:
+    data = "Товар;Цена\nЧай;250\n".encode("cp1251")
+    result = convert(data, ".csv", "prices.csv")
+    assert result.markdown == "| Товар | Цена |\n|---|---|\n| Чай | 250 |\n"
+
+
+def _report_pdf() -> bytes:
+    return samples.make_pdf(
+        [
+            [
+                (20, "Annual Report"),
+                (15, "Section A"),
+                (11, "The results were extraordinarily good, said the hyphen-"),
+                (11, "ated sentence, and the year went on"),
+            ],
+            [
+                (11, "continued on the next page."),
+                (15, "Section B"),
+                (11, "MONO:def f(x):"),
+                (11, "MONO:    return x"),
+            ],
+            [(11, "Third page text.")],
+        ],
+        header="ACME report 2024",
+    )
+
+
+def test_pdf_headings_hyphens_code_and_running_headers() -> None:
+    result = convert(_report_pdf(), ".pdf", "report.pdf")
+    md = result.markdown
+    assert md.startswith("# Annual Report\n\n")
+    assert "## Section A" in md and "## Section B" in md
+    assert "hyphenated sentence" in md
+    # A paragraph that runs over a page break stays one paragraph, located on both pages.
+    assert "the year went on continued on the next page." in md
+    assert "```\ndef f(x):\n" in md
+    assert "ACME" not in md and result.meta["running_text"] == ["ACME report 2024", "1"]
+    _check_map(result)
+    at = md.index("the year went on")
+    first, last = locate(result.provenance, at, md.index("next page") + 1) or (None, None)
+    assert (first, last) == (SourceLocation(page=1), SourceLocation(page=2))
+
+
+def test_pdf_table_rows_become_a_markdown_table() -> None:
+    data = samples.make_pdf(
+        [
+            [
+                (11, "Prices below."),
+                (11, "CELLS:Zone|Price|Days"),
+                (11, "CELLS:Moscow|300|1-2"),
+                (11, "CELLS:Kazan|450|3-5"),
+                (11, ""),
+                (11, "After the table."),
+            ]
+        ]
+    )
+    md = convert(data, ".pdf", "prices.pdf").markdown
+    assert md == (
+        "Prices below.\n\n| Zone | Price | Days |\n|---|---|---|\n| Moscow | 300 | 1-2 |\n"
+        "| Kazan | 450 | 3-5 |\n\nAfter the table.\n"
+    )
+
+
+_PAGE = b"""<!DOCTYPE html><html><head><meta charset="utf-8"><script>document.write('x')</script>
+</head><body><header class="site-header"><a href="/">Logo</a></header>
+<nav><ul>%s</ul></nav><div class="cookie-notice">We use cookies</div>
+<div class="content"><h1 id="top">%s</h1><p>Body of %s with <a href="https://x.org">a link</a>
+and <code>code</code>.</p><div class="promo">Subscribe to our digest now</div></div>
+<aside>Related</aside><footer>Copyright 2024 ACME</footer></body></html>"""
+
+
+def _page(title: str) -> bytes:
+    menu = b"".join(b'<li><a href="/m%d">Menu %d</a></li>' % (i, i) for i in range(40))
+    t = title.encode()
+    return _PAGE % (menu, t, t)
+
+
+def test_html_drops_markup_boilerplate_and_never_keeps_scripts() -> None:
+    md = convert(_page("Title"), ".html", "a.html").markdown
+    for gone in ("Logo", "Menu 3", "cookies", "Related", "Copyright", "document.write"):
+        assert gone not in md
+    assert md.startswith("# Title\n\nBody of Title with [a link](https://x.org) and `code`.")
+
+
+def test_html_blocks_repeated_across_a_crawl_are_dropped() -> None:
+    from narezka.convert.html import page_block_keys, repeated_blocks
+
+    pages = {f"p{i}.html": _page(f"Page {i}") for i in range(5)}
+    repeated = repeated_blocks(page_block_keys(data, name) for name, data in pages.items())
+    md = convert(pages["p1.html"], ".html", "p1.html", boilerplate=repeated).markdown
+    assert "Subscribe" not in md  # no markup marks it: only its repetition does
+    assert "# Page 1" in md and "Body of Page 1" in md
+
+
+def test_html_export_that_is_all_content_loses_nothing() -> None:
+    page = (
+        "<html><body><h1>Guide</h1><p><a href='/'><img alt='Logo'></a> Intro.</p>"
+        "<div role='tabpanel' hidden>Second tab.</div>"
+        "<h2>Menu of the restaurant</h2>"
+        "<ul><li>Soup</li><li>Tea<ul><li>Green</li></ul></li></ul>"
+        "<pre>a  =  1\n  b</pre><table><tr><th>k</th><th>v</th></tr><tr><td>1</td><td>2</td>"
+        "</tr></table><footer>Export footer note</footer></body></html>"
+    )
+    md = convert(page.encode(), ".html", "export.html").markdown
+    assert md == (
+        "# Guide\n\n[Logo](/) Intro.\n\nSecond tab.\n\n## Menu of the restaurant\n\n"
+        "- Soup\n\n- Tea\n\n  - Green\n\n"
+        "```\na  =  1\n  b\n```\n\n| k | v |\n|---|---|\n| 1 | 2 |\n"
+    )
