@@ -84,7 +84,7 @@ def notes(tmp_path: Path) -> Path:
     (root / "sub").mkdir(parents=True)
     (root / "a.md").write_text("# Тарифы\n\nБазовый тариф.\n", encoding="utf-8")
     (root / "sub" / "tariffs.md").write_text("# Тарифы\n\nВложенный тариф.\n", "utf-8")
-    (root / "page.html").write_text("<p>страница</p>\n", encoding="utf-8")
+    (root / "page.rst").write_text("Страница\n========\n\nтекст\n", encoding="utf-8")
     return root
 
 
@@ -92,7 +92,7 @@ def test_include_star_md_keeps_nested_files(notes: Path) -> None:
     model = HashEmbedder(64)
     first = index(notes, embedder=model)
     assert first.files_new == 2
-    again = index(notes, embedder=model, include=["*.md", "*.html"])
+    again = index(notes, embedder=model, include=["*.md", "*.rst"])
     assert (again.files_deleted, again.files_new, again.files_unchanged) == (0, 1, 2)
     assert again.unmatched == []
 
