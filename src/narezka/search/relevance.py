@@ -26,6 +26,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from narezka.store import VectorStore
 from narezka.store.base import SparseVector, Vector
 
@@ -87,7 +89,7 @@ def signals_for(
     query_terms = set(sparse.indices)
     out = {}
     for point in points:
-        cosine = float(_cosine(dense, point.dense)) if dense is not None else None
+        cosine = _cosine(dense, point.dense) if dense is not None else None
         cover = share = 0.0
         if query_terms and point.sparse is not None:
             weights = dict(zip(point.sparse.indices, point.sparse.values, strict=True))
@@ -101,9 +103,9 @@ def signals_for(
 def _cosine(a: Vector, b: Vector | None) -> float:
     if b is None:
         return 0.0
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm > 0 else 0.0
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    norm = float(np.linalg.norm(x) * np.linalg.norm(y))
+    return float(x @ y) / norm if norm > 0 else 0.0
 
 
 NO_SIGNALS = Signals(None, 0.0, 0.0)
