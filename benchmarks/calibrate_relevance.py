@@ -56,6 +56,7 @@ from narezka.embed import CachedEmbedder, EmbeddingCache, get_embedder  # noqa: 
 from narezka.embed.cache import default_cache_path  # noqa: E402
 from narezka.evaluate import parse_strategy  # noqa: E402
 from narezka.search import Filter  # noqa: E402
+from narezka.search.relevance import MIN_RELEVANCE, Signals, relevance  # noqa: E402
 
 FEATURES = DEFAULT_CACHE / "relevance_features.jsonl"
 RAW = REPO / "benchmarks" / "results" / "devsuite_defaults.jsonl"
@@ -77,7 +78,9 @@ def collect(args: argparse.Namespace) -> int:
             asked = [*pools[corpus.name], *near(corpus), *far_questions(suite, corpus, pools)]
             with Index.open(store, embedder=model) as held:
                 for n, question in enumerate(asked):
-                    hits = held.search(question.q, k=K, filters=Filter(include_archived=False))
+                    hits = held.search(
+                        question.q, k=K, mode=args.mode, filters=Filter(include_archived=False)
+                    )
                     rank = rank_of(question.golden, hits) if question.golden else None
                     for position, hit in enumerate(hits, start=1):
                         good = question.golden is not None and rank_of(question.golden, [hit]) == 1
@@ -158,6 +161,14 @@ def questions(rows: Sequence[dict[str, Any]], p: np.ndarray) -> list[dict[str, A
     return list(out.values())
 
 
+def shipped_predictions(rows: Sequence[dict[str, Any]]) -> np.ndarray:
+    """What narezka itself says of each hit (the module's constants)."""
+    values = [
+        relevance(Signals(r["cosine"], r["term_cover"], r["term_share"]), cosine=True) for r in rows
+    ]
+    return np.array(values)
+
+
 def cross_validate(rows: list[dict[str, Any]], lexical: bool) -> np.ndarray:
     """Each corpus's hits predicted by a model fitted on the other corpora."""
     corpora = sorted({r["corpus"] for r in rows})
@@ -177,14 +188,19 @@ def threshold_for(qs: Sequence[dict[str, Any]]) -> float:
     return float(answered[allowed]) if answered else 0.5
 
 
-def report(rows: list[dict[str, Any]], lexical: bool, threshold: float | None) -> list[str]:
-    p = cross_validate(rows, lexical)
+def report(
+    rows: list[dict[str, Any]], lexical: bool, threshold: float | None, shipped: bool = False
+) -> list[str]:
+    p = shipped_predictions(rows) if shipped else cross_validate(rows, lexical)
     y = np.array([r["label"] for r in rows], dtype=float)
     qs = questions(rows, p)
     t = threshold if threshold is not None else round(threshold_for(qs), 2)
+    model = "LEXICAL (no cosine)" if lexical else "HYBRID"
+    if shipped:
+        model = "as narezka applies it (HYBRID with a cosine, else LEXICAL)"
+    how = "fitted on the hybrid run" if shipped else "every figure leave-one-corpus-out"
     lines = [
-        f"Model {'LEXICAL (no cosine)' if lexical else 'HYBRID'}; threshold {t:.2f}; every "
-        "figure leave-one-corpus-out.",
+        f"Model {model}; threshold {t:.2f}; {how}.",
         "",
         "| corpus | answered@1 | near | far | AUROC near | AUROC far | ECE | unanswerable "
         "dropped | near dropped | far dropped | answered dropped |",
@@ -206,8 +222,9 @@ def report(rows: list[dict[str, Any]], lexical: bool, threshold: float | None) -
             cells.append("—" if share is None else f"{share:.1%}")
         cells.append(f"{sum(q['first'] < t for q in good) / max(1, len(good)):.1%}")
         lines.append("| " + " | ".join(cells) + " |")
-    x = design(rows, lexical)
-    w = fit_logistic(x, y)
+    if shipped:
+        return [*lines, ""]
+    w = fit_logistic(design(rows, lexical), y)
     lines += ["", f"Fitted on all corpora: {tuple(round(float(v), 3) for v in w)}", ""]
     return lines
 
@@ -235,6 +252,14 @@ def fit(args: argparse.Namespace) -> int:
     ]
     lines += report(rows, lexical=False, threshold=args.threshold)
     lines += report(rows, lexical=True, threshold=args.threshold)
+    for extra in args.check:
+        other = [json.loads(line) for line in extra.read_text().splitlines() if line]
+        lines += [
+            f"Another mode's hits (`{extra.name}`), scored as narezka scores them (questions "
+            "without any hit, as bm25 leaves some, are not counted: they get nothing anyway):",
+            "",
+        ]
+        lines += report(other, lexical=False, threshold=MIN_RELEVANCE, shipped=True)
     lines += baseline(RAW)
     text = "\n".join(lines)
     print(text)
@@ -248,12 +273,14 @@ def main(argv: list[str]) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("collect", help="Ask the suite and record every hit's signals.")
     c.add_argument("--corpora", default=None)
+    c.add_argument("--mode", default="hybrid")
     c.add_argument("--features", type=Path, default=FEATURES)
     c.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="The runner's stores.")
     f = sub.add_parser("fit", help="Fit, cross-validate by corpus and print the report.")
     f.add_argument("--features", type=Path, default=FEATURES)
     f.add_argument("--threshold", type=float, default=None)
     f.add_argument("--out", type=Path, default=None)
+    f.add_argument("--check", type=Path, nargs="*", default=[], help="Other modes' features.")
     args = parser.parse_args(argv)
     return collect(args) if args.command == "collect" else fit(args)
 
