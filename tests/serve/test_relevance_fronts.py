@@ -61,6 +61,7 @@ def test_cli_prints_relevance_in_json_and_table(corpus: Path) -> None:
 
 
 def test_http_answers_200_with_no_hits_and_the_best_relevance(service: Service) -> None:
+    pytest.importorskip("starlette", reason="the serve extra (starlette) is not installed")
     from starlette.testclient import TestClient
 
     from narezka.serve.http_api import build_app
