@@ -33,6 +33,8 @@ from narezka.pipeline.maintenance import sync, watch
 from narezka.pipeline.searching import MODES, Hit
 from narezka.pipeline.syncing import Progress
 from narezka.search import Filter
+from narezka.search.hits import above
+from narezka.search.relevance import MIN_RELEVANCE
 from narezka.store import IndexInUseError
 from narezka.store.sparse import ANALYZERS
 
@@ -296,6 +298,14 @@ def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
     show_default=True,
     help="Seconds to wait for another process that holds the index (a running sync).",
 )
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Drop hits whose relevance (the calibrated chance of answering) is below this; "
+    "none left: exit 1, 'no relevant passage'  [default: the index's min_relevance setting, "
+    f"else {MIN_RELEVANCE}].",
+)
 @ranking_options
 def search_command(
     query: str,
@@ -316,10 +326,11 @@ def search_command(
     rrf_k: int | None,
     dense_weight: float | None,
     fold_option: str,
+    min_relevance: float | None,
 ) -> None:
     """Search an index: dense, BM25 or hybrid (min-max score fusion, or as --fusion says).
 
-    Exits 1 when nothing is found, whatever the --format.
+    Exits 1 when nothing is found or nothing reaches --min-relevance, whatever the --format.
 
     Example: narezka search "гарантия на лампу Свет мини" --store examples/kb -k 3
     """
@@ -338,9 +349,10 @@ def search_command(
         try:
             model = get_embedder(embedder) if embedder else None
             with Index.open(store, embedder=model, collection=collection) as index:
-                hits = index.search(
+                found = index.search(
                     query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion, fold=fold
                 )
+                floor = index.settings.relevance_floor if min_relevance is None else min_relevance
             break
         except IndexInUseError as exc:
             # A cron sync holds the index for seconds: wait for it rather than fail at once.
@@ -349,6 +361,7 @@ def search_command(
             time.sleep(WAIT_STEP)
         except NarezkaError as exc:
             fail(exc)
+    hits, best = above(found, floor)
     if fmt == "json":
         click.echo(json.dumps([h.to_json() for h in hits], ensure_ascii=False, indent=1))
     elif fmt == "jsonl":
@@ -357,6 +370,8 @@ def search_command(
     else:
         _print_hits(hits, query, mode)
     if not hits:
+        if best is not None:
+            click.echo(f"no relevant passage (best relevance {best:.2f})", err=True)
         sys.exit(EXIT_NOTHING)
 
 
@@ -365,11 +380,12 @@ STALE_MARK = " [stale: file changed since the last sync]"
 
 def _print_hits(hits: Sequence[Hit], query: str, mode: str) -> None:
     table = Table(title=f"{query!r} — {mode}")
-    for column in ("#", "score", "url", "section", "snippet"):
+    for column in ("#", "relevance", "score", "url", "section", "snippet"):
         table.add_column(column, overflow="fold")
     for rank, h in enumerate(hits, 1):
         table.add_row(
             str(rank),
+            f"{h.relevance:.2f}",
             f"{h.score:.3f}",
             h.url + (f" {h.where}" if h.where else "") + (STALE_MARK if h.stale else ""),
             " > ".join(h.section),

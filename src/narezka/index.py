@@ -534,7 +534,9 @@ class Index:
         fusion, or as ``fusion`` says), narrowed by ``filters``, neighbours folded (those
         scoring at least ``fold`` times their hit; None: no folding; ``"auto"``: 0.8 for hybrid
         score fusion, else 0); ``expand`` = ``"section"`` (the whole
-        heading section) or ``"parent"`` (a parent-child index's parents)."""
+        heading section) or ``"parent"`` (a parent-child index's parents). Every hit carries
+        its calibrated ``relevance``; none is dropped for it here (``narezka.search.hits.above``
+        with ``settings.relevance_floor`` does what the CLI and the server do)."""
         check_query_args(query, k, mode, expand, fusion)
         meta = self._record()  # once per search: the store, strategy and embedder check use it
         store = self._shared.store_for(meta)

@@ -34,6 +34,8 @@ from narezka.config import CONFIG_NAME
 from narezka.enrich.llm_client import parse_spec
 from narezka.errors import ConfigError
 from narezka.pipeline.chunking import make_params
+from narezka.search.hits import check_min_relevance
+from narezka.search.relevance import MIN_RELEVANCE
 from narezka.split import strategy_names
 from narezka.store.sparse import check_analyzer
 
@@ -92,6 +94,9 @@ class Settings:
     follow_symlinks: bool | None = None
     """Read files and folders whose symlinks lead outside the corpus (None: no, they are
     named as skipped). Links that stay inside the corpus are always followed."""
+    min_relevance: float | None = None
+    """Hits below this relevance are dropped by ``search``, the server and the retrievers
+    (None: :data:`narezka.search.relevance.MIN_RELEVANCE`, chosen by measurement)."""
 
     def __post_init__(self) -> None:
         if self.strategy not in strategy_names():
@@ -102,6 +107,8 @@ class Settings:
             raise ConfigError("embedder must not be empty")
         if self.bm25 is not None:
             check_analyzer(self.bm25)
+        if self.min_relevance is not None:
+            check_min_relevance(self.min_relevance)
         if self.context_llm is not None:
             # "off" lets a flag or variable switch off what narezka.toml switched on.
             spec = self.context_llm.strip()
@@ -121,6 +128,11 @@ class Settings:
                 object.__setattr__(self, name, (value,))
             elif value is not None:
                 object.__setattr__(self, name, tuple(str(v) for v in value))
+
+    @property
+    def relevance_floor(self) -> float:
+        """The ``min_relevance`` in force: the setting, else the measured default."""
+        return MIN_RELEVANCE if self.min_relevance is None else self.min_relevance
 
     def split_values(self) -> dict[str, Any]:
         """The split parameters that are set (unset ones take the library's defaults)."""
@@ -166,7 +178,7 @@ _LISTS = ("include", "exclude", "separators")
 # narezka.store.cluster).
 _TOP_LEVEL = {"settings", "zones", "projects", "default_zone", "default_project", "qdrant"}
 _INTS = ("size", "overlap", "min_chars", "parent_size")
-_FLOATS = ("threshold", "percentile")
+_FLOATS = ("threshold", "percentile", "min_relevance")
 
 
 def _from_toml(corpus: Path) -> dict[str, Any]:

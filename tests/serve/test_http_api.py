@@ -45,15 +45,17 @@ def no_internals(response: httpx.Response) -> None:
 
 def test_search_returns_exact_spans_and_pages(server: tuple[str, Path]) -> None:
     base, corpus = server
-    r = httpx.get(f"{base}/search", params={"q": "вернуть чай", "k": 10})
+    # min_relevance 0: all ten, whatever their relevance, so that the reply pages.
+    asked = {"q": "вернуть чай", "k": 10, "min_relevance": 0}
+    r = httpx.get(f"{base}/search", params=asked)
     assert r.status_code == 200
     body = r.json()
     hits = body["hits"]
     assert hits and body["total"] == 10 and body["next_cursor"]
     assert all(h.get("truncated") or exact_span(corpus, h) for h in hits)
-    rest = httpx.get(
-        f"{base}/search", params={"q": "вернуть чай", "k": 10, "cursor": body["next_cursor"]}
-    ).json()["hits"]
+    rest = httpx.get(f"{base}/search", params={**asked, "cursor": body["next_cursor"]}).json()[
+        "hits"
+    ]
     ids = [h["chunk_id"] for h in hits + rest]
     assert len(ids) == len(set(ids))
 

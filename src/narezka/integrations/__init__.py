@@ -9,6 +9,8 @@ from typing import Any
 
 from narezka.enrich.redaction import redacted_text
 from narezka.search import Hit
+from narezka.search.hits import above
+from narezka.settings import Settings
 from narezka.types import Chunk
 
 SHOWN_KEYS = ("source", "url", "section")
@@ -31,11 +33,17 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
         "section_path": list(hit.section),
         "start_index": hit.start,
         "end_index": hit.end,
+        "relevance": hit.relevance,
         "score": hit.score,
         "chunk_id": hit.chunk_id,
         "chunk_index": hit.chunk_index,
         "stale": hit.stale,
     }
+
+
+def relevant(hits: list[Hit], settings: Settings, min_relevance: float | None) -> list[Hit]:
+    """The hits reaching ``min_relevance`` (None: the index's ``min_relevance`` setting)."""
+    return above(hits, settings.relevance_floor if min_relevance is None else min_relevance)[0]
 
 
 def chunk_metadata(chunk: Chunk) -> dict[str, Any]:

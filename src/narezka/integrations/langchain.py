@@ -7,7 +7,7 @@
 
     retriever = NarezkaRetriever(index=Index.open("docs/"), k=4)
     docs = retriever.invoke("как вернуть чай")   # Documents; metadata: source, url,
-                                                 # section, start_index, score, chunk_id…
+                                                 # section, start_index, relevance, chunk_id…
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict
 
 from narezka.index import Index
-from narezka.integrations import chunk_metadata, chunk_text, hit_metadata
+from narezka.integrations import chunk_metadata, chunk_text, hit_metadata, relevant
 from narezka.search import Filter
 from narezka.types import Chunk
 
@@ -39,6 +39,8 @@ class NarezkaRetriever(BaseRetriever):
     mode: str = "hybrid"
     filters: Filter | None = None
     expand: str | None = None
+    min_relevance: float | None = None
+    """Hits less relevant than this are left out (None: the index's ``min_relevance``)."""
 
     def _get_relevant_documents(
         self,
@@ -59,6 +61,7 @@ class NarezkaRetriever(BaseRetriever):
             filters=filters or self.filters,
             expand=expand or self.expand,
         )
+        hits = relevant(hits, self.index.settings, self.min_relevance)
         return [
             Document(page_content=h.text, metadata=hit_metadata(h), id=h.chunk_id) for h in hits
         ]

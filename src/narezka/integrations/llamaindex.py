@@ -19,7 +19,13 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from narezka.index import Index
-from narezka.integrations import bookkeeping_keys, chunk_metadata, chunk_text, hit_metadata
+from narezka.integrations import (
+    bookkeeping_keys,
+    chunk_metadata,
+    chunk_text,
+    hit_metadata,
+    relevant,
+)
 from narezka.search import Filter
 from narezka.types import Chunk
 
@@ -35,16 +41,20 @@ class NarezkaRetriever(BaseRetriever):
         mode: str = "hybrid",
         filters: Filter | None = None,
         expand: str | None = None,
+        min_relevance: float | None = None,
     ) -> None:
         super().__init__()
         self.index = index
         self.k, self.mode, self.filters, self.expand = k, mode, filters, expand
+        self.min_relevance = min_relevance
+        """Hits less relevant than this are left out (None: the index's ``min_relevance``)."""
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         hits = self.index.search(
             query_bundle.query_str, k=self.k, mode=self.mode, filters=self.filters,
             expand=self.expand,
         )  # fmt: skip
+        hits = relevant(hits, self.index.settings, self.min_relevance)
         return [
             NodeWithScore(
                 node=_node(h.text, h.start, h.end, hit_metadata(h), h.chunk_id), score=h.score

@@ -4,6 +4,7 @@ parents, expand."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -15,8 +16,9 @@ from narezka.search.expansion import expand_section, merged_text
 from narezka.search.folding import Fold, check_fold, fold_neighbours, resolve_fold, to_parents
 from narezka.search.fusion import DEFAULT, Fusion, hybrid_query
 from narezka.search.hits import Filter, Hit, check_k
+from narezka.search.relevance import NO_SIGNALS, calibrated, relevance, signals_for
 from narezka.store import StoredHit, VectorStore
-from narezka.store.base import Mode
+from narezka.store.base import Mode, SparseVector, Vector
 from narezka.store.sparse import Bm25Encoder
 
 MODES = ("dense", "bm25", "hybrid")
@@ -107,7 +109,7 @@ class SearchEngine:
             hits = to_parents(hits, query)
         elif (ratio := resolve_fold(fold, mode, (fusion or DEFAULT).method)) is not None:
             hits = fold_neighbours(hits, k, ratio=ratio)
-        hits = hits[:k]
+        hits = self._with_relevance(hits[:k], dense, sparse or self.bm25.encode_query(query))
         if expand == "section":
             # The section holds the folded neighbours too: one read of the file serves both.
             return [expand_section(h, self.corpus, query, redact=self.redact) for h in hits]
@@ -117,6 +119,23 @@ class SearchEngine:
                 for h in hits
             ]
         return hits
+
+    def _with_relevance(
+        self, hits: list[Hit], dense: Vector | None, sparse: SparseVector
+    ) -> list[Hit]:
+        """The hits with their relevance: read from the stored vectors of these hits alone,
+        so k and the other candidates do not change it."""
+        if not hits:
+            return hits
+        with self._reading():
+            found = signals_for(self.store, [h.chunk_id for h in hits], dense, sparse, self.bm25.k1)
+        cosine = self.embedder is not None and calibrated(self.embedder.name)
+        out = []
+        for hit in hits:
+            signals = found.get(hit.chunk_id, NO_SIGNALS)
+            value = relevance(signals, cosine=cosine)
+            out.append(dataclasses.replace(hit, relevance=value, signals=signals))
+        return out
 
 
 def check_query_args(

@@ -10,6 +10,7 @@ from narezka.enrich.anchors import anchor_for
 from narezka.enrich.payload import Payload
 from narezka.errors import ConfigError
 from narezka.globs import glob_matches, glob_regex
+from narezka.search.relevance import Signals
 from narezka.store import Eq, StoredHit
 from narezka.store import Filter as StoreFilter
 
@@ -65,6 +66,11 @@ class Hit:
     or section expansion (which read the file) were not applied."""
     chunk_id: str = ""
     """The point id of the hit's best chunk: ``Index.get`` and ``Index.neighbours`` take it."""
+    relevance: float = 0.0
+    """The calibrated chance in [0, 1] that the hit answers the query, the same whatever the
+    query, mode or k (:mod:`narezka.search.relevance`); ``score`` only orders one list."""
+    signals: Signals | None = None
+    """The raw per-hit signals ``relevance`` was computed from."""
 
     @property
     def breadcrumb(self) -> str:
@@ -87,7 +93,9 @@ class Hit:
     def to_json(self) -> dict[str, Any]:
         """The hit as JSON-ready data (what ``search --format json`` prints)."""
         return {
+            "relevance": round(self.relevance, 4),
             "score": self.score,
+            "signals": self.signals.to_json() if self.signals else None,
             "chunk_id": self.chunk_id,
             "url": self.url,
             "file_path": self.file_path,
@@ -154,3 +162,17 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
     begin = max(0, first - width // 3)
     piece = text[begin : begin + width].replace("\n", " ")
     return ("…" if begin else "") + piece + ("…" if begin + width < len(text) else "")
+
+
+def above(hits: list[Hit], min_relevance: float) -> tuple[list[Hit], float | None]:
+    """The hits whose relevance reaches ``min_relevance`` (in their order), and the best
+    relevance among all of them (None without hits): what says "nothing relevant" and why."""
+    best = max((h.relevance for h in hits), default=None)
+    return [h for h in hits if h.relevance >= min_relevance], best
+
+
+def check_min_relevance(value: float) -> float:
+    """Refuse a threshold outside [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ConfigError(f"min_relevance must be a number in [0, 1], got {value!r}")
+    return float(value)

@@ -86,6 +86,16 @@ def _int(request: Request, name: str, default: int) -> int:
         raise _BadRequest(f"{name} must be an integer, not {value!r}") from None
 
 
+def _float(request: Request, name: str) -> float | None:
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise _BadRequest(f"{name} must be a number, not {value!r}") from None
+
+
 def _bool(request: Request, name: str) -> bool:
     value = request.query_params.get(name, "false").lower()
     if value not in ("true", "false", "1", "0", "yes", "no"):
@@ -110,6 +120,7 @@ def _routes(service: Service) -> list[Route]:
             include_archived=_bool(request, "include_archived"),
             expand=q.get("expand") or None,
             cursor=q.get("cursor") or None,
+            min_relevance=_float(request, "min_relevance"),
         )
 
     def chunk(request: Request) -> dict[str, Any]:

@@ -59,6 +59,23 @@ def _answer(call: Callable[[], Any]) -> str:
         raise ToolError("internal error in narezka (details are in the server's log)") from None
 
 
+def _worded(reply: dict[str, Any]) -> dict[str, Any]:
+    """A reply without hits says so in words an agent acts on, not as an error."""
+    if reply["hits"] or reply.get("next_cursor"):
+        return reply
+    best = reply.get("best_relevance")
+    why = (
+        f"the best match has relevance {best:.2f}, below min_relevance {reply['min_relevance']}"
+        if best is not None
+        else "nothing matched"
+    )
+    answer = (
+        f"No passage in this index answers {reply['query']!r} ({why}). Do not answer from "
+        "these documents: say they do not cover it, or search again with other words."
+    )
+    return {"answer": answer, **reply}
+
+
 def build_mcp(service: Service, *, name: str = "narezka") -> MCPServer:
     """An MCP server over ``service`` (run it on stdio, or mount its streamable HTTP app)."""
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
@@ -106,22 +123,36 @@ def build_mcp(service: Service, *, name: str = "narezka") -> MCPServer:
             str | None,
             Field(description="next_cursor from the previous reply to the same search."),
         ] = None,
+        min_relevance: Annotated[
+            float | None,
+            Field(
+                description="Leave out hits less likely than this to answer (0 to 1; default: "
+                "the index's setting). Lower it only to see weak matches.",
+                ge=0.0,
+                le=1.0,
+            ),
+        ] = None,
     ) -> str:
-        """Search the knowledge base. Returns {"hits": [...], "next_cursor", "total"}; each
-        hit has text, breadcrumb, url, file_path, start, end (exact character span in the
-        file), score and chunk_id. Archived pages are left out unless include_archived."""
+        """Search the knowledge base. Returns {"hits": [...], "next_cursor", "total",
+        "best_relevance"}; each hit has text, breadcrumb, url, file_path, start, end (exact
+        character span in the file), relevance (the calibrated chance, 0 to 1, that it answers
+        the query), score and chunk_id. No hits and an "answer" in words: the index does not
+        answer the query. Archived pages are left out unless include_archived."""
         return _answer(
-            lambda: service.search(
-                query,
-                k=k,
-                mode=mode,
-                zone=zone,
-                project=project,
-                category=category,
-                path=path,
-                include_archived=include_archived,
-                expand=expand,
-                cursor=cursor,
+            lambda: _worded(
+                service.search(
+                    query,
+                    k=k,
+                    mode=mode,
+                    zone=zone,
+                    project=project,
+                    category=category,
+                    path=path,
+                    include_archived=include_archived,
+                    expand=expand,
+                    cursor=cursor,
+                    min_relevance=min_relevance,
+                )
             )
         )
 

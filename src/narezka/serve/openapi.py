@@ -69,6 +69,11 @@ def openapi_document() -> dict[str, Any]:
         _param("path", string, "Only files matching this glob."),
         _param("include_archived", {"type": "boolean", "default": False}, "Archived too."),
         _param("expand", {"enum": ["section", "parent"]}, "Small-to-big expansion."),
+        _param(
+            "min_relevance",
+            {"type": "number", "minimum": 0, "maximum": 1},
+            "Drop hits below this relevance (default: the index's setting).",
+        ),
         cursor,
     ]
     search[0]["required"] = True

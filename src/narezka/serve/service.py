@@ -27,6 +27,7 @@ from narezka.pipeline.layout import STORE_DIRNAME
 from narezka.search import Filter, Hit
 from narezka.search.engine import check_query_args
 from narezka.search.expansion import read_source
+from narezka.search.hits import above, check_min_relevance
 from narezka.serve.cursors import cursor_offset, make_cursor
 from narezka.serve.errors import NotFoundError, ServiceError
 from narezka.settings import Settings
@@ -208,14 +209,19 @@ class Service:
         include_archived: bool = False,
         expand: str | None = None,
         cursor: str | None = None,
+        min_relevance: float | None = None,
     ) -> dict[str, Any]:
-        """The best ``k`` hits, as many as fit the reply budget; ``next_cursor`` (same
-        arguments plus the cursor) returns the rest."""
+        """The best ``k`` hits reaching ``min_relevance`` (default: the index's setting), as
+        many as fit the reply budget; ``next_cursor`` (same arguments plus the cursor) returns
+        the rest. ``best_relevance`` is the best of all ``k``, kept or not: no hits with it
+        means the index holds nothing relevant."""
         if len(query) > MAX_QUERY_CHARS:
             raise ServiceError(f"the query is longer than {MAX_QUERY_CHARS} characters")
         if not 1 <= k <= MAX_K:
             raise ServiceError(f"k must be between 1 and {MAX_K}, got {k}")
-        args = [query, k, mode, zone, project, category, path, include_archived, expand]
+        floor = self.index.settings.relevance_floor if min_relevance is None else min_relevance
+        self._request_check(lambda: check_min_relevance(floor))
+        args = [query, k, mode, zone, project, category, path, include_archived, expand, floor]
         offset = cursor_offset(cursor, args)
         self._request_check(lambda: check_query_args(query, k, mode, expand))
         filters = self._request_check(
@@ -227,11 +233,19 @@ class Service:
                 f"was built with {self.index.settings.strategy!r} (use expand=section)"
             )
         with self._searching:
-            hits = self.index.search(query, k=k, mode=mode, filters=filters, expand=expand)
+            found = self.index.search(query, k=k, mode=mode, filters=filters, expand=expand)
+        hits, best = above(found, floor)
         items = [_hit_json(h) for h in hits]
         page, after = self._fit(items, offset, {"query": query, "next_cursor": "x" * 40})
         more = make_cursor(after, args) if after < len(items) else None
-        return {"query": query, "hits": page, "next_cursor": more, "total": len(items)}
+        return {
+            "query": query,
+            "hits": page,
+            "next_cursor": more,
+            "total": len(items),
+            "best_relevance": None if best is None else round(best, 4),
+            "min_relevance": floor,
+        }
 
     def get_context(self, chunk_id: str, *, before: int = 1, after: int = 1) -> dict[str, Any]:
         """The chunk with ``chunk_id`` and up to ``before``/``after`` chunks around it in its
@@ -404,8 +418,9 @@ def _hit_json(hit: Hit, *, score: bool = True) -> dict[str, Any]:
     data = hit.to_json()
     data.pop("snippet", None)  # the text is there in full: the snippet would only cost budget
     data["breadcrumb"] = hit.breadcrumb
-    if not score:
-        data.pop("score", None)
+    if not score:  # a chunk read by id answers no query: nothing to score
+        for key in ("score", "relevance", "signals"):
+            data.pop(key, None)
     return data
 
 
