@@ -17,7 +17,9 @@ question when a hit's range overlaps a reference. Three kinds of question per co
 ``answerable`` (its golden files; a question whose ``source`` is held out is not asked),
 ``near`` (the corpus's near file: answered only by held-out documents) and ``far`` (other
 corpora's answerable questions, drawn as :func:`far_questions` says). Every answer is one JSONL
-line with the top hit's raw score (and ``relevance`` when the library has it).
+line with the top hit's raw score (and ``relevance`` when the library has it) and the length
+of every hit in characters (folding grows hits: a longer hit contains more, so hit@k has to be
+read beside the text returned).
 
 ``table`` prints the table of one configuration run in parts (say one corpus at a time).
 ``compare`` reads two such files and prints, per corpus, hit@1 / hit@5 with the paired sign
@@ -281,6 +283,7 @@ def result_row(question: Question, hits: Sequence[Any], config: dict[str, str]) 
         "top_score": top.score if top else None,
         "top_relevance": getattr(top, "relevance", None) if top else None,
         "scores": [h.score for h in hits],
+        "chars": [h.end - h.start for h in hits],
         "top_file": top.file_path if top else None,
         "config": config,
     }
@@ -381,9 +384,9 @@ def decide(base_path: Path, run_paths: Sequence[Path]) -> list[str]:
     summary = [
         f"Baseline: `{base_path.name}` ({_label(base)}).",
         "",
-        "| setting | mean hit@1 | mean hit@5 | mean MRR | significant wins | significant losses "
-        "| verdict |",
-        "|---|--:|--:|--:|---|---|---|",
+        "| setting | mean hit@1 | mean hit@5 | mean MRR | chars per answer | significant wins "
+        "| significant losses | verdict |",
+        "|---|--:|--:|--:|--:|---|---|---|",
     ]
     detail = [
         "| setting | corpus | n | hit@1 | hit@5 | MRR | vs baseline @1 | vs baseline @5 |",
@@ -430,10 +433,16 @@ def decide(base_path: Path, run_paths: Sequence[Path]) -> list[str]:
             verdict = "loses somewhere" if losses else "no significant win"
         mean = [statistics.fmean(m[i] for m in means) for i in range(3)] if means else [0.0] * 3
         summary.append(
-            f"| {name} | {mean[0]:.3f} | {mean[1]:.3f} | {mean[2]:.3f} | "
+            f"| {name} | {mean[0]:.3f} | {mean[1]:.3f} | {mean[2]:.3f} | {_chars(rows)} | "
             f"{', '.join(wins) or '—'} | {', '.join(losses) or '—'} | {verdict} |"
         )
     return [*summary, "", *detail]
+
+
+def _chars(rows: Sequence[dict[str, Any]]) -> str:
+    """Mean characters of text returned (all five hits) per answerable question, if recorded."""
+    sizes = [sum(r["chars"]) for r in rows if r["kind"] == "answerable" and "chars" in r]
+    return f"{statistics.fmean(sizes):,.0f}" if sizes else "—"
 
 
 def _setting(rows: Sequence[dict[str, Any]]) -> str:
