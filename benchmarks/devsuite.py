@@ -6,6 +6,7 @@
         [--corpora a,b] [--cache DIR] [--out results.jsonl] [--table table.md]
     python benchmarks/devsuite.py compare A.jsonl B.jsonl
     python benchmarks/devsuite.py table RUN.jsonl [MORE.jsonl ...]
+    python benchmarks/devsuite.py decide BASELINE.jsonl RUN.jsonl [MORE.jsonl ...]
 
 ``run`` indexes every corpus of ``benchmarks/devsuite/suite.json`` minus its held-out files,
 once per (strategy spec, embedder, held-out list), into a store under ``--cache`` (outside the
@@ -16,12 +17,17 @@ question when a hit's range overlaps a reference. Three kinds of question per co
 ``answerable`` (its golden files; a question whose ``source`` is held out is not asked),
 ``near`` (the corpus's near file: answered only by held-out documents) and ``far`` (other
 corpora's answerable questions, drawn as :func:`far_questions` says). Every answer is one JSONL
-line with the top hit's raw score (and ``relevance`` when the library has it).
+line with the top hit's raw score (and ``relevance`` when the library has it) and the length
+of every hit in characters (folding grows hits: a longer hit contains more, so hit@k has to be
+read beside the text returned).
 
 ``table`` prints the table of one configuration run in parts (say one corpus at a time).
 ``compare`` reads two such files and prints, per corpus, hit@1 / hit@5 with the paired sign
 test of ``benchmarks/ablation.py`` and the AUROC with which the top score separates
-correctly answered questions (hit@1) from unanswerable ones, near and far.
+correctly answered questions (hit@1) from unanswerable ones, near and far. ``decide`` puts
+several runs against a baseline on every corpus and applies issue #26's rule (a default changes
+only on a significant win on one corpus and no significant loss on any). ``run --grid`` asks
+several search settings (fusion/fold) in one pass over the stores.
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ from narezka import Index  # noqa: E402
 from narezka.embed import CachedEmbedder, EmbeddingCache, get_embedder  # noqa: E402
 from narezka.embed.cache import default_cache_path  # noqa: E402
 from narezka.evaluate import GoldenQuestion, load_golden, parse_strategy  # noqa: E402
-from narezka.evaluate.metrics import first_hit_rank  # noqa: E402
+from narezka.evaluate.metrics import first_hit_rank, sign_test  # noqa: E402
 from narezka.evaluate.runner import first_overlap_rank  # noqa: E402
 from narezka.evaluate.spans import Span  # noqa: E402
 from narezka.pipeline.indexing import index  # noqa: E402
@@ -159,6 +165,24 @@ def parse_fold(value: str) -> Fold:
     return None if value == "off" else float(value)
 
 
+def grid(args: argparse.Namespace) -> list[tuple[str | None, str]]:
+    """The (fusion, fold) settings a run asks: ``--grid``'s, else ``--fusion`` and ``--fold``."""
+    if not args.grid:
+        return [(args.fusion, args.fold)]
+    out: list[tuple[str | None, str]] = []
+    for item in args.grid:
+        fusion, _, fold = item.partition("/")
+        setting = (None if fusion == "default" else fusion), fold or "auto"
+        parse_fusion(setting[0]), parse_fold(setting[1])  # refuse a bad one before indexing
+        out.append(setting)
+    return out
+
+
+def slug(fusion: str | None, fold: str) -> str:
+    """A file name for one search setting: ``score_auto``, ``rrf-30_0``."""
+    return f"{fusion or 'default'}_{fold}".replace(":", "-").replace("/", "-")
+
+
 def run(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     chosen = [suite.get(n) for n in args.corpora.split(",")] if args.corpora else suite.corpora
@@ -169,19 +193,29 @@ def run(args: argparse.Namespace) -> int:
     pools = {} if args.index_only else {c.name: answerable(c) for c in suite.corpora}
     spec = parse_strategy(args.strategy)
     params: dict[str, Any] = dict(spec.params)  # split parameters, and bm25 for the index
-    fusion, fold = parse_fusion(args.fusion), parse_fold(args.fold)
+    settings = grid(args)
     model = CachedEmbedder(get_embedder(args.embedder), EmbeddingCache(default_cache_path()))
-    config = {
-        "strategy": spec.label,
-        "embedder": model.name,
-        "mode": args.mode,
-        "fusion": args.fusion or "default",
-        "fold": args.fold,
-    }
-    out = args.out or args.cache / "results" / f"{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    rows: list[dict[str, Any]] = []
-    with out.open("w", encoding="utf-8") as sink:
+    configs = [
+        {
+            "strategy": spec.label,
+            "embedder": model.name,
+            "mode": args.mode,
+            "fusion": fusion or "default",
+            "fold": fold,
+        }
+        for fusion, fold in settings
+    ]
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    if args.grid:  # one file per setting, in --out (a folder)
+        folder = args.out or args.cache / "results" / stamp
+        outs = [folder / f"{slug(*setting)}.jsonl" for setting in settings]
+    else:
+        outs = [args.out or args.cache / "results" / f"{stamp}.jsonl"]
+    for out in outs:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    rows: list[list[dict[str, Any]]] = [[] for _ in settings]
+    sinks = [out.open("w", encoding="utf-8") for out in outs]
+    try:
         for corpus in chosen:
             started = time.perf_counter()
             store = store_for(args.cache, corpus, spec.label, args.embedder)
@@ -200,31 +234,39 @@ def run(args: argparse.Namespace) -> int:
                 continue
             asked = [*pools[corpus.name], *near(corpus), *far_questions(suite, corpus, pools)]
             with Index.open(store, embedder=model) as held:
-                for question in asked:
-                    hits = held.search(
-                        question.q,
-                        k=K,
-                        mode=args.mode,
-                        filters=Filter(include_archived=False),
-                        fusion=fusion,
-                        fold=fold,
-                    )
-                    row = result_row(question, hits, config)
-                    rows.append(row)
-                    sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+                for (fusion, fold), config, sink, got in zip(
+                    settings, configs, sinks, rows, strict=True
+                ):
+                    for question in asked:
+                        hits = held.search(
+                            question.q,
+                            k=K,
+                            mode=args.mode,
+                            filters=Filter(include_archived=False),
+                            fusion=parse_fusion(fusion),
+                            fold=parse_fold(fold),
+                        )
+                        row = result_row(question, hits, config)
+                        got.append(row)
+                        sink.write(json.dumps(row, ensure_ascii=False) + "\n")
             print(
-                f"{corpus.name}: {len(asked)} questions in "
+                f"{corpus.name}: {len(asked)} questions × {len(settings)} settings in "
                 f"{time.perf_counter() - started - indexed:.0f} s",
                 file=sys.stderr,
                 flush=True,
             )
+    finally:
+        for sink in sinks:
+            sink.close()
     model.cache.close()
-    if rows:
-        lines = table(rows, config)
-        print("\n".join(lines))
-        if args.table:
-            args.table.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"per-question results: {out}", file=sys.stderr)
+    for got, config in zip(rows, configs, strict=True):
+        if got:
+            lines = table(got, config)
+            print("\n".join(lines))
+            if args.table and not args.grid:
+                args.table.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for out in outs:
+        print(f"per-question results: {out}", file=sys.stderr)
     return 0
 
 
@@ -241,6 +283,7 @@ def result_row(question: Question, hits: Sequence[Any], config: dict[str, str]) 
         "top_score": top.score if top else None,
         "top_relevance": getattr(top, "relevance", None) if top else None,
         "scores": [h.score for h in hits],
+        "chars": [h.end - h.start for h in hits],
         "top_file": top.file_path if top else None,
         "config": config,
     }
@@ -327,6 +370,90 @@ def compare(a_path: Path, b_path: Path) -> int:
     return 0
 
 
+ALPHA = 0.05
+"""Significance level of the sign tests a default change needs (issue #26)."""
+
+
+def decide(base_path: Path, run_paths: Sequence[Path]) -> list[str]:
+    """The decision table: each run against ``base_path`` on every corpus, and the rule's verdict.
+
+    Issue #26's rule: a setting replaces the default only on a significant win (sign test,
+    p < :data:`ALPHA`) at hit@1 or hit@5 on at least one corpus and no significant loss on any."""
+    base = _read(base_path)
+    corpora = list(dict.fromkeys(r["corpus"] for r in base))
+    summary = [
+        f"Baseline: `{base_path.name}` ({_label(base)}).",
+        "",
+        "| setting | mean hit@1 | mean hit@5 | mean MRR | chars per answer | significant wins "
+        "| significant losses | verdict |",
+        "|---|--:|--:|--:|--:|---|---|---|",
+    ]
+    detail = [
+        "| setting | corpus | n | hit@1 | hit@5 | MRR | vs baseline @1 | vs baseline @5 |",
+        "|---|---|--:|--:|--:|--:|---|---|",
+    ]
+    for path in (base_path, *run_paths):
+        rows = _read(path)
+        name = _setting(rows)
+        wins: list[str] = []
+        losses: list[str] = []
+        means: list[tuple[float, float, float]] = []
+        for corpus in corpora:
+            mine = {r["q"]: r for r in rows if r["corpus"] == corpus and r["kind"] == "answerable"}
+            theirs = {
+                r["q"]: r for r in base if r["corpus"] == corpus and r["kind"] == "answerable"
+            }
+            shared = [q for q in theirs if q in mine]
+            if not shared:
+                continue
+            n = len(shared)
+            ranks = [mine[q]["rank"] for q in shared]
+            scores = (
+                sum(r == 1 for r in ranks) / n,
+                sum(r is not None and r <= K for r in ranks) / n,
+                sum(1 / r for r in ranks if r) / n,
+            )
+            means.append(scores)
+            cells = [name, corpus, str(n), *(f"{v:.3f}" for v in scores)]
+            for k in (1, K):
+                test = sign_test(
+                    [_hit(mine[q], k) for q in shared], [_hit(theirs[q], k) for q in shared]
+                )
+                cell = f"+{test.a_only}/−{test.b_only}, p={test.p_value:.3f}"
+                if test.p_value < ALPHA:
+                    (wins if test.a_only > test.b_only else losses).append(f"{corpus} @{k}")
+                    cell = f"**{cell}**"
+                cells.append(cell)
+            detail.append("| " + " | ".join(cells) + " |")
+        if path == base_path:
+            verdict = "the default"
+        elif wins and not losses:
+            verdict = "**replaces the default**"
+        else:
+            verdict = "loses somewhere" if losses else "no significant win"
+        mean = [statistics.fmean(m[i] for m in means) for i in range(3)] if means else [0.0] * 3
+        summary.append(
+            f"| {name} | {mean[0]:.3f} | {mean[1]:.3f} | {mean[2]:.3f} | {_chars(rows)} | "
+            f"{', '.join(wins) or '—'} | {', '.join(losses) or '—'} | {verdict} |"
+        )
+    return [*summary, "", *detail]
+
+
+def _chars(rows: Sequence[dict[str, Any]]) -> str:
+    """Mean characters of text returned (all five hits) per answerable question, if recorded."""
+    sizes = [sum(r["chars"]) for r in rows if r["kind"] == "answerable" and "chars" in r]
+    return f"{statistics.fmean(sizes):,.0f}" if sizes else "—"
+
+
+def _setting(rows: Sequence[dict[str, Any]]) -> str:
+    if not rows:
+        return "empty"
+    config = rows[0]["config"]
+    strategy = config.get("strategy", "headings")
+    prefix = "" if strategy == "headings" else f"{strategy}, "
+    return f"{prefix}fusion {config.get('fusion', 'default')}, fold {config.get('fold', 'auto')}"
+
+
 def separation(rows: Sequence[dict[str, Any]], corpus: str, kind: str) -> float | None:
     """AUROC of the top score: hit@1 answerable questions against ``kind`` unanswerables."""
 
@@ -362,6 +489,14 @@ def main(argv: list[str]) -> int:
     r.add_argument("--mode", default="hybrid")
     r.add_argument("--fusion", default=None, help="score, rrf, score:0.5, rrf:60")
     r.add_argument("--fold", default="auto", help="auto, off or a ratio such as 0.8")
+    r.add_argument(
+        "--grid",
+        nargs="+",
+        default=None,
+        metavar="FUSION/FOLD",
+        help="Several search settings in one pass (score/auto rrf:30/0 default/off); "
+        "--out is then a folder with one JSONL per setting.",
+    )
     r.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     r.add_argument("--out", type=Path, default=None, help="Per-question JSONL.")
     r.add_argument("--table", type=Path, default=None, help="Also write the table here.")
@@ -371,7 +506,13 @@ def main(argv: list[str]) -> int:
     c = sub.add_parser("compare", help="Sign tests and AUROC between two runs' JSONL.")
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
+    d = sub.add_parser("decide", help="The decision table: runs against a baseline, the rule.")
+    d.add_argument("baseline", type=Path)
+    d.add_argument("runs", type=Path, nargs="+")
     args = parser.parse_args(argv)
+    if args.command == "decide":
+        print("\n".join(decide(args.baseline, args.runs)))
+        return 0
     if args.command == "compare":
         return compare(args.a, args.b)
     if args.command == "table":

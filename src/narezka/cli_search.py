@@ -44,7 +44,7 @@ _OPTIONS = [
         type=float,
         default=None,
         help="Weight of the dense ranking in [0, 1] for weighted and score fusion; BM25 gets the "
-        "rest  [default: 0.5].",
+        "rest  [default: 0.3 for score, 0.5 for weighted].",
     ),
     click.option(
         "--fold",

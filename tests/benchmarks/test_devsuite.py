@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import sys
@@ -10,6 +11,7 @@ from types import ModuleType
 
 import pytest
 
+from narezka.errors import ConfigError
 from narezka.evaluate.golden import GoldenQuestion, Reference
 
 from conftest import REPO, SHARED
@@ -171,6 +173,15 @@ def test_rank_of_scores_strings_and_spans() -> None:
     assert devsuite.rank_of(spans, [_Hit("", 10, 20, "e.md")]) is None
 
 
+def test_result_row_records_each_hits_length() -> None:
+    question = devsuite.Question("c", "answerable", GoldenQuestion("q", ("bar",)), "q")
+    hits = [_Hit("foo", 0, 30), _Hit("bar", 40, 45)]
+    for hit, score in zip(hits, (0.9, 0.4), strict=True):
+        hit.score = score  # type: ignore[attr-defined]
+    row = devsuite.result_row(question, hits, {"fusion": "x"})
+    assert (row["rank"], row["chars"], row["top_score"]) == (2, [30, 5], 0.9)
+
+
 def test_auroc() -> None:
     assert devsuite.auroc([0.9, 0.8], [0.1, 0.2]) == 1.0
     assert devsuite.auroc([0.1], [0.9]) == 0.0
@@ -267,3 +278,48 @@ def test_suite_check_fails_on_a_missing_corpus_and_a_bad_set(
         )
     )
     assert validate.main(["--suite", str(path)]) == 2
+
+
+def test_grid_reads_fusion_fold_pairs_and_refuses_a_bad_one() -> None:
+    args = argparse.Namespace(
+        grid=["default/auto", "rrf:30/0", "score/off", "weighted:0.7"], fusion=None, fold="auto"
+    )
+    settings = devsuite.grid(args)
+    assert settings == [(None, "auto"), ("rrf:30", "0"), ("score", "off"), ("weighted:0.7", "auto")]
+    assert [devsuite.slug(*s) for s in settings][:2] == ["default_auto", "rrf-30_0"]
+    args.grid = None
+    assert devsuite.grid(args) == [(None, "auto")]
+    args.grid = ["rank/0"]
+    with pytest.raises(ConfigError, match="unknown fusion 'rank'"):
+        devsuite.grid(args)
+
+
+def test_decide_applies_the_rule_win_somewhere_and_lose_nowhere(tmp_path: Path) -> None:
+    def write(name: str, ranks: list[int | None], fusion: str) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        rows = [
+            _row("answerable", f"q{i}", r, 0.5) | {"config": {"fusion": fusion, "fold": "0"}}
+            for i, r in enumerate(ranks)
+        ]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        return path
+
+    base = write("base", [2] * 6, "score")
+    better = write("better", [1] * 6, "rrf")  # hit@1 +6/−0, p = 0.031
+    rows = better.read_text(encoding="utf-8").splitlines()
+    sized = [json.dumps(json.loads(r) | {"chars": [100, 50]}) + "\n" for r in rows]
+    better.write_text("".join(sized), encoding="utf-8")  # 150 characters returned per answer
+    worse = write("worse", [None] * 6, "weighted")  # hit@5 −6: a significant loss
+    even = write("even", [1, 1, 1, None, None, None], "rrf:30")  # +3 @1, −3 @5: not significant
+    lines = devsuite.decide(base, [better, worse, even])
+    head = lines[: lines.index("", 2)]  # the summary, before the per-corpus rows
+    summary = {line.split("|")[1].strip(): line for line in head if line.startswith("| fusion")}
+    assert summary["fusion rrf, fold 0"].endswith("| 150 | c @1 | — | **replaces the default** |")
+    assert summary["fusion weighted, fold 0"].endswith("| — | c @5 | loses somewhere |")
+    assert summary["fusion rrf:30, fold 0"].endswith("| — | — | no significant win |")
+    assert summary["fusion score, fold 0"].endswith("| — | — | — | the default |")
+    detail = [line for line in lines if line.startswith("| fusion rrf, fold 0 | c |")]
+    assert detail == [
+        "| fusion rrf, fold 0 | c | 6 | 1.000 | 1.000 | 1.000 | **+6/−0, p=0.031** | "
+        "+0/−0, p=1.000 |"
+    ]

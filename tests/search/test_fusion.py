@@ -17,7 +17,7 @@ from narezka.errors import ConfigError
 from narezka.search import Fusion, fuse
 from narezka.search.engine import check_query_args
 from narezka.search.folding import AUTO_FOLD
-from narezka.search.fusion import depth, hybrid_query
+from narezka.search.fusion import DEFAULT, SCORE_DENSE_WEIGHT, depth, hybrid_query
 from narezka.store import StoredHit, open_store
 from narezka.store.sparse import bm25_encoder
 
@@ -123,11 +123,28 @@ def test_score_fusion_keeps_how_far_apart_the_scores_were() -> None:
     # a is far ahead in dense, b barely ahead in BM25: ranks tie, scores do not.
     dense = [StoredHit("a", 0.9, {}), StoredHit("b", 0.1, {})]
     sparse = [StoredHit("b", 5.0, {}), StoredHit("a", 4.9, {})]
-    assert order(fuse(dense, sparse, 2, Fusion("score"))) == ["a", "b"]
-    scores = {h.id: h.score for h in fuse(dense, sparse, 2, Fusion("score"))}
+    even = Fusion("score", dense_weight=0.5)
+    assert order(fuse(dense, sparse, 2, even)) == ["a", "b"]
+    scores = {h.id: h.score for h in fuse(dense, sparse, 2, even)}
     assert scores["a"] == pytest.approx(0.5 * 1 + 0.5 * 0) and scores["b"] == pytest.approx(0.5)
     # A single candidate is as good as the best, not the worst.
-    assert fuse([StoredHit("x", 0.3, {})], [], 1, Fusion("score"))[0].score == pytest.approx(0.5)
+    assert fuse([StoredHit("x", 0.3, {})], [], 1, even)[0].score == pytest.approx(0.5)
+
+
+def test_score_fusion_weighs_bm25_0_7_unless_told() -> None:
+    # Chosen on the dev suite (benchmarks/results/devsuite_decisions.md): dense 0.3, BM25 0.7.
+    assert SCORE_DENSE_WEIGHT == 0.3
+    assert Fusion().dense_weight == Fusion("score").dense_weight == DEFAULT.dense_weight == 0.3
+    # The rank fusions keep equal weights: plain rrf refuses any other.
+    assert Fusion("weighted").dense_weight == Fusion("rrf").dense_weight == 0.5
+    assert Fusion("score", dense_weight=0.5).dense_weight == 0.5
+    # a leads dense by far, b leads BM25 by far: the default puts BM25's leader first.
+    dense = [StoredHit("a", 0.9, {}), StoredHit("b", 0.1, {})]
+    sparse = [StoredHit("b", 5.0, {}), StoredHit("a", 1.0, {})]
+    fused = fuse(dense, sparse, 2, Fusion())
+    assert order(fused) == ["b", "a"]
+    assert [h.score for h in fused] == pytest.approx([0.7, 0.3])
+    assert Fusion().label == "score dense=0.3"
 
 
 @pytest.mark.parametrize(
@@ -226,7 +243,7 @@ def test_cli_fusion_options(kb: Path) -> None:
     base = ["search", "вскрытый чай", "--store", str(kb), "--format", "json", "-k", "3"]
     plain = runner.invoke(cli, base)
     assert plain.exit_code == 0, plain.output
-    same = runner.invoke(cli, [*base, "--fusion", "score", "--dense-weight", "0.5"])
+    same = runner.invoke(cli, [*base, "--fusion", "score", "--dense-weight", "0.3"])
     assert same.stdout == plain.stdout
     ranked = runner.invoke(cli, [*base, "--fusion", "rrf", "--rrf-k", "60", "--fold", "0"])
     assert ranked.exit_code == 0, ranked.output

@@ -10,8 +10,9 @@ are combined is a search decision, made here:
   (1 − dense_weight)/(rrf_k + rank_bm25)``; ``dense_weight = 0.5`` ranks as ``rrf`` does (at
   half the score).
 * ``score`` (the default): each ranking's scores min-max normalized to [0, 1] over its
-  candidates, then ``dense_weight · dense + (1 − dense_weight) · bm25``; a point missing from
-  one ranking gets 0 there. Unlike the rank fusions it keeps how far apart the scores were.
+  candidates, then ``dense_weight · dense + (1 − dense_weight) · bm25`` with ``dense_weight``
+  :data:`SCORE_DENSE_WEIGHT` (0.3) unless given; a point missing from one ranking gets 0
+  there. Unlike the rank fusions it keeps how far apart the scores were.
 
 A ranking whose weight is 0 takes no part at all, so ``dense_weight=1`` returns exactly the
 dense ranking and ``0`` exactly BM25's. Ties keep first-seen order (dense before BM25); the
@@ -20,7 +21,10 @@ search engine then orders equal scores by file and offset.
 Measured (``benchmarks/results/fusion_*.md``, ``folding_*.md``): with score-gated folding
 (:data:`narezka.search.folding.AUTO_FOLD`) ``score`` answers hit@1 130 vs RRF's 122 of 162 on
 the Russian dev set (p = 0.039), ties on the example KB (19 vs 20 of 40), and reaches Chroma's
-recall 83.8 / IoU 7.6 where RRF with folding gives 83.4 / 6.1; so it is the default.
+recall 83.8 / IoU 7.6 where RRF with folding gives 83.4 / 6.1; so it is the default. On the
+dev suite of issue #26 (nine corpora, ``benchmarks/results/devsuite_decisions.md``) BM25
+weighted 0.7 (dense 0.3) won hit@1 on PubMed (+10/−1, p = 0.012) and lost significantly
+nowhere, while RRF lost on three corpora; so score fusion stays and weighs BM25 0.7.
 ``Fusion("rrf")`` with ``fold=0`` searches as narezka did before.
 """
 
@@ -29,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 from narezka.errors import ConfigError
 from narezka.store import Filter as StoreFilter
@@ -41,6 +45,8 @@ METHODS: tuple[Method, ...] = ("rrf", "weighted", "score")
 RRF_K = 60
 """The usual reciprocal-rank-fusion constant."""
 EQUAL = 0.5
+SCORE_DENSE_WEIGHT = 0.3
+"""``score`` fusion's dense weight when none is given (chosen on the dev suite: see above)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +58,17 @@ class Fusion:
     on the example KB (``benchmarks/results/fusion_*.md``, ``folding_*.md``)."""
     rrf_k: int = RRF_K
     """RRF's constant: larger flattens the rank differences (``rrf`` and ``weighted``)."""
-    dense_weight: float = EQUAL
-    """Weight of the dense ranking in [0, 1]; BM25 gets the rest (``weighted`` and ``score``)."""
+    dense_weight: float | None = None
+    """Weight of the dense ranking in [0, 1]; BM25 gets the rest (``weighted`` and ``score``).
+    None (not given): the method's own, :data:`SCORE_DENSE_WEIGHT` for ``score`` and 0.5 for
+    the rank fusions; a built Fusion always holds a number."""
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ConfigError(f"unknown fusion {self.method!r}; use one of {', '.join(METHODS)}")
+        if self.dense_weight is None:
+            own = SCORE_DENSE_WEIGHT if self.method == "score" else EQUAL
+            object.__setattr__(self, "dense_weight", own)  # frozen: set once, here
         if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, int) or self.rrf_k < 0:
             raise ConfigError(f"the RRF k must be a whole number ≥ 0, got {self.rrf_k!r}")
         weight = self.dense_weight
@@ -95,7 +106,8 @@ def fuse(
     fusion: Fusion = DEFAULT,
 ) -> list[StoredHit]:
     """The ``k`` best points of the two rankings (each best first) under ``fusion``."""
-    weights = ((fusion.dense_weight, dense), (1.0 - fusion.dense_weight, sparse))
+    weight = cast(float, fusion.dense_weight)  # never None once built (__post_init__)
+    weights = ((weight, dense), (1.0 - weight, sparse))
     if fusion.method == "rrf":
         # Weight 1 each, not 0.5: the scores stay those RRF has always printed.
         scores = _rank_scores(((1.0, dense), (1.0, sparse)), fusion.rrf_k)
