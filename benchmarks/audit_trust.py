@@ -154,17 +154,20 @@ def secrets_probes(work: Path) -> list[Row]:
         )
     )
     searched = "".join(
-        narezka("search", query, "--store", str(corpus), "--json", "-k", "10")[1]
+        narezka(
+            "search", query, "--store", str(corpus), "--format", "json", "-k", "10",
+            "--min-relevance", "0",
+        )[1]
         for query in ("Token rotation", "Keys", "dashboard key", "GOOGLE_API_KEY publish")
-    )
-    found = leaked(searched)
+    )  # fmt: skip
+    found, served = leaked(searched), searched.count('"chunk_id"')
     rows.append(
         Row(
             "2",
-            "search --json over the same index",
-            "no secret in any field",
-            f"found: {found or 'none'}",
-            not found,
+            "search --format json over the same index (4 queries, every hit)",
+            "hits served, no secret in any field",
+            f"{served} hit fields; found: {found or 'none'}",
+            served > 0 and not found,
         )
     )
     _, chunked = narezka("chunk", str(corpus / "keys.md"), "--format", "jsonl")
@@ -189,8 +192,9 @@ def secrets_probes(work: Path) -> list[Row]:
     )
     server = Server(corpus, "--no-watch")
     try:
-        reply = httpx.get(f"{server.base}/search", params={"q": "Token rotation", "k": 10})
-        ids = [h.get("id") for h in reply.json().get("hits", [])]
+        query = {"q": "Token rotation", "k": 10, "min_relevance": 0}
+        reply = httpx.get(f"{server.base}/search", params=query)
+        ids = [h.get("chunk_id") for h in reply.json().get("hits", [])]
         bodies = reply.text + "".join(httpx.get(f"{server.base}/chunks/{i}").text for i in ids if i)
         found = leaked(bodies)
         rows.append(
@@ -237,7 +241,7 @@ def corpus_probes(work: Path) -> list[Row]:
     (corpus / "book.epub").write_bytes(b"PK\x03\x04" + bytes(64))
     os.mkfifo(corpus / "pipe.md")
     code, out = narezka("index", str(corpus), "--embedder", "hash", timeout=120)
-    _, hits = narezka("search", "outside the corpus", "--store", str(corpus), "--json")
+    _, hits = narezka("search", "outside the corpus", "--store", str(corpus), "--format", "json")
     served = OUTSIDE in hits
     rows.append(
         Row(
@@ -257,16 +261,18 @@ def corpus_probes(work: Path) -> list[Row]:
             code != -9 and "pipe.md" in out,
         )
     )
-    code, out = narezka("chunk", str(corpus / "pipe.md"), timeout=30)
+    indexed = out
+    code, out = narezka("chunk", str(corpus / "pipe.md"), "--strict", timeout=30)
     rows.append(
         Row(
             "10",
-            "chunk pipe.md (a FIFO given by path)",
-            "one clear error, no hang",
+            "chunk pipe.md --strict (a FIFO given by path)",
+            "named, no hang, exit 1",
             f"exit {code}: {out.strip().splitlines()[-1][:80] if out.strip() else ''}",
-            code not in (0, -9) and "pipe.md" in out,
+            code == 1 and "pipe.md" in out,
         )
     )
+    out = indexed
     rows.append(
         Row(
             "12",
@@ -279,7 +285,9 @@ def corpus_probes(work: Path) -> list[Row]:
     code, out = narezka(
         "index", str(corpus), "--embedder", "hash", "--include", "*.md", timeout=120
     )
-    _, hits = narezka("search", "Курьер 390", "--store", str(corpus), "--json", "--mode", "bm25")
+    _, hits = narezka(
+        "search", "Курьер 390", "--store", str(corpus), "--format", "json", "--mode", "bm25"
+    )
     rows.append(
         Row(
             "11",
@@ -360,9 +368,9 @@ def http_probes(work: Path) -> list[Row]:
         Row(
             "13",
             "serve --http 127.0.0.1:99999",
-            "one line, exit 2",
+            "a usage error like any bad option: exit 2, no traceback",
             f"exit {code}, {len(out.strip().splitlines())} lines",
-            code == 2 and len(out.strip().splitlines()) <= 3,
+            code == 2 and "Traceback" not in out and len(out.strip().splitlines()) <= 4,
         )
     )
     code, out = narezka(
