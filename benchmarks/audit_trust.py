@@ -201,9 +201,9 @@ def secrets_probes(work: Path) -> list[Row]:
             Row(
                 "2",
                 "HTTP /search and /chunks/{id}",
-                "no secret",
-                f"found: {found or 'none'}",
-                reply.status_code == 200 and not found,
+                "hits served, no secret",
+                f"{len(ids)} hits; found: {found or 'none'}",
+                reply.status_code == 200 and bool(ids) and not found,
             )
         )
     finally:
