@@ -33,10 +33,11 @@ from narezka.store.base import SparseVector, Vector
 
 # Fitted by `benchmarks/calibrate_relevance.py fit` (logistic regression, numpy Newton, L2
 # 1e-3) on the 6,560 top-5 hits of 1,312 dev-suite questions, all nine corpora, USE vectors,
-# default hybrid search; cross-validated by corpus in benchmarks/results/relevance.md.
-HYBRID = (-5.915, 3.563, -3.351, 7.194)
+# default hybrid search (score fusion, dense weight 0.3); cross-validated by corpus in
+# benchmarks/results/relevance.md.
+HYBRID = (-5.964, 4.586, -2.783, 6.16)
 """Intercept, then the weights of cosine, term_cover and term_share."""
-LEXICAL = (-4.775, 0.0, -0.634, 5.63)
+LEXICAL = (-4.647, 0.0, 1.077, 3.998)
 """The same without the cosine (weight 0): searches that embed no query (bm25 mode)."""
 CALIBRATED_EMBEDDERS = ("use:",)
 """Embedders whose cosines HYBRID was fitted on. Another model's cosines spread differently
