@@ -34,8 +34,6 @@ from narezka.config import CONFIG_NAME
 from narezka.enrich.llm_client import parse_spec
 from narezka.errors import ConfigError
 from narezka.pipeline.chunking import make_params
-from narezka.search.hits import check_min_relevance
-from narezka.search.relevance import MIN_RELEVANCE
 from narezka.split import strategy_names
 from narezka.store.sparse import check_analyzer
 
@@ -59,6 +57,15 @@ SPLIT_FIELDS = (
     "redact",
 )
 """The fields that become split parameters (see :class:`narezka.split.SplitParams`)."""
+
+
+# Here, not beside the search that applies it: loading narezka.search loads numpy, and a
+# chunk run builds settings without ever searching.
+def check_min_relevance(value: float) -> float:
+    """Refuse a threshold outside [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ConfigError(f"min_relevance must be a number in [0, 1], got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +139,13 @@ class Settings:
     @property
     def relevance_floor(self) -> float:
         """The ``min_relevance`` in force: the setting, else the measured default."""
-        return MIN_RELEVANCE if self.min_relevance is None else self.min_relevance
+        if self.min_relevance is not None:
+            return self.min_relevance
+        # Loaded when a search asks, not with the settings: narezka.search loads numpy, and
+        # a chunk run (its workers too) builds settings without ever searching.
+        from narezka.search.relevance import MIN_RELEVANCE
+
+        return MIN_RELEVANCE
 
     def split_values(self) -> dict[str, Any]:
         """The split parameters that are set (unset ones take the library's defaults)."""

@@ -169,10 +169,3 @@ def above(hits: list[Hit], min_relevance: float) -> tuple[list[Hit], float | Non
     relevance among all of them (None without hits): what says "nothing relevant" and why."""
     best = max((h.relevance for h in hits), default=None)
     return [h for h in hits if h.relevance >= min_relevance], best
-
-
-def check_min_relevance(value: float) -> float:
-    """Refuse a threshold outside [0, 1]."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise ConfigError(f"min_relevance must be a number in [0, 1], got {value!r}")
-    return float(value)

@@ -27,10 +27,10 @@ from narezka.pipeline.layout import STORE_DIRNAME
 from narezka.search import Filter, Hit
 from narezka.search.engine import check_query_args
 from narezka.search.expansion import read_source
-from narezka.search.hits import above, check_min_relevance
+from narezka.search.hits import above
 from narezka.serve.cursors import cursor_offset, make_cursor
 from narezka.serve.errors import NotFoundError, ServiceError
-from narezka.settings import Settings
+from narezka.settings import Settings, check_min_relevance
 from narezka.tokens import TokenCounter, get_counter
 
 DEFAULT_REPLY_TOKENS = 8000
