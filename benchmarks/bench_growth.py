@@ -39,6 +39,9 @@ from corpus_gen import write_corpus  # noqa: E402
 class Step:
     seconds: float
     peak_mb: float
+    load: float
+    """The 1-minute load average as the step ended: the machine is shared, and a figure
+    taken at load 10 on 2 cores is not one taken at load 1."""
 
 
 @dataclass
@@ -59,7 +62,7 @@ def timed(*args: str) -> Step:
     if done.returncode != 0:
         raise RuntimeError(f"narezka {' '.join(args)} failed: {done.stderr[-2000:]}")
     seconds, kilobytes = re.findall(r"^([\d.]+) (\d+)$", done.stderr, re.MULTILINE)[-1]
-    return Step(float(seconds), int(kilobytes) / 1024)
+    return Step(float(seconds), int(kilobytes) / 1024, os.getloadavg()[0])
 
 
 def folder_mb(folder: Path, pattern: str = "*", *, on_disk: bool = False) -> float:
@@ -106,14 +109,15 @@ def exponent(a: float, b: float, na: int, nb: int) -> str:
 
 def table(rows: list[Size]) -> str:
     out = [
-        "| files | corpus MB | first index s | peak MB | no-change sync s | peak MB "
-        "| one-edit sync s | manifest MB on disk | .narezka MB on disk |",
+        "| files | corpus MB | first index s (load) | peak MB | no-change sync s (load) "
+        "| peak MB | one-edit sync s (load) | manifest MB on disk | .narezka MB on disk |",
         "|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for r in rows:
         out.append(
-            f"| {r.files:,} | {r.corpus_mb:.1f} | {r.first.seconds:.1f} | {r.first.peak_mb:.0f} "
-            f"| {r.unchanged.seconds:.2f} | {r.unchanged.peak_mb:.0f} | {r.one_edit.seconds:.2f} "
+            f"| {r.files:,} | {r.corpus_mb:.1f} | {r.first.seconds:.1f} ({r.first.load:.1f}) "
+            f"| {r.first.peak_mb:.0f} | {r.unchanged.seconds:.2f} ({r.unchanged.load:.1f}) "
+            f"| {r.unchanged.peak_mb:.0f} | {r.one_edit.seconds:.2f} ({r.one_edit.load:.1f}) "
             f"| {r.manifest_mb:.1f} | {r.index_mb:.1f} |"
         )
     if len(rows) > 1:
