@@ -39,6 +39,12 @@ from corpus_gen import write_corpus  # noqa: E402
 class Step:
     seconds: float
     peak_mb: float
+    cpu: float
+    """User + system CPU seconds of the process and its workers: what the step costs, which
+    on a shared machine the wall clock only shows behind the waiting for a core."""
+    load: float
+    """The 1-minute load average as the step ended: the machine is shared, and a figure
+    taken at load 10 on 2 cores is not one taken at load 1."""
 
 
 @dataclass
@@ -54,12 +60,14 @@ class Size:
 
 def timed(*args: str) -> Step:
     """Run ``narezka ARGS`` under GNU time: (wall seconds, peak RSS in MB)."""
-    command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "narezka", *args]
+    command = ["/usr/bin/time", "-f", "%e %M %U %S", sys.executable, "-m", "narezka", *args]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"narezka {' '.join(args)} failed: {done.stderr[-2000:]}")
-    seconds, kilobytes = re.findall(r"^([\d.]+) (\d+)$", done.stderr, re.MULTILINE)[-1]
-    return Step(float(seconds), int(kilobytes) / 1024)
+    pattern = r"^([\d.]+) (\d+) ([\d.]+) ([\d.]+)$"
+    seconds, kilobytes, user, system = re.findall(pattern, done.stderr, re.MULTILINE)[-1]
+    cpu = float(user) + float(system)
+    return Step(float(seconds), int(kilobytes) / 1024, cpu, os.getloadavg()[0])
 
 
 def folder_mb(folder: Path, pattern: str = "*", *, on_disk: bool = False) -> float:
@@ -104,27 +112,34 @@ def exponent(a: float, b: float, na: int, nb: int) -> str:
     return f"{math.log(b / a) / math.log(nb / na):.2f}"
 
 
+def _step(step: Step) -> str:
+    return f"{step.seconds:.2f} ({step.cpu:.2f}, {step.load:.1f})"
+
+
 def table(rows: list[Size]) -> str:
     out = [
-        "| files | corpus MB | first index s | peak MB | no-change sync s | peak MB "
-        "| one-edit sync s | manifest MB on disk | .narezka MB on disk |",
+        "| files | corpus MB | first index s (CPU s, load) | peak MB "
+        "| no-change sync s (CPU s, load) | peak MB | one-edit sync s (CPU s, load) "
+        "| manifest MB on disk | .narezka MB on disk |",
         "|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for r in rows:
         out.append(
-            f"| {r.files:,} | {r.corpus_mb:.1f} | {r.first.seconds:.1f} | {r.first.peak_mb:.0f} "
-            f"| {r.unchanged.seconds:.2f} | {r.unchanged.peak_mb:.0f} | {r.one_edit.seconds:.2f} "
+            f"| {r.files:,} | {r.corpus_mb:.1f} | {_step(r.first)} | {r.first.peak_mb:.0f} "
+            f"| {_step(r.unchanged)} | {r.unchanged.peak_mb:.0f} | {_step(r.one_edit)} "
             f"| {r.manifest_mb:.1f} | {r.index_mb:.1f} |"
         )
     if len(rows) > 1:
         out += ["", "Growth exponents between neighbouring sizes (1.00 = linear):", ""]
+        out += ["CPU seconds (user + system) are fitted, not wall seconds: on a shared machine the"]
+        out += ["wall clock mostly measures the wait for a core.", ""]
         out += ["| from → to | first index | no-change sync | one-edit sync | peak RSS |"]
         out += ["|---|--:|--:|--:|--:|"]
         for a, b in itertools.pairwise(rows):
             cells = [
-                exponent(a.first.seconds, b.first.seconds, a.files, b.files),
-                exponent(a.unchanged.seconds, b.unchanged.seconds, a.files, b.files),
-                exponent(a.one_edit.seconds, b.one_edit.seconds, a.files, b.files),
+                exponent(a.first.cpu, b.first.cpu, a.files, b.files),
+                exponent(a.unchanged.cpu, b.unchanged.cpu, a.files, b.files),
+                exponent(a.one_edit.cpu, b.one_edit.cpu, a.files, b.files),
                 exponent(a.first.peak_mb, b.first.peak_mb, a.files, b.files),
             ]
             out.append(f"| {a.files:,} → {b.files:,} | " + " | ".join(cells) + " |")

@@ -8,6 +8,7 @@ EdgeStore runs at every size; ServerStore runs in qdrant-client's *local mode* a
 smallest size only — a pure-Python engine, not representative of a real Qdrant server.
 
     python benchmarks/bench_store.py [--sizes 10000 100000] [--queries 50]
+    python benchmarks/bench_store.py --sizes 100000 300000 1000000 --hash-vectors --edge-only
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
+from narezka.embed.base import HashEmbedder
 from narezka.search.fusion import hybrid_query
 from narezka.store import Eq, Filter, SparseVector, StoredPoint, VectorStore, point_id
 from narezka.store.sparse import Bm25Encoder
@@ -31,45 +33,64 @@ ZONES = ("hot", "warm", "warm", "cold")
 FILTER = Filter(must=(Eq("zone", "hot"),), must_not=(Eq("archived", True),))
 
 
-def make_points(n: int, seed: int = 0) -> tuple[list[StoredPoint], list[str]]:
-    """``n`` synthetic points and the word list their texts come from."""
+BATCH = 1000
+
+
+def make_points(
+    n: int, seed: int = 0, *, hash_vectors: bool = False
+) -> Iterator[list[StoredPoint]]:
+    """``n`` synthetic points, made and yielded a batch at a time (a million points whole
+    would take gigabytes before the store holds any). Dense vectors are random unit vectors,
+    or with ``hash_vectors`` the ``hash`` embedder's of each point's text."""
     rng = np.random.default_rng(seed)
-    vectors = rng.standard_normal((n, DIM)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     vocab = [f"term{i}" for i in range(20_000)]
-    ranks = np.minimum(rng.zipf(1.3, size=(n, 40)), len(vocab)) - 1
     bm25 = Bm25Encoder()
-    points = []
-    for i in range(n):
-        text = " ".join(vocab[r] for r in ranks[i])
-        payload = {
-            "file_path": f"docs/file{i // 10}.md",
-            "chunk_index": i % 10,
-            "zone": ZONES[i % 4],
-            "project": f"p{i % 5}",
-            "archived": i % 10 == 0,
-            "category": f"c{i % 7}",
-            "content_hash": f"{i:032x}",
-        }
-        points.append(
-            StoredPoint(point_id(str(i)), vectors[i], payload, bm25.encode_document(text))
-        )
-    return points, vocab
+    hasher = HashEmbedder(DIM)
+    for start in range(0, n, BATCH):
+        size = min(BATCH, n - start)
+        ranks = np.minimum(rng.zipf(1.3, size=(size, 40)), len(vocab)) - 1
+        texts = [" ".join(vocab[r] for r in row) for row in ranks]
+        if hash_vectors:
+            vectors = np.asarray(hasher.embed(texts), dtype=np.float32)
+        else:
+            vectors = rng.standard_normal((size, DIM)).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        batch = []
+        for j, text in enumerate(texts):
+            i = start + j
+            payload = {
+                "file_path": f"docs/file{i // 10}.md",
+                "chunk_index": i % 10,
+                "zone": ZONES[i % 4],
+                "project": f"p{i % 5}",
+                "archived": i % 10 == 0,
+                "category": f"c{i % 7}",
+                "content_hash": f"{i:032x}",
+            }
+            sparse = bm25.encode_document(text)
+            batch.append(StoredPoint(point_id(str(i)), vectors[j], payload, sparse))
+        yield batch
 
 
 def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
-def run(name: str, opener: Callable[[], VectorStore], n: int, queries: int) -> list[str]:
-    points, _ = make_points(n)
+def run(
+    name: str,
+    opener: Callable[[], VectorStore],
+    n: int,
+    queries: int,
+    *,
+    hash_vectors: bool = False,
+) -> list[str]:
     store = opener()
     store.ensure(DIM, sparse=True)
-    started = time.perf_counter()
-    batch = 1000
-    for start in range(0, n, batch):
-        store.upsert(points[start : start + batch])
-    upsert_s = time.perf_counter() - started
+    upsert_s = 0.0
+    for batch in make_points(n, hash_vectors=hash_vectors):
+        started = time.perf_counter()
+        store.upsert(batch)
+        upsert_s += time.perf_counter() - started
     assert store.count() == n
 
     rng = np.random.default_rng(1)
@@ -84,6 +105,8 @@ def run(name: str, opener: Callable[[], VectorStore], n: int, queries: int) -> l
     qtexts = [
         " ".join(f"term{int(r)}" for r in rng.integers(0, 200, size=3)) for _ in range(queries)
     ]
+    if hash_vectors:
+        qvecs = np.asarray(HashEmbedder(DIM).embed(qtexts), dtype=np.float32)
     rows = [
         f"{name:<22} {n:>7} {'upsert':<16} {n / upsert_s:>10.0f} pts/s {upsert_s:>7.2f} s total",
         f"{name:<22} {n:>7} {'delete file':<16} p50 {percentile(deletes, 50):7.2f} ms"
@@ -117,6 +140,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument(
+        "--hash-vectors", action="store_true", help="The hash embedder's vectors, not random."
+    )
+    parser.add_argument("--edge-only", action="store_true", help="No ServerStore (local) row.")
     args = parser.parse_args()
     from narezka.store.edge import EdgeStore
 
@@ -124,9 +151,10 @@ def main() -> None:
     for n in args.sizes:
         tmp = Path(tempfile.mkdtemp(prefix="bench_store_"))
         try:
-            for line in run("EdgeStore", lambda t=tmp: EdgeStore(t / "edge"), n, args.queries):
+            opener = lambda t=tmp: EdgeStore(t / "edge")  # noqa: E731
+            for line in run("EdgeStore", opener, n, args.queries, hash_vectors=args.hash_vectors):
                 print(line, flush=True)
-            if n == min(args.sizes):
+            if n == min(args.sizes) and not args.edge_only:
                 from qdrant_client import QdrantClient
 
                 from narezka.store.server import ServerStore

@@ -113,17 +113,19 @@ def _walk(
     walk.real_root = os.path.realpath(root)
     found: dict[str, Path] = {}
     seen: set[tuple[int, int]] = set()
-    pending = [root]
+    # Each folder waits with its path relative to ``root`` ("" for root, else ending in
+    # "/"): a file's relative path is that and its name, no ``Path.relative_to`` per file.
+    pending: list[tuple[Path, str]] = [(root, "")]
     # Symlinked directories wait until every real one is walked, so a tree reached both ways
     # is listed under its real path; ``seen`` holds (device, inode) so loops end.
-    linked: list[Path] = []
+    linked: list[tuple[Path, str]] = []
     while pending or linked:
-        directory = pending.pop() if pending else linked.pop(0)
+        directory, prefix = pending.pop() if pending else linked.pop(0)
         try:
             st = directory.stat()
             if (st.st_dev, st.st_ino) in seen:
                 if directory.is_symlink():
-                    rel = directory.relative_to(root).as_posix()
+                    rel = prefix.rstrip("/")
                     problems.append(
                         SourceError(rel, "symlink to a folder already read (a loop?), skipped")
                     )
@@ -132,12 +134,11 @@ def _walk(
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            where = directory.relative_to(root).as_posix() if directory != root else str(root)
+            where = prefix.rstrip("/") if directory != root else str(root)
             problems.append(SourceError(shown_path(where), f"cannot list: {exc.strerror or exc}"))
             continue
         for entry in entries:
-            path = Path(entry.path)
-            rel = path.relative_to(root).as_posix()
+            rel = prefix + entry.name
             try:
                 is_dir, is_file, is_link = entry.is_dir(), entry.is_file(), entry.is_symlink()
             except OSError as exc:  # a symlink loop such as ``a -> a`` cannot be stat-ed
@@ -154,25 +155,25 @@ def _walk(
                 continue
             if excluded:  # excluding a folder excludes everything inside it, as in .gitignore
                 continue
-            if is_link and wanted and walk.leaves(path):
+            if is_link and wanted and walk.leaves(Path(entry.path)):
                 walk.refuse(
                     rel,
                     "symlink leading outside the corpus: not followed (--follow-symlinks reads it)",
                 )
             elif is_dir:
                 if entry.name not in _SKIP_DIRS:
-                    (linked if is_link else pending).append(path)
+                    (linked if is_link else pending).append((Path(entry.path), rel + "/"))
             elif is_file and wanted:
-                found[rel] = path
+                found[rel] = Path(entry.path)
             elif is_file:
                 if unread is not None and unread_type(entry.name) is not None:
                     unread.append(shown_path(rel))
-            elif is_link and not os.path.exists(path):
+            elif is_link and not os.path.exists(entry.path):
                 # A folder's link whose drive is not mounted looks just like this: named, so
                 # a sync keeps what it indexed there instead of taking it for deleted.
                 problems.append(SourceError(rel, "symlink to a missing target, skipped"))
             elif wanted:
-                _refuse_special(walk, rel, path)
+                _refuse_special(walk, rel, Path(entry.path))
     return [found[rel] for rel in sorted(found)]
 
 
