@@ -197,8 +197,8 @@ def test_ctrl_c_exits_130_and_what_was_stored_stays_searchable(tmp_path: Path) -
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) == EXIT_INTERRUPTED
     assert "Traceback" not in stderr.read_text(encoding="utf-8", errors="replace")
-    code, _, err = run("search", "доставка", "--store", str(corpus), "--mode", "bm25")
-    assert code == EXIT_OK, err
+    code, out, err = run("search", "доставка", "--store", str(corpus), "--mode", "bm25")
+    assert code == EXIT_OK, (out, err)
 
 
 def _default_sigint() -> None:
