@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import click
@@ -26,7 +27,11 @@ from conftest import EXAMPLES, copy_examples
 
 def run(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
+    err = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        # CliRunner turns an escaped exception into exit code 1 and says nothing of it.
+        err += "".join(traceback.format_exception(result.exception))
+    return result.exit_code, result.stdout, err
 
 
 @pytest.fixture(scope="module")

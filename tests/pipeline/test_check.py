@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from narezka.cli import cli
 from narezka.index import Index
 from narezka.pipeline.indexing import index
-from narezka.pipeline.integrity import IndexDamagedWarning
+from narezka.pipeline.integrity import IndexDamagedWarning, warn_if_damaged
 from narezka.store import IndexDamagedError, Manifest
 
 from conftest import copy_examples, index_data
@@ -134,6 +134,26 @@ def test_a_search_warns_when_the_store_lost_points(kb: Path) -> None:
     said = [str(w.message) for w in caught if issubclass(w.category, IndexDamagedWarning)]
     assert len(said) == 1  # once per generation, not per search
     assert "0 points but the manifest 133" in said[0] and "narezka check" in said[0]
+
+
+def test_a_search_does_not_call_an_interrupted_write_damage(kb: Path) -> None:
+    """Ctrl-C between the store's upsert and the manifest's commit leaves extra points: every
+    answer is there and the next sync deletes them, so a reader is not told to repair."""
+
+    class Counted:
+        def __init__(self, points: int) -> None:
+            self.points = points
+
+        def count(self) -> int:
+            return self.points
+
+    folder = index_data(kb / ".narezka")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_if_damaged(Counted(133 + 5), folder, "kb")  # type: ignore[arg-type]
+        assert caught == []
+        warn_if_damaged(Counted(133 - 1), folder, "kb")  # type: ignore[arg-type]
+    assert [w.category for w in caught] == [IndexDamagedWarning]
 
 
 def test_check_repair_rebuilds_over_a_damaged_manifest(kb: Path) -> None:

@@ -147,8 +147,9 @@ class IndexDamagedWarning(NarezkaWarning):
 
 def warn_if_damaged(store: VectorStore, folder: Path, where: str) -> None:
     """The cheapest check, for a reader: one count each from the store and the manifest in
-    ``folder``. A mismatch, or a manifest that cannot be read, is a warning (the search still
-    answers from what the store has) naming the command that repairs it."""
+    ``folder``. Fewer points than the manifest lists, or a manifest that cannot be read, is a
+    warning (the search still answers from what the store has) naming the command that
+    repairs it."""
     try:
         with Manifest(folder) as manifest:
             chunks = manifest.chunk_count()
@@ -156,7 +157,10 @@ def warn_if_damaged(store: VectorStore, folder: Path, where: str) -> None:
         warnings.warn(IndexDamagedWarning(f"{exc}; searching the store as it is"), stacklevel=3)
         return
     points = store.count()
-    if chunks != points:
+    # More points than the manifest lists is a write that was interrupted between the store
+    # and the manifest (Ctrl-C mid-sync): every answer is still there, and the next sync
+    # deletes the extra points. Fewer is damage: answers are missing.
+    if points < chunks:
         warnings.warn(
             IndexDamagedWarning(
                 f"{where}: the store holds {points} points but the manifest {chunks}: answers "
