@@ -5,7 +5,7 @@
     OMP_NUM_THREADS=1 python benchmarks/ablation.py kb
     OMP_NUM_THREADS=1 python benchmarks/ablation.py ru_devset --embedders use,e5 --modes dense
 
-Every configuration is indexed and asked through ``narezka.pipeline.evaluate`` (the harness of
+Every configuration is indexed and asked through ``narezka.api.evaluate`` (the harness of
 ``narezka eval``), with one embedding cache, so configurations that cut the same chunks embed
 nothing twice. Each row is compared with the current default (``headings``, Snowball BM25) by
 a paired two-sided sign test at k = 1, 3 and 5: ``+a/−b`` counts the questions only that row
@@ -31,9 +31,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from narezka.api.evaluating import evaluate  # noqa: E402
 from narezka.evaluate import EvalRun, StrategyResult, load_golden  # noqa: E402
 from narezka.evaluate.metrics import sign_test  # noqa: E402
-from narezka.pipeline.evaluating import evaluate  # noqa: E402
 from narezka.store.sparse import ANALYZERS, Bm25Encoder, russian_lemma  # noqa: E402
 
 SHARED = Path(os.environ.get("NAREZKA_SHARED", REPO.parent / "shared"))

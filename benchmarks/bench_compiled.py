@@ -53,7 +53,7 @@ def worker(src: str, corpus: Path, unit: str) -> dict[str, Any]:
     sys.path.insert(0, src)
     import narezka.parse.scanner as scanner
     from narezka.discover import iter_files, read_document
-    from narezka.pipeline.chunking import chunk_raw
+    from narezka.runs.chunking import chunk_raw
     from narezka.split import SplitParams, get_strategy
     from narezka.tokens import get_counter
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from narezka import __version__
 from narezka.inspector import InspectRun, inspector_page, read_sources
-from narezka.pipeline import chunk_documents
+from narezka.runs import chunk_documents
 from narezka.tokens import get_counter
 
 REPO = Path(__file__).resolve().parents[1]

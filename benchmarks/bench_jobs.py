@@ -51,14 +51,14 @@ SAMPLE_SECONDS = 0.02
 PAGE = os.sysconf("SC_PAGE_SIZE")
 TICKS = os.sysconf("SC_CLK_TCK")
 
-from narezka.pipeline.chunking import (  # noqa: E402
+from narezka.api.indexing import IndexReport, index  # noqa: E402
+from narezka.runs.chunking import (  # noqa: E402
     ChunkReport,
     ChunkTask,
     _files,
     chunk_pool,
     make_params,
 )
-from narezka.pipeline.indexing import IndexReport, index  # noqa: E402
 from narezka.split import get_strategy  # noqa: E402
 from narezka.tokens import get_counter  # noqa: E402
 

@@ -36,7 +36,7 @@ from narezka.embed import get_embedder  # noqa: E402
 from narezka.enrich.context_cache import ContextCache  # noqa: E402
 from narezka.enrich.llm_client import OllamaChat  # noqa: E402
 from narezka.enrich.llm_context import ContextWriter  # noqa: E402
-from narezka.pipeline import chunk_documents  # noqa: E402
+from narezka.runs import chunk_documents  # noqa: E402
 
 REPEATS = 3
 

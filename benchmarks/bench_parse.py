@@ -71,7 +71,7 @@ def stages(src: Path | None) -> dict[str, Stage]:
     """The three per-document stages over the corpus' documents, from ``src`` (None: this
     tree). A baseline's modules are imported under their own names and then forgotten, so
     the two trees never share a module."""
-    names = ("narezka.parse.markdown", "narezka.enrich.redaction", "narezka.parse.sanitize")
+    names = ("narezka.parse.markdown", "narezka.parse.redaction", "narezka.parse.sanitize")
     saved = {k: v for k, v in sys.modules.items() if k.startswith("narezka")}
     if src is not None:
         for k in saved:

@@ -26,7 +26,7 @@ from types import FrameType
 
 from narezka.embed.base import HashEmbedder
 from narezka.embed.local import UseEmbedder
-from narezka.pipeline.chunking import chunk_raw
+from narezka.runs.chunking import chunk_raw
 from narezka.split import SplitParams, get_strategy
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import RawDocument

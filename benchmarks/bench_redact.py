@@ -32,8 +32,8 @@ from importlib import metadata
 from pathlib import Path
 
 from narezka.discover import iter_files, read_document
-from narezka.enrich.redaction import find_secrets
-from narezka.pipeline import chunk_documents
+from narezka.parse.redaction import find_secrets
+from narezka.runs import chunk_documents
 
 REPO = Path(__file__).resolve().parents[1]
 PLANTED = REPO / "tests" / "data" / "secrets"

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import narezka  # noqa: E402
 from bench_sync import heading_queries  # noqa: E402
-from narezka.pipeline.searching import search as one_call_search  # noqa: E402
+from narezka.api.searching import search as one_call_search  # noqa: E402
 
 DEFAULT_CORPUS = Path(os.environ.get("NAREZKA_SHARED", REPO_ROOT.parent / "shared"))
 MODES = ("dense", "bm25", "hybrid")

@@ -41,8 +41,8 @@ def worker(src: str, corpus: Path, config: str, repeat: int, strategy: str) -> d
     sys.path.insert(0, src)
     import narezka
     from narezka.discover import iter_files, read_document
-    from narezka.enrich.redaction import find_secrets
     from narezka.parse.markdown import parse_document
+    from narezka.parse.redaction import find_secrets
     from narezka.parse.sanitize import needs_sanitizing
     from narezka.split import SplitParams, get_strategy
     from narezka.split import context as context_module

@@ -741,7 +741,7 @@ def semantic_rows(docs: Sequence[Doc], repeat: int, size: int) -> list[Row]:
     warm = Row("narezka semantic, warm cache", version, note="every text already cached")
     try:
         from narezka.embed import CachedEmbedder, EmbeddingCache, get_embedder, signal_embedder
-        from narezka.pipeline.chunking import chunk_raw, make_params
+        from narezka.runs.chunking import chunk_raw, make_params
         from narezka.split import get_strategy
         from narezka.tokens import get_counter
         from narezka.types import RawDocument

@@ -51,10 +51,10 @@ DEFAULT_CORPUS = REPO_ROOT.parent / "shared/data/md_corpus"
 STORE_RESULTS = Path(__file__).resolve().parent / "results" / "bench_store.txt"
 
 from bench_jobs import TreeSampler  # noqa: E402
+from narezka.api.indexing import IndexReport, index, read_index_meta  # noqa: E402
+from narezka.api.searching import search  # noqa: E402
 from narezka.embed import get_embedder  # noqa: E402
-from narezka.pipeline import layout  # noqa: E402
-from narezka.pipeline.indexing import IndexReport, index, read_index_meta  # noqa: E402
-from narezka.pipeline.searching import search  # noqa: E402
+from narezka.index import layout  # noqa: E402
 from narezka.search.fusion import hybrid_query  # noqa: E402
 from narezka.store import Eq, Filter, open_store  # noqa: E402
 from narezka.store.manifest import MANIFEST_NAME  # noqa: E402

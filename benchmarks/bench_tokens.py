@@ -28,7 +28,7 @@ from typing import Any
 
 from narezka.discover import iter_files, read_document
 from narezka.embed.local import UseEmbedder
-from narezka.pipeline.chunking import chunk_raw
+from narezka.runs.chunking import chunk_raw
 from narezka.split import SplitParams, get_strategy
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import RawDocument

@@ -53,7 +53,7 @@ def main() -> int:
     sys.path.insert(0, str(args.src))
     from narezka.discover.walk import iter_files, read_document
     from narezka.embed.local import UseEmbedder
-    from narezka.pipeline.chunking import chunk_raw
+    from narezka.runs.chunking import chunk_raw
     from narezka.split import SplitParams, get_strategy
 
     docs = [read_document(top, file)[0] for top, file in iter_files([args.corpus])]

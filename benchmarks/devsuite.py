@@ -54,13 +54,13 @@ from manifest import MANIFEST, Corpus, Suite, load_suite  # noqa: E402
 
 from ablation import compare_outcomes  # noqa: E402
 from narezka import Index  # noqa: E402
+from narezka.api.indexing import index  # noqa: E402
 from narezka.embed import CachedEmbedder, EmbeddingCache, get_embedder  # noqa: E402
 from narezka.embed.cache import default_cache_path  # noqa: E402
 from narezka.evaluate import GoldenQuestion, load_golden, parse_strategy  # noqa: E402
 from narezka.evaluate.metrics import first_hit_rank, sign_test  # noqa: E402
 from narezka.evaluate.runner import first_overlap_rank  # noqa: E402
 from narezka.evaluate.spans import Span  # noqa: E402
-from narezka.pipeline.indexing import index  # noqa: E402
 from narezka.search import Filter, Fusion  # noqa: E402
 from narezka.search.folding import Fold  # noqa: E402
 

@@ -31,11 +31,11 @@ sys.path.insert(0, str(REPO / "src"))
 SHARED = Path(os.environ.get("NAREZKA_SHARED", REPO.parent / "shared"))
 
 from narezka import Index  # noqa: E402
+from narezka.api.indexing import index  # noqa: E402
 from narezka.embed import CachedEmbedder, EmbeddingCache, get_embedder  # noqa: E402
 from narezka.evaluate import load_golden, parse_strategies  # noqa: E402
 from narezka.evaluate.metrics import sign_test  # noqa: E402
 from narezka.evaluate.spans import Span, SpanScores, span_metrics  # noqa: E402
-from narezka.pipeline.indexing import index  # noqa: E402
 from narezka.search import Fusion  # noqa: E402
 
 K = 5
@@ -165,9 +165,9 @@ def string_set(name: str, fusions: list[Fusion], folds: list[float | None]) -> i
     """hit@1 and hit@5 of each (fusion, fold) on a string golden set, through Index.search."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     from ablation import SETS
+    from narezka.api.evaluating import paths_inside
     from narezka.embed.cache import default_cache_path
     from narezka.evaluate.metrics import contains_all
-    from narezka.pipeline.evaluating import paths_inside
 
     setup = SETS[name]
     golden = [q for q in load_golden(setup.golden).questions if q.must_contain]

@@ -27,12 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ablation import REPO, SETS
+from narezka.api.evaluating import paths_inside
+from narezka.api.indexing import index, read_index_meta
 from narezka.embed import CachedEmbedder, EmbeddingCache, get_embedder
 from narezka.embed.cache import default_cache_path
 from narezka.evaluate import load_golden
 from narezka.evaluate.metrics import contains_all, sign_test
-from narezka.pipeline.evaluating import paths_inside
-from narezka.pipeline.indexing import index, read_index_meta
 from narezka.search import Fusion, fuse
 from narezka.store import StoredHit, open_store
 from narezka.store.sparse import bm25_encoder

@@ -38,7 +38,7 @@ def run_passes(src: Path, mode: str, passes: int, corpus: Path) -> None:
     sys.path.insert(0, str(src))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_tokens import Replayed, read_corpus
-    from narezka.pipeline.chunking import chunk_raw
+    from narezka.runs.chunking import chunk_raw
     from narezka.split import SplitParams, get_strategy
     from narezka.tokens import TokenCounter, get_counter
 

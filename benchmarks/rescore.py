@@ -38,12 +38,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ablation import REPO, SETS
+from narezka.api.evaluating import paths_inside
+from narezka.api.indexing import index, read_index_meta
 from narezka.embed import CachedEmbedder, EmbeddingCache, get_embedder
 from narezka.embed.cache import default_cache_path
 from narezka.evaluate import load_golden
 from narezka.evaluate.metrics import contains_all, sign_test
-from narezka.pipeline.evaluating import paths_inside
-from narezka.pipeline.indexing import index, read_index_meta
 from narezka.search.fusion import fuse, hybrid_query
 from narezka.store import StoredHit, StoredPoint, open_store
 from narezka.store.sparse import bm25_encoder

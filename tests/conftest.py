@@ -24,7 +24,7 @@ def copy_examples(dest: Path) -> Path:
 
 def index_data(home: Path) -> Path:
     """The live data folder (engine shard and manifest) of the index kept in ``home``."""
-    from narezka.pipeline.layout import data_dir, read_meta
+    from narezka.index.layout import data_dir, read_meta
 
     return data_dir(home, read_meta(home))
 

@@ -253,7 +253,7 @@ def test_every_command_documents_an_example(name: str, command: click.Command) -
 def test_json_is_written_file_by_file_exactly_as_one_dump_would_be(tmp_path: Path) -> None:
     """``--format json`` streams (no chunk is held to the end) yet prints the bytes one
     ``json.dumps(doc, indent=1)`` of the whole run prints."""
-    from narezka.cli_chunk import JsonDocument
+    from narezka.cli.chunk import JsonDocument
 
     chunks = [
         {"source": "a.md", "section": [], "meta": {}, "text": 'строка\nдва "q" \u2028'},

@@ -14,18 +14,18 @@ from importlib import import_module
 import click
 import pytest
 
-import narezka
+import narezka.cli
 from narezka.cli import COMMANDS, cli
 
 HEAVY = (
-    "narezka.cli_chunk",
-    "narezka.cli_eval",
-    "narezka.cli_index",
-    "narezka.cli_inspect",
-    "narezka.cli_serve",
-    "narezka.cli_tools",
+    "narezka.cli.chunk",
+    "narezka.cli.eval",
+    "narezka.cli.index",
+    "narezka.cli.inspect",
+    "narezka.cli.serve",
+    "narezka.cli.tools",
     "narezka.embed",
-    "narezka.pipeline",
+    "narezka.runs",
     "narezka.settings",
     "narezka.split",
     "numpy",
@@ -82,8 +82,8 @@ def test_a_command_loads_its_own_module_only() -> None:
         """
     )
     assert "--jobs" in printed
-    assert {"narezka.cli_chunk", "narezka.pipeline"} <= set(loaded)
-    others = {m for m in loaded if m.startswith("narezka.cli_")} - {"narezka.cli_chunk"}
+    assert {"narezka.cli.chunk", "narezka.runs"} <= set(loaded)
+    others = {m for m in loaded if m.startswith("narezka.cli_")} - {"narezka.cli.chunk"}
     assert not others
     assert "rich" not in loaded  # chunk loads rich after it has started its --jobs workers
 
@@ -98,11 +98,10 @@ def test_every_lazy_name_is_a_command_of_that_name() -> None:
 
 
 def test_every_command_in_the_cli_modules_is_reachable() -> None:
-    # A command added to a cli_* module but not to COMMANDS would exist and never run.
+    # A command added to a narezka.cli module but not to COMMANDS would exist and never run.
     defined = {
         f"{info.name}:{attribute}": value
-        for info in pkgutil.iter_modules(narezka.__path__, "narezka.")
-        if info.name.startswith("narezka.cli_")
+        for info in pkgutil.iter_modules(narezka.cli.__path__, "narezka.cli.")
         for attribute, value in vars(import_module(info.name)).items()
         if isinstance(value, click.Command)
     }
@@ -162,9 +161,9 @@ def test_a_mistyped_name_is_answered_with_the_lazy_commands_too(typed: str, sugg
 
 def test_a_command_that_is_no_command_is_named() -> None:
     saved = dict(COMMANDS)
-    COMMANDS["bogus"] = ("narezka.cli_common:fail", "Not a command.")
+    COMMANDS["bogus"] = ("narezka.cli.common:fail", "Not a command.")
     try:
-        with pytest.raises(TypeError, match=r"narezka\.cli_common:fail is not a click command"):
+        with pytest.raises(TypeError, match=r"narezka\.cli\.common:fail is not a click command"):
             cli.get_command(click.Context(cli), "bogus")
     finally:
         COMMANDS.clear()

@@ -1,5 +1,5 @@
 """Exit codes and edges of the command line, as scripts and cron see them (the table is in
-narezka.cli_common and the README)."""
+narezka.cli.common and the README)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from narezka.api.indexing import read_index_meta
 from narezka.cli import cli
-from narezka.cli_common import EXIT_INTERRUPTED, EXIT_NOTHING, EXIT_OK, EXIT_USAGE
-from narezka.pipeline.indexing import read_index_meta
+from narezka.cli.common import EXIT_INTERRUPTED, EXIT_NOTHING, EXIT_OK, EXIT_USAGE
 
 from conftest import EXAMPLES, copy_examples
 
@@ -104,7 +104,7 @@ def _split_option_names(command: click.Command) -> set[str]:
 
 
 def test_chunk_index_and_eval_share_the_splitting_options() -> None:
-    from narezka.cli_common import split_options
+    from narezka.cli.common import split_options
 
     @split_options()
     def probe(**_: object) -> None: ...
@@ -132,8 +132,8 @@ def test_cache_stats_creates_nothing(tmp_path: Path) -> None:
 
 
 def test_cache_stats_and_clear_cover_llm_contexts(tmp_path: Path) -> None:
-    from narezka.enrich.context_cache import ContextCache, context_key
-    from narezka.pipeline.layout import cache_file, context_cache_file
+    from narezka.enrich.context_cache import ContextCache, context_cache_file, context_key
+    from narezka.index.layout import cache_file
 
     with ContextCache(context_cache_file(cache_file(tmp_path))) as cache:
         for i, model in enumerate(["ollama:a", "ollama:a", "openai:b@http://x/v1"]):

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from narezka.api.indexing import index
 from narezka.embed import HashEmbedder
 from narezka.enrich.payload import match_rule
 from narezka.globs import glob_matches, literal_glob
 from narezka.index import Index
-from narezka.pipeline.indexing import index
 from narezka.search import Filter
 from narezka.serve.service import Service
 from narezka.settings import Settings

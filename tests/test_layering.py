@@ -1,5 +1,6 @@
-"""The package's shape: no import circles, and the split stage never reaches the embed stage
-(the pipeline passes embed functions in)."""
+"""The package's shape: packages import only downward (the floors below, drawn in
+docs/architecture.md), no import circles between modules, and the split stage never reaches
+the embed stage (the chunk runs pass embed functions in)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ def _imports(path: Path, *, top_level_only: bool) -> set[str]:
     for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
+            # ``from narezka import runs`` imports the module narezka.runs.
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.If) and top_level_only:  # TYPE_CHECKING blocks do not run
@@ -89,3 +92,60 @@ def test_parse_exports_exactly_its_all() -> None:
 
     public = {n for n in vars(parse) if not n.startswith("_") and callable(getattr(parse, n))}
     assert set(parse.__all__) == public
+
+
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("types", "_lazy", "errors", "globs", "diskspace", "sqlite_cache", "pages", "defaults"),
+    ("tokens", "parse"),
+    ("convert",),
+    ("discover",),
+    ("split",),
+    ("embed",),
+    ("enrich",),
+    ("config",),
+    ("store",),
+    ("search", "evaluate"),
+    ("runs",),
+    ("settings",),
+    ("index",),
+    ("api",),
+    ("inspector",),
+    ("serve", "integrations"),
+    ("__init__",),
+    ("cli",),
+    ("__main__",),
+)
+"""narezka's packages and top-level modules from the ground up: each may import those on its
+own floor and the floors below it only (circles are caught above). docs/architecture.md draws
+the same floors."""
+
+FLOOR = {unit: level for level, units in enumerate(FLOORS) for unit in units}
+
+
+def _unit(module: str) -> str:
+    """The package or top-level module of narezka that ``module`` belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_every_package_has_a_floor() -> None:
+    units = {_unit(name) for name in _graph(top_level_only=False)}
+    assert units == set(FLOOR), (units - set(FLOOR), set(FLOOR) - units)
+
+
+def test_packages_import_only_downward() -> None:
+    # Lazy imports count too: an import inside a function is still an arrow up.
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in _graph(top_level_only=False).items()
+        for target in targets
+        if FLOOR[_unit(target)] > FLOOR[_unit(module)]
+    )
+    assert not upward, "\n".join(upward)
+
+
+def test_the_architecture_document_draws_these_floors() -> None:
+    drawing = (SRC.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for level, units in enumerate(FLOORS):
+        row = f"| {level} | " + ", ".join(f"`{u}`" for u in units) + " |"
+        assert row in drawing, f"docs/architecture.md lacks the row {row!r}"

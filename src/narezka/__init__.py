@@ -23,7 +23,7 @@ from narezka._lazy import lazy_exports
 if TYPE_CHECKING:
     from narezka.errors import ConfigError, NarezkaError, SourceError
     from narezka.index import Index, IndexStats, SourceInfo, SyncReport
-    from narezka.pipeline import ChunkReport, chunk_documents, chunk_path, chunk_text
+    from narezka.runs import ChunkReport, chunk_documents, chunk_path, chunk_text
     from narezka.search import Filter, Hit
     from narezka.settings import Settings
     from narezka.split import SplitParams, strategy_names
@@ -40,10 +40,10 @@ _HOMES = {
     "IndexStats": "narezka.index",
     "SourceInfo": "narezka.index",
     "SyncReport": "narezka.index",
-    "ChunkReport": "narezka.pipeline",
-    "chunk_documents": "narezka.pipeline",
-    "chunk_path": "narezka.pipeline",
-    "chunk_text": "narezka.pipeline",
+    "ChunkReport": "narezka.runs",
+    "chunk_documents": "narezka.runs",
+    "chunk_path": "narezka.runs",
+    "chunk_text": "narezka.runs",
     "Filter": "narezka.search",
     "Hit": "narezka.search",
     "Settings": "narezka.settings",

@@ -28,7 +28,7 @@
     │   ├── LLMUnavailableError          the server cannot be reached: the run stops asking
     │   ├── LLMModelNotFoundError        the server does not know the model
     │   └── LLMReplyError                an answer with nothing usable as context
-    ├── CompactionError        (narezka.pipeline.compaction) the copy differs: the live one stays
+    ├── CompactionError        (narezka.index.compaction) the copy differs: the live one stays
     └── StoreError             (narezka.store.errors) the vector index cannot be used as asked
         ├── IndexInUseError              another live process holds the index (names its PID)
         ├── DimensionMismatchError       built with another embedder's dimension: --rebuild
@@ -41,7 +41,7 @@
     ├── MissingGrammarWarning        (narezka.split.code) no tree-sitter grammar: like recursive
     ├── AtomContextWarning           (narezka.split.atom_frame) a split table's header dropped
     ├── CacheDamagedWarning          (narezka.sqlite_cache) a damaged cache moved aside
-    └── IndexDamagedWarning          (narezka.pipeline.integrity) store and manifest disagree
+    └── IndexDamagedWarning          (narezka.index.integrity) store and manifest disagree
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ _HOMES = {
         ("ContextLLMError", "LLMModelNotFoundError", "LLMReplyError", "LLMUnavailableError"),
         "narezka.enrich.llm_client",
     ),
-    "CompactionError": "narezka.pipeline.compaction",
-    "IndexDamagedWarning": "narezka.pipeline.integrity",
+    "CompactionError": "narezka.index.compaction",
+    "IndexDamagedWarning": "narezka.index.integrity",
     "NotFoundError": "narezka.serve.errors",
     "ServiceError": "narezka.serve.errors",
     "AtomContextWarning": "narezka.split.atom_frame",

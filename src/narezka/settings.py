@@ -33,7 +33,7 @@ from typing import Any
 from narezka.config import CONFIG_NAME
 from narezka.enrich.llm_client import parse_spec
 from narezka.errors import ConfigError
-from narezka.pipeline.chunking import make_params
+from narezka.runs.chunking import make_params
 from narezka.split import strategy_names
 from narezka.store.sparse import check_analyzer
 

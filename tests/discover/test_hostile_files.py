@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from narezka.api.indexing import index
 from narezka.discover import iter_files, read_document
 from narezka.embed import HashEmbedder
 from narezka.errors import RefusedFileError, SourceError
 from narezka.index import Index
-from narezka.pipeline import chunk_documents
-from narezka.pipeline.indexing import index
+from narezka.runs import chunk_documents
 from narezka.search.expansion import read_source
 from narezka.settings import Settings
 
@@ -190,7 +190,7 @@ def test_read_document_still_reads_a_regular_file(tmp_path: Path) -> None:
 
 
 def test_sync_watch_and_serve_change_the_recorded_choice(corpus: Path) -> None:
-    from narezka.pipeline.maintenance import sync
+    from narezka.api.maintenance import sync
     from narezka.serve.service import Service
 
     with Index.create(corpus, Settings(embedder="hash")) as ix:

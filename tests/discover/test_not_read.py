@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from narezka.cli import cli
 from narezka.discover import iter_files
 from narezka.discover.kinds import READABLE_SUFFIXES, describe_unread, unread_type
-from narezka.pipeline import chunk_documents
+from narezka.runs import chunk_documents
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from discover.test_decode import GARBAGE_PARAGRAPH
 from narezka.discover import iter_files, read_all, read_document
 from narezka.errors import BinaryFileError, DecodeError, SourceError
-from narezka.pipeline import chunk_documents
+from narezka.runs import chunk_documents
 
 
 def _write(root: Path, rel: str, data: str | bytes = "text\n") -> Path:

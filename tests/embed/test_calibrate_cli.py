@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 from fake_servers import FakeState, fake_server
 
+from narezka.api.indexing import sizing
 from narezka.cli import cli
 from narezka.embed import get_embedder
 from narezka.embed.calibrate import calibrated_budget
-from narezka.pipeline.indexing import sizing
 
 from conftest import EXAMPLES
 

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from fake_servers import FakeState, fake_server
 
+from narezka.api.indexing import index
 from narezka.embed import BackendUnavailableError, CachedEmbedder, EmbeddingCache, HashEmbedder
 from narezka.embed.base import WordCounter
 from narezka.embed.cache import prefetching
 from narezka.embed.dispatch import DispatchPolicy
 from narezka.embed.openai import OpenAIEmbedder
 from narezka.embed.remote import RetryPolicy
-from narezka.pipeline.indexing import index
 
 from conftest import store_count
 
@@ -130,9 +130,9 @@ def test_sync_reports_the_embedding_rate_and_the_bar_shows_it(
 ) -> None:
     from rich.progress import Progress as Bar
 
-    from narezka.cli_progress import _ChunkRate
+    from narezka.cli.progress import _ChunkRate
     from narezka.index import Index
-    from narezka.pipeline.syncing import Progress
+    from narezka.index.syncing import Progress
     from narezka.settings import Settings
 
     corpus = tmp_path / "kb"

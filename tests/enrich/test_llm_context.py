@@ -33,7 +33,7 @@ from narezka.enrich.llm_client import (
 )
 from narezka.enrich.llm_context import ContextWriter
 from narezka.errors import ConfigError
-from narezka.pipeline.chunking import chunk_text
+from narezka.runs.chunking import chunk_text
 from narezka.settings import Settings
 from narezka.tokens import CharCounter, get_counter
 from narezka.types import Chunk

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from narezka.embed import HashEmbedder, signal_embedder
 from narezka.enrich import chunk_payload
 from narezka.enrich.payload import Rules
-from narezka.pipeline import chunk_documents, chunk_text
+from narezka.runs import chunk_documents, chunk_text
 from narezka.split import SplitParams, strategy_names
 from narezka.tokens import get_counter
 

@@ -22,12 +22,13 @@ from hypothesis import strategies as st
 
 from narezka import Index
 from narezka.cli import cli
-from narezka.cli_common import EXIT_NOTHING
+from narezka.cli.common import EXIT_NOTHING
 from narezka.embed import HashEmbedder, signal_embedder
-from narezka.enrich import chunk_payload, find_secrets
+from narezka.enrich import chunk_payload
 from narezka.enrich.payload import Rules
+from narezka.parse.redaction import find_secrets
 from narezka.parse.syntax import slugify
-from narezka.pipeline import chunk_text
+from narezka.runs import chunk_text
 from narezka.split import strategy_names
 
 EMBED = signal_embedder(HashEmbedder(32))

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from narezka.api.indexing import index
+from narezka.api.maintenance import sync
+from narezka.api.searching import search
 from narezka.cli import cli
 from narezka.embed import HashEmbedder
-from narezka.pipeline.indexing import index
-from narezka.pipeline.maintenance import sync
-from narezka.pipeline.searching import search
 from narezka.store import Manifest, open_store
 
 from conftest import TEST_DATA, index_data

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from narezka.cli_eval import eval_command
+from narezka.api.evaluating import evaluate
+from narezka.cli.eval import eval_command
 from narezka.embed import HashEmbedder
 from narezka.errors import ConfigError
 from narezka.evaluate import EvalRun, load_golden, markdown_report, terminal_table
 from narezka.evaluate.metrics import contains_all
-from narezka.pipeline.evaluating import evaluate
 
 from conftest import EXAMPLES, copy_examples
 

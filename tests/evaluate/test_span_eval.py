@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from narezka.cli_eval import eval_command
+from narezka.api.evaluating import evaluate
+from narezka.cli.eval import eval_command
 from narezka.embed import HashEmbedder
 from narezka.errors import ConfigError
 from narezka.evaluate import EvalRun, as_dict, markdown_report, parse_golden, terminal_table
 from narezka.evaluate.chroma import token_ends
 from narezka.evaluate.runner import SIMILAR, SPLIT, miss_cause
 from narezka.evaluate.spans import Span, span_metrics_tokens
-from narezka.pipeline.evaluating import evaluate
 
 A = "# Quokka\n\nThe quokka eats ferns at dawn.\n\n# Narwhal\n\nThe narwhal sings under ice.\n"
 B = "# Walrus\n\nThe walrus naps on rocks.\n"

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from narezka.cli_eval import eval_command
+from narezka.api.evaluating import evaluate
+from narezka.cli.eval import eval_command
 from narezka.embed import HashEmbedder
 from narezka.errors import ConfigError, MissingDependencyError
 from narezka.evaluate import (
@@ -31,7 +32,6 @@ from narezka.evaluate import (
 )
 from narezka.evaluate.metrics import hit_rate, mean_reciprocal_rank
 from narezka.evaluate.normalize import common_sizes, hit_within_budget, interpolate
-from narezka.pipeline.evaluating import evaluate
 
 TINY = {
     "a.md": "# Доставка\n\nКурьер привезёт заказ за 990 ₽ в пределах МКАД.\n",

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from narezka.cli_eval import eval_command
+from narezka.api.evaluating import evaluate
+from narezka.cli.eval import eval_command
 from narezka.embed import HashEmbedder
 from narezka.evaluate import (
     EvalRun,
@@ -26,7 +27,6 @@ from narezka.evaluate import (
     parse_golden,
 )
 from narezka.evaluate.html import answer_ranges, html_report
-from narezka.pipeline.evaluating import evaluate
 
 from conftest import EXAMPLES
 from inspector.pages import write_corpus

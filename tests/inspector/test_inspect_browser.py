@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from narezka.cli import cli
-from narezka.pipeline import chunk_documents
+from narezka.runs import chunk_documents
 from narezka.types import Chunk
 
 from inspector.pages import write_corpus

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from narezka.cli import cli
 from narezka.inspector import InspectRun, inspection_data, read_sources, render_page, script_json
 from narezka.inspector.model import breadcrumb_prefix
-from narezka.pipeline import chunk_documents
+from narezka.runs import chunk_documents
 
 from conftest import EXAMPLES
 from inspector.pages import write_corpus

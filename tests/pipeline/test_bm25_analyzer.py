@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from narezka.api.evaluating import evaluate
+from narezka.api.indexing import index, read_index_meta
+from narezka.api.maintenance import sync
+from narezka.api.searching import search
 from narezka.cli import cli
 from narezka.embed import HashEmbedder
 from narezka.errors import ConfigError
-from narezka.pipeline.evaluating import evaluate
-from narezka.pipeline.indexing import index, read_index_meta
-from narezka.pipeline.maintenance import sync
-from narezka.pipeline.searching import search
 
 
 @pytest.fixture

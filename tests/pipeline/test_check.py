@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from narezka.api.indexing import index
 from narezka.cli import cli
 from narezka.index import Index
-from narezka.pipeline.indexing import index
-from narezka.pipeline.integrity import IndexDamagedWarning, warn_if_damaged
+from narezka.index.integrity import IndexDamagedWarning, warn_if_damaged
 from narezka.store import IndexDamagedError, Manifest
 
 from conftest import copy_examples, index_data

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from narezka.pipeline.indexing import index
+from narezka.api.indexing import index
 from narezka.store import Manifest, open_store
 
 from conftest import copy_examples, index_data

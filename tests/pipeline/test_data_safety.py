@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from narezka.api.indexing import index, read_index_meta
+from narezka.api.maintenance import sync
+from narezka.api.searching import search
 from narezka.embed import HashEmbedder
 from narezka.errors import ConfigError
-from narezka.pipeline.indexing import index, read_index_meta
-from narezka.pipeline.layout import foreign_entries
-from narezka.pipeline.maintenance import sync
-from narezka.pipeline.searching import search
+from narezka.index.layout import foreign_entries
 from narezka.store import Manifest
 
 from conftest import copy_examples, index_data, store_count

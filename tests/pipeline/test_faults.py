@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from narezka.api.indexing import index
 from narezka.cli import cli
 from narezka.embed.cache import EmbeddingCache
 from narezka.errors import NarezkaWarning
 from narezka.index import Index
-from narezka.pipeline.indexing import index
 from narezka.sqlite_cache import CacheDamagedWarning
 from narezka.store import IndexDamagedError
 
@@ -89,7 +89,7 @@ def test_two_damaged_copies_keep_both(tmp_path: Path) -> None:
 
 
 def test_the_moved_aside_cache_is_narezkas_own(kb: Path) -> None:
-    from narezka.pipeline.layout import foreign_entries
+    from narezka.index.layout import foreign_entries
 
     scribble(kb / ".narezka" / "embeddings.sqlite")
     with pytest.warns(CacheDamagedWarning), EmbeddingCache(kb / ".narezka" / "embeddings.sqlite"):

@@ -1,11 +1,11 @@
-"""A file's metadata joins each chunk's own (narezka.pipeline.file_chunks.with_file_meta)
+"""A file's metadata joins each chunk's own (narezka.runs.file_chunks.with_file_meta)
 without changing anything else of the chunk."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from narezka.pipeline.file_chunks import with_file_meta
+from narezka.runs.file_chunks import with_file_meta
 from narezka.types import Chunk, Secret
 
 

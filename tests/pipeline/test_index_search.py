@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from narezka.api.indexing import index
+from narezka.api.searching import fold_neighbours, search
 from narezka.cli import cli
 from narezka.embed import HashEmbedder, Matrix
 from narezka.embed.base import WordCounter, check_window
 from narezka.errors import ConfigError
-from narezka.pipeline.indexing import index
-from narezka.pipeline.searching import fold_neighbours, search
 from narezka.store import Manifest, open_store
 
 from conftest import copy_examples, index_data, store_count
@@ -122,7 +122,7 @@ def test_expand_section_returns_the_whole_heading_section(kb: Path) -> None:
 
 
 def test_neighbouring_chunks_of_a_section_fold_into_one_hit() -> None:
-    from narezka.pipeline.searching import Hit
+    from narezka.api.searching import Hit
 
     def hit(i: int, section: str = "A") -> Hit:
         return Hit(1.0 / (i + 1), "u", "f.md", (section,), "t", "t", i, i * 10, i * 10 + 8)

@@ -20,10 +20,12 @@ import pytest
 from click.testing import CliRunner
 
 from narezka import Index
+from narezka.api.indexing import index
 from narezka.cli import cli
 from narezka.errors import BinaryFileError
-from narezka.pipeline import workers
-from narezka.pipeline.chunking import (
+from narezka.index.syncing import Progress
+from narezka.runs import workers
+from narezka.runs.chunking import (
     ChunkReport,
     ChunkTask,
     FileOutcome,
@@ -31,9 +33,7 @@ from narezka.pipeline.chunking import (
     chunk_pool,
     make_params,
 )
-from narezka.pipeline.indexing import index
-from narezka.pipeline.syncing import Progress
-from narezka.pipeline.workers import default_jobs
+from narezka.runs.workers import default_jobs
 from narezka.settings import Settings
 from narezka.split import get_strategy
 from narezka.split.headings import HeadingsStrategy

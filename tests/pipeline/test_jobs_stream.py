@@ -16,11 +16,11 @@ import pytest
 from click.testing import CliRunner
 from test_jobs import _gone, _wait_for_workers, real_corpus
 
-from narezka import pipeline
+from narezka import runs
 from narezka.cli import cli
-from narezka.pipeline import chunk_documents, chunking
-from narezka.pipeline.chunking import ChunkReport, render_jsonl
-from narezka.stats import chunk_stats
+from narezka.runs import chunk_documents, chunking
+from narezka.runs.chunking import ChunkReport, render_jsonl
+from narezka.runs.stats import chunk_stats
 
 
 def _what_it_said(report: ChunkReport) -> tuple[object, ...]:
@@ -61,7 +61,7 @@ def test_chunk_without_a_bar_walks_the_files_once(
     def no_second_walk(*args: object, **kwargs: object) -> int:
         raise AssertionError("counted the files for a bar that is not drawn")
 
-    monkeypatch.setattr(pipeline, "count_files", no_second_walk)
+    monkeypatch.setattr(runs, "count_files", no_second_walk)
     result = CliRunner().invoke(cli, ["chunk", str(corpus), "--format", "jsonl", "--stats"])
     assert result.exit_code == 0, result.output
     assert result.stdout.count("\n") > 100
@@ -111,7 +111,7 @@ def test_ctrl_c_while_jsonl_streams_exits_130_and_leaves_no_process(tmp_path: Pa
 SERVER_PROBE = """
 import os, sys
 from pathlib import Path
-from narezka.pipeline import start_workers_early
+from narezka.runs import start_workers_early
 from narezka.tokens import CharCounter
 start_workers_early(sys.argv[1], int(sys.argv[2]), CharCounter())
 def read(p, name):

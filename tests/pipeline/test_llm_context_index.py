@@ -19,7 +19,7 @@ from narezka import Index, Settings
 from narezka.cli import cli
 from narezka.embed.remote import RetryPolicy
 from narezka.enrich import llm_client
-from narezka.pipeline import layout
+from narezka.index import layout
 
 from conftest import copy_examples
 
@@ -222,7 +222,7 @@ def test_chunk_output_with_context_passes_the_shared_checker(
 def test_eval_with_context_asks_once_and_a_rerun_reads_the_cache(
     kb: Path, url: str, state: LLMState, tmp_path: Path
 ) -> None:
-    from narezka.pipeline.evaluating import evaluate
+    from narezka.api.evaluating import evaluate
 
     golden = tmp_path / "golden.jsonl"
     golden.write_text(

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 from qdrant_client import QdrantClient
 
+from narezka.api.indexing import index, read_index_meta
+from narezka.api.maintenance import push, sync, watch
 from narezka.cli import cli
-from narezka.pipeline.indexing import index, read_index_meta
-from narezka.pipeline.maintenance import push, sync, watch
 from narezka.store import Manifest
 from narezka.store.server import ServerStore
 

@@ -19,7 +19,8 @@ from narezka.embed.cache import cache_key
 from narezka.embed.remote import RetryPolicy
 from narezka.enrich import llm_client
 from narezka.enrich.context_cache import ContextCache
-from narezka.pipeline import chunk_documents, layout
+from narezka.index import layout
+from narezka.runs import chunk_documents
 from narezka.split import SplitParams
 from narezka.store.lock import DirectoryLock
 
@@ -206,6 +207,6 @@ def _fingerprint(redact: bool, rules: int | None = None) -> str:
     ],
 )
 def test_which_changes_take_text_out(old: str, new: str, removes: bool) -> None:
-    from narezka.pipeline.records import removes_text  # here: b71bcf2 lacks it, the rest runs
+    from narezka.index.records import removes_text  # here: b71bcf2 lacks it, the rest runs
 
     assert removes_text({"fingerprint": old}, new) is removes

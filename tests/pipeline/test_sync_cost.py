@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from narezka.api.indexing import index
 from narezka.index import Index
-from narezka.pipeline.indexing import index
-from narezka.pipeline.syncing import Progress
+from narezka.index.syncing import Progress
 
 from corpus_gen import write_corpus
 

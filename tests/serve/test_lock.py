@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from narezka.pipeline.sharing import ReadWriteLock
+from narezka.index.sharing import ReadWriteLock
 
 
 def waiting_writers(lock: ReadWriteLock) -> int:

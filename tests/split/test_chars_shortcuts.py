@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from narezka.enrich.redaction import find_secrets
 from narezka.parse.markdown import parse_document
+from narezka.parse.redaction import find_secrets
 from narezka.split import SplitParams, get_strategy
 from narezka.split.base import context_for
 from narezka.split.context import DocumentContext

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import narezka
 from narezka.discover import normalize_newlines
-from narezka.pipeline.chunking import chunk_raw
+from narezka.runs.chunking import chunk_raw
 from narezka.split import SplitParams, get_strategy
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import RawDocument

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from narezka.discover import normalize_newlines
-from narezka.enrich.redaction import find_secrets
 from narezka.parse.markdown import parse_document
+from narezka.parse.redaction import find_secrets
 from narezka.parse.sanitize import sanitize
 from narezka.split.context import DocumentContext
 from narezka.tokens import TokenCounter, get_counter

@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import narezka
+from narezka.api.indexing import index, read_index_meta
+from narezka.api.maintenance import sync
+from narezka.api.searching import search
 from narezka.embed import HashEmbedder
 from narezka.errors import ConfigError
-from narezka.pipeline.indexing import index, read_index_meta
-from narezka.pipeline.maintenance import sync
-from narezka.pipeline.searching import search
 from narezka.tokens import get_counter
 
 from conftest import copy_examples

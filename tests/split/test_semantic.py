@@ -27,7 +27,7 @@ from narezka.cli import cli
 from narezka.discover import normalize_newlines
 from narezka.embed import HashEmbedder, signal_embedder
 from narezka.errors import ConfigError
-from narezka.pipeline import chunk_raw, make_params
+from narezka.runs import chunk_raw, make_params
 from narezka.split import get_strategy
 from narezka.split import semantic as semantic_module
 from narezka.split.base import SplitParams
@@ -386,7 +386,7 @@ def test_sections_of_one_unit_need_no_embedding() -> None:
 def test_the_default_embedder_opens_lazily_on_the_first_split(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import narezka.pipeline.chunking as chunking_module
+    import narezka.runs.chunking as chunking_module
 
     opened: list[str] = []
 

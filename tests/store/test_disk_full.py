@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from narezka import diskspace
+from narezka.api.indexing import index
 from narezka.embed import CachedEmbedder, EmbeddingCache, get_embedder
 from narezka.errors import DiskFullError
 from narezka.index import Index
-from narezka.pipeline.indexing import index
 
 from conftest import copy_examples
 

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from narezka.api.indexing import index, read_index_meta
+from narezka.api.searching import search
 from narezka.embed import HashEmbedder
 from narezka.errors import ConfigError
-from narezka.pipeline.indexing import index, read_index_meta
-from narezka.pipeline.searching import search
 from narezka.store.sparse import Bm25Encoder, check_analyzer, title_text, title_weight, token_id
 
 CHUNK = (

@@ -13,6 +13,14 @@ from pathlib import Path
 
 from narezka.sqlite_cache import SqliteCache
 
+CONTEXT_CACHE_NAME = "contexts.sqlite"
+
+
+def context_cache_file(embedding_cache: Path) -> Path:
+    """The LLM context cache that goes with an embedding cache file: beside it."""
+    return embedding_cache.with_name(CONTEXT_CACHE_NAME)
+
+
 PROMPT_VERSION = "1"
 """Part of every cache key and of the index fingerprint: a new prompt regenerates everything."""
 

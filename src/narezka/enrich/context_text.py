@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from narezka.enrich.redaction import redact_span
+from narezka.parse.redaction import redact_span
 from narezka.parse.sentences import sentence_ends
 from narezka.tokens import TokenCounter
 from narezka.types import Secret

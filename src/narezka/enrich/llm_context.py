@@ -42,7 +42,7 @@ from narezka.enrich.llm_client import (
     LLMUnavailableError,
     open_client,
 )
-from narezka.enrich.redaction import find_secrets
+from narezka.parse.redaction import find_secrets
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk
 

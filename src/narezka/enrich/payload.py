@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from narezka.enrich.redaction import redacted_text
 from narezka.globs import glob_matches
+from narezka.parse.redaction import redacted_text
 from narezka.types import Chunk
 
 PREVIEW_CHARS = 200
@@ -219,7 +219,7 @@ def chunk_payload(chunk: Chunk, rules: Rules, *, embed_tokens: int | None = None
 
 
 ORIGIN_KEYS = ("page_start", "page_end", "slide", "sheet", "element")
-"""Where a converted file's chunk lies in its original (``pipeline.file_chunks``)."""
+"""Where a converted file's chunk lies in its original (``runs.file_chunks``)."""
 
 
 def _origin(data: Mapping[str, Any]) -> tuple[tuple[str, int | str], ...]:

@@ -5,7 +5,7 @@ checks them against the corpus text; ``metrics`` holds hit@k, MRR, the ceiling, 
 and the paired sign test; ``spans`` Chroma's span metrics; ``specs`` parses strategy specs and
 size sweeps; ``runner`` scores one strategy's retrievals; ``normalize`` the size-normalized
 view; ``report``, ``export`` and ``plot`` render tables, RESULTS.md, JSON and a PNG. The wiring
-that indexes and searches lives in :mod:`narezka.pipeline.evaluating`.
+that indexes and searches lives in :mod:`narezka.api.evaluating`.
 """
 
 from narezka.evaluate.export import as_dict

@@ -3,7 +3,7 @@ plot drawn as inline SVG (and the ``--plot`` PNG, embedded, when one was made), 
 tests, and a drill-down per question: what was expected, each strategy's top-k chunks with
 the answer marked inside them, and the probable cause of each miss.
 
-The page is assembled by :mod:`narezka.inspector.page` (the inspector's shell, stylesheet and
+The page is assembled by :mod:`narezka.pages` (the inspector's shell, stylesheet and
 helpers); the retrieved texts of each question sit in their own JSON block, parsed when the
 question is opened.
 """
@@ -26,7 +26,7 @@ from narezka.evaluate.runner import (
     miss_cause,
 )
 from narezka.evaluate.spans import overlaps
-from narezka.inspector.page import render_page
+from narezka.pages import render_page
 
 Range = tuple[int, int]
 

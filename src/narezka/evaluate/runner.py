@@ -2,7 +2,7 @@
 scored.
 
 This module knows nothing of indexes or models: the wiring
-(:mod:`narezka.pipeline.evaluating`) chunks and indexes the corpus and hands over a
+(:mod:`narezka.api.evaluating`) chunks and indexes the corpus and hands over a
 ``retrieve(question) -> [Retrieved]`` callable plus the chunks it made.
 
 A question of a **strings** golden set is hit at rank r when the r-th retrieved chunk contains

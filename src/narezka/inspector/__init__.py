@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from narezka.inspector.model import InspectRun, SourceText, inspection_data, read_sources
-from narezka.inspector.page import render_page, script_json
+from narezka.pages import render_page, script_json
 from narezka.tokens import TokenCounter
 
 

@@ -19,10 +19,10 @@ from typing import Any
 from narezka.discover import iter_files, read_document
 from narezka.errors import SourceError
 from narezka.parse.markdown import parse_document
-from narezka.pipeline import ChunkReport
-from narezka.pipeline.chunking import include_for
+from narezka.runs import ChunkReport
+from narezka.runs.chunking import include_for
+from narezka.runs.stats import percentile
 from narezka.split import get_strategy
-from narezka.stats import percentile
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk
 

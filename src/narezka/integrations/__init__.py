@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from narezka.enrich.redaction import redacted_text
+from narezka.parse.redaction import redacted_text
 from narezka.search import Hit
 from narezka.search.hits import above
 from narezka.settings import Settings

@@ -10,9 +10,9 @@ from pathlib import Path
 from narezka.discover import read_document
 from narezka.discover.walk import inside
 from narezka.enrich.hashes import doc_hash
-from narezka.enrich.redaction import find_secrets, redact_span
 from narezka.errors import NarezkaError
 from narezka.parse.markdown import parse_document
+from narezka.parse.redaction import find_secrets, redact_span
 from narezka.search.hits import Hit, snippet
 from narezka.types import BlockKind, RawDocument
 

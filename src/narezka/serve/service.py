@@ -19,11 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from narezka.enrich.redaction import redact
 from narezka.errors import ConfigError, NarezkaError
 from narezka.globs import glob_matches, glob_regex
 from narezka.index import Index, SyncReport
-from narezka.pipeline.layout import STORE_DIRNAME
+from narezka.index.layout import STORE_DIRNAME
+from narezka.parse.redaction import redact
 from narezka.search import Filter, Hit
 from narezka.search.engine import check_query_args
 from narezka.search.expansion import read_source

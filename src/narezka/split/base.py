@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from narezka.enrich.redaction import RULES_VERSION
 from narezka.errors import ConfigError
+from narezka.parse.redaction import RULES_VERSION
 from narezka.split.context import RAW_CHARS_PER_TOKEN, DocumentContext, Section
 from narezka.split.packer import extend_back
 from narezka.tokens import TokenCounter

@@ -39,7 +39,6 @@ from datetime import UTC, datetime
 from itertools import accumulate
 from typing import Any, ClassVar
 
-from narezka.enrich.redaction import find_secrets, redact, redact_span
 from narezka.parse.chat import (
     CHAT_INCLUDE,
     SURROGATE,
@@ -50,6 +49,7 @@ from narezka.parse.chat import (
     parse_chat,
 )
 from narezka.parse.markdown import slugify
+from narezka.parse.redaction import find_secrets, redact, redact_span
 from narezka.parse.sanitize import sanitize, trim_whitespace
 from narezka.split.base import SplitParams, context_for
 from narezka.split.context import DocumentContext, Section

@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from functools import cached_property
 
-from narezka.enrich.redaction import (
+from narezka.parse.redaction import (
     DerivedRedactor,
     marker,
     redact_span,

@@ -19,7 +19,7 @@ import dataclasses
 import hashlib
 from typing import Any, ClassVar
 
-from narezka.enrich.redaction import redacted_text
+from narezka.parse.redaction import redacted_text
 from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for
 from narezka.split.headings import HeadingsStrategy, merge_short, structure_refiners
 from narezka.tokens import TokenCounter

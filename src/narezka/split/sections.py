@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from narezka.enrich.redaction import DerivedRedactor
+from narezka.parse.redaction import DerivedRedactor
 from narezka.parse.syntax import slugify
 from narezka.types import Block, BlockKind
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from narezka.enrich.redaction import secrets_in
+from narezka.parse.redaction import secrets_in
 from narezka.parse.sanitize import sanitize
 from narezka.split.word_end_sizes import WordEndSizes
 from narezka.tokens import TokenCounter, blank_tokens, call_constant

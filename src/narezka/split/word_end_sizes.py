@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from functools import cached_property
 
-from narezka.enrich.redaction import secrets_in
+from narezka.parse.redaction import secrets_in
 from narezka.parse.sanitize import changed_spans, needs_sanitizing, sanitize
 from narezka.tokens import TokenCounter
 from narezka.tokens.word_ends import WINDOW, first_word_end, last_word_end, line_start

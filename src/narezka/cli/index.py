@@ -1,0 +1,547 @@
+"""Commands over an index: ``index``, ``search``, ``sync``, ``watch``, ``push``.
+
+Thin like :mod:`narezka.cli.chunk`: options in, one pipeline call, output formatted for people
+(tables) or scripts (``--format json``/``jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import Progress as RichProgress
+from rich.progress import TaskID
+from rich.table import Table
+
+from narezka.api.indexing import IndexReport
+from narezka.api.maintenance import sync, watch
+from narezka.api.searching import MODES, Hit
+from narezka.cli.common import EXIT_NOTHING, fail, jobs_option, settings_for, split_options
+from narezka.cli.options import cluster_for, cluster_options
+from narezka.cli.progress import byte_progress
+from narezka.cli.search import ranking, ranking_options
+from narezka.discover.kinds import describe_unread, special_kind
+from narezka.embed import get_embedder
+from narezka.enrich.llm_context import ContextEstimate
+from narezka.errors import ConfigError, NarezkaError
+from narezka.index import Index
+from narezka.index.syncing import Progress
+from narezka.search import Filter
+from narezka.search.hits import above
+from narezka.search.relevance import MIN_RELEVANCE
+from narezka.store import IndexInUseError
+from narezka.store.sparse import ANALYZERS
+
+WAIT_STEP = 0.2
+"""Seconds between tries while another process holds the index."""
+TABLE_SNIPPET = 160
+"""Characters of a hit's snippet shown in the table (JSON output carries all of it)."""
+
+
+prune_option = click.option(
+    "--prune",
+    is_flag=True,
+    help="Remove from the index the files still in the corpus that the include/exclude "
+    "patterns no longer match (without it they are kept and named in a warning).",
+)
+strict_option = click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 if any file was skipped or not read (a document type narezka does not read: "
+    "--exclude it to accept that).",
+)
+
+
+@click.command("index")
+@click.argument("corpus", type=click.Path(path_type=Path))
+@click.option(
+    "--store",
+    "store_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Index directory  [default: CORPUS/.narezka]; a new or empty folder, never the corpus.",
+)
+@click.option(
+    "--qdrant-url",
+    default=None,
+    envvar="NAREZKA_QDRANT_URL",
+    help="A Qdrant server or cluster instead of the embedded engine (API key from QDRANT_API_KEY).",
+)
+@click.option(
+    "--collection",
+    default=None,
+    help="With --qdrant-url: the index's name on the server (the alias NAME readers query, "
+    "collections NAME_gN and NAME-record)  [default: narezka]; one name per index.",
+)
+@cluster_options
+@click.option(
+    "--embedder",
+    default=None,
+    help="use, e5, minilm, st:PATH, ollama:MODEL, openai:MODEL@URL  [default: use, or "
+    "narezka.toml / NAREZKA_EMBEDDER].",
+)
+@split_options()
+@click.option(
+    "--bm25",
+    type=click.Choice(ANALYZERS),
+    default=None,
+    help="BM25 analyzer (lemma needs narezka[ru])  [default: the index's own, else snowball]; "
+    "another one for an existing index needs --rebuild.",
+)
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Build the index anew beside the old one and swap it in when complete (search keeps "
+    "answering from the old one meanwhile; the embedding cache is kept).",
+)
+@prune_option
+@strict_option
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@jobs_option
+def index_command(
+    corpus: Path,
+    store_dir: Path | None,
+    qdrant_url: str | None,
+    collection: str | None,
+    rebuild: bool,
+    prune: bool,
+    strict: bool,
+    as_json: bool,
+    jobs: int | None,
+    **options: Any,
+) -> None:
+    """Chunk, embed and store a corpus; re-runs only touch what changed.
+
+    Settings come from the defaults, the corpus's narezka.toml [settings], NAREZKA_*
+    variables and these flags, in that order.
+
+    Example: narezka index examples/kb && narezka search "вернуть вскрытый чай" --store examples/kb
+    """
+    err = Console(stderr=True)
+    if not corpus.exists():
+        fail(ConfigError(f"{corpus}: no such file or directory"))
+    if (kind := special_kind(corpus.stat().st_mode)) is not None:
+        fail(ConfigError(f"{corpus}: {kind}, not a regular file or folder: never opened"))
+    settings = settings_for(corpus, options)
+    cluster = cluster_for(corpus, options, qdrant_url)
+    progress = byte_progress("indexing", err)
+    try:
+        with (
+            progress,
+            Index.create(
+                corpus,
+                settings,
+                store=store_dir,
+                url=qdrant_url,
+                collection=collection,
+                cluster=cluster,
+            ) as ix,  # fmt: skip
+        ):
+            task = progress.add_task("", total=None)
+            report = ix.sync(
+                rebuild=rebuild,
+                prune=prune,
+                progress=Progress(
+                    on_total=lambda total: progress.update(task, total=total),
+                    on_bytes=lambda n: progress.advance(task, n),
+                    on_stage=lambda stage, source: progress.update(
+                        task, description=_stage_text(stage, source)
+                    ),
+                    on_rate=lambda rate: progress.update(task, rate=rate),
+                    **context_progress(progress, err),
+                ),
+                jobs=jobs,
+            )
+    except NarezkaError as exc:
+        fail(exc)
+    _report_problems(report)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=1))
+    else:
+        _print_index_report(report)
+    if strict and (report.skipped or report.not_read):
+        sys.exit(EXIT_NOTHING)
+
+
+STAGE_SOURCE_CHARS = 40
+"""The tail of the current file's name shown beside the stage."""
+
+
+def _stage_text(stage: str, source: str) -> str:
+    shown = source if len(source) <= STAGE_SOURCE_CHARS else "…" + source[-STAGE_SOURCE_CHARS:]
+    return f"{stage} {shown}"
+
+
+def context_progress(progress: RichProgress, err: Console) -> dict[str, Any]:
+    """The callbacks that print the LLM context estimate, then count its calls on the bar."""
+    calls: list[TaskID] = []
+
+    def estimate(est: ContextEstimate) -> None:
+        if not est.chunks:  # nothing changed: a cron log needs no line about it
+            return
+        err.print(est.describe(), highlight=False, soft_wrap=True)
+        calls.append(progress.add_task("context LLM", total=est.to_generate, calls=True))
+
+    def called() -> None:
+        if calls:
+            progress.advance(calls[0])
+
+    return {"on_context_estimate": estimate, "on_context_call": called}
+
+
+def _report_problems(report: IndexReport) -> None:
+    for problem in report.skipped:
+        click.echo(f"skipped: {problem}", err=True)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+def _print_index_report(report: IndexReport) -> None:
+    table = Table(title=f"narezka index → {report.store}", show_header=False, box=None)
+    rows = [
+        (
+            "Files",
+            f"{report.files_new} new, {report.files_changed} changed, "
+            f"{report.files_unchanged} unchanged, {report.files_deleted} deleted",
+        ),
+        (
+            "Chunks",
+            f"{report.chunks_embedded} embedded, {report.chunks_reused} reused, "
+            f"{report.chunks_kept} kept, {report.chunks_deleted} deleted",
+        ),
+        ("Embedding cache", f"{report.cache_hits} hits, {report.cache_misses} misses"),
+        *_context_rows(report),
+        ("Seconds", ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items())),
+        ("Embedder", report.embedder),
+        ("Skipped files", str(len(report.skipped))),
+    ]
+    if report.not_read:
+        rows.append(("Not read", describe_unread(report.not_read, shown=0)))
+    if report.recovered:
+        rows.append(("Repaired", ", ".join(report.recovered)))
+    for label, value in rows:
+        table.add_row(label, value)
+    Console().print(table)
+
+
+def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
+    c = report.context
+    if not c:
+        return []
+    without = c["chunks"] - c["with_context"]
+    return [
+        (
+            "LLM context",
+            f"{c['with_context']} of {c['chunks']} chunks ({c['cached']} cached, "
+            f"{c['generated']} generated); {without} without: {c['failed']} failed, "
+            f"{c['not_asked']} not asked, {c['dropped']} did not fit; {c['cut']} shortened",
+        )
+    ]
+
+
+@click.command("search")
+@click.argument("query")
+@click.option(
+    "--store",
+    default=".",
+    show_default=True,
+    help="Index directory, the corpus folder that holds .narezka/, or the URL of the Qdrant "
+    "server holding the index (read-only; see --collection).",
+)
+@click.option(
+    "--collection",
+    default="narezka",
+    show_default=True,
+    help="With a server URL as --store: which index there (its --collection name).",
+)
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option("-k", "k", type=int, default=5, show_default=True)
+@click.option("--zone", default=None)
+@click.option("--project", default=None)
+@click.option("--category", default=None)
+@click.option(
+    "--path",
+    "path_glob",
+    default=None,
+    help="Only files matching this glob (.gitignore-style: '*.md' at any depth).",
+)
+@click.option("--include-archived", is_flag=True, help="Archived pages are left out by default.")
+@click.option(
+    "--expand",
+    type=click.Choice(["section", "parent"]),
+    default=None,
+    help="Return each hit's whole heading section, or its parent (an index built with "
+    "--strategy parent-child): small-to-big.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "jsonl"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--embedder",
+    default=None,
+    help="Default: the one the index was built with (a different one is an error).",
+)
+@click.option(
+    "--wait",
+    type=float,
+    default=5.0,
+    show_default=True,
+    help="Seconds to wait for another process that holds the index (a running sync).",
+)
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Drop hits whose relevance (the calibrated chance of answering) is below this; "
+    "none left: exit 1, 'no relevant passage'  [default: the index's min_relevance setting, "
+    f"else {MIN_RELEVANCE}].",
+)
+@ranking_options
+def search_command(
+    query: str,
+    store: str,
+    collection: str,
+    mode: str,
+    k: int,
+    zone: str | None,
+    project: str | None,
+    category: str | None,
+    path_glob: str | None,
+    include_archived: bool,
+    expand: str | None,
+    fmt: str,
+    embedder: str | None,
+    wait: float,
+    fusion_method: str,
+    rrf_k: int | None,
+    dense_weight: float | None,
+    fold_option: str,
+    min_relevance: float | None,
+) -> None:
+    """Search an index: dense, BM25 or hybrid (min-max score fusion, or as --fusion says).
+
+    Exits 1 when nothing is found or nothing reaches --min-relevance, whatever the --format.
+
+    Example: narezka search "гарантия на лампу Свет мини" --store examples/kb -k 3
+    """
+    if not query.strip():
+        raise click.UsageError("the query is empty")
+    filters = Filter(
+        zone=zone,
+        project=project,
+        category=category,
+        path=path_glob,
+        include_archived=include_archived,
+    )
+    fusion, fold = ranking(mode, fusion_method, rrf_k, dense_weight, fold_option)
+    deadline = time.monotonic() + max(wait, 0.0)
+    while True:
+        try:
+            model = get_embedder(embedder) if embedder else None
+            with Index.open(store, embedder=model, collection=collection) as index:
+                found = index.search(
+                    query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion, fold=fold
+                )
+                floor = index.settings.relevance_floor if min_relevance is None else min_relevance
+            break
+        except IndexInUseError as exc:
+            # A cron sync holds the index for seconds: wait for it rather than fail at once.
+            if time.monotonic() >= deadline:
+                fail(exc)
+            time.sleep(WAIT_STEP)
+        except NarezkaError as exc:
+            fail(exc)
+    hits, best = above(found, floor)
+    if fmt == "json":
+        click.echo(json.dumps([h.to_json() for h in hits], ensure_ascii=False, indent=1))
+    elif fmt == "jsonl":
+        for h in hits:
+            click.echo(json.dumps(h.to_json(), ensure_ascii=False))
+    else:
+        _print_hits(hits, query, mode)
+    if not hits:
+        if best is not None:
+            click.echo(f"no relevant passage (best relevance {best:.2f})", err=True)
+        sys.exit(EXIT_NOTHING)
+
+
+STALE_MARK = " [stale: file changed since the last sync]"
+
+
+def _print_hits(hits: Sequence[Hit], query: str, mode: str) -> None:
+    table = Table(title=f"{query!r} — {mode}")
+    for column in ("#", "relevance", "score", "url", "section", "snippet"):
+        table.add_column(column, overflow="fold")
+    for rank, h in enumerate(hits, 1):
+        table.add_row(
+            str(rank),
+            f"{h.relevance:.2f}",
+            f"{h.score:.3f}",
+            h.url + (f" {h.where}" if h.where else "") + (STALE_MARK if h.stale else ""),
+            " > ".join(h.section),
+            _highlight(h.snippet[:TABLE_SNIPPET], query),
+        )
+    Console().print(table)
+
+
+def _highlight(text: str, query: str) -> str:
+    from rich.markup import escape
+
+    out = escape(text)
+    for word in {w for w in query.split() if len(w) > 3}:
+        stem = escape(word[:5])
+        out = out.replace(stem, f"[bold yellow]{stem}[/]")
+    return out
+
+
+def _summary(report: IndexReport) -> str:
+    return (
+        f"{report.files_new} new, {report.files_changed} changed, "
+        f"{report.files_unchanged} unchanged, {report.files_deleted} deleted files; "
+        f"{report.chunks_embedded} chunks embedded, {report.chunks_deleted} deleted; "
+        f"{len(report.skipped)} skipped"
+        + (f", {describe_unread(report.not_read, shown=0)}" if report.not_read else "")
+        + f"; {report.seconds['total']:.2f} s"
+        + _context_summary(report.context)
+    )
+
+
+def _context_summary(c: dict[str, Any]) -> str:
+    if not c.get("chunks"):
+        return ""
+    without = c["chunks"] - c["with_context"]
+    return (
+        f"; LLM context on {c['with_context']} of {c['chunks']} chunks ({c['generated']} "
+        f"generated), {without} without ({c['failed']} failed, {c['not_asked']} not asked)"
+    )
+
+
+@click.command("sync")
+@click.argument("store", default=".")
+@click.option(
+    "--corpus",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Where the corpus is now, if it moved away from its index (recorded for later runs).",
+)
+@click.option(
+    "--context-llm",
+    default=None,
+    metavar="SPEC",
+    help="Change the LLM that writes chunk context (ollama:MODEL[@HOST], openai:MODEL@URL, or "
+    "off)  [default: the one the index records].",
+)
+@click.option(
+    "--follow-symlinks/--no-follow-symlinks",
+    default=None,
+    help="Change whether symlinks leading outside the corpus are read  [default: as the index "
+    "records; built without, they are named as skipped].",
+)
+@prune_option
+@strict_option
+@click.option("--json", "as_json", is_flag=True)
+@jobs_option
+def sync_command(
+    store: str,
+    corpus: Path | None,
+    context_llm: str | None,
+    follow_symlinks: bool | None,
+    prune: bool,
+    strict: bool,
+    as_json: bool,
+    jobs: int | None,
+) -> None:
+    """Bring an index up to date with its corpus, with the settings it was built with.
+
+    For cron or a systemd timer (see examples/systemd/). Example: narezka sync examples/kb
+    """
+    err = Console(stderr=True)
+    progress = byte_progress("syncing", err)
+    try:
+        with progress:
+            task = progress.add_task("", total=None)
+            report = sync(
+                store,
+                corpus=corpus,
+                context_llm=context_llm,
+                follow_symlinks=follow_symlinks,
+                prune=prune,
+                jobs=jobs,
+                progress=Progress(
+                    on_total=lambda total: progress.update(task, total=total),
+                    on_bytes=lambda n: progress.advance(task, n),
+                    on_stage=lambda stage, source: progress.update(
+                        task, description=_stage_text(stage, source)
+                    ),
+                    on_rate=lambda rate: progress.update(task, rate=rate),
+                    **context_progress(progress, err),
+                ),
+            )
+    except NarezkaError as exc:
+        fail(exc)
+    _report_problems(report)
+    click.echo(json.dumps(report.as_dict(), ensure_ascii=False) if as_json else _summary(report))
+    if strict and (report.skipped or report.not_read):
+        sys.exit(EXIT_NOTHING)
+
+
+@click.command("watch")
+@click.argument("store", default=".")
+@click.option("--debounce-ms", type=int, default=1600, show_default=True)
+@click.option(
+    "--follow-symlinks/--no-follow-symlinks",
+    default=None,
+    help="As for sync: change whether symlinks leading outside the corpus are read.",
+)
+def watch_command(store: str, debounce_ms: int, follow_symlinks: bool | None) -> None:
+    """Sync now, then again whenever files in the corpus change (Ctrl-C stops cleanly).
+
+    Example: narezka watch examples/kb --debounce-ms 2000
+    """
+    try:
+        for report in watch(store, debounce_ms=debounce_ms, follow_symlinks=follow_symlinks):
+            click.echo(_summary(report), err=True)
+    except NarezkaError as exc:
+        fail(exc)
+    except KeyboardInterrupt:
+        click.echo("stopped; the next sync resumes where this one stopped", err=True)
+
+
+@click.command("push")
+@click.argument("store", default=".")
+@click.option(
+    "--qdrant-url",
+    required=True,
+    envvar="NAREZKA_QDRANT_URL",
+    help="The Qdrant server or cluster (API key from QDRANT_API_KEY).",
+)
+@click.option(
+    "--collection",
+    default="narezka",
+    show_default=True,
+    help="The copy's name there: `search --store URL --collection NAME` reads it.",
+)
+@cluster_options
+def push_command(store: str, qdrant_url: str, collection: str, **options: Any) -> None:
+    """Copy an index to a Qdrant server: same ids, vectors and payloads, readable there by
+    URL. A re-push updates the copy (points of deleted files go).
+
+    Example: narezka push examples/kb --qdrant-url http://localhost:6333
+    """
+    try:
+        with Index.open(store) as index:
+            cluster = cluster_for(index.corpus, options, qdrant_url)
+            copied = index.push(qdrant_url, collection=collection, cluster=cluster)
+    except NarezkaError as exc:
+        fail(exc)
+    click.echo(f"copied {copied} points to {qdrant_url} ({collection})")

@@ -1,0 +1,54 @@
+"""Every default a user can override, in one place: settings, splitting and search.
+
+The flags, ``narezka.toml``, the ``NAREZKA_*`` variables, :class:`~narezka.Settings`,
+:class:`~narezka.split.SplitParams`, :class:`~narezka.search.Query` and the help texts all
+read them from here, so a default is changed once and every entry point agrees.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+STRATEGY = "headings"
+EMBEDDER = "use"
+"""The bundled Universal Sentence Encoder: offline, multilingual, fast on a CPU."""
+
+UNIT = "tokens"
+"""Chunks are sized in the embedder's own tokens, up to its budget (its calibrated one for a
+served model), so a chunk is never truncated by the model that embeds it."""
+PREVIEW_UNIT = "chars"
+"""``narezka chunk`` and ``narezka inspect`` measure in characters unless told otherwise:
+they need no model, and their output is read by people and other tools."""
+SIZE = 800
+"""The size where no embedder sets one: in characters, or in a named tokenizer's tokens."""
+TOKENIZER = "cl100k_base"
+"""The tokenizer of ``unit = "tokens"`` when the size is not the embedder's own."""
+OVERLAP = 0
+LEVELS = (1, 6)
+MIN_CHARS = 150
+REDACT = True
+
+K = 5
+MODE = "hybrid"
+FOLD: Final = "auto"
+"""Neighbours folded into their hit: 0.8 of its score for hybrid score fusion, else any."""
+MIN_RELEVANCE = 0.05
+"""Hits below this calibrated relevance are "nothing relevant" for the CLI, the server and
+the retrievers; chosen on the dev suite (benchmarks/results/relevance.md)."""
+
+__all__ = [
+    "EMBEDDER",
+    "FOLD",
+    "LEVELS",
+    "MIN_CHARS",
+    "MIN_RELEVANCE",
+    "MODE",
+    "OVERLAP",
+    "PREVIEW_UNIT",
+    "REDACT",
+    "SIZE",
+    "STRATEGY",
+    "TOKENIZER",
+    "UNIT",
+    "K",
+]

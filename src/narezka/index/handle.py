@@ -1,0 +1,913 @@
+"""``Index``: the one object a program holds — a corpus's index, open between calls.
+
+::
+
+    with narezka.Index.open("docs/") as index:        # or Index.create(corpus, settings)
+        report = index.sync()                            # SyncReport
+        hits = index.search("как вернуть чай", k=5)      # list[Hit]
+
+An ``Index`` keeps the store, the embedder and its cache open, so a search costs the query's
+embedding and one engine call, not a model load and an engine open. Within one process every
+``Index`` of one folder shares one open store (the embedded engine admits one process per
+shard); a sync writes each file's points under a lock that searches take too, so a search sees
+every file as it was before or after, never half-written. Another process that opens a held
+index gets :class:`~narezka.store.IndexInUseError` naming the holder's PID (``narezka search``
+waits a few seconds for a short ``sync`` to finish first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from narezka.config import load_rules
+from narezka.diskspace import create_needs, ensure_free
+from narezka.embed import CachedEmbedder, Embedder, get_embedder, signal_embedder
+from narezka.enrich.context_cache import context_cache_file
+from narezka.enrich.llm_client import open_client
+from narezka.enrich.llm_context import ContextWriter, open_context
+from narezka.errors import ConfigError, NarezkaError
+from narezka.index import layout
+from narezka.index.compaction import CompactReport, copy_generation, generation_bytes
+from narezka.index.integrity import (
+    CheckReport,
+    inspect,
+    mark_for_resync,
+    repair_at_sync,
+    warn_if_damaged,
+)
+from narezka.index.records import (
+    corpus_of,
+    existing_meta,
+    home_inside,
+    index_meta,
+    removes_text,
+    retire,
+    retire_leftovers,
+)
+from narezka.index.sharing import acquire, open_data_store, release
+from narezka.index.syncing import (
+    IndexReport,
+    Progress,
+    Syncer,
+    open_embedder,
+    sizing,
+    sync_files,
+)
+from narezka.runs.chunking import include_for
+from narezka.runs.contexts import estimate_sync
+from narezka.search import Filter, Fusion, Hit, SearchEngine
+from narezka.search.engine import check_query_args
+from narezka.search.folding import Fold
+from narezka.search.staleness import mark_stale
+from narezka.settings import Settings
+from narezka.split import SplitParams, get_strategy
+from narezka.sqlite_cache import SqliteCache
+from narezka.store import IndexDamagedError, Manifest, StoredHit, VectorStore
+from narezka.store.cluster import ClusterParams
+from narezka.store.collections import (
+    DEFAULT_COLLECTION,
+    check_collection_name,
+    collection_for,
+    collection_name,
+    point_alias,
+    refuse_foreign,
+    snapshot_files,
+)
+from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
+
+if TYPE_CHECKING:  # qdrant-client is imported only for an index on a server
+    from narezka.store import server_record
+
+SyncReport = IndexReport
+"""What a sync did: files new/changed/unchanged/deleted, chunks embedded/reused/deleted,
+skipped files with reasons, warnings, seconds per stage."""
+
+GET_BATCH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """One indexed file as the index last saw it."""
+
+    path: str
+    size: int
+    mtime: float
+    doc_hash: str
+    chunks: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStats:
+    """What ``Index.stats()`` reports."""
+
+    corpus: str
+    store: str
+    files: int
+    chunks: int
+    embedder: str
+    strategy: str
+    settings: dict[str, Any]
+    synced_at: str | None
+    changed_files: tuple[str, ...]
+    """Files whose size or mtime differ from the index, or that are gone: the next sync's work."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The stats as JSON-ready data."""
+        return {
+            **{f: getattr(self, f) for f in self.__slots__},
+            "changed_files": list(self.changed_files),
+        }
+
+
+def resolve_home(location: str | Path) -> Path:
+    """An index folder, or a corpus folder holding one in ``.narezka/``."""
+    path = Path(location)
+    if (path / layout.INDEX_META).is_file():
+        return path
+    if path.is_dir() and (layout.default_home(path) / layout.INDEX_META).is_file():
+        return layout.default_home(path)
+    raise ConfigError(f"no narezka index at {path}: run `narezka index {path}` first")
+
+
+class Index:
+    """A corpus's index, open between calls; see the module docstring. Make one with
+    :meth:`create` or :meth:`open`, and close it (or use it as a context manager)."""
+
+    def __init__(
+        self,
+        home: Path | None,
+        corpus: Path,
+        settings: Settings,
+        *,
+        url: str | None,
+        embedder: Embedder | None,
+        meta: dict[str, Any] | None,
+        spec: str | None,
+        collection: str = DEFAULT_COLLECTION,
+        cluster: ClusterParams | None = None,
+    ) -> None:
+        self.home = home
+        """The index folder; None for an index opened by its server URL (read-only)."""
+        self._spec_name = spec
+        self.corpus = corpus
+        self.settings = settings
+        self.url = url
+        self.collection = collection
+        """A server index's name: the alias ``NAME`` readers query, on one of its collections
+        ``NAME_gN``, and its record in ``NAME-record``."""
+        self.cluster = cluster if cluster is not None else _cluster_of(meta, "given")
+        """A server index's cluster settings as given (unset ones sized by each new
+        collection's expected points: :mod:`narezka.store.cluster`)."""
+        self._given = embedder
+        self._model: Embedder | None = None
+        self._meta = meta
+        self._remote_files: server_record.RecordManifest | None = None
+        key = str(home.resolve()) if home is not None else f"{url}#{collection}"
+        self._shared = acquire(key, home)
+        self._closed = False
+        self._counted: str | None = None
+
+    # ---- opening ------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        corpus: str | Path,
+        settings: Settings | None = None,
+        *,
+        store: str | Path | None = None,
+        url: str | None = None,
+        collection: str | None = None,
+        embedder: Embedder | None = None,
+        cluster: ClusterParams | None = None,
+    ) -> Index:
+        """An index of ``corpus`` with ``settings`` (default: :meth:`Settings.load` of the
+        corpus), kept in ``store`` (default ``corpus/.narezka``), its points on a Qdrant
+        server at ``url`` if given, in collections named ``collection`` (default
+        ``narezka``; one name per index on a server) laid out as ``cluster`` says (default:
+        what the index recorded, else the rule by size). Nothing is written until
+        :meth:`sync`; a store that would put the user's files at risk, an unknown embedder
+        or bad settings fail here."""
+        root = Path(corpus)
+        if not root.exists():
+            raise ConfigError(f"{root}: no such file or directory")
+        home = Path(store) if store is not None else layout.default_home(root)
+        layout.check_home(home, root)
+        chosen = settings if settings is not None else Settings.load(root)
+        model = embedder if embedder is not None else get_embedder(chosen.embedder)
+        sizing(model, chosen.split_values())  # bad sizes fail before anything is written
+        if chosen.context_llm is not None:
+            open_client(chosen.context_llm)  # so does a missing ollama package (no request)
+        get_strategy(chosen.strategy)
+        meta = existing_meta(home, tolerate_bad=True)
+        spec = None if embedder is not None else chosen.embedder
+        name = collection_name(collection, meta)
+        index = cls(
+            home, root, chosen, url=url, embedder=model, meta=meta, spec=spec, collection=name,
+            cluster=cluster,
+        )  # fmt: skip
+        index._model = model
+        return index
+
+    @classmethod
+    def open(
+        cls,
+        location: str | Path,
+        *,
+        embedder: Embedder | None = None,
+        corpus: str | Path | None = None,
+        collection: str = DEFAULT_COLLECTION,
+    ) -> Index:
+        """The index in ``location``: its folder, a corpus folder holding ``.narezka/``, or
+        the URL of the Qdrant server holding it (``collection`` names which index there).
+
+        ``embedder`` is needed only for an index built with an embedder object; ``corpus``
+        says where the corpus is now if it moved away from its index (the next sync records
+        it). An index opened by URL is read-only (search, get, neighbours, chunks, sources,
+        stats, push): it is synced from its folder on the machine that holds the corpus,
+        and reads the record that machine's last sync published on the server."""
+        text = str(location)
+        if text.startswith(("http://", "https://")):
+            from narezka.store import server_record
+
+            meta = server_record.fetch(text, collection)
+            return cls(
+                None,
+                Path(str(meta.get("corpus") or ".")),
+                _settings_of(meta),
+                url=text,
+                embedder=embedder,
+                meta={**meta, "url": text},
+                spec=meta.get("embedder_spec") or None,
+                collection=collection,
+            )
+        home = resolve_home(location)
+        meta = layout.read_meta(home)
+        settings = _settings_of(meta)
+        root = Path(corpus).resolve() if corpus is not None else corpus_of(home, meta)
+        return cls(
+            home,
+            root,
+            settings,
+            url=meta.get("url"),
+            embedder=embedder,
+            meta=meta,
+            spec=meta.get("embedder_spec") or None,
+            collection=collection_name(None, meta),
+        )
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the store (closed when the last ``Index`` of this folder closes)."""
+        if not self._closed:
+            self._closed = True
+            release(self._shared)
+
+    # ---- writing ------------------------------------------------------------------------
+
+    def sync(
+        self,
+        paths: Sequence[str | Path] | None = None,
+        *,
+        rebuild: bool = False,
+        progress: Progress | None = None,
+        jobs: int | None = None,
+        prune: bool = False,
+    ) -> SyncReport:
+        """Bring the index up to date with the corpus: new and changed files are chunked
+        and embedded (only chunks whose content changed), deleted files lose their points.
+
+        ``paths`` limits the work to those files (a watcher's events); ``rebuild`` builds a
+        fresh generation beside the live one and swaps it in when complete. ``jobs`` worker
+        processes read and chunk files while this one embeds (default: the machine's cores,
+        for a megabyte of changed files or more). Indexed files still in the corpus that the
+        include/exclude patterns no longer match are kept, and named in the report's
+        ``unmatched``, unless ``prune`` removes them."""
+        self._check_open()
+        home = self._local_home("sync")
+        started = time.perf_counter()
+        root = self.corpus
+        model = self._embedder()
+        split_params, counter = sizing(model, self.settings.split_values())
+        splitter = get_strategy(self.settings.strategy, embed=signal_embedder(model))
+        globs = include_for(splitter, self.settings.include)
+        exclude = (*self.settings.exclude, *home_inside(home, root))
+        report = IndexReport(embedder=model.name)
+        fresh_store: VectorStore | None = None
+        with layout.writer(home):
+            old = existing_meta(home, tolerate_bad=rebuild)
+            # Text taken out for safety must leave the disk too: a fresh generation of all.
+            purge = old is not None and removes_text(
+                old, split_params.fingerprint(self.settings.strategy)
+            )
+            rebuild, paths = rebuild or purge, None if purge else paths
+            analyzer = _analyzer(home, old, self.settings.bm25, rebuild=rebuild)
+            report.warnings.extend(retire_leftovers(home, old))
+            applied = _cluster_of(old, "applied")
+            if old is None or rebuild:
+                generation = layout.new_generation(home)
+                collection = collection_for(self.collection, generation) if self.url else None
+                if collection is not None and self.url is not None:
+                    refuse_foreign(self.url, collection)
+                    applied = self.cluster.sized(_point_count(home, old))
+                if old is not None:
+                    # Name the half-built generation before filling it, so an interrupted
+                    # rebuild is cleaned up by name on the next run.
+                    layout.write_meta(home, {**old, "building": generation})
+            else:
+                generation = str(old.get("data") or layout.LEGACY_DATA)
+                collection = old.get("collection")
+            meta = index_meta(
+                home, root, model, self._spec(), self.settings.strategy, split_params,
+                self.url, self.settings.include, exclude, data=generation, collection=collection,
+                settings=self.settings.to_record(),
+            )  # fmt: skip
+            # Queries must be analyzed as the stored documents were (absent: snowball).
+            meta["bm25"] = analyzer
+            if self.url:
+                meta["collection_name"] = self.collection
+                given = self.cluster.to_record()
+                meta["qdrant"] = {"given": given, "applied": applied.to_record()}
+            if old is None:
+                layout.write_meta(home, meta)  # searchable from the first committed file on
+            swapping = old is not None and rebuild
+            if swapping:
+                fresh_store = open_data_store(home, meta)
+                store = fresh_store
+            else:
+                store = self._shared.store_for(meta)
+            cached = open_embedder(model, home)
+            progress = progress or Progress()
+            context = _context_writer(self.settings, cached, home, split_params, progress)
+            caches = _caches(cached, context) if purge else []
+            for cache in caches:
+                cache.touched = set()  # what the new generation uses; the rest goes
+            try:
+                with Manifest(layout.data_dir(home, meta)) as manifest:
+                    syncer = Syncer(
+                        root, store, manifest, cached, splitter, split_params, counter,
+                        load_rules(root), report,
+                        writing=self._shared.lock.write if not swapping else None,
+                        bm25=analyzer, context=context,
+                        convert_cache=home / layout.CONVERT_CACHE_NAME,
+                    )  # fmt: skip
+                    report.store = self.url or str(home)
+                    report.recovered = manifest.recover(store)
+                    if not swapping:  # damage to the store is found, and repaired, now
+                        with self._shared.lock.write():
+                            found = repair_at_sync(store, manifest, str(home))
+                        report.warnings.extend(found)
+                        if found:  # the damaged files are flagged now: sync them
+                            syncer.known = manifest.stats()
+                    wanted = _relative_paths(root, paths)
+                    if context is not None and progress.on_context_estimate is not None:
+                        estimate = estimate_sync(syncer, root, globs, exclude, wanted)
+                        progress.on_context_estimate(estimate)
+                    sync_files(syncer, root, globs, exclude, manifest, progress, paths=wanted,
+                               jobs=jobs, prune=prune,
+                               follow_symlinks=bool(self.settings.follow_symlinks))  # fmt: skip
+                    files = snapshot_files(manifest) if self.url else None
+                _optimize(store)
+                dropped = sum(c.retain(c.touched or ()) for c in caches)
+                grow = getattr(store, "grow", None)
+                if files is not None and callable(grow):  # the rule by size, as it grew
+                    now = grow(self.cluster.sized(sum(len(row[3]) for row in files.values())))
+                    meta["qdrant"]["applied"] = now.to_record()
+                if swapping and self.url:  # readers by URL move to the new collection at once
+                    self._switch_alias(meta)
+            except BaseException:
+                if fresh_store is not None:
+                    fresh_store.close()
+                    self._drop_half_built(meta)
+                raise
+            finally:
+                if context is not None:
+                    report.context = context.stats.as_dict()
+                    context.close()
+            meta["synced_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+            if swapping and old is not None and fresh_store is not None:
+                layout.write_meta(home, meta)  # the swap: readers move to the new generation
+                self._publish(meta, files, report.warnings)  # before the old collection goes
+                self._shared.swap(fresh_store, generation)
+                retired = str(old.get("data") or layout.LEGACY_DATA)
+                gone = retire(home, retired, old.get("collection"), self.url)
+                if not gone:
+                    layout.write_meta(home, {**meta, "retired": [retired]})
+                if purge:
+                    report.warnings.append(
+                        f"redaction is stricter than when {home} was written: rebuilt it in "
+                        f"{generation}, dropped {dropped} cached entries of old texts and "
+                        + (f"removed {retired}" if gone else f"{retired} (in use: a later run)")
+                        + ", where the text before redaction was"
+                    )
+                if self.url and "alias" not in meta:  # the old collection freed the name
+                    self._publish(meta, files, report.warnings)
+            else:
+                layout.write_meta(home, meta)
+                self._publish(meta, files, report.warnings)
+                if rebuild:  # over an unreadable record: the generations it named go now
+                    report.warnings.extend(retire_leftovers(home, meta))
+        self._meta = meta
+        if isinstance(cached, CachedEmbedder):
+            report.cache_hits, report.cache_misses = cached.hits, cached.misses
+        report.seconds["total"] = time.perf_counter() - started
+        return report
+
+    def compact(self) -> CompactReport:
+        """Rewrite the index into a fresh generation holding only its live points, and
+        retire the old one with every byte it held: text deleted from the corpus leaves no
+        trace in the index folder (the engine keeps deleted payloads in its log and pages,
+        SQLite keeps deleted manifest rows). Nothing is embedded again, and searches answer
+        from the live generation until the swap (:mod:`narezka.index.compaction`)."""
+        self._check_open()
+        home = self._local_home("compact")
+        started = time.perf_counter()
+        report = CompactReport()
+        with layout.writer(home):
+            report.warnings.extend(retire_leftovers(home, existing_meta(home, tolerate_bad=False)))
+            old = layout.read_meta(home)
+            retired = str(old.get("data") or layout.LEGACY_DATA)
+            # The copy is at most the live generation's size: room for it before anything.
+            needed = generation_bytes(home, retired) + create_needs(home)
+            ensure_free(home, needed, "compact the index into a copy of its live points")
+            generation = layout.new_generation(home)
+            collection = collection_for(self.collection, generation)
+            if self.url is not None:
+                refuse_foreign(self.url, collection)
+            meta = {**old, "data": generation, **({"collection": collection} if self.url else {})}
+            if self.url is not None:
+                applied = self.cluster.sized(_point_count(home, old))
+                meta["qdrant"] = {"given": self.cluster.to_record(), "applied": applied.to_record()}
+            new_dir = layout.data_dir(home, meta)
+            report.bytes_before = generation_bytes(home, retired)
+            # Named before it is filled, so an interrupted compaction is removed by name.
+            layout.write_meta(home, {**old, "building": generation})
+            fresh = open_data_store(home, meta)
+            try:
+                copy_generation(self._shared.store_for(old), layout.data_dir(home, old), fresh,
+                                new_dir, self._shared.lock.read, report)  # fmt: skip
+                _optimize(fresh)
+                files = None
+                if self.url is not None:
+                    with Manifest(new_dir) as manifest:
+                        files = snapshot_files(manifest)
+                    self._switch_alias(meta)
+            except BaseException:
+                fresh.close()
+                retire(home, generation, meta.get("collection"), self.url)
+                layout.write_meta(home, old)
+                raise
+            layout.write_meta(home, meta)  # the swap: readers move to the new generation
+            self._publish(meta, files, report.warnings)
+            self._shared.swap(fresh, generation)
+            if not retire(home, retired, old.get("collection"), self.url):
+                layout.write_meta(home, {**meta, "retired": [*meta.get("retired", ()), retired]})
+                report.warnings.append(
+                    f"{home / retired}: another process still reads it; a later sync or "
+                    "compaction removes it"
+                )
+            if self.url and "alias" not in meta:  # the old collection freed the name
+                self._publish(meta, files, report.warnings)
+        self._meta = meta
+        report.generation = generation
+        report.bytes_after = generation_bytes(home, generation)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def check(self, *, repair: bool = False) -> CheckReport:
+        """Compare the store with the manifest, reading every point back: chunks missing,
+        unreadable, or unknown to the manifest (:mod:`narezka.index.integrity`). With
+        ``repair``, re-index the damaged files (vectors from the embedding cache), or build
+        a fresh generation where only that repairs it."""
+        self._check_open()
+        home = self._local_home("check")
+        meta = self._record()
+        chunks = 0
+        try:
+            with Manifest(layout.data_dir(home, meta)) as manifest:
+                chunks = manifest.chunk_count()
+            store = self._shared.store_for(meta)
+        except IndexDamagedError as exc:  # the manifest or the store: a rebuild repairs it
+            report = CheckReport(str(home), chunks, problem=str(exc))
+        else:
+            with self._shared.lock.write(), Manifest(layout.data_dir(home, meta)) as manifest:
+                report = inspect(store, manifest, str(home), deep=True)
+                if repair and not report.ok and not report.needs_rebuild:
+                    mark_for_resync(store, manifest, report)
+        if repair and not report.ok:
+            done = self.sync(rebuild=True) if report.needs_rebuild else self.sync(report.files)
+            how = (
+                "rebuilt the index"
+                if report.needs_rebuild
+                else f"re-indexed {len(report.files)} files"
+            )
+            report.repaired.append(
+                f"{how}: {done.chunks_embedded} chunks stored, {done.cache_hits} of their "
+                "vectors from the embedding cache"
+            )
+        return report
+
+    # ---- reading ------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 5,
+        mode: str = "hybrid",
+        filters: Filter | None = None,
+        expand: str | None = None,
+        fusion: Fusion | None = None,
+        fold: Fold = "auto",
+    ) -> list[Hit]:
+        """The ``k`` best hits for ``query``: ``dense``, ``bm25`` or ``hybrid`` (min-max score
+        fusion, or as ``fusion`` says), narrowed by ``filters``, neighbours folded (those
+        scoring at least ``fold`` times their hit; None: no folding; ``"auto"``: 0.8 for hybrid
+        score fusion, else 0); ``expand`` = ``"section"`` (the whole
+        heading section) or ``"parent"`` (a parent-child index's parents). Every hit carries
+        its calibrated ``relevance``; none is dropped for it here (``narezka.search.hits.above``
+        with ``settings.relevance_floor`` does what the CLI and the server do)."""
+        check_query_args(query, k, mode, expand, fusion)
+        meta = self._record()  # once per search: the store, strategy and embedder check use it
+        store = self._shared.store_for(meta)
+        if self.home is not None and self._counted != meta.get("data"):
+            self._counted = meta.get("data")  # once per generation this Index reads
+            warn_if_damaged(store, layout.data_dir(self.home, meta), str(self.home))
+        engine = SearchEngine(
+            store,
+            corpus=self.corpus,
+            strategy=str(meta.get("strategy", "")),
+            embedder=self._query_embedder(meta) if mode != "bm25" else None,
+            reading=self._shared.lock.read,
+            redact=self.settings.redact is not False,
+            bm25=bm25_encoder(str(meta.get("bm25") or DEFAULT_ANALYZER)),
+        )
+        hits = engine.search(
+            query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion, fold=fold
+        )
+        if not hits or (self.home is None and not self.corpus.is_dir()):
+            return hits  # a reader by URL without the corpus here cannot tell
+        return mark_stale(hits, self.corpus, lambda: self._manifest(meta))
+
+    def get(self, chunk_id: str) -> Hit | None:
+        """The stored chunk with this id (a hit's ``chunk_id``), or None."""
+        found = self._points([chunk_id])
+        return found[0] if found else None
+
+    def neighbours(self, chunk_id: str, n: int = 1) -> list[Hit]:
+        """The chunk and up to ``n`` chunks before and after it in its file, in order."""
+        if n < 0:
+            raise ConfigError(f"n must be at least 0, got {n}")
+        # The manifest and the points are read under one read lock: a sync in this process
+        # cannot replace the file's points in between.
+        with self._shared.lock.read(), self._manifest() as manifest:
+            where = manifest.locate(chunk_id)
+            entry = manifest.get(where[0]) if where is not None else None
+            if where is None or entry is None:
+                return []
+            ids = [c.point_id for c in entry.chunks if abs(c.index - where[1]) <= n]
+            return self._points(ids)
+
+    def chunks(self, source: str | None = None) -> Iterator[Hit]:
+        """Every stored chunk (of one source file, if given), file by file in order."""
+        # One record, one manifest connection and one store for the whole walk (this reads
+        # every file of the corpus); each file under the read lock, whole as a sync left it.
+        meta = self._record()
+        store = self._shared.store_for(meta)
+        with self._manifest(meta) as manifest:
+            paths = [source] if source is not None else manifest.paths()
+            for path in paths:
+                with self._shared.lock.read():
+                    entry = manifest.get(path)
+                    ids = [c.point_id for c in entry.chunks] if entry is not None else []
+                    found = [
+                        p
+                        for s in range(0, len(ids), GET_BATCH)
+                        for p in self._points(ids[s : s + GET_BATCH], store)
+                    ]
+                yield from found
+
+    def sources(self) -> list[SourceInfo]:
+        """Every indexed file, sorted by path."""
+        with self._manifest() as manifest:
+            return [SourceInfo(*row) for row in manifest.files()]
+
+    def stats(self) -> IndexStats:
+        """Files, chunks, embedder, strategy, last sync, and files changed since it."""
+        meta = self._record()
+        sources = self.sources()
+        return IndexStats(
+            corpus=str(self.corpus),
+            store=self.url or str(self.home),
+            files=len(sources),
+            chunks=sum(s.chunks for s in sources),
+            embedder=str(meta.get("embedder", "")),
+            strategy=str(meta.get("strategy", "")),
+            settings=self.settings.to_record(),
+            synced_at=meta.get("synced_at"),
+            # A reader by URL may not have the corpus here: then it cannot tell.
+            changed_files=tuple(self._changed(sources))
+            if self.home is not None or self.corpus.is_dir()
+            else (),
+        )
+
+    def push(
+        self,
+        url: str,
+        *,
+        collection: str = DEFAULT_COLLECTION,
+        cluster: ClusterParams | None = None,
+    ) -> int:
+        """Copy every point (same ids, vectors, payloads) to a Qdrant server as the index
+        named ``collection`` there, readable by URL (:meth:`open`); returns how many. A new
+        collection is laid out as ``cluster`` says, unset values sized by the point count.
+
+        A re-push brings the copy up to date: points of files deleted since the last push
+        are removed (they are narezka's own). A non-empty collection that narezka did not
+        push or index is refused."""
+        from narezka.store import server_record
+        from narezka.store.server import ServerStore
+
+        check_collection_name(collection)
+        meta = self._record()
+        with self._manifest() as manifest:
+            files = server_record.snapshot(manifest)
+        given = cluster or ClusterParams()
+        sized = given.sized(sum(len(row[3]) for row in files.values()))
+        try:
+            earlier: server_record.RecordManifest | None = server_record.fetch_files(
+                url, collection
+            )
+        except ConfigError:
+            earlier = None
+        with ServerStore(url, collection=collection, cluster=sized) as target:
+            if earlier is None and target.exists():
+                target.ensure(int(meta["dim"]), sparse=True)
+                if target.count():
+                    raise ConfigError(
+                        f"{url} already has a collection {collection!r} that narezka did not "
+                        "write: push to another --collection, or remove it yourself"
+                    )
+            copied = self.push_to(target)
+            ids = {pid for row in files.values() for pid in row[3]}
+            if earlier is not None:
+                target.delete([pid for pid in earlier.point_ids() if pid not in ids])
+            applied = target.grow(sized)  # a copy that grew past the size, as a sync does
+        copy = {**meta, "url": url, "collection": collection, "collection_name": collection}
+        copy.pop("alias", None)  # a copy is read from its own collection
+        copy["qdrant"] = {"given": given.to_record(), "applied": applied.to_record()}
+        server_record.publish(url, collection, copy, files)
+        return copied
+
+    def push_to(self, target: VectorStore) -> int:
+        """Copy every point into an open store (its collection is created if needed)."""
+        meta = self._record()
+        with self._manifest() as manifest:
+            ids = manifest.point_ids()
+        target.ensure(int(meta["dim"]), sparse=True)
+        source = self._store()
+        copied = 0
+        for start in range(0, len(ids), GET_BATCH):
+            with self._shared.lock.read():
+                points = source.get(ids[start : start + GET_BATCH], with_vectors=True)
+            target.upsert(points)
+            copied += len(points)
+        return copied
+
+    # ---- internals ----------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ConfigError(f"the index {self._where()} is closed")
+
+    def _where(self) -> str:
+        return str(self.home) if self.home is not None else f"{self.url} ({self.collection})"
+
+    def _local_home(self, action: str) -> Path:
+        if self.home is None:
+            raise ConfigError(
+                f"the index {self._where()} was opened by its server URL, which is read-only: "
+                f"{action} it from its index folder on the machine that holds the corpus"
+            )
+        return self.home
+
+    def _record(self) -> dict[str, Any]:
+        self._check_open()
+        # Another process may have synced or rebuilt since: read the record each time (it
+        # is one small file, replaced atomically; on a server, one point).
+        if self.home is None:
+            from narezka.store import server_record
+
+            assert self.url is not None
+            meta = server_record.fetch(self.url, self.collection)
+            self._remote_files = None  # read with the next file listing, if one is asked for
+            self._meta = {**meta, "url": self.url}
+        else:
+            self._meta = layout.read_meta(self.home)
+        return self._meta
+
+    def _publish(
+        self, meta: dict[str, Any], files: server_record.Files | None, warnings: list[str]
+    ) -> None:
+        """Publish a server index's record for readers by URL; a failure is a warning (the
+        index itself is synced; the next sync publishes again)."""
+        if self.url is None or files is None:
+            return
+        from narezka.store import server_record
+
+        try:
+            if point_alias(self.url, self.collection, str(meta["collection"])):
+                meta["alias"] = self.collection
+            server_record.publish(self.url, self.collection, meta, files)
+        except NarezkaError as exc:
+            warnings.append(
+                f"{self.url}: the index record for readers by URL was not updated ({exc}); "
+                "they see the previous sync until the next one"
+            )
+
+    def _switch_alias(self, meta: dict[str, Any]) -> None:
+        """Move the alias readers query onto a rebuild's filled collection (one atomic call);
+        a failure fails the rebuild, which leaves the old collection serving."""
+        assert self.url is not None
+        if point_alias(self.url, self.collection, str(meta["collection"])):
+            meta["alias"] = self.collection
+
+    def _drop_half_built(self, meta: dict[str, Any]) -> None:
+        """Drop a failed rebuild's collection (narezka made it; no alias points at it)."""
+        if self.url is None or not meta.get("collection"):
+            return
+        from narezka.store.server import ServerStore
+
+        with (
+            contextlib.suppress(NarezkaError),
+            ServerStore(self.url, collection=str(meta["collection"])) as half,
+        ):
+            if half.alias_target(self.collection) != half.collection:
+                half.drop()
+
+    def _store(self) -> VectorStore:
+        return self._shared.store_for(self._record())
+
+    @contextlib.contextmanager
+    def _manifest(
+        self, meta: dict[str, Any] | None = None
+    ) -> Iterator[Manifest | server_record.RecordManifest]:
+        record = meta if meta is not None else self._record()
+        if self.home is None:
+            from narezka.store import server_record
+
+            assert self.url is not None
+            files = self._remote_files  # a search on another thread may reset it meanwhile
+            if files is None:
+                files = self._remote_files = server_record.fetch_files(self.url, self.collection)
+            yield files
+            return
+        with Manifest(layout.data_dir(self.home, record)) as manifest:
+            yield manifest
+
+    def _points(self, ids: Sequence[str], store: VectorStore | None = None) -> list[Hit]:
+        if not ids:
+            return []
+        store = store if store is not None else self._store()
+        with self._shared.lock.read():
+            points = store.get(list(ids))
+        by_id = {p.id: p for p in points}
+        return [Hit.from_stored(StoredHit(i, 0.0, by_id[i].payload), "") for i in ids if i in by_id]
+
+    def _spec(self) -> str | Embedder:
+        """What index.json records as the embedder: its spec, or the object itself (then
+        searches and syncs must be given it again)."""
+        return self._spec_name if self._spec_name else self._embedder()
+
+    def _embedder(self, meta: dict[str, Any] | None = None) -> Embedder:
+        """The embedder that writes (and its name must match what the index holds)."""
+        if self._model is None:
+            self._model = self._given or _embedder_of(meta or self._record())
+        return self._model
+
+    def _query_embedder(self, meta: dict[str, Any]) -> Embedder:
+        model = self._embedder(meta)
+        built = str(meta.get("embedder", ""))
+        if built and model.name != built:
+            raise ConfigError(
+                f"the index was built with {built}, not {model.name}: search with the same "
+                "embedder or re-index with --rebuild"
+            )
+        if not isinstance(model, CachedEmbedder) and self.home is not None:
+            model = self._model = open_embedder(model, self.home)
+        return model
+
+    def _changed(self, sources: Sequence[SourceInfo]) -> Iterator[str]:
+        for source in sources:
+            try:
+                stat = (self.corpus / source.path).stat()
+            except OSError:
+                yield source.path
+                continue
+            if (stat.st_size, stat.st_mtime) != (source.size, source.mtime):
+                yield source.path
+
+
+def _context_writer(
+    settings: Settings, embedder: Embedder, home: Path, params: SplitParams, progress: Progress
+) -> ContextWriter | None:
+    """The LLM context step of a sync (None when off), its cache beside the embedding cache."""
+    if settings.context_llm is None:
+        return None
+    embeddings = embedder.cache.path if isinstance(embedder, CachedEmbedder) else None
+    cache = context_cache_file(embeddings or home / layout.CACHE_NAME)
+    return open_context(
+        settings.context_llm, cache, redact=params.redact, on_call=progress.on_context_call
+    )
+
+
+def _caches(embedder: Embedder, context: ContextWriter | None) -> list[SqliteCache]:
+    """The caches of a sync's texts: embeddings, and LLM contexts when there are any."""
+    found = [embedder.cache] if isinstance(embedder, CachedEmbedder) else []
+    return [*found, *([context.cache] if context is not None and context.cache else [])]
+
+
+def _settings_of(meta: dict[str, Any]) -> Settings:
+    """The settings an index was built with (format 1 kept only its split parameters)."""
+    record = meta.get("settings")
+    if isinstance(record, dict):
+        return Settings.from_record(record)
+    params = dict(meta.get("params") or {})
+    return Settings().replace(
+        strategy=meta.get("strategy"),
+        embedder=meta.get("embedder_spec"),
+        include=meta.get("include"),
+        exclude=tuple(meta.get("exclude") or ()),
+        **{k: v for k, v in params.items() if k != "tokenizer" or v},
+    )
+
+
+def _embedder_of(meta: dict[str, Any]) -> Embedder:
+    spec = meta.get("embedder_spec")
+    if not spec:
+        raise ConfigError(
+            f"the index was built with an embedder object ({meta.get('embedder')}): "
+            "pass the same embedder (Index.open(..., embedder=...))"
+        )
+    return get_embedder(str(spec))
+
+
+def _analyzer(home: Path, old: dict[str, Any] | None, wanted: str | None, *, rebuild: bool) -> str:
+    """The BM25 analyzer this sync writes with: the index's own unless a rebuild changes it;
+    another one for an existing index is refused (its stored sparse vectors would not match
+    the queries)."""
+    built = str(old.get("bm25") or DEFAULT_ANALYZER) if old is not None else None
+    if built is None or rebuild:
+        return wanted or built or DEFAULT_ANALYZER
+    if wanted is not None and wanted != built:
+        raise ConfigError(
+            f"{home} was built with BM25 analyzer {built!r}, not {wanted!r}: its stored sparse "
+            "vectors would not match the queries; re-create it with --rebuild"
+        )
+    return built
+
+
+def _relative_paths(root: Path, paths: Sequence[str | Path] | None) -> set[str] | None:
+    if paths is None:
+        return None
+    out = set()
+    for given in paths:
+        path = Path(given)
+        if path.is_absolute():
+            try:
+                path = path.resolve().relative_to(root.resolve())
+            except ValueError:
+                raise ConfigError(f"{given} is not inside the corpus {root}") from None
+        out.add(path.as_posix())
+    return out
+
+
+def _cluster_of(meta: dict[str, Any] | None, which: str) -> ClusterParams:
+    """The cluster settings an index recorded: as ``given`` or as ``applied``."""
+    return ClusterParams.from_record(((meta or {}).get("qdrant") or {}).get(which))
+
+
+def _point_count(home: Path, meta: dict[str, Any] | None) -> int:
+    """How many points the index ``meta`` records holds (0 for none): a rebuild's size."""
+    if meta is None:
+        return 0
+    with Manifest(layout.data_dir(home, meta)) as manifest:
+        return sum(row[4] for row in manifest.files())
+
+
+def _optimize(store: VectorStore) -> None:
+    # A long-lived store is not closed after each sync: merge segments and vacuum now.
+    optimize = getattr(store, "optimize", None)
+    if callable(optimize):
+        optimize()

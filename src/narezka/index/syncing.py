@@ -1,0 +1,624 @@
+"""The machinery of a sync (what :meth:`narezka.Index.sync` runs): discover → chunk → embed →
+upsert, incrementally.
+
+Per file, the manifest says what the index holds. Unchanged files are skipped by ``stat``
+alone; a changed file is re-chunked and only chunks with a new content hash are embedded
+(vectors of moved chunks are copied); removed chunks and deleted files' points are deleted.
+Each file is written under the manifest's write-ahead protocol, so a kill at any moment
+leaves an index the next sync repairs (see :mod:`narezka.store.manifest`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from narezka.discover import iter_files, read_document
+from narezka.discover.kinds import describe_unread
+from narezka.diskspace import ensure_free, write_needs
+from narezka.embed import (
+    CachedEmbedder,
+    Embedder,
+    EmbeddingCache,
+    InputTooLongError,
+    embed_all,
+    get_embedder,
+)
+from narezka.embed.cache import prefetching
+from narezka.embed.calibrate import calibrated_budget
+from narezka.enrich import Rules, chunk_payload
+from narezka.enrich.llm_context import ContextWriter
+from narezka.errors import ConfigError, DiskFullError, NarezkaError, RefusedFileError, SourceError
+from narezka.index import layout
+from narezka.index.layout import (
+    CACHE_NAME,
+    INDEX_META,
+    INDEX_VERSION,
+    STORE_DIRNAME,
+)
+from narezka.runs.chunking import (
+    ChunkTask,
+    FileOutcome,
+    chunk_file,
+    chunk_pool,
+    chunk_raw,
+    make_params,
+    with_file_meta,
+)
+from narezka.runs.file_chunks import with_provenance
+from narezka.split import SplitParams, Strategy
+from narezka.store import (
+    ChunkEntry,
+    FileEntry,
+    FilePlan,
+    Manifest,
+    SparseVector,
+    StoredPoint,
+    VectorStore,
+    chunk_point_id,
+)
+from narezka.store.errors import IndexDamagedError, StoreUnavailableError
+from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
+from narezka.tokens import TokenCounter, get_counter
+from narezka.types import Chunk
+
+__all__ = ["INDEX_META", "INDEX_VERSION", "STORE_DIRNAME", "IndexReport", "Progress", "Syncer"]
+RESPLIT_ATTEMPTS = 3
+RESPLIT_SHRINK = 0.75
+"""A file whose chunk a model refuses is re-chunked this much smaller, a few times at most."""
+INCOMPLETE = "!incomplete"
+"""Appended to the fingerprint a file is recorded with when some of its chunks got no LLM
+context (a failed request): its stat no longer matches, so the next sync asks again."""
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What a sync did, file by file and chunk by chunk, and where the time went."""
+
+    files_new: int = 0
+    files_changed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    chunks_kept: int = 0
+    chunks_deleted: int = 0
+    skipped: list[SourceError] = field(default_factory=list)
+    not_read: list[str] = field(default_factory=list)
+    """Files of a document type narezka does not read (``.pdf``…) in the corpus."""
+    unmatched: list[str] = field(default_factory=list)
+    """Indexed files still in the corpus that the include/exclude patterns no longer match:
+    removed from the index with ``prune``, else kept (and named in a warning)."""
+    warnings: list[str] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(
+        default_factory=lambda: {"chunk": 0.0, "embed": 0.0, "store": 0.0, "total": 0.0}
+    )
+    cache_hits: int = 0
+    cache_misses: int = 0
+    embedder: str = ""
+    store: str = ""
+    secrets: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per file chunked in this run: secrets redacted, by kind (``--no-redact``: none)."""
+    context: dict[str, Any] = field(default_factory=dict)
+    """With ``context_llm``: what the LLM context step did (``ContextStats.as_dict``)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data (what ``index --json`` prints)."""
+        data = {k: getattr(self, k) for k in self.__slots__}
+        data["skipped"] = [{"path": e.path, "problem": e.problem} for e in self.skipped]
+        return data
+
+
+def default_store_dir(corpus: Path) -> Path:
+    """Where the index of a corpus lives unless told otherwise: inside it, ``.narezka/``."""
+    return layout.default_home(corpus)
+
+
+def read_index_meta(store_dir: Path) -> dict[str, Any]:
+    """The index's own record: corpus root, embedder, chunking fingerprint, live data."""
+    return layout.read_meta(store_dir)
+
+
+def open_embedder(spec: str | Embedder, store_dir: Path | None) -> Embedder:
+    """The embedder for a spec, with an embedding cache kept beside the index."""
+    embedder = get_embedder(spec) if isinstance(spec, str) else spec
+    if store_dir is None or isinstance(embedder, CachedEmbedder):
+        return embedder
+    store_dir.mkdir(parents=True, exist_ok=True)
+    return CachedEmbedder(embedder, EmbeddingCache(store_dir / CACHE_NAME))
+
+
+def sizing(embedder: Embedder, params: dict[str, Any]) -> tuple[SplitParams, TokenCounter]:
+    """Split parameters and counter: by default the embedder's own tokens and budget."""
+    unit = params.get("unit") or "tokens"
+    # An index records its embedder's tokenizer by name; sync hands that name back.
+    own = params.get("tokenizer") in (None, "", embedder.counter.name)
+    if unit == "tokens" and own:
+        counter = embedder.counter
+        params = {**params, "unit": "tokens", "tokenizer": counter.name}
+        params.setdefault("size", None)
+        if params["size"] is None:
+            # A served model narezka cannot tokenize exactly may have a measured budget.
+            measured = calibrated_budget(embedder.name)
+            params["size"] = min(embedder.budget, measured or embedder.budget)
+        return make_params(**params), counter
+    split_params = make_params(**{**params, "unit": unit})
+    return split_params, get_counter(split_params.unit, split_params.tokenizer)
+
+
+class Syncer:
+    """One sync run over a corpus into one store; see :func:`index`."""
+
+    def __init__(
+        self,
+        corpus: Path,
+        store: VectorStore,
+        manifest: Manifest,
+        embedder: Embedder,
+        strategy: Strategy,
+        params: SplitParams,
+        counter: TokenCounter,
+        rules: Rules,
+        report: IndexReport | None = None,
+        *,
+        writing: Callable[[], AbstractContextManager[object]] | None = None,
+        bm25: str = DEFAULT_ANALYZER,
+        context: ContextWriter | None = None,
+        convert_cache: Path | None = None,
+    ) -> None:
+        self.corpus = corpus
+        # Searches in this process take the other side: they see a file before or after.
+        self.writing = writing or nullcontext
+        self.store = store
+        self.manifest = manifest
+        self.embedder = embedder
+        self.strategy = strategy
+        self.params = params
+        self.counter = counter
+        self.rules = rules
+        self.fingerprint = params.fingerprint(strategy.name)
+        self.context = context
+        self.convert_cache = convert_cache
+        self._incomplete = False
+        if context is not None:
+            self.fingerprint += "+" + context.fingerprint
+        self.bm25 = bm25_encoder(bm25)
+        self.report = report or IndexReport(embedder=embedder.name)
+        # One query up front: a no-change sync must not ask the manifest file by file.
+        self.known = manifest.stats()
+        self.on_bytes: Callable[[int], None] | None = None
+        self.on_stage: Callable[[str, str], None] | None = None
+        self.on_rate: Callable[[float], None] | None = None
+        self._started = time.perf_counter()
+        self._file_bytes = 0
+        self._bytes_done = 0
+
+    def _advance(self, done: int, total: int) -> None:
+        """Progress inside one file, by the share of its chunks embedded: a 5 MB file moves
+        the bar while it is embedded instead of jumping at its end."""
+        if self.on_bytes is None or total == 0:
+            return
+        target = self._file_bytes * done // total
+        if target > self._bytes_done:
+            self.on_bytes(target - self._bytes_done)
+            self._bytes_done = target
+
+    def stage(self, stage: str, source: str) -> None:
+        """Tell the progress what the sync waits for now (see :class:`Progress`)."""
+        if self.on_stage is not None:
+            self.on_stage(stage, source)
+
+    def finish_file(self) -> None:
+        """Account the rest of the current file's bytes to the progress."""
+        if self.on_bytes is not None and self._file_bytes > self._bytes_done:
+            self.on_bytes(self._file_bytes - self._bytes_done)
+        self._file_bytes = self._bytes_done = 0
+
+    def needs_sync(self, root: Path, file: Path) -> os.stat_result | None:
+        """The file's ``stat`` if it must be chunked again, else None (counted unchanged)."""
+        stat = file.stat()
+        return None if self.unchanged(relative(root, file), stat) else stat
+
+    def unchanged(self, source: str, stat: os.stat_result) -> bool:
+        """Whether the file at ``source`` with this ``stat`` is indexed as it is (then it
+        is counted unchanged): the manifest's size, mtime, fingerprint and embedder."""
+        state = (stat.st_size, stat.st_mtime, self.fingerprint, self.embedder.name)
+        if self.known.get(source) == state:
+            self.report.files_unchanged += 1
+            return True
+        return False
+
+    def sync_file(self, root: Path, file: Path) -> None:
+        """Sync one file in this process (chunk, embed, write)."""
+        stat = self.needs_sync(root, file)
+        if stat is not None:
+            self.apply(
+                root, file, stat, chunk_file(self.task(root, file), self.strategy, self.counter)
+            )
+
+    def task(self, root: Path, file: Path, size: int = 0) -> ChunkTask:
+        """The chunking of one file (of ``size`` bytes), for a worker."""
+        return ChunkTask(root, file, self.params, size, convert_cache=self.convert_cache)
+
+    def apply(self, root: Path, file: Path, stat: os.stat_result, outcome: FileOutcome) -> None:
+        """Embed and write one file's chunks (``outcome``, chunked by a worker or here).
+
+        Raises the file's problem as a :class:`SourceError`, after its warnings are kept."""
+        report = self.report
+        self._file_bytes, self._bytes_done = stat.st_size, 0
+        source = relative(root, file)
+        report.warnings.extend(outcome.read_warnings)
+        report.seconds["chunk"] += outcome.seconds
+        if outcome.error is not None:
+            raise outcome.error
+        params = self.params
+        digest = outcome.digest
+        chunks = list(outcome.result.chunks) if outcome.result is not None else []
+        result = outcome.result
+        text: str | None = None
+        for attempt in range(RESPLIT_ATTEMPTS + 1):
+            if attempt > 0:
+                # A re-cut after a refusal is rare: done here, from the file as it is now.
+                started = time.perf_counter()
+                raw, _ = read_document(root, file)
+                text = raw.text
+                result = chunk_raw(raw, self.strategy, params, self.counter)
+                chunks = with_file_meta(result.chunks, raw.mtime, digest, resplit=True)
+                chunks = with_provenance(chunks, raw.provenance)
+                report.seconds["chunk"] += time.perf_counter() - started
+            doc_warnings = result.warnings if result is not None else []
+            if self.context is not None:
+                if text is None:  # the worker that chunked the file kept its text
+                    text = read_document(root, file)[0].text
+                chunks = self._with_contexts(source, text, chunks, params)
+            entries = [
+                ChunkEntry(
+                    c.index, chunk_point_id(source, self.fingerprint, c.index), c.content_hash
+                )
+                for c in chunks
+            ]
+            plan = self.manifest.plan(
+                source, entries, fingerprint=self.fingerprint, embedder=self.embedder.name
+            )
+            by_index = {c.index: c for c in chunks}
+            self.stage("embedding", source)
+            started = time.perf_counter()
+            try:
+                vectors = embed_all(
+                    [by_index[e.index].embed_text for e in plan.embed],
+                    self.embedder,
+                    on_progress=self._advance,
+                )
+                break
+            except InputTooLongError as exc:
+                # The server counted more tokens than our tokenizer for its model did: cut
+                # the file finer at exact boundaries and try again; nothing is truncated.
+                if attempt == RESPLIT_ATTEMPTS:
+                    raise
+                report.warnings.append(
+                    f"{source}: {exc}; re-split at {int(params.size * RESPLIT_SHRINK)} tokens"
+                )
+                params = dataclasses.replace(params, size=int(params.size * RESPLIT_SHRINK))
+            finally:
+                report.seconds["embed"] += time.perf_counter() - started
+        report.warnings.extend(doc_warnings)
+        if result is not None and result.secrets:
+            report.secrets[source] = result.secrets
+        if self.known.get(source) is None:
+            report.files_new += 1
+        else:
+            report.files_changed += 1
+
+        started = time.perf_counter()
+        # A kept chunk (same id, same content) still gets its payload rewritten: its offsets
+        # may have moved and its document hash has changed. Its vector is copied as it is.
+        donors = [*(old_id for _, old_id in plan.reuse), *(c.point_id for c in plan.keep)]
+        reused = {}
+        if donors:
+            reused = {p.id: p for p in self.store.get(donors, with_vectors=True)}
+        report.seconds["store"] += time.perf_counter() - started
+
+        started = time.perf_counter()
+        points = [
+            self._point(entry.point_id, by_index[entry.index], vector)
+            for entry, vector in zip(plan.embed, vectors, strict=True)
+        ]
+        copies = [*plan.reuse, *((c, c.point_id) for c in plan.keep)]
+        for entry, old_id in copies:
+            donor = reused.get(old_id)
+            if donor is None or donor.dense is None:  # vanished under us: embed it after all
+                vector = embed_all([by_index[entry.index].embed_text], self.embedder)[0]
+                points.append(self._point(entry.point_id, by_index[entry.index], vector))
+                report.chunks_embedded += 1
+            else:
+                points.append(self._point(entry.point_id, by_index[entry.index], donor.dense))
+                if entry.point_id != old_id:
+                    report.chunks_reused += 1
+        self.stage("writing", source)
+        with self.writing():
+            self._write(source, plan, points, entries, stat, digest)
+        report.seconds["store"] += time.perf_counter() - started
+        report.chunks_embedded += len(plan.embed)
+        if self.on_rate is not None and report.chunks_embedded:
+            self.on_rate(report.chunks_embedded / (time.perf_counter() - self._started))
+        report.chunks_kept += len(plan.keep)
+        report.chunks_deleted += len(plan.delete)
+
+    def _with_contexts(
+        self, source: str, text: str, chunks: list[Chunk], params: SplitParams
+    ) -> list[Chunk]:
+        """The one call of the LLM context step: after splitting, before embedding."""
+        assert self.context is not None
+        started = time.perf_counter()
+        done = self.context.apply(source, text, chunks, counter=self.counter, limit=params.size)
+        self.report.warnings.extend(done.problems)
+        self._incomplete = done.incomplete
+        self.report.seconds["context"] = (
+            self.report.seconds.get("context", 0.0) + time.perf_counter() - started
+        )
+        return done.chunks
+
+    def _write(
+        self,
+        source: str,
+        plan: FilePlan,
+        points: list[StoredPoint],
+        entries: list[ChunkEntry],
+        stat: os.stat_result,
+        digest: str,
+    ) -> None:
+        self.manifest.begin(source, plan.touched)
+        if points:
+            self.store.upsert(points)
+        if plan.delete:
+            self.store.delete(list(plan.delete))
+        self.manifest.commit(
+            FileEntry(
+                source,
+                stat.st_size,
+                stat.st_mtime,
+                digest,
+                self.fingerprint + (INCOMPLETE if self._incomplete else ""),
+                self.embedder.name,
+                tuple(entries),
+            )
+        )
+
+    def _point(self, point_id: str, chunk: Chunk, vector: Any) -> StoredPoint:
+        sparse: SparseVector = self.bm25.encode_document(chunk.embed_text)
+        # Sized in the embedder's own tokens (the default), the count is already there;
+        # otherwise count once, so evaluation never has to re-chunk to know the model's view.
+        own = self.counter.name == self.embedder.counter.name
+        tokens = None if own else self.embedder.counter.count(chunk.embed_text)
+        payload = chunk_payload(chunk, self.rules, embed_tokens=tokens)
+        return StoredPoint(point_id, vector, payload, sparse)
+
+    def delete_missing(self, seen: set[str], among: set[str] | None = None) -> None:
+        """Delete the points of every known file not ``seen`` (only ``among`` these, if
+        given: a sync of some paths deletes only those that are gone)."""
+        for path in self.manifest.paths():
+            if path in seen or (among is not None and path not in among):
+                continue
+            entry = self.manifest.get(path)
+            ids = [c.point_id for c in entry.chunks] if entry else []
+            with self.writing():
+                self.manifest.begin(path, ids)
+                if ids:
+                    self.store.delete(ids)
+                self.manifest.commit_delete(path)
+            self.report.files_deleted += 1
+            self.report.chunks_deleted += len(ids)
+
+
+def _kept_unread(
+    known: Iterable[str], errors: Sequence[SourceError], report: IndexReport
+) -> set[str]:
+    """The indexed files at or under a path the walk could not read: a folder that could not
+    be listed, a dangling symlink (an unmounted drive's), a loop. They are not known to be
+    gone, so their points stay; each such path gets a warning saying how many files."""
+    kept: set[str] = set()
+    for error in errors:
+        if isinstance(error, RefusedFileError):
+            continue  # never to be read (a link out of the corpus, a FIFO): its points go
+        prefix = error.path.rstrip("/") + "/"
+        under = {p for p in known if p == error.path or p.startswith(prefix)}
+        if under:
+            kept |= under
+            report.warnings.append(
+                f"{error.path}: could not be read; its {len(under)} indexed file(s) are kept"
+            )
+    return kept
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Callbacks a caller may pass to follow a sync (any of them may be None).
+
+    ``on_stage(stage, source)`` names what the sync waits for now: ``chunking`` (reading and
+    chunking, in workers), ``embedding`` or ``writing``, and the file."""
+
+    on_file: Callable[[str], None] | None = None
+    on_bytes: Callable[[int], None] | None = None
+    on_total: Callable[[int], None] | None = None
+    on_stage: Callable[[str, str], None] | None = None
+    on_rate: Callable[[float], None] | None = None
+    """Called after each file that embedded chunks: chunks embedded per second so far."""
+    on_context_estimate: Callable[[Any], None] | None = None
+    """With ``context_llm``: called once with the ``ContextEstimate`` before any LLM call."""
+    on_context_call: Callable[[], None] | None = None
+    """With ``context_llm``: called after each LLM request."""
+
+
+def sync_files(
+    syncer: Syncer,
+    root: Path,
+    globs: Sequence[str],
+    exclude: Sequence[str],
+    manifest: Manifest,
+    progress: Progress,
+    *,
+    paths: set[str] | None = None,
+    jobs: int | None = None,
+    follow_symlinks: bool = False,
+    prune: bool = False,
+) -> None:
+    """Sync every file of the corpus (or only ``paths``), then delete the points of files
+    that are gone; problems with one file are recorded in the report and the run goes on.
+
+    Files are read and chunked by ``jobs`` workers a few files ahead while this process
+    embeds and writes, one file after another in corpus order (so the write-ahead protocol
+    and the report are what a serial run gives).
+
+    An indexed file that is still there but no longer matches the patterns is removed only
+    with ``prune``; otherwise it is kept and named (a changed pattern must not silently
+    empty the index). One that must never be read (a symlink leading outside the corpus
+    without ``follow_symlinks``, a FIFO) is removed."""
+    report = syncer.report
+    seen: set[str] = set()
+    errors: list[SourceError] = []
+    # The walk returns paths sorted, so it holds them (a Path per file, no contents: ~700 B,
+    # 700 MB at a million files); each file is then stat-ed once, here, and only the files
+    # to chunk keep their stat.
+    found = iter_files(
+        [root],
+        globs,
+        exclude,
+        errors=errors,
+        follow_symlinks=follow_symlinks,
+        unread=report.not_read,
+    )
+    syncer.on_bytes = progress.on_bytes
+    syncer.on_stage = progress.on_stage
+    syncer.on_rate = progress.on_rate
+    work: list[tuple[Path, Path, os.stat_result]] = []
+    fresh: list[tuple[str, int]] = []  # for the progress only
+    follow = progress.on_bytes is not None or progress.on_file is not None
+    total = 0
+    for base, file in found:
+        source = relative(base, file)
+        if paths is not None and source not in paths:
+            continue
+        seen.add(source)
+        try:
+            stat = file.stat()
+        except OSError as exc:
+            report.skipped.append(SourceError(source, f"cannot read: {exc}"))
+            continue
+        total += stat.st_size
+        if not syncer.unchanged(source, stat):
+            work.append((base, file, stat))
+        elif follow:
+            fresh.append((source, stat.st_size))
+    if progress.on_total is not None:
+        progress.on_total(total)
+    for source, size in fresh:
+        if progress.on_bytes is not None:
+            progress.on_bytes(size)
+        if progress.on_file is not None:
+            progress.on_file(source)
+    del fresh
+    tasks = [syncer.task(base, file, stat.st_size) for base, file, stat in work]
+    work_bytes = sum(stat.st_size for _, _, stat in work)
+    if (folder := getattr(syncer.store, "path", None)) is not None and work:
+        needed = write_needs(work_bytes, syncer.embedder.dim)
+        ensure_free(Path(folder), needed, f"store {len(work)} files ({work_bytes} bytes)")
+    pool = chunk_pool(syncer.strategy, syncer.counter, jobs, work_bytes=work_bytes, background=True)
+    with pool:
+        outcomes = pool.map(tasks)
+        if syncer.context is None:  # contexts change what is embedded: nothing to guess ahead
+            outcomes = prefetching(outcomes, _embed_texts, syncer.embedder)
+        for base, file, stat in work:
+            source = relative(base, file)
+            syncer.stage("chunking", source)
+            outcome = next(outcomes)
+            try:
+                syncer.apply(base, file, stat, outcome)
+            except SourceError as exc:
+                report.skipped.append(exc)
+            except (DiskFullError, IndexDamagedError):
+                raise  # every later file would fail alike: stop, naming the cause
+            except OSError as exc:
+                report.skipped.append(SourceError(source, f"cannot read: {exc}"))
+            except StoreUnavailableError:
+                # Not this file's fault, and every next file would fail alike: stop (what is
+                # committed stays; a rebuild must not swap in an index missing these files).
+                raise
+            except NarezkaError as exc:
+                # An embedding failure names the file; its old points stay in place.
+                report.skipped.append(SourceError(source, str(exc)))
+            syncer.finish_file()
+            if progress.on_file is not None:
+                progress.on_file(source)
+    report.skipped.extend(errors)
+    indexed = manifest.paths()
+    seen |= _kept_unread(indexed, errors, report)
+    # What lies at or under a refused path (a link to a folder out of the corpus) goes.
+    refused = tuple(e.path for e in errors if isinstance(e, RefusedFileError))
+    candidates = set(indexed) if paths is None else paths
+    unseen = {
+        p for p in candidates - seen if not any(p == r or p.startswith(r + "/") for r in refused)
+    }
+    if report.not_read:
+        report.warnings.append(describe_unread(report.not_read))
+    if paths is not None:
+        syncer.delete_missing(seen | _unmatched(root, unseen, report, prune=prune), among=paths)
+        return
+    if not seen and unseen:
+        # An unmounted drive or a wrong path looks like a corpus whose files were all
+        # deleted: keep the index rather than empty it.
+        raise ConfigError(
+            f"no files matching {', '.join(globs)} in {root}, but the index holds "
+            f"{len(indexed)}: nothing was deleted (check the path, or use --rebuild)"
+        )
+    seen |= _unmatched(root, unseen, report, prune=prune)
+    if not seen:
+        report.warnings.append(
+            f"no files in {root} match {', '.join(globs)}"
+            + (f" (excluding {', '.join(exclude)})" if exclude else "")
+            + ": pass --include to read other files"
+        )
+    syncer.delete_missing(seen)
+
+
+def _embed_texts(outcome: FileOutcome) -> list[str]:
+    return [c.embed_text for c in outcome.result.chunks] if outcome.result is not None else []
+
+
+UNMATCHED_SHOWN = 5
+"""How many of the files a pattern change would remove a warning names."""
+
+
+def _unmatched(root: Path, unseen: set[str], report: IndexReport, *, prune: bool) -> set[str]:
+    """Of the indexed files the walk did not yield, those still in the corpus (the patterns
+    no longer match them): recorded in the report and named in a warning. Returns the ones
+    to keep: all of them, unless ``prune``."""
+    unmatched = sorted(p for p in unseen if os.path.lexists(root / p))
+    if not unmatched:
+        return set()
+    report.unmatched = unmatched
+    names = ", ".join(unmatched[:UNMATCHED_SHOWN])
+    more = len(unmatched) - UNMATCHED_SHOWN
+    names += f" and {more} more" if more > 0 else ""
+    count = f"{len(unmatched)} indexed file(s) no longer match the include/exclude patterns"
+    if prune:
+        report.warnings.append(f"{count}, removed from the index (--prune): {names}")
+        return set()
+    report.warnings.append(f"{count}, kept in the index: {names}; --prune removes them")
+    return set(unmatched)
+
+
+def relative(root: Path, file: Path) -> str:
+    """``file``'s POSIX path relative to ``root`` (under it): by its string, as
+    ``Path.relative_to`` costs a sync of 100,000 unchanged files whole seconds."""
+    whole, prefix = str(file), str(root).rstrip(os.sep) + os.sep
+    if not whole.startswith(prefix):
+        return file.relative_to(root).as_posix()
+    rest = whole[len(prefix) :]
+    return rest if os.sep == "/" else rest.replace(os.sep, "/")

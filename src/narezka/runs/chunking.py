@@ -1,0 +1,335 @@
+"""Chunk runs over texts and folders: ``chunk_text``, ``chunk_documents`` and their helpers."""
+
+from __future__ import annotations
+
+import warnings as warnings_module
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from narezka.discover import iter_files, normalize_newlines, read_document
+from narezka.errors import SourceError
+
+# Re-exported: callers import the one-file stage from here with the runs built on it.
+from narezka.runs.file_chunks import (
+    ChunkTask,
+    FileChunks,
+    FileOutcome,
+    chunk_file,
+    chunk_pool,
+    chunk_raw,
+    chunk_sizes,
+    make_params,
+    render_jsonl,
+    start_workers_early,
+    with_file_meta,
+)
+from narezka.runs.workers import PARALLEL_MIN_BYTES
+from narezka.split import (
+    EmbedFunction,
+    SplitParams,
+    Strategy,
+    get_strategy,
+)
+from narezka.tokens import TokenCounter, get_counter
+from narezka.types import MARKDOWN_GLOBS, Chunk, RawDocument
+
+if TYPE_CHECKING:
+    from narezka.enrich.llm_context import ContextWriter
+
+# The embedders, the LLM context step and the index layout are imported where a run uses
+# them: a ``--jobs`` worker imports this module and needs none of them.
+
+DEFAULT_INCLUDE = MARKDOWN_GLOBS
+
+ProgressCallback = Callable[[str], None]
+"""Called with each file's source name once it is done (for progress bars)."""
+
+
+@dataclass(slots=True)
+class ChunkReport:
+    """What a chunking run produced and everything it had to say about its inputs."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    written: list[tuple[int, int]] = field(default_factory=list)
+    """``(chars, tokens)`` of each chunk handed to ``write`` instead of kept in ``chunks``."""
+    files: int = 0
+    empty_files: list[str] = field(default_factory=list)
+    skipped: list[SourceError] = field(default_factory=list)
+    not_read: list[str] = field(default_factory=list)
+    """Files of a document type narezka does not read (``.pdf``…) beside the inputs."""
+    warnings: list[str] = field(default_factory=list)
+    removed_chars: int = 0
+    """Control and invisible characters that sanitization dropped from ``embed_text``."""
+    secrets: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per file with any: how many secrets of each kind were redacted."""
+    input_chars: int = 0
+    strategies: dict[str, str] = field(default_factory=dict)
+    """Which strategy each file got."""
+    embedding: dict[str, int] = field(default_factory=dict)
+    """What a strategy that embeds while splitting (``semantic``) spent: calls, texts, chars."""
+    context: dict[str, Any] = field(default_factory=dict)
+    """With ``context``: what the LLM context step did (``ContextStats.as_dict``)."""
+
+
+def include_for(strategy: Strategy, include: Sequence[str] | None) -> tuple[str, ...]:
+    """The globs to read: the user's, else the strategy's own (code reads ``*.py``…)."""
+    return tuple(include) if include else tuple(strategy.include)
+
+
+def chunk_text(
+    text: str,
+    strategy: str = "headings",
+    *,
+    source: str = "<text>",
+    embed: EmbedFunction | None = None,
+    **params: Any,
+) -> list[Chunk]:
+    """Chunk one text. ``params`` are :class:`~narezka.split.SplitParams` fields; ``source``
+    is the file name it came from (``auto`` and ``code`` choose by its extension); ``embed``
+    serves ``semantic`` (default: the default embedder).
+
+    Example::
+
+        chunks = chunk_text(open("kb/delivery.md").read(), "headings", size=800)
+    """
+    split_params = make_params(**params)
+    counter = get_counter(split_params.unit, split_params.tokenizer)
+    raw = RawDocument(source=source, text=normalize_newlines(text))
+    chosen = get_strategy(strategy, embed=embed or lazy_signal_embedder())
+    result = chunk_raw(raw, chosen, split_params, counter)
+    # A single text has no report to carry warnings: hand them to the caller as warnings.
+    for caught in result.caught:
+        warnings_module.warn(caught.message, caught.category, stacklevel=2)
+    return result.chunks
+
+
+def cached_signal_embedder() -> EmbedFunction:
+    """:func:`narezka.embed.cached_signal_embedder` of the default embedder, the embed stage
+    imported only now (the one place this module opens an embedder)."""
+    from narezka.embed import cached_signal_embedder as default_signal_embedder
+
+    return default_signal_embedder()
+
+
+def lazy_signal_embedder() -> EmbedFunction:
+    """The default embedder's embed function (behind the user's embedding cache), loaded on
+    its first call: building a strategy, or a semantic split with no gap to judge, never pays
+    for the model. The split stage never opens an embedder itself; the pipeline wires it."""
+    loaded: list[EmbedFunction] = []
+
+    def embed(texts: list[str]) -> Any:
+        if not loaded:
+            loaded.append(cached_signal_embedder())
+        return loaded[0](texts)
+
+    return embed
+
+
+def chunk_documents(
+    paths: Sequence[str | Path],
+    strategy: str = "headings",
+    *,
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    on_file: ProgressCallback | None = None,
+    counter: TokenCounter | None = None,
+    embed: EmbedFunction | None = None,
+    jobs: int | None = None,
+    context: str | ContextWriter | None = None,
+    write: Callable[[bytes], object] | None = None,
+    follow_symlinks: bool = False,
+    **params: Any,
+) -> ChunkReport:
+    """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
+
+    ``include`` defaults to the strategy's own globs (Markdown and text for most). ``counter``
+    measures sizes in a model's own tokens (an embedder's); its ``name`` is then the tokenizer
+    recorded in the chunks and the strategy fingerprint. ``embed`` serves ``semantic``.
+    ``jobs`` worker processes chunk files side by side (default: the machine's cores, for a
+    megabyte of input or more); the report is the same for any ``jobs``, in file order.
+    ``context`` (a ``context_llm`` spec, or a writer) prepends LLM-written context to each
+    chunk's ``embed_text`` within the size limit (:mod:`narezka.enrich.llm_context`); it runs
+    in this process, after the workers.
+
+    ``write`` streams the chunks out as JSONL (:func:`render_jsonl`), file by file in file
+    order, instead of keeping them: ``report.chunks`` stays empty and ``report.written``
+    holds their sizes, so memory stays flat however big the corpus (workers render them).
+    Symlinks that lead outside a folder given are skipped, named, unless ``follow_symlinks``.
+    """
+    if counter is not None:
+        params = {**params, "unit": "tokens", "tokenizer": counter.name}
+    split_params = make_params(**params)
+    if counter is None:
+        counter = get_counter(split_params.unit, split_params.tokenizer)
+    chosen = get_strategy(strategy, embed=embed or lazy_signal_embedder())
+    report = ChunkReport()
+    writer = _context_writer(context, split_params)
+    jsonl = write is not None and writer is None  # with context, lines follow the LLM step
+
+    def listed() -> list[ChunkTask]:
+        tasks, seen = [], 0
+        globs = include_for(chosen, include)
+        for root, file in _files(paths, globs, exclude, report, follow_symlinks):
+            tasks.append(ChunkTask(root, file, split_params, _size(file), jsonl))
+            seen += tasks[-1].size
+            if jobs is None and seen - tasks[-1].size < PARALLEL_MIN_BYTES <= seen:
+                # Enough for workers: the rest of the listing overlaps their start.
+                start_workers_early(chosen.name, jobs, counter)
+        return tasks
+
+    # The default jobs depends on how much there is to read; an explicit one lets the
+    # workers start up while the files are being listed.
+    tasks = None if jobs is not None else listed()
+    work = None if tasks is None else sum(t.size for t in tasks)
+    with chunk_pool(chosen, counter, jobs, work_bytes=work) as pool:
+        if tasks is None:
+            tasks = listed()
+        for task, outcome in zip(tasks, pool.map(tasks), strict=True):
+            if outcome.read_failed and outcome.error is not None:
+                report.skipped.append(outcome.error)
+                continue
+            report.files += 1
+            report.warnings.extend(outcome.read_warnings)
+            report.input_chars += outcome.chars
+            if outcome.error is not None:
+                report.skipped.append(outcome.error)
+                continue
+            result = outcome.result
+            if result is None:
+                report.empty_files.append(outcome.source)
+                continue
+            chunks = result.chunks
+            if writer is not None and chunks:  # LLM-written context: after splitting
+                try:
+                    text = read_document(task.root, task.file)[0].text  # the worker kept its copy
+                except SourceError as exc:  # gone or changed since the worker read it
+                    report.skipped.append(exc)
+                    continue
+                done = writer.apply(
+                    outcome.source, text, chunks, counter=counter, limit=split_params.size
+                )
+                chunks = done.chunks
+                report.warnings.extend(done.problems)
+            report.warnings.extend(result.warnings)
+            report.removed_chars += result.removed
+            if result.secrets:
+                report.secrets[outcome.source] = result.secrets
+            report.strategies[outcome.source] = result.strategy
+            if write is None:
+                report.chunks.extend(chunks)
+                count = len(chunks)
+            else:
+                lines, sizes = (
+                    (outcome.lines, outcome.sizes)
+                    if task.jsonl
+                    else (render_jsonl(chunks), chunk_sizes(chunks))
+                )
+                write(lines)
+                report.written.extend(sizes)
+                count = len(sizes)
+            if not count:
+                report.empty_files.append(outcome.source)
+            if on_file is not None:
+                on_file(outcome.source)
+    if writer is not None:
+        report.context = writer.stats.as_dict()
+        if writer is not context:
+            writer.close()
+    spent = getattr(chosen, "stats", None)
+    if isinstance(spent, Mapping):
+        report.embedding = {str(k): int(v) for k, v in spent.items()}
+    return report
+
+
+def _context_writer(
+    context: str | ContextWriter | None, params: SplitParams
+) -> ContextWriter | None:
+    if context is None:
+        return None
+    from narezka.embed.cache import default_cache_path
+    from narezka.enrich.context_cache import context_cache_file
+    from narezka.enrich.llm_context import ContextWriter, open_context
+
+    if isinstance(context, ContextWriter):
+        return context
+    # No index: the cache sits beside the user's embedding cache.
+    cache = context_cache_file(default_cache_path())
+    return open_context(context, cache, redact=params.redact)
+
+
+def chunk_path(path: str | Path, strategy: str = "headings", **kwargs: Any) -> list[Chunk]:
+    """Chunks of a file or of every matching file under a folder (skipped files are dropped;
+    use :func:`chunk_documents` to see why)."""
+    return chunk_documents([path], strategy, **kwargs).chunks
+
+
+def count_files(
+    paths: Sequence[str | Path],
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    strategy: str = "headings",
+) -> int:
+    """How many files a run over ``paths`` would read (for a progress bar's total)."""
+    try:
+        globs = include_for(get_strategy(strategy), include)
+        return sum(1 for _ in iter_files(paths, globs, exclude, errors=[]))
+    except SourceError:  # a bad strategy or glob: the run itself reports it
+        return 0
+
+
+def _files(
+    paths: Sequence[str | Path],
+    include: Sequence[str],
+    exclude: Sequence[str],
+    report: ChunkReport,
+    follow_symlinks: bool = False,
+) -> Iterable[tuple[Path, Path]]:
+    # A missing path, a folder that cannot be listed or a name that is not UTF-8 is one bad
+    # input among several, like an unreadable file: the rest of the walk goes on.
+    problems: list[SourceError] = []
+    found = iter_files(
+        paths,
+        include,
+        exclude,
+        errors=problems,
+        follow_symlinks=follow_symlinks,
+        unread=report.not_read,
+    )
+    for root, file in found:
+        report.skipped.extend(problems)
+        problems.clear()
+        yield root, file
+    report.skipped.extend(problems)
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0
+
+
+__all__ = [
+    "DEFAULT_INCLUDE",
+    "ChunkReport",
+    "ChunkTask",
+    "FileChunks",
+    "FileOutcome",
+    "ProgressCallback",
+    "chunk_documents",
+    "chunk_file",
+    "chunk_path",
+    "chunk_pool",
+    "chunk_raw",
+    "chunk_sizes",
+    "chunk_text",
+    "count_files",
+    "include_for",
+    "lazy_signal_embedder",
+    "make_params",
+    "render_jsonl",
+    "start_workers_early",
+    "with_file_meta",
+]
