@@ -53,7 +53,11 @@ def main() -> int:
     sys.path.insert(0, str(args.src))
     from narezka.discover.walk import iter_files, read_document
     from narezka.embed.local import UseEmbedder
-    from narezka.runs.chunking import chunk_raw
+
+    try:
+        from narezka.runs.chunking import chunk_raw
+    except ImportError:  # a tree from before narezka.runs
+        from narezka.pipeline.chunking import chunk_raw  # type: ignore[no-redef]
     from narezka.split import SplitParams, get_strategy
 
     docs = [read_document(top, file)[0] for top, file in iter_files([args.corpus])]

@@ -21,9 +21,15 @@ def _imports(path: Path, *, top_level_only: bool) -> set[str]:
     found: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            # ``from narezka import runs`` imports the module narezka.runs.
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            # ``from narezka import runs`` imports the module narezka.runs, not the package's
+            # __init__ names (its __init__ runs, as every parent package's does, but that is
+            # no arrow: it imports nothing from the modules below).
+            submodules = [f"{node.module}.{alias.name}" for alias in node.names]
+            named = [m for m in submodules if (SRC / (m.replace(".", "/") + ".py")).is_file()]
+            named += [m for m in submodules if (SRC / m.replace(".", "/")).is_dir()]
+            found.update(named)
+            if len(named) < len(submodules):
+                found.add(node.module)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.If) and top_level_only:  # TYPE_CHECKING blocks do not run

@@ -14,8 +14,7 @@ from narezka import Index
 from narezka.cli import cli
 from narezka.embed import get_embedder
 from narezka.errors import ConfigError
-from narezka.search import Fusion, fuse
-from narezka.search.engine import check_query_args
+from narezka.search import Fusion, Query, fuse
 from narezka.search.folding import AUTO_FOLD
 from narezka.search.fusion import DEFAULT, SCORE_DENSE_WEIGHT, depth, hybrid_query
 from narezka.store import StoredHit, open_store
@@ -172,12 +171,12 @@ def test_bad_fusion_options_are_refused_with_what_is_wrong(
 
 def test_fusion_is_for_hybrid_search_only() -> None:
     with pytest.raises(ConfigError, match="applies to hybrid search, not to dense"):
-        check_query_args("q", 5, "dense", None, Fusion("weighted"))
+        Query("q", mode="dense", fusion=Fusion("weighted"))
     with pytest.raises(ConfigError, match=r"must be a narezka\.search\.Fusion"):
-        check_query_args("q", 5, "hybrid", None, "score")  # type: ignore[arg-type]
-    check_query_args("q", 5, "dense", None, Fusion())  # the default is no change
+        Query("q", fusion="score")  # type: ignore[arg-type]
+    Query("q", mode="dense", fusion=Fusion())  # the default is no change
     with pytest.raises(ConfigError, match="applies to hybrid search, not to bm25"):
-        check_query_args("q", 5, "bm25", None, Fusion("rrf"))
+        Query("q", mode="bm25", fusion=Fusion("rrf"))
 
 
 # ---- on a real index --------------------------------------------------------------------

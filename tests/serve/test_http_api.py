@@ -75,7 +75,7 @@ def test_archived_pages_stay_out_unless_asked(server: tuple[str, Path]) -> None:
         ({}, "q is required"),
         ({"q": "чай", "k": 0}, "k must be"),
         ({"q": "чай", "k": 51}, "k must be"),
-        ({"q": "чай", "k": "many"}, "integer"),
+        ({"q": "чай", "k": "many"}, "whole number"),
         ({"q": "a" * 2001}, "longer than"),
         ({"q": "чай", "mode": "fuzzy"}, "mode"),
         ({"q": "чай", "include_archived": "maybe"}, "true or false"),

@@ -4,15 +4,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from narezka.embed import Embedder
+from narezka.errors import ConfigError
 from narezka.index import Index, resolve_home
 from narezka.search import (
     EXPANSIONS,
     MODES,
-    Filter,
-    Fusion,
     Hit,
+    Hits,
+    Query,
     fold_neighbours,
     snippet,
     to_parents,
@@ -36,24 +38,20 @@ def resolve_store(location: str | Path) -> Path:
 
 
 def search(
-    query: str,
+    query: str | Query,
     store: str | Path = ".",
     *,
-    mode: str = "hybrid",
-    k: int = 5,
-    zone: str | None = None,
-    project: str | None = None,
-    category: str | None = None,
-    path: str | None = None,
-    include_archived: bool = False,
-    expand: str | None = None,
     embedder: Embedder | None = None,
-    fusion: Fusion | None = None,
-) -> list[Hit]:
-    """The ``k`` best hits for ``query`` from the index in ``store`` (opened and closed for
-    this one query; hold an :class:`narezka.Index` to search many times)."""
-    filters = Filter(
-        zone=zone, project=project, category=category, path=path, include_archived=include_archived
-    )
+    **options: Any,
+) -> Hits:
+    """The best hits for ``query`` from the index in ``store`` (opened and closed for this one
+    query; hold an :class:`narezka.Index` to search many times). ``options`` are a query's
+    flat options (:data:`narezka.search.query.OPTIONS`: ``k``, ``mode``, ``zone``,
+    ``project``, ``category``, ``path``, ``include_archived``, ``expand``, ``fusion``,
+    ``rrf_k``, ``dense_weight``, ``fold``, ``min_relevance``)."""
+    if isinstance(query, str):
+        query = Query.parse(query, options)
+    elif options:
+        raise ConfigError("give the options inside the Query, or a text with options")
     with Index.open(store, embedder=embedder) as index:
-        return index.search(query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion)
+        return index.search(query)

@@ -67,7 +67,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Copy an index to a Qdrant server: same ids, vectors and payloads, readable there by URL.",
     ),
     "search": (
-        "narezka.cli.index:search_command",
+        "narezka.cli.search:search_command",
         "Search an index: dense, BM25 or hybrid (min-max score fusion, or as --fusion says).",
     ),
     "serve": (

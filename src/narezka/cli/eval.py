@@ -124,10 +124,10 @@ def eval_command(
     html_path: Path | None,
     as_json: bool,
     jobs: int | None,
-    fusion_method: str,
+    fusion: str,
     rrf_k: int | None,
     dense_weight: float | None,
-    fold_option: str,
+    fold: str,
     **options: Any,
 ) -> None:
     """Index CORPUS once per strategy, ask the golden questions, report hit@k, MRR, ceiling
@@ -142,7 +142,7 @@ def eval_command(
     # embedder counts when no flag is given (it was bypassed by the flag's own default).
     settings = settings_for(corpus, {**options, "embedder": embedder})
     embedder = settings.embedder
-    fusion, fold = ranking(mode, fusion_method, rrf_k, dense_weight, fold_option)
+    fusion_chosen, fold_chosen = ranking(mode, fusion, rrf_k, dense_weight, fold)
     try:
         if plot_path is not None:
             require_matplotlib()  # before the long run, not after it
@@ -166,8 +166,8 @@ def eval_command(
             params=settings.split_values(),
             jobs=jobs,
             context_llm=settings.context_llm,
-            fusion=fusion,
-            fold=fold,
+            fusion=fusion_chosen,
+            fold=fold_chosen,
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
         if plot_path is not None:

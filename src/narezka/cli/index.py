@@ -1,4 +1,5 @@
-"""Commands over an index: ``index``, ``search``, ``sync``, ``watch``, ``push``.
+"""Commands that write an index: ``index``, ``sync`` and ``watch`` (``search`` reads one:
+:mod:`narezka.cli.search`).
 
 Thin like :mod:`narezka.cli.chunk`: options in, one pipeline call, output formatted for people
 (tables) or scripts (``--format json``/``jsonl``).
@@ -8,8 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +20,14 @@ from rich.table import Table
 
 from narezka.api.indexing import IndexReport
 from narezka.api.maintenance import sync, watch
-from narezka.api.searching import MODES, Hit
 from narezka.cli.common import EXIT_NOTHING, fail, jobs_option, settings_for, split_options
 from narezka.cli.options import cluster_for, cluster_options
 from narezka.cli.progress import byte_progress
-from narezka.cli.search import ranking, ranking_options
 from narezka.discover.kinds import describe_unread, special_kind
-from narezka.embed import get_embedder
 from narezka.enrich.llm_context import ContextEstimate
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
 from narezka.index.syncing import Progress
-from narezka.search import Filter
-from narezka.search.hits import above
-from narezka.search.relevance import MIN_RELEVANCE
-from narezka.store import IndexInUseError
 from narezka.store.sparse import ANALYZERS
 
 WAIT_STEP = 0.2
@@ -243,165 +235,6 @@ def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
             f"{c['not_asked']} not asked, {c['dropped']} did not fit; {c['cut']} shortened",
         )
     ]
-
-
-@click.command("search")
-@click.argument("query")
-@click.option(
-    "--store",
-    default=".",
-    show_default=True,
-    help="Index directory, the corpus folder that holds .narezka/, or the URL of the Qdrant "
-    "server holding the index (read-only; see --collection).",
-)
-@click.option(
-    "--collection",
-    default="narezka",
-    show_default=True,
-    help="With a server URL as --store: which index there (its --collection name).",
-)
-@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
-@click.option("-k", "k", type=int, default=5, show_default=True)
-@click.option("--zone", default=None)
-@click.option("--project", default=None)
-@click.option("--category", default=None)
-@click.option(
-    "--path",
-    "path_glob",
-    default=None,
-    help="Only files matching this glob (.gitignore-style: '*.md' at any depth).",
-)
-@click.option("--include-archived", is_flag=True, help="Archived pages are left out by default.")
-@click.option(
-    "--expand",
-    type=click.Choice(["section", "parent"]),
-    default=None,
-    help="Return each hit's whole heading section, or its parent (an index built with "
-    "--strategy parent-child): small-to-big.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json", "jsonl"]),
-    default="table",
-    show_default=True,
-)
-@click.option(
-    "--embedder",
-    default=None,
-    help="Default: the one the index was built with (a different one is an error).",
-)
-@click.option(
-    "--wait",
-    type=float,
-    default=5.0,
-    show_default=True,
-    help="Seconds to wait for another process that holds the index (a running sync).",
-)
-@click.option(
-    "--min-relevance",
-    type=click.FloatRange(0.0, 1.0),
-    default=None,
-    help="Drop hits whose relevance (the calibrated chance of answering) is below this; "
-    "none left: exit 1, 'no relevant passage'  [default: the index's min_relevance setting, "
-    f"else {MIN_RELEVANCE}].",
-)
-@ranking_options
-def search_command(
-    query: str,
-    store: str,
-    collection: str,
-    mode: str,
-    k: int,
-    zone: str | None,
-    project: str | None,
-    category: str | None,
-    path_glob: str | None,
-    include_archived: bool,
-    expand: str | None,
-    fmt: str,
-    embedder: str | None,
-    wait: float,
-    fusion_method: str,
-    rrf_k: int | None,
-    dense_weight: float | None,
-    fold_option: str,
-    min_relevance: float | None,
-) -> None:
-    """Search an index: dense, BM25 or hybrid (min-max score fusion, or as --fusion says).
-
-    Exits 1 when nothing is found or nothing reaches --min-relevance, whatever the --format.
-
-    Example: narezka search "гарантия на лампу Свет мини" --store examples/kb -k 3
-    """
-    if not query.strip():
-        raise click.UsageError("the query is empty")
-    filters = Filter(
-        zone=zone,
-        project=project,
-        category=category,
-        path=path_glob,
-        include_archived=include_archived,
-    )
-    fusion, fold = ranking(mode, fusion_method, rrf_k, dense_weight, fold_option)
-    deadline = time.monotonic() + max(wait, 0.0)
-    while True:
-        try:
-            model = get_embedder(embedder) if embedder else None
-            with Index.open(store, embedder=model, collection=collection) as index:
-                found = index.search(
-                    query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion, fold=fold
-                )
-                floor = index.settings.relevance_floor if min_relevance is None else min_relevance
-            break
-        except IndexInUseError as exc:
-            # A cron sync holds the index for seconds: wait for it rather than fail at once.
-            if time.monotonic() >= deadline:
-                fail(exc)
-            time.sleep(WAIT_STEP)
-        except NarezkaError as exc:
-            fail(exc)
-    hits, best = above(found, floor)
-    if fmt == "json":
-        click.echo(json.dumps([h.to_json() for h in hits], ensure_ascii=False, indent=1))
-    elif fmt == "jsonl":
-        for h in hits:
-            click.echo(json.dumps(h.to_json(), ensure_ascii=False))
-    else:
-        _print_hits(hits, query, mode)
-    if not hits:
-        if best is not None:
-            click.echo(f"no relevant passage (best relevance {best:.2f})", err=True)
-        sys.exit(EXIT_NOTHING)
-
-
-STALE_MARK = " [stale: file changed since the last sync]"
-
-
-def _print_hits(hits: Sequence[Hit], query: str, mode: str) -> None:
-    table = Table(title=f"{query!r} — {mode}")
-    for column in ("#", "relevance", "score", "url", "section", "snippet"):
-        table.add_column(column, overflow="fold")
-    for rank, h in enumerate(hits, 1):
-        table.add_row(
-            str(rank),
-            f"{h.relevance:.2f}",
-            f"{h.score:.3f}",
-            h.url + (f" {h.where}" if h.where else "") + (STALE_MARK if h.stale else ""),
-            " > ".join(h.section),
-            _highlight(h.snippet[:TABLE_SNIPPET], query),
-        )
-    Console().print(table)
-
-
-def _highlight(text: str, query: str) -> str:
-    from rich.markup import escape
-
-    out = escape(text)
-    for word in {w for w in query.split() if len(w) > 3}:
-        stem = escape(word[:5])
-        out = out.replace(stem, f"[bold yellow]{stem}[/]")
-    return out
 
 
 def _summary(report: IndexReport) -> str:

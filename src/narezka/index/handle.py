@@ -61,9 +61,8 @@ from narezka.index.syncing import (
 )
 from narezka.runs.chunking import include_for
 from narezka.runs.contexts import estimate_sync
-from narezka.search import Filter, Fusion, Hit, SearchEngine
-from narezka.search.engine import check_query_args
-from narezka.search.folding import Fold
+from narezka.search import Hit, Hits, Query, SearchEngine
+from narezka.search.hits import above
 from narezka.search.staleness import mark_stale
 from narezka.settings import Settings
 from narezka.split import SplitParams, get_strategy
@@ -520,25 +519,24 @@ class Index:
 
     # ---- reading ------------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        *,
-        k: int = 5,
-        mode: str = "hybrid",
-        filters: Filter | None = None,
-        expand: str | None = None,
-        fusion: Fusion | None = None,
-        fold: Fold = "auto",
-    ) -> list[Hit]:
-        """The ``k`` best hits for ``query``: ``dense``, ``bm25`` or ``hybrid`` (min-max score
-        fusion, or as ``fusion`` says), narrowed by ``filters``, neighbours folded (those
-        scoring at least ``fold`` times their hit; None: no folding; ``"auto"``: 0.8 for hybrid
-        score fusion, else 0); ``expand`` = ``"section"`` (the whole
-        heading section) or ``"parent"`` (a parent-child index's parents). Every hit carries
-        its calibrated ``relevance``; none is dropped for it here (``narezka.search.hits.above``
-        with ``settings.relevance_floor`` does what the CLI and the server do)."""
-        check_query_args(query, k, mode, expand, fusion)
+    def search(self, query: str | Query, **options: Any) -> Hits:
+        """The best hits for ``query``: a :class:`~narezka.search.Query`, or its text with
+        the query's fields as keywords (``k=5``, ``mode="bm25"``, ``filters=Filter(...)``,
+        ``expand="section"``, ``fusion=Fusion("rrf")``, ``fold=None``, ``min_relevance=0.3``).
+
+        ``dense``, ``bm25`` or ``hybrid`` search (min-max score fusion, or as ``fusion``
+        says), narrowed by ``filters``, neighbours folded (those scoring at least ``fold``
+        times their hit; None: no folding; ``"auto"``: 0.8 for hybrid score fusion, else 0);
+        ``expand`` = ``"section"`` (the whole heading section) or ``"parent"`` (a
+        parent-child index's parents). Every hit carries its calibrated ``relevance``; those
+        below ``min_relevance`` are dropped (None, the default here, keeps them all; the CLI,
+        the server and the retrievers pass ``settings.relevance_floor``), and the result's
+        ``best_relevance`` says how close the best of all came."""
+        if isinstance(query, Query):
+            if options:
+                query = query.replace(**options)
+        else:
+            query = Query(query, **options)
         meta = self._record()  # once per search: the store, strategy and embedder check use it
         store = self._shared.store_for(meta)
         if self.home is not None and self._counted != meta.get("data"):
@@ -548,17 +546,20 @@ class Index:
             store,
             corpus=self.corpus,
             strategy=str(meta.get("strategy", "")),
-            embedder=self._query_embedder(meta) if mode != "bm25" else None,
+            embedder=self._query_embedder(meta) if query.mode != "bm25" else None,
             reading=self._shared.lock.read,
             redact=self.settings.redact is not False,
             bm25=bm25_encoder(str(meta.get("bm25") or DEFAULT_ANALYZER)),
         )
-        hits = engine.search(
-            query, k=k, mode=mode, filters=filters, expand=expand, fusion=fusion, fold=fold
-        )
-        if not hits or (self.home is None and not self.corpus.is_dir()):
-            return hits  # a reader by URL without the corpus here cannot tell
-        return mark_stale(hits, self.corpus, lambda: self._manifest(meta))
+        found = engine.search(query)
+        if query.min_relevance is not None:
+            found, best = above(found, query.min_relevance)
+        else:
+            best = max((h.relevance for h in found), default=None)
+        if found and (self.home is not None or self.corpus.is_dir()):
+            # A reader by URL without the corpus here cannot tell what is stale.
+            found = mark_stale(found, self.corpus, lambda: self._manifest(meta))
+        return Hits(found, best)
 
     def get(self, chunk_id: str) -> Hit | None:
         """The stored chunk with this id (a hit's ``chunk_id``), or None."""

@@ -5,11 +5,11 @@ source span, so a citation points at the characters that answered."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from narezka.parse.redaction import redacted_text
-from narezka.search import Hit
-from narezka.search.hits import above
+from narezka.search import Filter, Hit, Query
 from narezka.settings import Settings
 from narezka.types import Chunk
 
@@ -41,9 +41,21 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
     }
 
 
-def relevant(hits: list[Hit], settings: Settings, min_relevance: float | None) -> list[Hit]:
-    """The hits reaching ``min_relevance`` (None: the index's ``min_relevance`` setting)."""
-    return above(hits, settings.relevance_floor if min_relevance is None else min_relevance)[0]
+QUERY_FIELDS = tuple(f.name for f in dataclasses.fields(Query) if f.name != "text")
+"""What a retriever holds to build its queries: every field of a Query but the text."""
+
+
+def query_for(text: str, retriever: object, settings: Settings, **overrides: Any) -> Query:
+    """The :class:`~narezka.search.Query` a retriever asks: its own :data:`QUERY_FIELDS`,
+    then a call's ``overrides`` (None: not given); ``min_relevance`` unset is the index's
+    ``min_relevance`` setting."""
+    values = {name: getattr(retriever, name) for name in QUERY_FIELDS}
+    values.update({name: value for name, value in overrides.items() if value is not None})
+    if values["filters"] is None:
+        values["filters"] = Filter()
+    if values["min_relevance"] is None:
+        values["min_relevance"] = settings.relevance_floor
+    return Query(text, **values)
 
 
 def chunk_metadata(chunk: Chunk) -> dict[str, Any]:

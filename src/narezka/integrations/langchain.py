@@ -24,8 +24,9 @@ from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict
 
 from narezka.index import Index
-from narezka.integrations import chunk_metadata, chunk_text, hit_metadata, relevant
-from narezka.search import Filter
+from narezka.integrations import chunk_metadata, chunk_text, hit_metadata, query_for
+from narezka.search import Filter, Fusion
+from narezka.search.folding import Fold
 from narezka.types import Chunk
 
 
@@ -39,6 +40,8 @@ class NarezkaRetriever(BaseRetriever):
     mode: str = "hybrid"
     filters: Filter | None = None
     expand: str | None = None
+    fusion: Fusion | None = None
+    fold: Fold = "auto"
     min_relevance: float | None = None
     """Hits less relevant than this are left out (None: the index's ``min_relevance``)."""
 
@@ -54,14 +57,10 @@ class NarezkaRetriever(BaseRetriever):
     ) -> list[Document]:
         """The hits as Documents; ``invoke(query, k=2)`` (or ``mode``, ``filters``,
         ``expand``) overrides the retriever's own setting for this call."""
-        hits = self.index.search(
-            query,
-            k=self.k if k is None else k,
-            mode=mode or self.mode,
-            filters=filters or self.filters,
-            expand=expand or self.expand,
+        asked = query_for(
+            query, self, self.index.settings, k=k, mode=mode, filters=filters, expand=expand
         )
-        hits = relevant(hits, self.index.settings, self.min_relevance)
+        hits = self.index.search(asked)
         return [
             Document(page_content=h.text, metadata=hit_metadata(h), id=h.chunk_id) for h in hits
         ]

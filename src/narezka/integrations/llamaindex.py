@@ -24,9 +24,10 @@ from narezka.integrations import (
     chunk_metadata,
     chunk_text,
     hit_metadata,
-    relevant,
+    query_for,
 )
-from narezka.search import Filter
+from narezka.search import Filter, Fusion
+from narezka.search.folding import Fold
 from narezka.types import Chunk
 
 
@@ -41,20 +42,19 @@ class NarezkaRetriever(BaseRetriever):
         mode: str = "hybrid",
         filters: Filter | None = None,
         expand: str | None = None,
+        fusion: Fusion | None = None,
+        fold: Fold = "auto",
         min_relevance: float | None = None,
     ) -> None:
         super().__init__()
         self.index = index
         self.k, self.mode, self.filters, self.expand = k, mode, filters, expand
+        self.fusion, self.fold = fusion, fold
         self.min_relevance = min_relevance
         """Hits less relevant than this are left out (None: the index's ``min_relevance``)."""
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        hits = self.index.search(
-            query_bundle.query_str, k=self.k, mode=self.mode, filters=self.filters,
-            expand=self.expand,
-        )  # fmt: skip
-        hits = relevant(hits, self.index.settings, self.min_relevance)
+        hits = self.index.search(query_for(query_bundle.query_str, self, self.index.settings))
         return [
             NodeWithScore(
                 node=_node(h.text, h.start, h.end, hit_metadata(h), h.chunk_id), score=h.score

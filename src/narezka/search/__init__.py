@@ -12,10 +12,11 @@ its content hash matches the index; otherwise the hit keeps the stored text and 
 ``stale``.
 """
 
-from narezka.search.engine import EXPANSIONS, MODES, SearchEngine
+from narezka.search.engine import SearchEngine
 from narezka.search.folding import fold_neighbours, to_parents
 from narezka.search.fusion import METHODS, Fusion, fuse
-from narezka.search.hits import Filter, Hit, snippet
+from narezka.search.hits import Filter, Hit, Hits, snippet
+from narezka.search.query import EXPANSIONS, MODES, Query
 
 __all__ = [
     "EXPANSIONS",
@@ -24,6 +25,8 @@ __all__ = [
     "Filter",
     "Fusion",
     "Hit",
+    "Hits",
+    "Query",
     "SearchEngine",
     "fold_neighbours",
     "fuse",

@@ -13,16 +13,15 @@ from typing import cast
 from narezka.embed import Embedder
 from narezka.errors import ConfigError
 from narezka.search.expansion import expand_section, merged_text
-from narezka.search.folding import Fold, check_fold, fold_neighbours, resolve_fold, to_parents
-from narezka.search.fusion import DEFAULT, Fusion, hybrid_query
-from narezka.search.hits import Filter, Hit, check_k
+from narezka.search.folding import fold_neighbours, resolve_fold, to_parents
+from narezka.search.fusion import DEFAULT, hybrid_query
+from narezka.search.hits import Hit
+from narezka.search.query import Query
 from narezka.search.relevance import NO_SIGNALS, calibrated, relevance, signals_for
 from narezka.store import StoredHit, VectorStore
 from narezka.store.base import Mode, SparseVector, Vector
 from narezka.store.sparse import Bm25Encoder
 
-MODES = ("dense", "bm25", "hybrid")
-EXPANSIONS = (None, "section", "parent")
 CANDIDATES_PER_RESULT = 4
 """Candidates fetched per wanted result: neighbours fold together and a path glob drops some."""
 PATH_GLOB_EXTRA = 20
@@ -53,39 +52,26 @@ class SearchEngine:
         # guard: a query sees each file before or after, never half-written.
         self._reading = reading or nullcontext
 
-    def search(
-        self,
-        query: str,
-        *,
-        k: int = 5,
-        mode: str = "hybrid",
-        filters: Filter | None = None,
-        expand: str | None = None,
-        fusion: Fusion | None = None,
-        fold: Fold = "auto",
-    ) -> list[Hit]:
-        """The ``k`` best hits for ``query``; see :mod:`narezka.search`. ``fusion`` says how
-        a hybrid search combines its two rankings (default: min-max score fusion); ``fold``
-        which neighbouring chunks of a hit fold into it: those scoring at least ``fold`` times
-        the hit (0: every neighbour that ranked; None: none; ``"auto"``, the default: 0.8 for
-        hybrid score fusion, else 0)."""
-        check_query_args(query, k, mode, expand, fusion)
-        check_fold(fold)
+    def search(self, query: Query) -> list[Hit]:
+        """The best hits for ``query`` (checked when it was built); see :mod:`narezka.search`.
+        Relevance is computed for every hit; dropping those below ``query.min_relevance`` is
+        the caller's (``Index.search``), which also reports the best of them."""
+        text, k, mode, expand, fusion = query.text, query.k, query.mode, query.expand, query.fusion
         if expand == "parent" and self.strategy != "parent-child":
             raise ConfigError(
                 "--expand parent needs an index built with --strategy parent-child; this one "
                 f"was built with {self.strategy!r} (use --expand section, or re-index)"
             )
-        where = filters or Filter()
+        where = query.filters
         dense = sparse = None
         if mode in ("dense", "hybrid"):
             if self.embedder is None:
                 raise ConfigError(
                     "the index was built with an embedder object: pass the same embedder"
                 )
-            dense = self.embedder.embed_queries([query])[0]
+            dense = self.embedder.embed_queries([text])[0]
         if mode in ("bm25", "hybrid"):
-            sparse = self.bm25.encode_query(query)
+            sparse = self.bm25.encode_query(text)
         wanted = k * CANDIDATES_PER_RESULT + (PATH_GLOB_EXTRA if where.path else 0)
         with self._reading():
             if mode == "hybrid":
@@ -104,18 +90,18 @@ class SearchEngine:
                 )
         stored = [h for h in stored if where.matches_path(str(h.payload.get("file_path", "")))]
         stored.sort(key=_tie_order)
-        hits = [Hit.from_stored(h, query) for h in stored]
+        hits = [Hit.from_stored(h, text) for h in stored]
         if expand == "parent":
-            hits = to_parents(hits, query)
-        elif (ratio := resolve_fold(fold, mode, (fusion or DEFAULT).method)) is not None:
+            hits = to_parents(hits, text)
+        elif (ratio := resolve_fold(query.fold, mode, (fusion or DEFAULT).method)) is not None:
             hits = fold_neighbours(hits, k, ratio=ratio)
-        hits = self._with_relevance(hits[:k], dense, sparse or self.bm25.encode_query(query))
+        hits = self._with_relevance(hits[:k], dense, sparse or self.bm25.encode_query(text))
         if expand == "section":
             # The section holds the folded neighbours too: one read of the file serves both.
-            return [expand_section(h, self.corpus, query, redact=self.redact) for h in hits]
+            return [expand_section(h, self.corpus, text, redact=self.redact) for h in hits]
         if expand is None:
             return [
-                merged_text(h, self.corpus, query, redact=self.redact) if h.merged else h
+                merged_text(h, self.corpus, text, redact=self.redact) if h.merged else h
                 for h in hits
             ]
         return hits
@@ -136,24 +122,6 @@ class SearchEngine:
             value = relevance(signals, cosine=cosine)
             out.append(dataclasses.replace(hit, relevance=value, signals=signals))
         return out
-
-
-def check_query_args(
-    query: str, k: int, mode: str, expand: str | None, fusion: Fusion | None = None
-) -> None:
-    """Refuse what no search can answer, before anything is embedded."""
-    if not query.strip():
-        raise ConfigError("the query is empty")
-    if mode not in MODES:
-        raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-    check_k(k)
-    if expand not in EXPANSIONS:
-        raise ConfigError(f"expand must be 'section' or 'parent', not {expand!r}")
-    if fusion is not None:
-        if not isinstance(fusion, Fusion):
-            raise ConfigError(f"fusion must be a narezka.search.Fusion, not {fusion!r}")
-        if mode != "hybrid" and fusion != DEFAULT:
-            raise ConfigError(f"fusion ({fusion.label}) applies to hybrid search, not to {mode}")
 
 
 def _tie_order(hit: StoredHit) -> tuple[float, str, int]:

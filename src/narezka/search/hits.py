@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from narezka.enrich.anchors import anchor_for
 from narezka.enrich.payload import Payload
-from narezka.errors import ConfigError
 from narezka.globs import glob_matches, glob_regex
 from narezka.search.relevance import Signals
 from narezka.store import Eq, StoredHit
@@ -146,11 +146,6 @@ def _url_for(payload: Payload, query: str) -> str:
     return f"{payload.file_path}#{anchor}" if anchor else payload.file_path
 
 
-def check_k(k: int) -> None:
-    if k < 1:
-        raise ConfigError(f"k must be at least 1, got {k}")
-
-
 _WORD = re.compile(r"\w+", re.U)
 
 
@@ -162,6 +157,18 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
     begin = max(0, first - width // 3)
     piece = text[begin : begin + width].replace("\n", " ")
     return ("…" if begin else "") + piece + ("…" if begin + width < len(text) else "")
+
+
+class Hits(list[Hit]):
+    """A search's hits, best first, and ``best_relevance``: the best relevance among all it
+    found, those a ``min_relevance`` dropped too (None: it found nothing). No hits with a
+    ``best_relevance`` means "the index holds nothing relevant", and says how close it came."""
+
+    best_relevance: float | None
+
+    def __init__(self, hits: Iterable[Hit] = (), best_relevance: float | None = None) -> None:
+        super().__init__(hits)
+        self.best_relevance = best_relevance
 
 
 def above(hits: list[Hit], min_relevance: float) -> tuple[list[Hit], float | None]:

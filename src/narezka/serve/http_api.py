@@ -27,6 +27,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from narezka.errors import NarezkaError
+from narezka.search.query import OPTIONS as QUERY_OPTIONS
 from narezka.serve.errors import NotFoundError, ServiceError
 from narezka.serve.mcp_server import build_mcp
 from narezka.serve.openapi import openapi_document
@@ -86,42 +87,15 @@ def _int(request: Request, name: str, default: int) -> int:
         raise _BadRequest(f"{name} must be an integer, not {value!r}") from None
 
 
-def _float(request: Request, name: str) -> float | None:
-    value = request.query_params.get(name)
-    if value is None or value == "":
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        raise _BadRequest(f"{name} must be a number, not {value!r}") from None
-
-
-def _bool(request: Request, name: str) -> bool:
-    value = request.query_params.get(name, "false").lower()
-    if value not in ("true", "false", "1", "0", "yes", "no"):
-        raise _BadRequest(f"{name} must be true or false, not {value!r}")
-    return value in ("true", "1", "yes")
-
-
 def _routes(service: Service) -> list[Route]:
     def search(request: Request) -> dict[str, Any]:
         q = request.query_params
         query = q.get("q")
         if query is None:
             raise _BadRequest("the query parameter q is required")
-        return service.search(
-            query,
-            k=_int(request, "k", 5),
-            mode=q.get("mode", "hybrid"),
-            zone=q.get("zone") or None,
-            project=q.get("project") or None,
-            category=q.get("category") or None,
-            path=q.get("path") or None,
-            include_archived=_bool(request, "include_archived"),
-            expand=q.get("expand") or None,
-            cursor=q.get("cursor") or None,
-            min_relevance=_float(request, "min_relevance"),
-        )
+        # Every option of a Query by its one name, in its text form; Query.parse checks them.
+        options = {name: q.get(name) or None for name in QUERY_OPTIONS}
+        return service.search(query, cursor=q.get("cursor") or None, **options)
 
     def chunk(request: Request) -> dict[str, Any]:
         chunk_id = str(request.path_params["chunk_id"])

@@ -119,6 +119,32 @@ def build_mcp(service: Service, *, name: str = "narezka") -> MCPServer:
                 "the chunk; parent: its parent chunk (parent-child indexes only)."
             ),
         ] = None,
+        fusion: Annotated[
+            Literal["score", "rrf", "weighted"] | None,
+            Field(
+                description="hybrid only: how meaning and exact-word rankings combine (score, "
+                "the default, weighs normalized scores; rrf and weighted fuse ranks)."
+            ),
+        ] = None,
+        rrf_k: Annotated[
+            int | None, Field(description="rrf/weighted: RRF's constant (default 60).", ge=0)
+        ] = None,
+        dense_weight: Annotated[
+            float | None,
+            Field(
+                description="weighted/score: the meaning ranking's weight, 0 to 1 (exact words "
+                "get the rest).",
+                ge=0.0,
+                le=1.0,
+            ),
+        ] = None,
+        fold: Annotated[
+            str | None,
+            Field(
+                description="Fold a hit's neighbouring chunks scoring at least this share of it "
+                "into it: a ratio 0 to 1, auto (default) or off."
+            ),
+        ] = None,
         cursor: Annotated[
             str | None,
             Field(description="next_cursor from the previous reply to the same search."),
@@ -150,6 +176,10 @@ def build_mcp(service: Service, *, name: str = "narezka") -> MCPServer:
                     path=path,
                     include_archived=include_archived,
                     expand=expand,
+                    fusion=fusion,
+                    rrf_k=rrf_k,
+                    dense_weight=dense_weight,
+                    fold=fold,
                     cursor=cursor,
                     min_relevance=min_relevance,
                 )

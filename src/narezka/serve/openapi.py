@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from narezka.search.fusion import DEFAULT as DEFAULT_FUSION
+from narezka.search.fusion import METHODS
 from narezka.serve.service import MAX_CONTEXT, MAX_K, MAX_QUERY_CHARS
 
 _ERROR = {
@@ -69,6 +71,23 @@ def openapi_document() -> dict[str, Any]:
         _param("path", string, "Only files matching this glob."),
         _param("include_archived", {"type": "boolean", "default": False}, "Archived too."),
         _param("expand", {"enum": ["section", "parent"]}, "Small-to-big expansion."),
+        _param(
+            "fusion",
+            {"enum": list(METHODS), "default": DEFAULT_FUSION.method},
+            "How hybrid search combines its dense and BM25 rankings.",
+        ),
+        _param("rrf_k", {"type": "integer", "minimum": 0}, "RRF's constant (rrf, weighted)."),
+        _param(
+            "dense_weight",
+            {"type": "number", "minimum": 0, "maximum": 1},
+            "Weight of the dense ranking (weighted, score); BM25 gets the rest.",
+        ),
+        _param(
+            "fold",
+            {"type": "string", "default": "auto"},
+            "Fold a hit's neighbours scoring at least this share of it: a ratio in [0, 1], "
+            "auto or off.",
+        ),
         _param(
             "min_relevance",
             {"type": "number", "minimum": 0, "maximum": 1},

@@ -24,13 +24,11 @@ from narezka.globs import glob_matches, glob_regex
 from narezka.index import Index, SyncReport
 from narezka.index.layout import STORE_DIRNAME
 from narezka.parse.redaction import redact
-from narezka.search import Filter, Hit
-from narezka.search.engine import check_query_args
+from narezka.search import Hit, Query
 from narezka.search.expansion import read_source
-from narezka.search.hits import above
 from narezka.serve.cursors import cursor_offset, make_cursor
 from narezka.serve.errors import NotFoundError, ServiceError
-from narezka.settings import Settings, check_min_relevance
+from narezka.settings import Settings
 from narezka.tokens import TokenCounter, get_counter
 
 DEFAULT_REPLY_TOKENS = 8000
@@ -196,55 +194,40 @@ class Service:
 
     # ---- reading ------------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        *,
-        k: int = 5,
-        mode: str = "hybrid",
-        zone: str | None = None,
-        project: str | None = None,
-        category: str | None = None,
-        path: str | None = None,
-        include_archived: bool = False,
-        expand: str | None = None,
-        cursor: str | None = None,
-        min_relevance: float | None = None,
-    ) -> dict[str, Any]:
-        """The best ``k`` hits reaching ``min_relevance`` (default: the index's setting), as
-        many as fit the reply budget; ``next_cursor`` (same arguments plus the cursor) returns
-        the rest. ``best_relevance`` is the best of all ``k``, kept or not: no hits with it
-        means the index holds nothing relevant."""
+    def search(self, query: str, *, cursor: str | None = None, **options: Any) -> dict[str, Any]:
+        """The best hits for ``query`` under its flat ``options``
+        (:data:`narezka.search.query.OPTIONS`, in their text forms too: a URL's ``k=5``),
+        those reaching ``min_relevance`` (default: the index's setting), as many as fit the
+        reply budget; ``next_cursor`` (same arguments plus the cursor) returns the rest.
+        ``best_relevance`` is the best of all ``k``, kept or not: no hits with it means the
+        index holds nothing relevant."""
         if len(query) > MAX_QUERY_CHARS:
             raise ServiceError(f"the query is longer than {MAX_QUERY_CHARS} characters")
-        if not 1 <= k <= MAX_K:
-            raise ServiceError(f"k must be between 1 and {MAX_K}, got {k}")
-        floor = self.index.settings.relevance_floor if min_relevance is None else min_relevance
-        self._request_check(lambda: check_min_relevance(floor))
-        args = [query, k, mode, zone, project, category, path, include_archived, expand, floor]
+        asked = self._request_check(lambda: Query.parse(query, options))
+        if not 1 <= asked.k <= MAX_K:
+            raise ServiceError(f"k must be between 1 and {MAX_K}, got {asked.k}")
+        if asked.min_relevance is None:
+            asked = asked.replace(min_relevance=self.index.settings.relevance_floor)
+        args = [query, *asked.options().values()]
         offset = cursor_offset(cursor, args)
-        self._request_check(lambda: check_query_args(query, k, mode, expand))
-        filters = self._request_check(
-            lambda: Filter(zone, project, category, path, include_archived)
-        )
-        if expand == "parent" and self.index.settings.strategy != "parent-child":
+        if asked.expand == "parent" and self.index.settings.strategy != "parent-child":
             raise ServiceError(
                 "expand=parent needs an index built with --strategy parent-child; this one "
                 f"was built with {self.index.settings.strategy!r} (use expand=section)"
             )
         with self._searching:
-            found = self.index.search(query, k=k, mode=mode, filters=filters, expand=expand)
-        hits, best = above(found, floor)
+            hits = self.index.search(asked)
         items = [_hit_json(h) for h in hits]
         page, after = self._fit(items, offset, {"query": query, "next_cursor": "x" * 40})
         more = make_cursor(after, args) if after < len(items) else None
+        best = hits.best_relevance
         return {
             "query": query,
             "hits": page,
             "next_cursor": more,
             "total": len(items),
             "best_relevance": None if best is None else round(best, 4),
-            "min_relevance": floor,
+            "min_relevance": asked.min_relevance,
         }
 
     def get_context(self, chunk_id: str, *, before: int = 1, after: int = 1) -> dict[str, Any]:
