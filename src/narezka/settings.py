@@ -134,10 +134,11 @@ class Settings:
         # Normalize the text forms (levels "2-3", lists) and check the split values by the
         # rules SplitParams has; the size itself is resolved (and checked) by chunk_config.
         split = self.split_values()
-        checked = checked_split_values(split)
-        for name in ("levels", "separators"):
-            if split.get(name) is not None:
-                object.__setattr__(self, name, getattr(checked, name))
+        if split:
+            checked = checked_split_values(split)
+            for name in ("levels", "separators"):
+                if split.get(name) is not None:
+                    object.__setattr__(self, name, getattr(checked, name))
         for name in ("include", "exclude"):
             value = getattr(self, name)
             if isinstance(value, str):
@@ -166,7 +167,9 @@ class Settings:
         unknown = sorted(set(given) - {f.name for f in fields(self)})
         if unknown:
             raise ConfigError(f"unknown setting {', '.join(unknown)}")
-        return dataclasses.replace(self, **given)
+        # Frozen: nothing to change is this very object (Settings.load layers four sources,
+        # most of them empty, and each copy would be checked again).
+        return dataclasses.replace(self, **given) if given else self
 
     def to_record(self) -> dict[str, Any]:
         """The settings as JSON-ready data (``index.json`` keeps them for ``sync``)."""
