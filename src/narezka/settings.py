@@ -28,17 +28,26 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import narezka.defaults as defaults
 from narezka.config import CONFIG_NAME
 from narezka.enrich.llm_client import parse_spec
 from narezka.errors import ConfigError
-from narezka.runs.chunking import make_params
+from narezka.runs.config import ChunkConfig, checked_split_values
+from narezka.runs.file_chunks import make_params
 from narezka.split import strategy_names
 from narezka.store.sparse import check_analyzer
+from narezka.tokens import get_counter
 
-DEFAULT_STRATEGY = "headings"
-DEFAULT_EMBEDDER = "use"
+if TYPE_CHECKING:
+    from narezka.embed import Embedder
+
+# The embed stage is imported by chunk_config, and only when chunks are sized in a model's
+# tokens: settings in characters (``narezka chunk``, a --jobs worker) load no model.
+
+DEFAULT_STRATEGY = defaults.STRATEGY
+DEFAULT_EMBEDDER = defaults.EMBEDDER
 ENV_PREFIX = "NAREZKA_"
 CONTEXT_OFF = ("off", "none", "no", "false", "")
 
@@ -122,13 +131,14 @@ class Settings:
             object.__setattr__(
                 self, "context_llm", None if spec.lower() in CONTEXT_OFF else parse_spec(spec).name
             )
-        # Normalize the text forms (levels "2-3", lists) and validate the split values the
-        # same way SplitParams will; a size that needs the embedder's budget is checked then.
+        # Normalize the text forms (levels "2-3", lists) and check the split values by the
+        # rules SplitParams has; the size itself is resolved (and checked) by chunk_config.
         split = self.split_values()
-        checked = make_params(**{**split, "size": split.get("size") or 10_000})
-        for name in ("levels", "separators"):
-            if split.get(name) is not None:
-                object.__setattr__(self, name, getattr(checked, name))
+        if split:
+            checked = checked_split_values(split)
+            for name in ("levels", "separators"):
+                if split.get(name) is not None:
+                    object.__setattr__(self, name, getattr(checked, name))
         for name in ("include", "exclude"):
             value = getattr(self, name)
             if isinstance(value, str):
@@ -157,7 +167,9 @@ class Settings:
         unknown = sorted(set(given) - {f.name for f in fields(self)})
         if unknown:
             raise ConfigError(f"unknown setting {', '.join(unknown)}")
-        return dataclasses.replace(self, **given)
+        # Frozen: nothing to change is this very object (Settings.load layers four sources,
+        # most of them empty, and each copy would be checked again).
+        return dataclasses.replace(self, **given) if given else self
 
     def to_record(self) -> dict[str, Any]:
         """The settings as JSON-ready data (``index.json`` keeps them for ``sync``)."""
@@ -175,15 +187,85 @@ class Settings:
         corpus: str | Path | None = None,
         *,
         environ: Mapping[str, str] | None = None,
+        base: Mapping[str, Any] | None = None,
         **flags: Any,
     ) -> Settings:
-        """Defaults, then ``corpus/narezka.toml`` ``[settings]``, then ``NAREZKA_*`` variables,
-        then ``flags`` (None means "not given")."""
-        settings = cls()
+        """Defaults, then ``base`` (a command's own defaults: ``chunk`` measures in
+        characters), then ``corpus/narezka.toml`` ``[settings]``, then ``NAREZKA_*``
+        variables, then ``flags`` (None means "not given")."""
+        settings = cls().replace(**dict(base or {}))
         if corpus is not None:
             settings = settings.replace(**_from_toml(Path(corpus)))
         settings = settings.replace(**_from_env(os.environ if environ is None else environ))
         return settings.replace(**flags)
+
+
+def chunk_config(settings: Settings, embedder: Embedder | None = None) -> ChunkConfig:
+    """The chunking ``settings`` resolve to: **the** one place a size, unit and counter are
+    decided, for every command and the library.
+
+    With ``unit = "tokens"`` (the default) and no tokenizer named, or the embedder's own
+    (``index.json`` records it by name), chunks are measured by the embedder's counter and
+    sized, unless ``size`` says otherwise, to its budget: the calibrated one if
+    ``narezka calibrate`` measured a served model, when lower. ``embedder`` is that model
+    (default: ``settings.embedder``, loaded only then: in characters no model loads). Any
+    other unit or tokenizer takes its own counter, and the size :data:`narezka.defaults.SIZE`.
+    """
+    values = settings.split_values()
+    unit = values.get("unit") or defaults.UNIT
+    tokenizer = values.get("tokenizer") or None
+    model = _own_model(settings, embedder, tokenizer) if unit == "tokens" else None
+    budget = None
+    if model is not None:
+        from narezka.embed.calibrate import calibrated_budget
+
+        counter = model.counter
+        # A served model narezka cannot tokenize exactly may have a measured budget.
+        budget = min(model.budget, calibrated_budget(model.name) or model.budget)
+        size = budget if values.get("size") is None else values["size"]
+        params = make_params(
+            **{**values, "unit": "tokens", "tokenizer": counter.name, "size": size}
+        )
+    else:
+        params = make_params(**{**values, "unit": unit})
+        counter = get_counter(params.unit, params.tokenizer)
+    return ChunkConfig(
+        settings.strategy,
+        params,
+        counter,
+        budget=budget,
+        include=settings.include,
+        exclude=settings.exclude,
+        follow_symlinks=bool(settings.follow_symlinks),
+        context_llm=settings.context_llm,
+        embedder=settings.embedder,
+    )
+
+
+def _own_model(
+    settings: Settings, embedder: Embedder | None, tokenizer: str | None
+) -> Embedder | None:
+    """The embedder whose own tokens size the chunks, or None for a named tokenizer."""
+    if tokenizer is not None and embedder is not None:
+        return embedder if tokenizer == embedder.counter.name else None
+    if tokenizer is not None:
+        try:
+            get_counter("tokens", tokenizer)
+            return None
+        except ConfigError:
+            # Not a tokenizer of its own: perhaps the name index.json records for the
+            # embedder's (``spm:use-m3@…``); if not, the tokenizer's error stands.
+            model = _load(settings.embedder)
+            if model.counter.name == tokenizer:
+                return model
+            raise
+    return embedder if embedder is not None else _load(settings.embedder)
+
+
+def _load(spec: str) -> Embedder:
+    from narezka.embed import get_embedder
+
+    return get_embedder(spec)
 
 
 _LISTS = ("include", "exclude", "separators")

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 from fake_servers import FakeState, fake_server
 
-from narezka.api.indexing import sizing
 from narezka.cli import cli
 from narezka.embed import get_embedder
 from narezka.embed.calibrate import calibrated_budget
+from narezka.settings import Settings, chunk_config
 
 from conftest import EXAMPLES
 
@@ -45,8 +45,8 @@ def test_calibrate_stores_a_budget_that_index_then_uses(ollama: str, tmp_path: P
     assert Path(measured["stored"]).is_file()
     model = get_embedder("ollama:fake-embed")
     assert calibrated_budget(model.name) == measured["safe_local_tokens"]
-    params, _ = sizing(model, {})
-    assert params.size == min(model.budget, measured["safe_local_tokens"])
+    config = chunk_config(Settings(), model)
+    assert config.size == config.budget == min(model.budget, measured["safe_local_tokens"])
 
 
 def test_calibrating_a_local_model_is_a_usage_error(

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from narezka.api.indexing import index, sizing
 from narezka.api.searching import MODES, Hit
+from narezka.defaults import EMBEDDER, MODE, STRATEGY
 from narezka.discover import iter_files, read_document
 from narezka.embed import CachedEmbedder, Embedder, EmbeddingCache, get_embedder
 from narezka.embed.cache import default_cache_path
@@ -45,6 +45,7 @@ from narezka.runs.chunking import include_for
 from narezka.search import Filter, Fusion
 from narezka.search.folding import Fold
 from narezka.search.fusion import DEFAULT as DEFAULT_FUSION
+from narezka.settings import Settings, chunk_config
 from narezka.split import SplitParams, get_strategy
 from narezka.store.sparse import check_analyzer
 from narezka.types import RawDocument
@@ -59,11 +60,11 @@ def evaluate(
     corpus: str | Path,
     golden: str | Path | GoldenSet,
     *,
-    strategies: str | Sequence[str] = "headings",
+    strategies: str | Sequence[str] = STRATEGY,
     sizes: str | Sequence[int] | None = None,
     ks: str | Sequence[int] = (1, 3, 5),
-    mode: str = "hybrid",
-    embedder: str | Embedder = "use",
+    mode: str = MODE,
+    embedder: str | Embedder = EMBEDDER,
     cache_path: str | Path | None = None,
     include_archived: bool = False,
     expand: str | None = None,
@@ -126,9 +127,14 @@ def evaluate(
     say(f"{len(checked.questions)} questions, {len(raws)} files")
 
     model = _cached(embedder, cache_path)
+    # Every spec resolves as `index` will resolve it: the base settings with the spec's own
+    # strategy and parameters, through the one chunk_config. A bad size or unit fails here,
+    # before any embedding.
+    settings = Settings(embedder=embedder if isinstance(embedder, str) else model.name).replace(
+        include=tuple(globs), exclude=tuple(exclude), context_llm=context_llm, **base
+    )
     for spec in specs:
-        # A bad size or unit fails here, before any embedding.
-        sizing(model, {**base, **split_params(spec)})
+        chunk_config(settings.replace(strategy=spec.name, **spec.params), model)
     # The token variant of the span metrics maps ranges onto cl100k tokens of every document
     # a hit may come from.
     ends = {raw.source: token_ends(raw.text) for raw in raws} if checked.format == "spans" else None
@@ -153,18 +159,9 @@ def evaluate(
                 started = time.perf_counter()
                 hits_before, misses_before = _cache_counts(model)
                 store = Path(tmp) / f"store-{number}"
-                spec_params: dict[str, Any] = {**base, **spec.params}
-                report = index(
-                    root,
-                    store_dir=store,
-                    strategy=spec.name,
-                    embedder=model,
-                    include=globs,
-                    exclude=exclude,
-                    jobs=jobs,
-                    context_llm=context_llm,
-                    **spec_params,
-                )
+                chosen = settings.replace(strategy=spec.name, **spec.params)
+                with Index.create(root, chosen, store=store, embedder=model) as writing:
+                    report = writing.sync(jobs=jobs)
                 # The index is held open for the whole spec: its chunks are read back rather
                 # than cut a second time, and every question searches the open store.
                 with Index.open(store, embedder=model) as held:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from narezka.defaults import EMBEDDER, STRATEGY
 from narezka.embed import Embedder
 from narezka.index import Index
 from narezka.index.syncing import (
@@ -18,7 +19,6 @@ from narezka.index.syncing import (
     default_store_dir,
     open_embedder,
     read_index_meta,
-    sizing,
 )
 from narezka.settings import Settings
 
@@ -31,7 +31,6 @@ __all__ = [
     "index",
     "open_embedder",
     "read_index_meta",
-    "sizing",
 ]
 
 
@@ -40,8 +39,8 @@ def index(
     *,
     store_dir: str | Path | None = None,
     url: str | None = None,
-    strategy: str = "headings",
-    embedder: str | Embedder = "use",
+    strategy: str = STRATEGY,
+    embedder: str | Embedder = EMBEDDER,
     rebuild: bool = False,
     include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),

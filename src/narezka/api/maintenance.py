@@ -113,7 +113,9 @@ def calibrate_corpus(
     model = get_embedder(embedder)
     if not hasattr(model, "server_token_count"):
         raise ConfigError(f"{embedder} is counted exactly by narezka: nothing to calibrate")
-    report = chunk_documents([corpus], "headings", counter=model.counter, size=model.budget)
+    # The model's whole nominal window, not chunk_config's calibrated one: a calibration
+    # measures that window afresh, whatever an older one found.
+    report = chunk_documents([corpus], counter=model.counter, size=model.budget)
     texts = sorted((c.embed_text for c in report.chunks), key=len, reverse=True)[:sample]
     result = calibrate(cast(ServerCounted, model), texts, safety=safety)
     return result, save_calibration(result)

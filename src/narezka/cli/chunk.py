@@ -19,6 +19,7 @@ import click
 from narezka import runs
 from narezka.cli.common import EXIT_NOTHING, jobs_option
 from narezka.cli.options import Splitting, splitting_options
+from narezka.defaults import TOKENIZER
 from narezka.discover.kinds import describe_unread
 from narezka.errors import ConfigError
 from narezka.parse.redaction import redacted_text
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 PREVIEW_CHARS = 200
+DISPLAY_TOKENIZER = TOKENIZER
+"""In chars mode people still read sizes in tokens: counted with this for display only."""
 
 
 @click.command("chunk")
@@ -62,13 +65,10 @@ def chunk(
         raise click.UsageError(f"{', '.join(missing)}: no such file or directory")
     run = Splitting.from_options(options, paths[0])
     strategy, unit = run.strategy, run.unit
-    early = run.counter if unit != "chars" else get_counter("chars")
-    if jobs is not None and early is not None:
-        # The server imports the chunking stage (and loads an embedder's tokenizer) while
+    if jobs is not None:
+        # The server imports the chunking stage (and loads the counter's tokenizer) while
         # this process loads rich and lists the files: it is what the first worker waits for.
-        # A named tokenizer's counter is built by the run, which starts the server then
-        # (before the listing too, without loading a tokenizer file here twice).
-        runs.start_workers_early(strategy, jobs, early)
+        runs.start_workers_early(strategy, jobs, run.config.counter)
     # rich loads now, beside the server's own imports (the module docstring says why).
     from rich.console import Console
 
@@ -89,7 +89,6 @@ def chunk(
             task = progress.add_task("chunk", total=total)
             report = runs.chunk_documents(
                 paths,
-                strategy,
                 on_file=lambda _: progress.advance(task),
                 jobs=jobs,
                 write=stream,
@@ -109,7 +108,7 @@ def chunk(
         document.finish(summary)
     elif fmt == "text":  # jsonl went out while the files were chunked
         # People read sizes in tokens too; in chars mode count them with cl100k for display.
-        display = None if unit == "tokens" else get_counter("tokens", "cl100k_base")
+        display = None if unit == "tokens" else get_counter("tokens", DISPLAY_TOKENIZER)
         for c in report.chunks:
             where = " > ".join(c.section) or "(no section)"
             tokens = c.tokens if display is None else display.count(c.embed_text)

@@ -13,8 +13,9 @@ A closed pipe (``narezka chunk … | head``) ends quietly with 0.
 
 The splitting options come as one decorator, so a setting tuned with ``narezka chunk`` can be
 passed to ``index`` and ``eval`` as it is. Every default there is None ("not given"): each
-library call fills in its own (``chunk``: 800 characters; ``index``: the embedder's budget in
-its tokens), and an index records the values it used so ``sync`` repeats them.
+command resolves them through :func:`narezka.settings.chunk_config` (``chunk``: 800
+characters; ``index``: the embedder's budget in its tokens; :mod:`narezka.defaults` holds
+them), and an index records the values it used so ``sync`` repeats them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+import narezka.defaults as defaults
 from narezka.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -73,26 +75,29 @@ def _options() -> list[Callable[[F], F]]:
             "-s",
             type=click.Choice(strategy_names()),
             default=None,
-            help="How to split  [default: headings, or narezka.toml / NAREZKA_STRATEGY].",
+            help=f"How to split  [default: {defaults.STRATEGY}, or narezka.toml / "
+            "NAREZKA_STRATEGY].",
         ),
         click.option(
             "--size",
             type=int,
             default=None,
-            help="Maximum size of each chunk's embed_text, in --unit  [default: chunk: 800 chars; "
-            "index: the embedder's budget in its tokens].",
+            help="Maximum size of each chunk's embed_text, in --unit  [default: chunk: "
+            f"{defaults.SIZE} {defaults.PREVIEW_UNIT}; index: the embedder's budget in its "
+            "tokens].",
         ),
         click.option(
             "--unit",
             type=click.Choice(["chars", "tokens"]),
             default=None,
-            help="Unit of --size  [default: chunk: chars; index: tokens].",
+            help=f"Unit of --size  [default: chunk: {defaults.PREVIEW_UNIT}; index: "
+            f"{defaults.UNIT}].",
         ),
         click.option(
             "--tokenizer",
             default=None,
-            help="With --unit tokens: a tiktoken encoding (cl100k_base) or a tokenizer.json path; "
-            "default: the embedder's own tokenizer.",
+            help=f"With --unit tokens: a tiktoken encoding ({defaults.TOKENIZER}) or a "
+            "tokenizer.json path; default: the embedder's own tokenizer.",
         ),
         click.option(
             "--overlap",
@@ -104,13 +109,15 @@ def _options() -> list[Callable[[F], F]]:
             "--levels",
             callback=_levels,
             default=None,
-            help="Heading levels that open sections, e.g. 2-3.",
+            help="Heading levels that open sections, e.g. 2-3  [default: "
+            f"{defaults.LEVELS[0]}-{defaults.LEVELS[1]}].",
         ),
         click.option(
             "--min-chars",
             type=int,
             default=None,
-            help="Merge chunks shorter than this into a neighbour when they fit (headings).",
+            help="Merge chunks shorter than this into a neighbour when they fit (headings)  "
+            f"[default: {defaults.MIN_CHARS}].",
         ),
         click.option(
             "--breadcrumbs/--no-breadcrumbs",
@@ -212,9 +219,15 @@ def split_values(options: Mapping[str, Any]) -> dict[str, Any]:
     return {key: options[key] for key in SPLIT_FIELDS if options.get(key) not in (None, (), [])}
 
 
-def settings_for(location: str | Path | None, options: Mapping[str, Any]) -> Settings:
-    """The settings of a run: defaults → ``narezka.toml`` of ``location`` (a corpus folder,
-    or a file's folder) → ``NAREZKA_*`` → the flags that were given."""
+def settings_for(
+    location: str | Path | None,
+    options: Mapping[str, Any],
+    *,
+    base: Mapping[str, Any] | None = None,
+) -> Settings:
+    """The settings of a run: defaults → ``base`` (the command's own: ``chunk`` measures in
+    characters) → ``narezka.toml`` of ``location`` (a corpus folder, or a file's folder) →
+    ``NAREZKA_*`` → the flags that were given."""
     from narezka.settings import Settings  # as in split_values
 
     root = None
@@ -233,7 +246,7 @@ def settings_for(location: str | Path | None, options: Mapping[str, Any]) -> Set
         "follow_symlinks": options.get("follow_symlinks") or None,
     }
     try:
-        return Settings.load(root, **flags)
+        return Settings.load(root, base=base, **flags)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
 

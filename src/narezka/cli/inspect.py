@@ -14,12 +14,13 @@ from rich.console import Console
 from narezka import runs
 from narezka.cli.options import Splitting, splitting_options
 from narezka.cli.progress import progress_bar
+from narezka.defaults import TOKENIZER
 from narezka.errors import ConfigError
 from narezka.evaluate.specs import parse_strategy
 from narezka.inspector import InspectRun, inspector_page, read_sources
 from narezka.tokens import get_counter
 
-DISPLAY_TOKENIZER = "cl100k_base"
+DISPLAY_TOKENIZER = TOKENIZER
 """In chars mode people still read sizes in tokens: counted with this for display only."""
 
 
@@ -105,7 +106,7 @@ def _chunk(paths: Sequence[str], side: Splitting, err: Console) -> runs.ChunkRep
         with progress:
             task = progress.add_task("chunk", total=total)
             return runs.chunk_documents(
-                paths, side.strategy, on_file=lambda _: progress.advance(task), **side.kwargs()
+                paths, on_file=lambda _: progress.advance(task), **side.kwargs()
             )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None

@@ -2,10 +2,12 @@
 ``push`` theirs into a Qdrant cluster layout.
 
 ``splitting_options`` adds the shared splitting options (:mod:`narezka.cli.common`) plus
-``--embedder``; ``Splitting.from_options`` resolves them: ``--unit tokens`` without
-``--tokenizer`` measures in the embedder's own tokens, and with ``--size`` omitted the
-embedder's budget is the size (800 characters in chars). ``cluster_options`` adds the
-server collection's layout (:mod:`narezka.store.cluster`), resolved by ``cluster_for``.
+``--embedder``; ``Splitting.from_options`` resolves them with
+:func:`narezka.settings.chunk_config`, as every command does, in characters unless told
+otherwise: ``--unit tokens`` without ``--tokenizer`` measures in the embedder's own tokens,
+and with ``--size`` omitted the embedder's (calibrated) budget is the size.
+``cluster_options`` adds the server collection's layout (:mod:`narezka.store.cluster`),
+resolved by ``cluster_for``.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from narezka.cli.common import settings_for, split_options
+from narezka.defaults import EMBEDDER, PREVIEW_UNIT
 from narezka.errors import NarezkaError
+from narezka.runs.config import ChunkConfig
 from narezka.split import NEEDS_EMBEDDER, EmbedFunction, SplitParams, strategy_names
-from narezka.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from narezka.store.cluster import ClusterParams
@@ -31,7 +34,6 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DEFAULT_SIZE_CHARS = 800
 _PARAM_FIELDS = frozenset(f.name for f in dataclasses.fields(SplitParams))
 
 
@@ -42,41 +44,45 @@ def splitting_options(command: F) -> F:
         "--embedder",
         default=None,
         help="Size --unit tokens in this embedder's tokens (use, e5, minilm, ollama:MODEL, …); "
-        "default: use. With --size omitted, its budget is the size.",
+        f"default: {EMBEDDER}. With --size omitted, its budget is the size (its calibrated one, "
+        "if narezka calibrate measured it).",
     )(command)
     return split_options()(command)
 
 
 @dataclass(frozen=True, slots=True)
 class Splitting:
-    """Everything ``runs.chunk_documents`` needs besides the paths."""
+    """Everything ``runs.chunk_documents`` needs besides the paths: the resolved
+    :class:`~narezka.runs.config.ChunkConfig` and, for ``semantic``, the embedder's signal."""
 
-    strategy: str
-    params: Mapping[str, Any]
-    """SplitParams fields (size resolved)."""
-    include: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] = ()
-    follow_symlinks: bool = False
-    counter: TokenCounter | None = None
+    config: ChunkConfig
     embed: EmbedFunction | None = None
     overrides: Mapping[str, Any] = field(default_factory=dict)
     """What a ``--compare`` spec changed, for the label."""
-    context_llm: str | None = None
-    """The LLM that writes chunk context (None: off)."""
+
+    @property
+    def strategy(self) -> str:
+        return self.config.strategy
 
     @property
     def size(self) -> int:
-        return int(self.params["size"])
+        return self.config.size
 
     @property
     def unit(self) -> str:
-        return "tokens" if self.counter is not None else str(self.params["unit"])
+        return self.config.unit
 
     @property
     def tokenizer(self) -> str:
-        if self.counter is not None:
-            return self.counter.name
-        return "chars" if self.unit == "chars" else str(self.params["tokenizer"])
+        return self.config.tokenizer
+
+    @property
+    def include(self) -> tuple[str, ...] | None:
+        return self.config.include
+
+    @property
+    def exclude(self) -> tuple[str, ...]:
+        return self.config.exclude
 
     @property
     def label(self) -> str:
@@ -87,60 +93,31 @@ class Splitting:
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``runs.chunk_documents``."""
-        return {
-            "include": self.include,
-            "exclude": self.exclude,
-            "follow_symlinks": self.follow_symlinks,
-            "counter": self.counter,
-            "embed": self.embed,
-            "context": self.context_llm,
-            **self.params,
-        }
+        return {"config": self.config, "embed": self.embed}
 
     @classmethod
     def from_options(
         cls, options: Mapping[str, Any], location: str | Path | None = None
     ) -> Splitting:
         """Resolve the decorator's options over the settings of ``location`` (its
-        narezka.toml, then NAREZKA_*); a bad embedder or tokenizer is a UsageError."""
-        settings = settings_for(location, options)
-        given = settings.split_values()
-        unit = given.get("unit") or "chars"
-        size = given.get("size")
-        tokenizer = given.get("tokenizer")
-        embedder = settings.embedder
-        counter = None
+        narezka.toml, then NAREZKA_*) with :func:`narezka.settings.chunk_config`, measured in
+        characters unless a unit is given; a bad embedder or tokenizer is a UsageError."""
+        from narezka.settings import chunk_config
+
+        settings = settings_for(location, options, base={"unit": PREVIEW_UNIT})
         embed = None
         try:
-            needs_tokens = unit == "tokens" and tokenizer is None
-            # One model serves both the token counts and semantic's signal: loading is the cost.
             model = None
-            if needs_tokens or settings.strategy in NEEDS_EMBEDDER:
-                from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder, get_embedder
+            if settings.strategy in NEEDS_EMBEDDER:
+                from narezka.embed import cached_signal_embedder, get_embedder
 
-                model = get_embedder(embedder or DEFAULT_EMBEDDER) if needs_tokens else None
-                if model is not None:
-                    counter, size = model.counter, model.budget if size is None else size
-                if settings.strategy in NEEDS_EMBEDDER:
-                    embed = cached_signal_embedder(model or embedder or DEFAULT_EMBEDDER)
+                # One model serves both semantic's signal and the token counts: loaded once.
+                model = get_embedder(settings.embedder)
+                embed = cached_signal_embedder(model)
+            config = chunk_config(settings, model)
         except NarezkaError as exc:
             raise click.UsageError(str(exc)) from None
-        params: dict[str, Any] = {
-            **given,
-            "size": DEFAULT_SIZE_CHARS if size is None else size,
-            "unit": unit,
-            "tokenizer": tokenizer or "cl100k_base",
-        }
-        return cls(
-            strategy=settings.strategy,
-            params=params,
-            include=settings.include,
-            exclude=settings.exclude,
-            follow_symlinks=bool(settings.follow_symlinks),
-            counter=counter,
-            embed=embed,
-            context_llm=settings.context_llm,
-        )
+        return cls(config, embed)
 
     def with_spec(self, name: str, overrides: Mapping[str, Any]) -> Splitting:
         """This run with another strategy and some parameters changed (``--compare``).
@@ -165,18 +142,16 @@ class Splitting:
                 f"unknown strategy {name!r}; one of {', '.join(strategy_names())}",
                 param_hint="--compare",
             )
-        params = {**self.params, **overrides}  # text forms (levels=2-3) parse in make_params
         embed = self.embed
-        if name in NEEDS_EMBEDDER and embed is None:
-            from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder
+        try:
+            config = self.config.with_params(name, overrides)
+            if name in NEEDS_EMBEDDER and embed is None:
+                from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder
 
-            try:
                 embed = cached_signal_embedder(DEFAULT_EMBEDDER)
-            except NarezkaError as exc:
-                raise click.UsageError(str(exc)) from None
-        return dataclasses.replace(
-            self, strategy=name, params=params, embed=embed, overrides=dict(overrides)
-        )
+        except NarezkaError as exc:
+            raise click.UsageError(str(exc)) from None
+        return dataclasses.replace(self, config=config, embed=embed, overrides=dict(overrides))
 
 
 CLUSTER_FLAGS = ("shards", "replicas", "write_consistency", "on_disk", "quantize")

@@ -10,12 +10,13 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import narezka.defaults as defaults
 from narezka.embed.base import Embedder, HashEmbedder, Matrix
 from narezka.embed.cache import CachedEmbedder, EmbeddingCache, default_cache_path
 from narezka.embed.resilient import signal_embedder
 from narezka.errors import ConfigError
 
-DEFAULT_EMBEDDER = "use"
+DEFAULT_EMBEDDER = defaults.EMBEDDER
 
 
 def _use(_: str) -> Embedder:

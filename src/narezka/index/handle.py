@@ -56,15 +56,15 @@ from narezka.index.syncing import (
     Progress,
     Syncer,
     open_embedder,
-    sizing,
     sync_files,
 )
 from narezka.runs.chunking import include_for
+from narezka.runs.config import ChunkConfig
 from narezka.runs.contexts import estimate_sync
 from narezka.search import Hit, Hits, Query, SearchEngine
 from narezka.search.hits import above
 from narezka.search.staleness import mark_stale
-from narezka.settings import Settings
+from narezka.settings import Settings, chunk_config
 from narezka.split import SplitParams, get_strategy
 from narezka.sqlite_cache import SqliteCache
 from narezka.store import IndexDamagedError, Manifest, StoredHit, VectorStore
@@ -200,7 +200,7 @@ class Index:
         layout.check_home(home, root)
         chosen = settings if settings is not None else Settings.load(root)
         model = embedder if embedder is not None else get_embedder(chosen.embedder)
-        sizing(model, chosen.split_values())  # bad sizes fail before anything is written
+        chunk_config(chosen, model)  # bad sizes fail before anything is written
         if chosen.context_llm is not None:
             open_client(chosen.context_llm)  # so does a missing ollama package (no request)
         get_strategy(chosen.strategy)
@@ -273,6 +273,11 @@ class Index:
             self._closed = True
             release(self._shared)
 
+    def chunk_config(self) -> ChunkConfig:
+        """The chunking this index follows: its settings resolved with its embedder (what
+        :meth:`sync` cuts the corpus by, and how ``narezka chunk`` would cut it alike)."""
+        return chunk_config(self.settings, self._embedder())
+
     # ---- writing ------------------------------------------------------------------------
 
     def sync(
@@ -298,18 +303,17 @@ class Index:
         started = time.perf_counter()
         root = self.corpus
         model = self._embedder()
-        split_params, counter = sizing(model, self.settings.split_values())
-        splitter = get_strategy(self.settings.strategy, embed=signal_embedder(model))
-        globs = include_for(splitter, self.settings.include)
-        exclude = (*self.settings.exclude, *home_inside(home, root))
+        config = chunk_config(self.settings, model)
+        split_params = config.params
+        splitter = get_strategy(config.strategy, embed=signal_embedder(model))
+        globs = include_for(splitter, config.include)
+        exclude = (*config.exclude, *home_inside(home, root))
         report = IndexReport(embedder=model.name)
         fresh_store: VectorStore | None = None
         with layout.writer(home):
             old = existing_meta(home, tolerate_bad=rebuild)
             # Text taken out for safety must leave the disk too: a fresh generation of all.
-            purge = old is not None and removes_text(
-                old, split_params.fingerprint(self.settings.strategy)
-            )
+            purge = old is not None and removes_text(old, config.fingerprint)
             rebuild, paths = rebuild or purge, None if purge else paths
             analyzer = _analyzer(home, old, self.settings.bm25, rebuild=rebuild)
             report.warnings.extend(retire_leftovers(home, old))
@@ -355,7 +359,7 @@ class Index:
             try:
                 with Manifest(layout.data_dir(home, meta)) as manifest:
                     syncer = Syncer(
-                        root, store, manifest, cached, splitter, split_params, counter,
+                        root, store, manifest, cached, splitter, config,
                         load_rules(root), report,
                         writing=self._shared.lock.write if not swapping else None,
                         bm25=analyzer, context=context,
@@ -375,7 +379,7 @@ class Index:
                         progress.on_context_estimate(estimate)
                     sync_files(syncer, root, globs, exclude, manifest, progress, paths=wanted,
                                jobs=jobs, prune=prune,
-                               follow_symlinks=bool(self.settings.follow_symlinks))  # fmt: skip
+                               follow_symlinks=config.follow_symlinks)  # fmt: skip
                     files = snapshot_files(manifest) if self.url else None
                 _optimize(store)
                 dropped = sum(c.retain(c.touched or ()) for c in caches)

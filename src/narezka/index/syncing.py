@@ -31,7 +31,6 @@ from narezka.embed import (
     get_embedder,
 )
 from narezka.embed.cache import prefetching
-from narezka.embed.calibrate import calibrated_budget
 from narezka.enrich import Rules, chunk_payload
 from narezka.enrich.llm_context import ContextWriter
 from narezka.errors import ConfigError, DiskFullError, NarezkaError, RefusedFileError, SourceError
@@ -48,9 +47,9 @@ from narezka.runs.chunking import (
     chunk_file,
     chunk_pool,
     chunk_raw,
-    make_params,
     with_file_meta,
 )
+from narezka.runs.config import ChunkConfig
 from narezka.runs.file_chunks import with_provenance
 from narezka.split import SplitParams, Strategy
 from narezka.store import (
@@ -65,7 +64,6 @@ from narezka.store import (
 )
 from narezka.store.errors import IndexDamagedError, StoreUnavailableError
 from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
-from narezka.tokens import TokenCounter, get_counter
 from narezka.types import Chunk
 
 __all__ = ["INDEX_META", "INDEX_VERSION", "STORE_DIRNAME", "IndexReport", "Progress", "Syncer"]
@@ -135,24 +133,6 @@ def open_embedder(spec: str | Embedder, store_dir: Path | None) -> Embedder:
     return CachedEmbedder(embedder, EmbeddingCache(store_dir / CACHE_NAME))
 
 
-def sizing(embedder: Embedder, params: dict[str, Any]) -> tuple[SplitParams, TokenCounter]:
-    """Split parameters and counter: by default the embedder's own tokens and budget."""
-    unit = params.get("unit") or "tokens"
-    # An index records its embedder's tokenizer by name; sync hands that name back.
-    own = params.get("tokenizer") in (None, "", embedder.counter.name)
-    if unit == "tokens" and own:
-        counter = embedder.counter
-        params = {**params, "unit": "tokens", "tokenizer": counter.name}
-        params.setdefault("size", None)
-        if params["size"] is None:
-            # A served model narezka cannot tokenize exactly may have a measured budget.
-            measured = calibrated_budget(embedder.name)
-            params["size"] = min(embedder.budget, measured or embedder.budget)
-        return make_params(**params), counter
-    split_params = make_params(**{**params, "unit": unit})
-    return split_params, get_counter(split_params.unit, split_params.tokenizer)
-
-
 class Syncer:
     """One sync run over a corpus into one store; see :func:`index`."""
 
@@ -163,8 +143,7 @@ class Syncer:
         manifest: Manifest,
         embedder: Embedder,
         strategy: Strategy,
-        params: SplitParams,
-        counter: TokenCounter,
+        config: ChunkConfig,
         rules: Rules,
         report: IndexReport | None = None,
         *,
@@ -180,10 +159,12 @@ class Syncer:
         self.manifest = manifest
         self.embedder = embedder
         self.strategy = strategy
-        self.params = params
-        self.counter = counter
+        """The splitter ``config.strategy`` names (wired to the embedder, for ``semantic``)."""
+        self.config = config
+        self.params = config.params
+        self.counter = config.counter
         self.rules = rules
-        self.fingerprint = params.fingerprint(strategy.name)
+        self.fingerprint = config.fingerprint
         self.context = context
         self.convert_cache = convert_cache
         self._incomplete = False

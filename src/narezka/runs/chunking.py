@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from narezka.defaults import STRATEGY as DEFAULT_STRATEGY
 from narezka.discover import iter_files, normalize_newlines, read_document
 from narezka.errors import SourceError
+from narezka.runs.config import ChunkConfig
 
 # Re-exported: callers import the one-file stage from here with the runs built on it.
 from narezka.runs.file_chunks import (
@@ -32,7 +34,7 @@ from narezka.split import (
     Strategy,
     get_strategy,
 )
-from narezka.tokens import TokenCounter, get_counter
+from narezka.tokens import TokenCounter
 from narezka.types import MARKDOWN_GLOBS, Chunk, RawDocument
 
 if TYPE_CHECKING:
@@ -80,29 +82,48 @@ def include_for(strategy: Strategy, include: Sequence[str] | None) -> tuple[str,
 
 def chunk_text(
     text: str,
-    strategy: str = "headings",
+    strategy: str | None = None,
     *,
     source: str = "<text>",
     embed: EmbedFunction | None = None,
+    config: ChunkConfig | None = None,
     **params: Any,
 ) -> list[Chunk]:
-    """Chunk one text. ``params`` are :class:`~narezka.split.SplitParams` fields; ``source``
-    is the file name it came from (``auto`` and ``code`` choose by its extension); ``embed``
-    serves ``semantic`` (default: the default embedder).
+    """Chunk one text. ``params`` are :class:`~narezka.split.SplitParams` fields (sugar for
+    a ``config``: :class:`~narezka.runs.config.ChunkConfig`, e.g. from
+    :func:`narezka.settings.chunk_config`); ``source`` is the file name it came from
+    (``auto`` and ``code`` choose by its extension); ``embed`` serves ``semantic`` (default:
+    the default embedder).
 
     Example::
 
         chunks = chunk_text(open("kb/delivery.md").read(), "headings", size=800)
     """
-    split_params = make_params(**params)
-    counter = get_counter(split_params.unit, split_params.tokenizer)
+    config = _config(config, strategy, params)
     raw = RawDocument(source=source, text=normalize_newlines(text))
-    chosen = get_strategy(strategy, embed=embed or lazy_signal_embedder())
-    result = chunk_raw(raw, chosen, split_params, counter)
+    chosen = get_strategy(config.strategy, embed=embed or lazy_signal_embedder())
+    result = chunk_raw(raw, chosen, config.params, config.counter)
     # A single text has no report to carry warnings: hand them to the caller as warnings.
     for caught in result.caught:
         warnings_module.warn(caught.message, caught.category, stacklevel=2)
     return result.chunks
+
+
+def _config(
+    config: ChunkConfig | None,
+    strategy: str | None,
+    params: Mapping[str, Any],
+    counter: TokenCounter | None = None,
+    **files: Any,
+) -> ChunkConfig:
+    """The config a run follows: the one given, else one built from the keyword sugar."""
+    if config is None:
+        return ChunkConfig.build(strategy or DEFAULT_STRATEGY, counter, **files, **params)
+    given = [k for k, v in files.items() if v not in (None, (), False)]
+    if params or counter is not None or given or strategy not in (None, config.strategy):
+        named = sorted([*params, *given, *(["counter"] if counter is not None else [])])
+        raise TypeError(f"give a config or the chunking arguments, not both ({', '.join(named)})")
+    return config
 
 
 def cached_signal_embedder() -> EmbedFunction:
@@ -129,8 +150,9 @@ def lazy_signal_embedder() -> EmbedFunction:
 
 def chunk_documents(
     paths: Sequence[str | Path],
-    strategy: str = "headings",
+    strategy: str | None = None,
     *,
+    config: ChunkConfig | None = None,
     include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
     on_file: ProgressCallback | None = None,
@@ -143,6 +165,12 @@ def chunk_documents(
     **params: Any,
 ) -> ChunkReport:
     """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
+
+    ``config`` (:class:`~narezka.runs.config.ChunkConfig`, e.g. from
+    :func:`narezka.settings.chunk_config`) says how: the strategy, split parameters, counter,
+    globs and LLM context; ``strategy``, ``include``, ``exclude``, ``counter``,
+    ``follow_symlinks``, ``context`` (a spec) and ``params`` are sugar that builds one, given
+    instead of it.
 
     ``include`` defaults to the strategy's own globs (Markdown and text for most). ``counter``
     measures sizes in a model's own tokens (an embedder's); its ``name`` is then the tokenizer
@@ -158,12 +186,16 @@ def chunk_documents(
     holds their sizes, so memory stays flat however big the corpus (workers render them).
     Symlinks that lead outside a folder given are skipped, named, unless ``follow_symlinks``.
     """
-    if counter is not None:
-        params = {**params, "unit": "tokens", "tokenizer": counter.name}
-    split_params = make_params(**params)
-    if counter is None:
-        counter = get_counter(split_params.unit, split_params.tokenizer)
-    chosen = get_strategy(strategy, embed=embed or lazy_signal_embedder())
+    spec = context if isinstance(context, str) else None
+    config = _config(
+        config, strategy, params, counter,
+        include=include, exclude=tuple(exclude), follow_symlinks=follow_symlinks, context_llm=spec,
+    )  # fmt: skip
+    split_params, counter = config.params, config.counter
+    include, exclude, follow_symlinks = config.include, config.exclude, config.follow_symlinks
+    if context is None or isinstance(context, str):
+        context = config.context_llm
+    chosen = get_strategy(config.strategy, embed=embed or lazy_signal_embedder())
     report = ChunkReport()
     writer = _context_writer(context, split_params)
     jsonl = write is not None and writer is None  # with context, lines follow the LLM step
@@ -259,7 +291,7 @@ def _context_writer(
     return open_context(context, cache, redact=params.redact)
 
 
-def chunk_path(path: str | Path, strategy: str = "headings", **kwargs: Any) -> list[Chunk]:
+def chunk_path(path: str | Path, strategy: str | None = None, **kwargs: Any) -> list[Chunk]:
     """Chunks of a file or of every matching file under a folder (skipped files are dropped;
     use :func:`chunk_documents` to see why)."""
     return chunk_documents([path], strategy, **kwargs).chunks
@@ -269,7 +301,7 @@ def count_files(
     paths: Sequence[str | Path],
     include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
-    strategy: str = "headings",
+    strategy: str = DEFAULT_STRATEGY,
 ) -> int:
     """How many files a run over ``paths`` would read (for a progress bar's total)."""
     try:
@@ -313,6 +345,7 @@ def _size(file: Path) -> int:
 
 __all__ = [
     "DEFAULT_INCLUDE",
+    "ChunkConfig",
     "ChunkReport",
     "ChunkTask",
     "FileChunks",

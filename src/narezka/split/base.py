@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
+import narezka.defaults as defaults
 from narezka.errors import ConfigError
 from narezka.parse.redaction import RULES_VERSION
 from narezka.split.context import RAW_CHARS_PER_TOKEN, DocumentContext, Section
@@ -27,13 +28,15 @@ DEFAULT_SEPARATORS = ("\n\n", "\n", SENTENCE, ", ", " ", "")
 class SplitParams:
     """Validated parameters shared by all strategies; each uses the ones it needs."""
 
-    size: int = 800
-    unit: str = "chars"
-    tokenizer: str = "cl100k_base"
-    overlap: int = 0
-    levels: tuple[int, int] = (1, 6)
+    size: int = defaults.SIZE
+    unit: str = defaults.PREVIEW_UNIT
+    """Characters unless told: the library's own calls need no model. The commands that
+    embed default to the embedder's tokens (:func:`narezka.settings.chunk_config`)."""
+    tokenizer: str = defaults.TOKENIZER
+    overlap: int = defaults.OVERLAP
+    levels: tuple[int, int] = defaults.LEVELS
     """Heading levels that open a section (``--levels 2-3`` splits only at H2/H3)."""
-    min_chars: int = 150
+    min_chars: int = defaults.MIN_CHARS
     """Chunks shorter than this merge with a neighbour when the result fits (headings)."""
     separators: tuple[str, ...] = field(default=DEFAULT_SEPARATORS)
     breadcrumbs: bool | None = None
@@ -44,7 +47,7 @@ class SplitParams:
     """semantic: cut at the lowest ``percentile`` percent of neighbour similarities."""
     parent_size: int | None = None
     """parent-child: the parents' size limit in ``unit`` (default: four times ``size``)."""
-    redact: bool = True
+    redact: bool = defaults.REDACT
     """Replace secrets (keys, tokens, passwords) by ``[REDACTED:<kind>]`` in everything
     embedded and stored; the pipeline finds them once per document before splitting."""
 

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from narezka.defaults import TOKENIZER
 from narezka.errors import ConfigError, MissingDependencyError
 from narezka.tokens.word_ends import splits_at_word_ends
 
@@ -234,7 +235,7 @@ def _tiktoken_counter(name: str) -> TiktokenCounter:
     raise ConfigError(f"unknown tiktoken encoding {name!r}; known: {', '.join(sorted(known))}")
 
 
-def get_counter(unit: str, tokenizer: str = "cl100k_base") -> TokenCounter:
+def get_counter(unit: str, tokenizer: str = TOKENIZER) -> TokenCounter:
     """The counter for a size unit: ``chars``, or ``tokens`` of a named tokenizer.
 
     ``tokenizer`` is a tiktoken encoding name (``cl100k_base``, ``o200k_base``; the
