@@ -1,15 +1,18 @@
 """Digests of narezka's search results, one per corpus and mode: proof that a change to the
 code between a query and its hits left every answer as it was (ids, order, scores).
 
-    python benchmarks/search_digest.py --src OLD/src > before.txt   # on the old tree
-    python benchmarks/search_digest.py > after.txt                  # on the new one
+    python benchmarks/search_digest.py --keep /tmp/sd > after.txt                   # new tree
+    python benchmarks/search_digest.py --keep /tmp/sd --src OLD/src > before.txt    # old tree
     diff before.txt after.txt                                       # nothing: the same hits
 
-Each corpus is indexed once per tree (``use`` embedder, default settings) into a temporary
-folder, then every golden question is asked in each mode (and with the fold off, RRF fusion
-and section expansion). Each line: corpus, configuration, number of hits, the first 16 hex
-digits of a SHA-256 over every hit's chunk id, score and relevance (rounded to 6 places) in
-order. ``--src`` picks the tree to import; it works on trees from before ``Query`` existed.
+Each corpus is indexed (``use`` embedder, default settings) into a temporary folder, or into
+``--keep DIR`` once and reused from there: the engine's vector graph is not built the same
+twice, so a candidate deep in the dense ranking can move and shift a fused score in the
+sixth place — compare two trees over one built index. Then every golden question is asked in
+each mode (and with the fold off, RRF fusion and section expansion). Each line: corpus,
+configuration, number of hits, the first 16 hex digits of a SHA-256 over every hit's chunk
+id, score and relevance (rounded to 6 places) in order. ``--src`` picks the tree to import;
+it works on trees from before ``Query`` existed.
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ def main() -> int:
     ap.add_argument("--src", type=Path, default=REPO_ROOT / "src", help="the tree to import")
     ap.add_argument("--only", default="", help="corpora whose name contains this")
     ap.add_argument("-k", type=int, default=5)
+    ap.add_argument("--mode", default="", help="configurations whose name contains this")
+    ap.add_argument("--dump", type=Path, help="also write every hit's line here, to diff")
+    ap.add_argument("--keep", type=Path, help="build each corpus's index here once; reuse it")
     args = ap.parse_args()
     sys.path.insert(0, str(args.src))
     # Worker processes (a corpus of a megabyte or more is chunked by --jobs workers) must
@@ -57,18 +63,25 @@ def main() -> int:
     import narezka
     from narezka.search import Fusion
 
+    dump = None if args.dump is None else args.dump.open("w", encoding="utf-8")
     for name, (corpus, golden) in CORPORA.items():
         if args.only not in name or not corpus.is_dir():
             continue
         questions = [json.loads(line)["q"] for line in golden.read_text("utf-8").splitlines()]
         with tempfile.TemporaryDirectory() as tmp:
-            copy = Path(tmp) / "corpus"
-            # Only the Markdown: an index of the copy must not meet another index's folder.
-            shutil.copytree(corpus, copy, ignore=shutil.ignore_patterns(".narezka"))
-            settings = narezka.Settings(embedder="use")
-            with narezka.Index.create(copy, settings, store=Path(tmp) / "store") as index:
-                index.sync()
+            place = (args.keep or Path(tmp)) / name
+            copy, store = place / "corpus", place / "store"
+            if not (store / "index.json").is_file():
+                # Only the Markdown: an index of the copy must not meet another index's folder.
+                shutil.rmtree(place, ignore_errors=True)
+                shutil.copytree(corpus, copy, ignore=shutil.ignore_patterns(".narezka"))
+                settings = narezka.Settings(embedder="use")
+                with narezka.Index.create(copy, settings, store=store) as index:
+                    index.sync()
+            with narezka.Index.open(store) as index:
                 for label, options in CONFIGS.items():
+                    if args.mode not in label:
+                        continue
                     kwargs = dict(options)
                     if "fusion" in kwargs:
                         kwargs["fusion"] = Fusion(*kwargs["fusion"])
@@ -78,6 +91,8 @@ def main() -> int:
                             count += 1
                             line = f"{hit.chunk_id}\t{hit.score:.6f}\t{hit.relevance:.6f}\n"
                             digest.update(line.encode("utf-8"))
+                            if dump is not None:
+                                dump.write(f"{name}\t{label}\t{question}\t{line}")
                         digest.update(b"|")
                     print(f"{name}\t{label}\t{count}\t{digest.hexdigest()[:16]}", flush=True)
     return 0
