@@ -154,6 +154,44 @@ def collect(args: argparse.Namespace) -> int:
     return 0
 
 
+E5 = DEFAULT_CACHE / "relevance_e5.jsonl"
+E5_CHARS = 1000
+"""The top hit's text is cut here before e5 embeds it (its window is 512 tokens)."""
+
+
+def collect_e5(args: argparse.Namespace) -> int:
+    """e5's cosine between each question and its top hit (hybrid, default), for the corpora
+    with near questions: does a stronger semantic model separate them? Only the top hit, as
+    e5 embeds ~2 texts a second on one core here."""
+    suite = load_suite(MANIFEST)
+    names = args.corpora.split(",") if args.corpora else [c.name for c in suite.corpora if c.near]
+    pools = {c.name: answerable(c) for c in suite.corpora}
+    use = CachedEmbedder(get_embedder("use"), EmbeddingCache(default_cache_path()))
+    e5 = CachedEmbedder(get_embedder("e5"), EmbeddingCache(default_cache_path()))
+    label = parse_strategy("headings").label
+    with args.out.open("w", encoding="utf-8") as sink:
+        for corpus in (suite.get(n) for n in names):
+            path = store_for(args.cache, corpus, label, "use")
+            asked = [*pools[corpus.name], *near(corpus), *far_questions(suite, corpus, pools)]
+            with Index.open(path, embedder=use) as held:
+                for n, question in enumerate(asked):
+                    hits = held.search(
+                        question.q, k=K, mode="hybrid", filters=Filter(include_archived=False)
+                    )
+                    if not hits:
+                        continue
+                    q = np.asarray(e5.embed_queries([question.q])[0], dtype=np.float64)
+                    d = np.asarray(e5.embed([hits[0].text[:E5_CHARS]])[0], dtype=np.float64)
+                    cosine = float(q @ d / (np.linalg.norm(q) * np.linalg.norm(d)))
+                    rank = rank_of(question.golden, hits) if question.golden else None
+                    row = {"corpus": corpus.name, "kind": question.kind, "question": n}
+                    sink.write(json.dumps({**row, "rank": rank, "e5": cosine}) + "\n")
+            print(f"{corpus.name}: {len(asked)} questions", file=sys.stderr, flush=True)
+    use.cache.close()
+    e5.cache.close()
+    return 0
+
+
 SETS: dict[str, tuple[str, ...]] = {
     "shipped": ("cosine", "term_cover", "term_share"),
     "+idf": ("cosine", "term_cover", "term_share", "idf_cover", "idf_share"),
@@ -249,6 +287,7 @@ def per_question(rows: Sequence[dict[str, Any]], p: np.ndarray) -> list[dict[str
             {
                 "corpus": row["corpus"],
                 "kind": row["kind"],
+                "question": row["question"],
                 "rank": row["rank"],
                 "terms": row["terms"],
                 "best": 0.0,
@@ -333,6 +372,14 @@ def fit(args: argparse.Namespace) -> int:
     ]
     for name in names:
         lines += summary(rows, name, args.threshold)
+    if args.e5.is_file():
+        lines += [
+            "",
+            "e5 (multilingual-e5-small) cosine of each question and its top hit "
+            f"(`{args.e5.name}`):",
+            "",
+            *e5_report(rows, args.e5),
+        ]
     for name in names:
         x, y = design(rows, SETS[name]), np.array([r["label"] for r in rows], dtype=float)
         w = fit_logistic(x, y)
@@ -344,6 +391,57 @@ def fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def e5_report(rows: list[dict[str, Any]], path: Path) -> list[str]:
+    """Near and far AUROC of the top hit's e5 cosine, alone and beside the shipped model's
+    held-out relevance (a question-level logistic regression, leave-one-corpus-out over the
+    corpora e5 was measured on)."""
+    e5 = {
+        (r["corpus"], r["kind"], r["question"]): r["e5"]
+        for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+    }
+    shipped = per_question(rows, held_out(rows, SETS["shipped"]))
+    qs = [
+        {**q, "e5": e5[key]}
+        for q in shipped
+        if (key := (q["corpus"], q["kind"], q["question"])) in e5 and "first" in q
+    ]
+    x = np.array(
+        [[1.0, math.log(q["first"] / (1 - q["first"] + 1e-12) + 1e-12), q["e5"]] for q in qs]
+    )
+    kept = [q for q in qs if q["kind"] != "answerable" or q["rank"] == 1]
+    y = np.array([float(q["kind"] == "answerable") for q in qs])
+    corpora = np.array([q["corpus"] for q in qs])
+    # Trained on answered-at-1 against unanswerable, as the AUROC reads it.
+    mask = np.array([q in kept for q in qs])
+    both = np.zeros(len(qs))
+    for name in sorted(set(corpora)):
+        inside = corpora == name
+        train = ~inside & mask
+        both[inside] = predict(x[inside], fit_logistic(x[train], y[train]))
+    lines = [
+        "| corpus | correct@1 | near | shipped: near / far | e5 cosine: near / far "
+        "| shipped + e5: near / far |",
+        "|---|--:|--:|--:|--:|--:|",
+    ]
+    for name in [*sorted(set(corpora)), "all"]:
+        idx = [i for i, q in enumerate(qs) if name in ("all", q["corpus"])]
+        good = [i for i in idx if qs[i]["kind"] == "answerable" and qs[i]["rank"] == 1]
+        cells = [name, str(len(good)), str(sum(qs[i]["kind"] == "near" for i in idx))]
+        for score in (
+            [q["first"] for q in qs],
+            [q["e5"] for q in qs],
+            list(both),
+        ):
+            pair = []
+            for kind in ("near", "far"):
+                bad = [i for i in idx if qs[i]["kind"] == kind]
+                a = auroc([score[i] for i in good], [score[i] for i in bad])
+                pair.append("—" if a is None else f"{a:.3f}")
+            cells.append(" / ".join(pair))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -351,6 +449,10 @@ def main(argv: list[str]) -> int:
     c.add_argument("--corpora", default=None)
     c.add_argument("--features", type=Path, default=FEATURES)
     c.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    e = sub.add_parser("e5", help="e5's cosine of each question's top hit (slow).")
+    e.add_argument("--corpora", default=None)
+    e.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    e.add_argument("--out", type=Path, default=E5)
     f = sub.add_parser("fit")
     f.add_argument("--features", type=Path, default=FEATURES)
     f.add_argument("--sets", default=None)
@@ -361,7 +463,10 @@ def main(argv: list[str]) -> int:
         help="Default: per feature set, the highest dropping ≤ 5 %% of correct top answers.",
     )
     f.add_argument("--out", type=Path, default=None)
+    f.add_argument("--e5", type=Path, default=E5, help="The e5 command's output (if present).")
     args = parser.parse_args(argv)
+    if args.command == "e5":
+        return collect_e5(args)
     return collect(args) if args.command == "collect" else fit(args)
 
 
