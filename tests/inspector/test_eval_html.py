@@ -224,3 +224,25 @@ def test_many_pairs_show_the_best_against_the_others_and_fold_the_rest(
     assert shown.count() == len(best) == 7
     assert shown.first.locator("td").first.text_content() == best[0].a
     assert page.locator("details table.signs tbody tr").count() == 28
+
+
+def test_the_page_shows_the_min_relevance_trade(
+    run: EvalRun, tmp_path: Path, open_page: Any
+) -> None:
+    from narezka.evaluate.refusal import run_refusal
+
+    run = dataclasses.replace(run, min_relevance=0.3)
+    trade = run_refusal(run)
+    assert trade is not None
+    out = tmp_path / "report.html"
+    out.write_text(html_report(run), encoding="utf-8")
+    page = open_page(out)
+    rows = page.eval_on_selector_all(
+        "table.refusal tbody tr", "rows => rows.map(r => [r.className, r.cells[0].textContent])"
+    )
+    assert [r[1].split(" ")[0] for r in rows] == [f"{t.threshold:g}" for t in trade.rows]
+    assert [r for r in rows if r[0] == "best"] == [["best", "0.3 (in force)"]]
+    kept = page.eval_on_selector_all(
+        "table.refusal tbody tr", "rows => rows.map(r => r.cells[3].textContent)"
+    )
+    assert kept[0].endswith(f"({trade.rows[0].correct_kept}/{trade.correct})")

@@ -282,6 +282,7 @@ def _retrieved(hit: Hit, tokens: int) -> Retrieved:
         start=hit.start,
         end=hit.end,
         tokens=tokens,
+        relevance=hit.relevance,
     )
 
 

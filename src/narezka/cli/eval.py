@@ -29,6 +29,7 @@ from narezka.evaluate import (
     terminal_table,
 )
 from narezka.evaluate.html import html_report
+from narezka.evaluate.report import refusal_table
 
 EXPANDS = ("section", "parent")
 
@@ -104,6 +105,14 @@ EXPANDS = ("section", "parent")
     help="Write the results, plots, sign tests and a per-question drill-down as one "
     "self-contained HTML page.",
 )
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="The threshold marked in the report's min_relevance table (unanswerable questions "
+    'refused against correct answers dropped; golden lines {q, "answerable": false})  '
+    "[default: narezka.toml's min_relevance, else the measured default].",
+)
 @ranking_options
 @split_options(strategy=False)
 @jobs_option
@@ -128,6 +137,7 @@ def eval_command(
     rrf_k: int | None,
     dense_weight: float | None,
     fold: str,
+    min_relevance: float | None,
     **options: Any,
 ) -> None:
     """Index CORPUS once per strategy, ask the golden questions, report hit@k, MRR, ceiling
@@ -170,6 +180,7 @@ def eval_command(
             fold=fold_chosen,
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
+        run.min_relevance = settings.relevance_floor if min_relevance is None else min_relevance
         if plot_path is not None:
             plot_run(run, plot_path)
     except NarezkaError as exc:
@@ -224,6 +235,8 @@ def _print_tables(run: EvalRun) -> None:
     console.print(terminal_table(run))
     for table in size_tables(run):
         console.print(table)
+    if (refused := refusal_table(run)) is not None:
+        console.print(refused)
     comparisons = best_comparisons(run) if len(run.comparisons) > 10 else run.comparisons
     for c in comparisons:
         click.echo(

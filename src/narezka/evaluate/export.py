@@ -6,6 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from narezka.evaluate.normalize import size_view
+from narezka.evaluate.refusal import best_relevance, default_threshold, refusal, top_relevance
 from narezka.evaluate.runner import EvalRun, QuestionResult, StrategyResult, miss_cause
 from narezka.evaluate.spans import SpanSummary
 
@@ -32,7 +33,8 @@ def as_dict(run: EvalRun) -> dict[str, Any]:
             {"line": p.line, "problem": p.problem, "skipped": p.skipped} for p in run.problems
         ],
         "best": (best.label if (best := run.best()) else None),
-        "strategies": [_strategy_dict(s, run.headline_k) for s in run.strategies],
+        "min_relevance": default_threshold(run),
+        "strategies": [_strategy_dict(s, run.headline_k, run) for s in run.strategies],
         "comparisons": [
             {
                 "a": c.a,
@@ -62,7 +64,7 @@ def _summary(summary: SpanSummary) -> dict[str, float]:
     return asdict(summary)
 
 
-def _strategy_dict(s: StrategyResult, k: int) -> dict[str, Any]:
+def _strategy_dict(s: StrategyResult, k: int, run: EvalRun) -> dict[str, Any]:
     out: dict[str, Any] = {
         "strategy": s.label,
         "name": s.spec.name,
@@ -85,7 +87,20 @@ def _strategy_dict(s: StrategyResult, k: int) -> dict[str, Any]:
             CHAR_UNIT: {f"@{key}": _summary(v) for key, v in s.span.items()},
             TOKEN_UNIT: {f"@{key}": _summary(v) for key, v in s.span_tokens.items()},
         }
+    trade = refusal(s, default_threshold(run))
+    out["refusal"] = trade.to_json() if trade is not None else None
     out["questions"] = [_question_dict(r, k) for r in s.questions]
+    out["unanswerable"] = [
+        {
+            "line": r.question.line,
+            "q": r.question.q,
+            "source": r.question.source,
+            "top_relevance": top_relevance(r),
+            "best_relevance": best_relevance(r),
+            "retrieved": [x.url for x in r.retrieved],
+        }
+        for r in s.unanswerable
+    ]
     return out
 
 
@@ -97,6 +112,7 @@ def _question_dict(r: QuestionResult, k: int) -> dict[str, Any]:
         "in_one_chunk": r.in_one_chunk,
         "cause": None if r.hit(k) else miss_cause(r),
         "retrieved": [x.url for x in r.retrieved],
+        "relevance": [x.relevance for x in r.retrieved],
     }
     if r.question.references:
         out["references"] = [

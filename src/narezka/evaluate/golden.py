@@ -8,6 +8,12 @@
   ``content``, when given, must equal that slice. Chroma's benchmark CSV (``question,
   references, corpus_id``) loads as this format, corpus ``x`` naming the file ``x.md``.
 
+Either format may hold **unanswerable** questions: ``{"q", "answerable": false,
+"evidence"?: [...], "category"?, "source"?}``, questions the corpus does not answer (no
+``must_contain`` strings or ``references``; ``evidence``, strings of the answer in a document
+left out of the corpus, are checked to occur nowhere in it). They are not scored by hit@k; they
+measure whether ``min_relevance`` says "nothing relevant" (:mod:`narezka.evaluate.refusal`).
+
 The first valid question decides a file's format. Loading never stops at a bad line: it is
 reported with its line number and skipped. Checks against the corpus text (strings that occur
 nowhere, unknown documents, offsets outside a document, content that differs) run before any
@@ -60,6 +66,11 @@ class GoldenQuestion:
     """1-based line in the golden file (0 for questions built in code)."""
     references: tuple[Reference, ...] = ()
     """Expected excerpts (span format; ``must_contain`` is then empty)."""
+    answerable: bool = True
+    """False: the corpus does not answer it (no strings, no references; see the module)."""
+    evidence: tuple[str, ...] = ()
+    """Unanswerable questions: strings of an answer outside the corpus, which must not occur
+    in it."""
 
     @property
     def format(self) -> str:
@@ -91,13 +102,20 @@ class GoldenSet:
         """``"spans"`` when the questions carry reference spans, else ``"strings"``."""
         return SPANS if any(q.references for q in self.questions) else STRINGS
 
+    @property
+    def unanswerable(self) -> list[GoldenQuestion]:
+        """The questions the corpus does not answer."""
+        return [q for q in self.questions if not q.answerable]
+
     def add(self, question: GoldenQuestion) -> None:
-        """Keep a question unless its format differs from the set's (the first one decides)."""
-        if self.questions and question.format != self.questions[0].format:
+        """Keep a question unless its format differs from the set's (the first answerable one
+        decides; an unanswerable question has no format and fits either)."""
+        first = next((q for q in self.questions if q.answerable), None)
+        if question.answerable and first is not None and question.format != first.format:
             self.problems.append(
                 GoldenProblem(
                     question.line,
-                    f"a {question.format} question in a golden set of {self.questions[0].format}"
+                    f"a {question.format} question in a golden set of {first.format}"
                     " (the first question decides the format)",
                 )
             )
@@ -226,6 +244,11 @@ def _parse_line(line: str, number: int) -> tuple[GoldenQuestion | None, str | No
     category, source = data.get("category") or "", data.get("source") or ""
     if not isinstance(category, str) or not isinstance(source, str):
         return None, '"category" and "source" must be strings'
+    flag = data.get("answerable", True)
+    if not isinstance(flag, bool):
+        return None, '"answerable" must be true or false'
+    if not flag:
+        return _unanswerable(data, q.strip(), category, source, number)
     if "references" in data:
         if "must_contain" in data:
             return None, 'give "must_contain" or "references", not both'
@@ -240,6 +263,22 @@ def _parse_line(line: str, number: int) -> tuple[GoldenQuestion | None, str | No
     if not cleaned:
         return None, 'empty "must_contain"'
     return GoldenQuestion(q.strip(), cleaned, category, source, number), None
+
+
+def _unanswerable(
+    data: dict[str, Any], q: str, category: str, source: str, number: int
+) -> tuple[GoldenQuestion | None, str | None]:
+    # An answer to look for contradicts "the corpus does not answer it": refuse rather than
+    # guess which of the two the author meant.
+    if data.get("must_contain") or data.get("references"):
+        return None, (
+            'an unanswerable question ("answerable": false) takes no "must_contain" or "references"'
+        )
+    evidence = data.get("evidence", [])
+    if not isinstance(evidence, list) or not all(isinstance(s, str) for s in evidence):
+        return None, '"evidence" must be a list of strings'
+    kept = tuple(s for s in evidence if s.strip())
+    return GoldenQuestion(q, (), category, source, number, answerable=False, evidence=kept), None
 
 
 def _parse_references(raw: Any) -> tuple[Reference, ...] | str:
@@ -278,7 +317,8 @@ def check_against_corpus(
     one with a reference into an unknown document, offsets past a document's end, or a
     ``content`` that differs from the slice it points at (stale offsets would score the wrong
     text). A question with a string that occurs nowhere is kept (it counts as a miss: the
-    golden set or the corpus is wrong, and the report should say so) but flagged; the returned
+    golden set or the corpus is wrong, and the report should say so) but flagged, and so is an
+    unanswerable question whose ``evidence`` occurs in the corpus after all; the returned
     map gives each such question's absent strings.
     """
     # One joined text: a string cannot span files, and the separator occurs in no string.
@@ -286,6 +326,21 @@ def check_against_corpus(
     kept = GoldenSet(problems=list(golden.problems))
     absent: dict[GoldenQuestion, tuple[str, ...]] = {}
     for question in golden.questions:
+        if not question.answerable:
+            # Kept either way: the golden set, not the question, is then wrong, as with a
+            # string that occurs nowhere.
+            kept.questions.append(question)
+            found = [s for s in question.evidence if s.lower() in corpus_lower]
+            if found:
+                names = ", ".join(repr(s) for s in found)
+                kept.problems.append(
+                    GoldenProblem(
+                        question.line,
+                        f"unanswerable, yet its evidence {names} occurs in the corpus",
+                        skipped=False,
+                    )
+                )
+            continue
         if question.references:
             problem = reference_problem(question.references, texts)
             if problem:

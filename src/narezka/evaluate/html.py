@@ -17,6 +17,7 @@ from typing import Any
 
 from narezka.evaluate.golden import GoldenQuestion
 from narezka.evaluate.metrics import contains_all
+from narezka.evaluate.refusal import run_refusal
 from narezka.evaluate.runner import (
     Comparison,
     EvalRun,
@@ -130,6 +131,7 @@ def eval_page_data(
     depth = max(run.ks)
     best = run.best()
     questions = best.questions if best is not None else []
+    trade = run_refusal(run)
     index: dict[str, Any] = {
         "title": "narezka eval · " + run.corpus,
         "command": command,
@@ -153,6 +155,7 @@ def eval_page_data(
         "comparisons": [_comparison(c) for c in run.comparisons],
         "bestComparisons": [_comparison(c) for c in best_comparisons(run)],
         "problems": [str(p) for p in run.problems],
+        "refusal": trade.to_json() | {"strategy": trade.strategy} if trade is not None else None,
         "plot": base64.b64encode(plot_png).decode("ascii") if plot_png else None,
         "questions": [
             {

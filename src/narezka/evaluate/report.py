@@ -10,6 +10,7 @@ from rich.table import Table
 
 from narezka.evaluate.golden import shorten
 from narezka.evaluate.normalize import SizeView, groups, size_view
+from narezka.evaluate.refusal import Refusal, refusal_markdown, run_refusal
 from narezka.evaluate.runner import (
     Comparison,
     EvalRun,
@@ -121,9 +122,41 @@ def size_tables(run: EvalRun, view: SizeView | None = None) -> list[Table]:
     return tables
 
 
+def refusal_table(run: EvalRun, view: Refusal | None = None) -> Table | None:
+    """The trade of ``min_relevance`` for the terminal (best strategy), or None when the hits
+    carry no relevance (:mod:`narezka.evaluate.refusal`)."""
+    view = view or run_refusal(run)
+    if view is None:
+        return None
+    auroc = f"{view.auroc:.3f}" if view.auroc is not None else "—"
+    table = Table(
+        title=f"min_relevance: {view.unanswerable} unanswerable, {view.correct} answered at "
+        f"rank 1 ({view.strategy}); AUROC {auroc}",
+        caption="refused: no hit reaches the threshold; dropped: the rank-1 answer falls below it",
+        title_justify="left",
+        caption_justify="left",
+    )
+    for name in ("min_relevance", "unanswerable refused", "correct dropped", "correct kept"):
+        table.add_column(name, justify="right")
+    for row in view.rows:
+        mark = " ◀ in force" if row.threshold == view.min_relevance else ""
+        table.add_row(
+            f"{row.threshold:g}{mark}",
+            _count(row.unanswerable_refused, view.unanswerable),
+            _count(row.correct_dropped, view.correct),
+            _count(row.correct_kept, view.correct),
+        )
+    return table
+
+
+def _count(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({_pct(part / whole)})" if whole else "—"
+
+
 def markdown_report(run: EvalRun, *, command: str = "") -> str:
     """RESULTS.md: settings, the seed's table, span metrics, sizes, the sweep, the
-    size-normalized view, sign tests, golden-set problems and the best one's misses."""
+    size-normalized view, sign tests, the ``min_relevance`` trade, golden-set problems and
+    the best one's misses."""
     k = run.headline_k
     best = run.best()
     n = _n(run)
@@ -156,6 +189,9 @@ def markdown_report(run: EvalRun, *, command: str = "") -> str:
         out += _sweep_section(run)
     out += _size_section(view)
     out += _sign_tests(run)
+    refusal = run_refusal(run)
+    if refusal is not None and (refusal.unanswerable or refusal.correct):
+        out += refusal_markdown(refusal)
     if run.problems:
         out += ["## Golden set problems", ""]
         out += [f"- {p}" for p in run.problems]
@@ -386,4 +422,4 @@ def _miss_row(r: QuestionResult) -> str:
     )
 
 
-__all__ = ["markdown_report", "size_tables", "terminal_table"]
+__all__ = ["markdown_report", "refusal_table", "size_tables", "terminal_table"]

@@ -60,6 +60,8 @@ class Retrieved:
     """Its character range in the document's normalized text."""
     tokens: int = 0
     """Length of ``text`` in the embedder's tokens: what a reader of the hit pays."""
+    relevance: float | None = None
+    """The hit's calibrated relevance (``Hit.relevance``); None where none was computed."""
 
     @property
     def span(self) -> Span:
@@ -118,6 +120,7 @@ class StrategyResult:
     mrr: float
     ceiling: float
     questions: list[QuestionResult]
+    """The answerable questions: every hit@k, MRR, span and size figure is over these."""
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     span: dict[int, SpanSummary] = field(default_factory=dict)
@@ -130,6 +133,8 @@ class StrategyResult:
     """Texts (chunks and queries) whose vectors came from the embedding cache."""
     embedded: int = 0
     """Texts the model had to embed."""
+    unanswerable: list[QuestionResult] = field(default_factory=list)
+    """Questions the corpus does not answer (never hit): what a search should refuse."""
 
     @property
     def label(self) -> str:
@@ -172,6 +177,9 @@ class EvalRun:
     """How hybrid hits were fused and folded (``score dense=0.5, fold auto``)."""
     cache_hits: int = 0
     cache_misses: int = 0
+    min_relevance: float | None = None
+    """The ``min_relevance`` in force (None: the measured default), the refusal table's
+    marked threshold (:mod:`narezka.evaluate.refusal`)."""
 
     @property
     def headline_k(self) -> int:
@@ -231,7 +239,8 @@ def score_strategy(
     absent: Mapping[GoldenQuestion, tuple[str, ...]] | None = None,
     token_ends: Mapping[str, Sequence[int]] | None = None,
 ) -> StrategyResult:
-    """Ask every question, find its first hit, and compute the metrics.
+    """Ask every question, find its first hit, and compute the metrics; unanswerable
+    questions are asked too and kept apart (``unanswerable``), out of every hit figure.
 
     ``token_ends`` (document → token end offsets, see
     :func:`narezka.evaluate.chroma.token_ends`) adds the token variant of the span metrics.
@@ -239,8 +248,12 @@ def score_strategy(
     lowered = [c.text.lower() for c in chunks]
     containers = _Containers(chunks)
     results = []
+    refused = []
     for question in questions:
         retrieved = tuple(retrieve(question))
+        if not question.answerable:
+            refused.append(QuestionResult(question, None, retrieved, False))
+            continue
         if question.references:
             results.append(_span_result(question, retrieved, ks, containers, token_ends))
             continue
@@ -273,6 +286,7 @@ def score_strategy(
             {k: summarize([r.token_spans[k] for r in tokened]) for k in ks} if tokened else {}
         ),
         retrieved_tokens={k: sum(r.tokens_at(k) for r in results) / n if n else 0.0 for k in ks},
+        unanswerable=refused,
     )
 
 

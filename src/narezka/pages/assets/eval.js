@@ -89,6 +89,24 @@
     ]);
   }
 
+  // How min_relevance trades correct answers kept against unanswerable questions refused.
+  function refusalTable(r) {
+    const share = (part, whole) => whole ? pct(part / whole) + " (" + part + "/" + whole + ")" : "—";
+    return el("div", {}, [
+      el("p", {}, r.unanswerable + " unanswerable questions; " + r.correct_at_1 + " of " + r.answerable
+        + " answerable ones answered at rank 1 (" + r.strategy + "). AUROC (top-hit relevance): "
+        + (r.auroc === null ? "—" : r.auroc.toFixed(3)) + "."),
+      el("table", { class: "figures refusal" }, [
+        el("thead", {}, el("tr", {}, ["min_relevance", "unanswerable refused", "correct dropped", "correct kept"]
+          .map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, r.thresholds.map((t) => el("tr", { class: t.threshold === r.min_relevance ? "best" : null },
+          [String(t.threshold) + (t.threshold === r.min_relevance ? " (in force)" : ""),
+            share(t.unanswerable_refused, r.unanswerable), share(t.correct_dropped, r.correct_at_1),
+            share(t.correct_kept, r.correct_at_1)].map((c) => el("td", {}, c))))),
+      ]),
+    ]);
+  }
+
   function outcomeCell(o) {
     if (o.hit) return el("td", { class: "hit" }, "✓ hit at " + o.rank);
     return el("td", { class: "miss" }, ["✗ miss", el("span", { class: "cause" }, " — " + o.cause)]);
@@ -179,6 +197,8 @@
       el("h2", {}, "Plot"), el("div", { class: "plots" }, plots),
       index.plot ? el("img", { class: "plot", alt: "the --plot PNG", src: "data:image/png;base64," + index.plot }) : null,
       el("h2", {}, "Paired sign tests (hit@" + k + ")"), signTests(),
+      index.refusal ? el("h2", {}, "Nothing relevant: min_relevance") : null,
+      index.refusal ? refusalTable(index.refusal) : null,
       index.problems.length ? el("h2", {}, "Golden set problems") : null,
       index.problems.length ? el("ul", {}, index.problems.map((p) => el("li", {}, p))) : null,
       el("h2", {}, "Questions"),
