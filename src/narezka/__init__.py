@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from narezka.errors import ConfigError, NarezkaError, SourceError
     from narezka.index import Index, IndexStats, SourceInfo, SyncReport
     from narezka.runs import ChunkReport, chunk_documents, chunk_path, chunk_text
-    from narezka.search import Filter, Hit
+    from narezka.search import Filter, Hit, Query
     from narezka.settings import Settings
     from narezka.split import SplitParams, strategy_names
     from narezka.types import Chunk, Document
@@ -46,6 +46,7 @@ _HOMES = {
     "chunk_text": "narezka.runs",
     "Filter": "narezka.search",
     "Hit": "narezka.search",
+    "Query": "narezka.search",
     "Settings": "narezka.settings",
     "SplitParams": "narezka.split",
     "strategy_names": "narezka.split",
@@ -69,6 +70,7 @@ __all__ = [
     "Index",
     "IndexStats",
     "NarezkaError",
+    "Query",
     "Settings",
     "SourceError",
     "SourceInfo",

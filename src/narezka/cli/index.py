@@ -14,27 +14,23 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import Progress as RichProgress
-from rich.progress import TaskID
-from rich.table import Table
 
-from narezka.api.indexing import IndexReport
 from narezka.api.maintenance import sync, watch
 from narezka.cli.common import EXIT_NOTHING, fail, jobs_option, settings_for, split_options
 from narezka.cli.options import cluster_for, cluster_options
 from narezka.cli.progress import byte_progress
-from narezka.discover.kinds import describe_unread, special_kind
-from narezka.enrich.llm_context import ContextEstimate
+from narezka.cli.reports import (
+    context_progress,
+    print_index_report,
+    report_problems,
+    stage_text,
+    summary,
+)
+from narezka.discover.kinds import special_kind
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
 from narezka.index.syncing import Progress
 from narezka.store.sparse import ANALYZERS
-
-WAIT_STEP = 0.2
-"""Seconds between tries while another process holds the index."""
-TABLE_SNIPPET = 160
-"""Characters of a hit's snippet shown in the table (JSON output carries all of it)."""
-
 
 prune_option = click.option(
     "--prune",
@@ -143,7 +139,7 @@ def index_command(
                     on_total=lambda total: progress.update(task, total=total),
                     on_bytes=lambda n: progress.advance(task, n),
                     on_stage=lambda stage, source: progress.update(
-                        task, description=_stage_text(stage, source)
+                        task, description=stage_text(stage, source)
                     ),
                     on_rate=lambda rate: progress.update(task, rate=rate),
                     **context_progress(progress, err),
@@ -152,111 +148,13 @@ def index_command(
             )
     except NarezkaError as exc:
         fail(exc)
-    _report_problems(report)
+    report_problems(report)
     if as_json:
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=1))
     else:
-        _print_index_report(report)
+        print_index_report(report)
     if strict and (report.skipped or report.not_read):
         sys.exit(EXIT_NOTHING)
-
-
-STAGE_SOURCE_CHARS = 40
-"""The tail of the current file's name shown beside the stage."""
-
-
-def _stage_text(stage: str, source: str) -> str:
-    shown = source if len(source) <= STAGE_SOURCE_CHARS else "…" + source[-STAGE_SOURCE_CHARS:]
-    return f"{stage} {shown}"
-
-
-def context_progress(progress: RichProgress, err: Console) -> dict[str, Any]:
-    """The callbacks that print the LLM context estimate, then count its calls on the bar."""
-    calls: list[TaskID] = []
-
-    def estimate(est: ContextEstimate) -> None:
-        if not est.chunks:  # nothing changed: a cron log needs no line about it
-            return
-        err.print(est.describe(), highlight=False, soft_wrap=True)
-        calls.append(progress.add_task("context LLM", total=est.to_generate, calls=True))
-
-    def called() -> None:
-        if calls:
-            progress.advance(calls[0])
-
-    return {"on_context_estimate": estimate, "on_context_call": called}
-
-
-def _report_problems(report: IndexReport) -> None:
-    for problem in report.skipped:
-        click.echo(f"skipped: {problem}", err=True)
-    for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
-
-
-def _print_index_report(report: IndexReport) -> None:
-    table = Table(title=f"narezka index → {report.store}", show_header=False, box=None)
-    rows = [
-        (
-            "Files",
-            f"{report.files_new} new, {report.files_changed} changed, "
-            f"{report.files_unchanged} unchanged, {report.files_deleted} deleted",
-        ),
-        (
-            "Chunks",
-            f"{report.chunks_embedded} embedded, {report.chunks_reused} reused, "
-            f"{report.chunks_kept} kept, {report.chunks_deleted} deleted",
-        ),
-        ("Embedding cache", f"{report.cache_hits} hits, {report.cache_misses} misses"),
-        *_context_rows(report),
-        ("Seconds", ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items())),
-        ("Embedder", report.embedder),
-        ("Skipped files", str(len(report.skipped))),
-    ]
-    if report.not_read:
-        rows.append(("Not read", describe_unread(report.not_read, shown=0)))
-    if report.recovered:
-        rows.append(("Repaired", ", ".join(report.recovered)))
-    for label, value in rows:
-        table.add_row(label, value)
-    Console().print(table)
-
-
-def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
-    c = report.context
-    if not c:
-        return []
-    without = c["chunks"] - c["with_context"]
-    return [
-        (
-            "LLM context",
-            f"{c['with_context']} of {c['chunks']} chunks ({c['cached']} cached, "
-            f"{c['generated']} generated); {without} without: {c['failed']} failed, "
-            f"{c['not_asked']} not asked, {c['dropped']} did not fit; {c['cut']} shortened",
-        )
-    ]
-
-
-def _summary(report: IndexReport) -> str:
-    return (
-        f"{report.files_new} new, {report.files_changed} changed, "
-        f"{report.files_unchanged} unchanged, {report.files_deleted} deleted files; "
-        f"{report.chunks_embedded} chunks embedded, {report.chunks_deleted} deleted; "
-        f"{len(report.skipped)} skipped"
-        + (f", {describe_unread(report.not_read, shown=0)}" if report.not_read else "")
-        + f"; {report.seconds['total']:.2f} s"
-        + _context_summary(report.context)
-    )
-
-
-def _context_summary(c: dict[str, Any]) -> str:
-    if not c.get("chunks"):
-        return ""
-    without = c["chunks"] - c["with_context"]
-    return (
-        f"; LLM context on {c['with_context']} of {c['chunks']} chunks ({c['generated']} "
-        f"generated), {without} without ({c['failed']} failed, {c['not_asked']} not asked)"
-    )
 
 
 @click.command("sync")
@@ -314,7 +212,7 @@ def sync_command(
                     on_total=lambda total: progress.update(task, total=total),
                     on_bytes=lambda n: progress.advance(task, n),
                     on_stage=lambda stage, source: progress.update(
-                        task, description=_stage_text(stage, source)
+                        task, description=stage_text(stage, source)
                     ),
                     on_rate=lambda rate: progress.update(task, rate=rate),
                     **context_progress(progress, err),
@@ -322,8 +220,8 @@ def sync_command(
             )
     except NarezkaError as exc:
         fail(exc)
-    _report_problems(report)
-    click.echo(json.dumps(report.as_dict(), ensure_ascii=False) if as_json else _summary(report))
+    report_problems(report)
+    click.echo(json.dumps(report.as_dict(), ensure_ascii=False) if as_json else summary(report))
     if strict and (report.skipped or report.not_read):
         sys.exit(EXIT_NOTHING)
 
@@ -343,7 +241,7 @@ def watch_command(store: str, debounce_ms: int, follow_symlinks: bool | None) ->
     """
     try:
         for report in watch(store, debounce_ms=debounce_ms, follow_symlinks=follow_symlinks):
-            click.echo(_summary(report), err=True)
+            click.echo(summary(report), err=True)
     except NarezkaError as exc:
         fail(exc)
     except KeyboardInterrupt:

@@ -1,0 +1,117 @@
+"""How ``index``, ``sync`` and ``watch`` show a sync: progress, the report's table or line,
+problems on stderr."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import Progress as RichProgress
+from rich.progress import TaskID
+from rich.table import Table
+
+from narezka.api.indexing import IndexReport
+from narezka.discover.kinds import describe_unread
+from narezka.enrich.llm_context import ContextEstimate
+
+STAGE_SOURCE_CHARS = 40
+"""The tail of the current file's name shown beside the stage."""
+
+
+def stage_text(stage: str, source: str) -> str:
+    """A progress bar's description: the stage and the tail of the file's name."""
+    shown = source if len(source) <= STAGE_SOURCE_CHARS else "…" + source[-STAGE_SOURCE_CHARS:]
+    return f"{stage} {shown}"
+
+
+def context_progress(progress: RichProgress, err: Console) -> dict[str, Any]:
+    """The callbacks that print the LLM context estimate, then count its calls on the bar."""
+    calls: list[TaskID] = []
+
+    def estimate(est: ContextEstimate) -> None:
+        if not est.chunks:  # nothing changed: a cron log needs no line about it
+            return
+        err.print(est.describe(), highlight=False, soft_wrap=True)
+        calls.append(progress.add_task("context LLM", total=est.to_generate, calls=True))
+
+    def called() -> None:
+        if calls:
+            progress.advance(calls[0])
+
+    return {"on_context_estimate": estimate, "on_context_call": called}
+
+
+def report_problems(report: IndexReport) -> None:
+    """Each skipped file and warning of a run, one line each, on stderr."""
+    for problem in report.skipped:
+        click.echo(f"skipped: {problem}", err=True)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+def print_index_report(report: IndexReport) -> None:
+    """``narezka index``'s table for people."""
+    table = Table(title=f"narezka index → {report.store}", show_header=False, box=None)
+    rows = [
+        (
+            "Files",
+            f"{report.files_new} new, {report.files_changed} changed, "
+            f"{report.files_unchanged} unchanged, {report.files_deleted} deleted",
+        ),
+        (
+            "Chunks",
+            f"{report.chunks_embedded} embedded, {report.chunks_reused} reused, "
+            f"{report.chunks_kept} kept, {report.chunks_deleted} deleted",
+        ),
+        ("Embedding cache", f"{report.cache_hits} hits, {report.cache_misses} misses"),
+        *_context_rows(report),
+        ("Seconds", ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items())),
+        ("Embedder", report.embedder),
+        ("Skipped files", str(len(report.skipped))),
+    ]
+    if report.not_read:
+        rows.append(("Not read", describe_unread(report.not_read, shown=0)))
+    if report.recovered:
+        rows.append(("Repaired", ", ".join(report.recovered)))
+    for label, value in rows:
+        table.add_row(label, value)
+    Console().print(table)
+
+
+def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
+    c = report.context
+    if not c:
+        return []
+    without = c["chunks"] - c["with_context"]
+    return [
+        (
+            "LLM context",
+            f"{c['with_context']} of {c['chunks']} chunks ({c['cached']} cached, "
+            f"{c['generated']} generated); {without} without: {c['failed']} failed, "
+            f"{c['not_asked']} not asked, {c['dropped']} did not fit; {c['cut']} shortened",
+        )
+    ]
+
+
+def summary(report: IndexReport) -> str:
+    """``narezka sync``'s one line (a cron log's)."""
+    return (
+        f"{report.files_new} new, {report.files_changed} changed, "
+        f"{report.files_unchanged} unchanged, {report.files_deleted} deleted files; "
+        f"{report.chunks_embedded} chunks embedded, {report.chunks_deleted} deleted; "
+        f"{len(report.skipped)} skipped"
+        + (f", {describe_unread(report.not_read, shown=0)}" if report.not_read else "")
+        + f"; {report.seconds['total']:.2f} s"
+        + _context_summary(report.context)
+    )
+
+
+def _context_summary(c: dict[str, Any]) -> str:
+    if not c.get("chunks"):
+        return ""
+    without = c["chunks"] - c["with_context"]
+    return (
+        f"; LLM context on {c['with_context']} of {c['chunks']} chunks ({c['generated']} "
+        f"generated), {without} without ({c['failed']} failed, {c['not_asked']} not asked)"
+    )
