@@ -124,6 +124,41 @@ class IndexStats:
         }
 
 
+@dataclass(slots=True)
+class _SyncPlan:
+    """Where one sync writes (see :meth:`Index._plan_sync`)."""
+
+    old: dict[str, Any] | None
+    """The record before this sync (None: a first sync)."""
+    meta: dict[str, Any]
+    """The record this sync leaves."""
+    generation: str
+    purge: bool
+    """Redaction is stricter than the index's: every old text must leave the disk."""
+    rebuild: bool
+    paths: Sequence[str | Path] | None
+    analyzer: str
+    exclude: tuple[str, ...]
+    leftovers: list[str]
+    """Warnings about generations an earlier run left behind, now retired."""
+
+    @property
+    def swapping(self) -> bool:
+        """Whether a fresh generation is filled beside the live one and swapped in."""
+        return self.old is not None and self.rebuild
+
+
+@dataclass(frozen=True, slots=True)
+class _Filled:
+    """What filling a generation left for its commit."""
+
+    files: server_record.Files | None
+    """A server index's file list for its record (None for a local index)."""
+    fresh_store: VectorStore | None
+    dropped: int
+    """Cache entries of texts the new generation no longer holds, dropped (on a purge)."""
+
+
 def resolve_home(location: str | Path) -> Path:
     """An index folder, or a corpus folder holding one in ``.narezka/``."""
     path = Path(location)
@@ -297,135 +332,176 @@ class Index:
         processes read and chunk files while this one embeds (default: the machine's cores,
         for a megabyte of changed files or more). Indexed files still in the corpus that the
         include/exclude patterns no longer match are kept, and named in the report's
-        ``unmatched``, unless ``prune`` removes them."""
+        ``unmatched``, unless ``prune`` removes them.
+
+        Three steps, under the index folder's writer lock: :meth:`_plan_sync` decides where
+        the points go (the live generation, or a fresh one), :meth:`_fill` syncs the files
+        into it, :meth:`_commit_sync` records it and, for a fresh one, swaps it in."""
         self._check_open()
         home = self._local_home("sync")
         started = time.perf_counter()
-        root = self.corpus
         model = self._embedder()
         config = chunk_config(self.settings, model)
-        split_params = config.params
-        splitter = get_strategy(config.strategy, embed=signal_embedder(model))
-        globs = include_for(splitter, config.include)
-        exclude = (*config.exclude, *home_inside(home, root))
         report = IndexReport(embedder=model.name)
-        fresh_store: VectorStore | None = None
         with layout.writer(home):
-            old = existing_meta(home, tolerate_bad=rebuild)
-            # Text taken out for safety must leave the disk too: a fresh generation of all.
-            purge = old is not None and removes_text(old, config.fingerprint)
-            rebuild, paths = rebuild or purge, None if purge else paths
-            analyzer = _analyzer(home, old, self.settings.bm25, rebuild=rebuild)
-            report.warnings.extend(retire_leftovers(home, old))
-            applied = _cluster_of(old, "applied")
-            if old is None or rebuild:
-                generation = layout.new_generation(home)
-                collection = collection_for(self.collection, generation) if self.url else None
-                if collection is not None and self.url is not None:
-                    refuse_foreign(self.url, collection)
-                    applied = self.cluster.sized(_point_count(home, old))
-                if old is not None:
-                    # Name the half-built generation before filling it, so an interrupted
-                    # rebuild is cleaned up by name on the next run.
-                    layout.write_meta(home, {**old, "building": generation})
-            else:
-                generation = str(old.get("data") or layout.LEGACY_DATA)
-                collection = old.get("collection")
-            meta = index_meta(
-                home, root, model, self._spec(), self.settings.strategy, split_params,
-                self.url, self.settings.include, exclude, data=generation, collection=collection,
-                settings=self.settings.to_record(),
-            )  # fmt: skip
-            # Queries must be analyzed as the stored documents were (absent: snowball).
-            meta["bm25"] = analyzer
-            if self.url:
-                meta["collection_name"] = self.collection
-                given = self.cluster.to_record()
-                meta["qdrant"] = {"given": given, "applied": applied.to_record()}
-            if old is None:
-                layout.write_meta(home, meta)  # searchable from the first committed file on
-            swapping = old is not None and rebuild
-            if swapping:
-                fresh_store = open_data_store(home, meta)
-                store = fresh_store
-            else:
-                store = self._shared.store_for(meta)
+            plan = self._plan_sync(home, model, config, rebuild=rebuild, paths=paths)
+            report.warnings.extend(plan.leftovers)
             cached = open_embedder(model, home)
             progress = progress or Progress()
-            context = _context_writer(self.settings, cached, home, split_params, progress)
-            caches = _caches(cached, context) if purge else []
-            for cache in caches:
-                cache.touched = set()  # what the new generation uses; the rest goes
-            try:
-                with Manifest(layout.data_dir(home, meta)) as manifest:
-                    syncer = Syncer(
-                        root, store, manifest, cached, splitter, config,
-                        load_rules(root), report,
-                        writing=self._shared.lock.write if not swapping else None,
-                        bm25=analyzer, context=context,
-                        convert_cache=home / layout.CONVERT_CACHE_NAME,
-                    )  # fmt: skip
-                    report.store = self.url or str(home)
-                    report.recovered = manifest.recover(store)
-                    if not swapping:  # damage to the store is found, and repaired, now
-                        with self._shared.lock.write():
-                            found = repair_at_sync(store, manifest, str(home))
-                        report.warnings.extend(found)
-                        if found:  # the damaged files are flagged now: sync them
-                            syncer.known = manifest.stats()
-                    wanted = _relative_paths(root, paths)
-                    if context is not None and progress.on_context_estimate is not None:
-                        estimate = estimate_sync(syncer, root, globs, exclude, wanted)
-                        progress.on_context_estimate(estimate)
-                    sync_files(syncer, root, globs, exclude, manifest, progress, paths=wanted,
-                               jobs=jobs, prune=prune,
-                               follow_symlinks=config.follow_symlinks)  # fmt: skip
-                    files = snapshot_files(manifest) if self.url else None
-                _optimize(store)
-                dropped = sum(c.retain(c.touched or ()) for c in caches)
-                grow = getattr(store, "grow", None)
-                if files is not None and callable(grow):  # the rule by size, as it grew
-                    now = grow(self.cluster.sized(sum(len(row[3]) for row in files.values())))
-                    meta["qdrant"]["applied"] = now.to_record()
-                if swapping and self.url:  # readers by URL move to the new collection at once
-                    self._switch_alias(meta)
-            except BaseException:
-                if fresh_store is not None:
-                    fresh_store.close()
-                    self._drop_half_built(meta)
-                raise
-            finally:
-                if context is not None:
-                    report.context = context.stats.as_dict()
-                    context.close()
-            meta["synced_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-            if swapping and old is not None and fresh_store is not None:
-                layout.write_meta(home, meta)  # the swap: readers move to the new generation
-                self._publish(meta, files, report.warnings)  # before the old collection goes
-                self._shared.swap(fresh_store, generation)
-                retired = str(old.get("data") or layout.LEGACY_DATA)
-                gone = retire(home, retired, old.get("collection"), self.url)
-                if not gone:
-                    layout.write_meta(home, {**meta, "retired": [retired]})
-                if purge:
-                    report.warnings.append(
-                        f"redaction is stricter than when {home} was written: rebuilt it in "
-                        f"{generation}, dropped {dropped} cached entries of old texts and "
-                        + (f"removed {retired}" if gone else f"{retired} (in use: a later run)")
-                        + ", where the text before redaction was"
-                    )
-                if self.url and "alias" not in meta:  # the old collection freed the name
-                    self._publish(meta, files, report.warnings)
-            else:
-                layout.write_meta(home, meta)
-                self._publish(meta, files, report.warnings)
-                if rebuild:  # over an unreadable record: the generations it named go now
-                    report.warnings.extend(retire_leftovers(home, meta))
-        self._meta = meta
+            filled = self._fill(
+                plan, home, model, cached, config, report, progress, jobs=jobs, prune=prune
+            )
+            self._commit_sync(plan, home, filled, report)
+        self._meta = plan.meta
         if isinstance(cached, CachedEmbedder):
             report.cache_hits, report.cache_misses = cached.hits, cached.misses
         report.seconds["total"] = time.perf_counter() - started
         return report
+
+    def _plan_sync(
+        self,
+        home: Path,
+        model: Embedder,
+        config: ChunkConfig,
+        *,
+        rebuild: bool,
+        paths: Sequence[str | Path] | None,
+    ) -> _SyncPlan:
+        """Where this sync writes and the record it will leave: the live generation, or a
+        fresh one (a rebuild, a first sync, or redaction stricter than the index's), named
+        in ``index.json`` before it is filled so an interrupted rebuild is cleaned up."""
+        old = existing_meta(home, tolerate_bad=rebuild)
+        # Text taken out for safety must leave the disk too: a fresh generation of all.
+        purge = old is not None and removes_text(old, config.fingerprint)
+        rebuild, paths = rebuild or purge, None if purge else paths
+        analyzer = _analyzer(home, old, self.settings.bm25, rebuild=rebuild)
+        leftovers = retire_leftovers(home, old)
+        applied = _cluster_of(old, "applied")
+        if old is None or rebuild:
+            generation = layout.new_generation(home)
+            collection = collection_for(self.collection, generation) if self.url else None
+            if collection is not None and self.url is not None:
+                refuse_foreign(self.url, collection)
+                applied = self.cluster.sized(_point_count(home, old))
+            if old is not None:
+                # Name the half-built generation before filling it, so an interrupted
+                # rebuild is cleaned up by name on the next run.
+                layout.write_meta(home, {**old, "building": generation})
+        else:
+            generation = str(old.get("data") or layout.LEGACY_DATA)
+            collection = old.get("collection")
+        exclude = (*config.exclude, *home_inside(home, self.corpus))
+        meta = index_meta(
+            home, self.corpus, model, self._spec(), self.settings.strategy, config.params,
+            self.url, self.settings.include, exclude, data=generation, collection=collection,
+            settings=self.settings.to_record(),
+        )  # fmt: skip
+        # Queries must be analyzed as the stored documents were (absent: snowball).
+        meta["bm25"] = analyzer
+        if self.url:
+            meta["collection_name"] = self.collection
+            given = self.cluster.to_record()
+            meta["qdrant"] = {"given": given, "applied": applied.to_record()}
+        if old is None:
+            layout.write_meta(home, meta)  # searchable from the first committed file on
+        return _SyncPlan(old, meta, generation, purge, rebuild, paths, analyzer, exclude, leftovers)
+
+    def _fill(
+        self,
+        plan: _SyncPlan,
+        home: Path,
+        model: Embedder,
+        cached: Embedder,
+        config: ChunkConfig,
+        report: IndexReport,
+        progress: Progress,
+        *,
+        jobs: int | None,
+        prune: bool,
+    ) -> _Filled:
+        """Sync the corpus's files into the plan's generation: the live one under the lock
+        searches take, or a fresh one nobody reads yet (dropped if this fails)."""
+        root, meta = self.corpus, plan.meta
+        splitter = get_strategy(config.strategy, embed=signal_embedder(model))
+        globs = include_for(splitter, config.include)
+        fresh_store = open_data_store(home, meta) if plan.swapping else None
+        store = fresh_store if fresh_store is not None else self._shared.store_for(meta)
+        context = _context_writer(self.settings, cached, home, config.params, progress)
+        caches = _caches(cached, context) if plan.purge else []
+        for cache in caches:
+            cache.touched = set()  # what the new generation uses; the rest goes
+        try:
+            with Manifest(layout.data_dir(home, meta)) as manifest:
+                syncer = Syncer(
+                    root, store, manifest, cached, splitter, config, load_rules(root), report,
+                    writing=self._shared.lock.write if fresh_store is None else None,
+                    bm25=plan.analyzer, context=context,
+                    convert_cache=home / layout.CONVERT_CACHE_NAME,
+                )  # fmt: skip
+                report.store = self.url or str(home)
+                report.recovered = manifest.recover(store)
+                if fresh_store is None:  # damage to the store is found, and repaired, now
+                    with self._shared.lock.write():
+                        found = repair_at_sync(store, manifest, str(home))
+                    report.warnings.extend(found)
+                    if found:  # the damaged files are flagged now: sync them
+                        syncer.known = manifest.stats()
+                wanted = _relative_paths(root, plan.paths)
+                if context is not None and progress.on_context_estimate is not None:
+                    estimate = estimate_sync(syncer, root, globs, plan.exclude, wanted)
+                    progress.on_context_estimate(estimate)
+                sync_files(syncer, root, globs, plan.exclude, manifest, progress, paths=wanted,
+                           jobs=jobs, prune=prune,
+                           follow_symlinks=config.follow_symlinks)  # fmt: skip
+                files = snapshot_files(manifest) if self.url else None
+            _optimize(store)
+            dropped = sum(c.retain(c.touched or ()) for c in caches)
+            grow = getattr(store, "grow", None)
+            if files is not None and callable(grow):  # the rule by size, as it grew
+                now = grow(self.cluster.sized(sum(len(row[3]) for row in files.values())))
+                meta["qdrant"]["applied"] = now.to_record()
+            if plan.swapping and self.url:  # readers by URL move to the new collection at once
+                self._switch_alias(meta)
+        except BaseException:
+            if fresh_store is not None:
+                fresh_store.close()
+                self._drop_half_built(meta)
+            raise
+        finally:
+            if context is not None:
+                report.context = context.stats.as_dict()
+                context.close()
+        return _Filled(files, fresh_store, dropped)
+
+    def _commit_sync(
+        self, plan: _SyncPlan, home: Path, filled: _Filled, report: IndexReport
+    ) -> None:
+        """Record the filled generation in ``index.json``; a fresh one is swapped in (readers
+        move to it) and the old one retired, by name."""
+        meta, old = plan.meta, plan.old
+        meta["synced_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        if old is None or filled.fresh_store is None:
+            layout.write_meta(home, meta)
+            self._publish(meta, filled.files, report.warnings)
+            if plan.rebuild:  # over an unreadable record: the generations it named go now
+                report.warnings.extend(retire_leftovers(home, meta))
+            return
+        layout.write_meta(home, meta)  # the swap: readers move to the new generation
+        self._publish(meta, filled.files, report.warnings)  # before the old collection goes
+        self._shared.swap(filled.fresh_store, plan.generation)
+        retired = str(old.get("data") or layout.LEGACY_DATA)
+        gone = retire(home, retired, old.get("collection"), self.url)
+        if not gone:
+            layout.write_meta(home, {**meta, "retired": [retired]})
+        if plan.purge:
+            report.warnings.append(
+                f"redaction is stricter than when {home} was written: rebuilt it in "
+                f"{plan.generation}, dropped {filled.dropped} cached entries of old texts and "
+                + (f"removed {retired}" if gone else f"{retired} (in use: a later run)")
+                + ", where the text before redaction was"
+            )
+        if self.url and "alias" not in meta:  # the old collection freed the name
+            self._publish(meta, filled.files, report.warnings)
 
     def compact(self) -> CompactReport:
         """Rewrite the index into a fresh generation holding only its live points, and
