@@ -155,3 +155,31 @@ def test_the_architecture_document_draws_these_floors() -> None:
     for level, units in enumerate(FLOORS):
         row = f"| {level} | " + ", ".join(f"`{u}`" for u in units) + " |"
         assert row in drawing, f"docs/architecture.md lacks the row {row!r}"
+
+
+def test_commands_reach_below_the_package_faces_only_through_the_seam() -> None:
+    # A command imports narezka's public names, a package's face (narezka.index, not
+    # narezka.index.syncing), its own package, and below the faces only narezka.cli.seam.
+    faces = {f"narezka.{unit}" for unit in FLOOR if unit not in ("__init__", "__main__")}
+    below = sorted(
+        f"{module} -> {target}"
+        for module, targets in _graph(top_level_only=False).items()
+        if module.startswith("narezka.cli") and module != "narezka.cli.seam"
+        for target in targets
+        if target != "narezka" and target not in faces and not target.startswith("narezka.cli")
+    )
+    assert not below, "\n".join(below)
+
+
+def test_every_name_the_commands_take_from_the_seam_is_there() -> None:
+    # The seam answers any attribute through __getattr__, so a type checker cannot catch
+    # a name it lacks: a missing one would fail only when its command runs.
+    import narezka.cli.seam as seam
+
+    taken = set()
+    for path in (SRC / "narezka" / "cli").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "narezka.cli.seam":
+                taken.update(alias.name for alias in node.names)
+    assert taken <= set(seam.__all__), taken - set(seam.__all__)
+    assert all(getattr(seam, name) is not None for name in seam.__all__)

@@ -12,9 +12,8 @@ from typing import Any
 import click
 from rich.console import Console
 
-from narezka.api.evaluating import evaluate, paths_inside
-from narezka.api.searching import MODES
 from narezka.cli.common import fail, jobs_option, settings_for, split_options
+from narezka.cli.seam import evaluate, html_report, paths_inside, refusal_table
 from narezka.cli.search import ranking, ranking_options
 from narezka.embed import DEFAULT_EMBEDDER
 from narezka.errors import NarezkaError
@@ -28,8 +27,7 @@ from narezka.evaluate import (
     size_tables,
     terminal_table,
 )
-from narezka.evaluate.html import html_report
-from narezka.evaluate.report import refusal_table
+from narezka.search import MODES
 
 EXPANDS = ("section", "parent")
 

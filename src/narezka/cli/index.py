@@ -15,7 +15,6 @@ from typing import Any
 import click
 from rich.console import Console
 
-from narezka.api.maintenance import sync, watch
 from narezka.cli.common import EXIT_NOTHING, fail, jobs_option, settings_for, split_options
 from narezka.cli.options import cluster_for, cluster_options
 from narezka.cli.progress import byte_progress
@@ -26,11 +25,9 @@ from narezka.cli.reports import (
     stage_text,
     summary,
 )
-from narezka.discover.kinds import special_kind
+from narezka.cli.seam import ANALYZERS, Progress, special_kind, sync, watch
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
-from narezka.index.syncing import Progress
-from narezka.store.sparse import ANALYZERS
 
 prune_option = click.option(
     "--prune",

@@ -14,9 +14,9 @@ from rich.console import Console
 from narezka import runs
 from narezka.cli.options import Splitting, splitting_options
 from narezka.cli.progress import progress_bar
+from narezka.cli.seam import parse_strategy
 from narezka.defaults import TOKENIZER
 from narezka.errors import ConfigError
-from narezka.evaluate.specs import parse_strategy
 from narezka.inspector import InspectRun, inspector_page, read_sources
 from narezka.tokens import get_counter
 

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from narezka.cli.common import settings_for, split_options
+from narezka.cli.seam import ChunkConfig
 from narezka.defaults import EMBEDDER, PREVIEW_UNIT
 from narezka.errors import NarezkaError
-from narezka.runs.config import ChunkConfig
 from narezka.split import NEEDS_EMBEDDER, EmbedFunction, SplitParams, strategy_names
 
 if TYPE_CHECKING:
-    from narezka.store.cluster import ClusterParams
+    from narezka.cli.seam import ClusterParams
 
 # The embed stage (numpy behind it) is imported where a run needs a model: ``chunk`` in
 # characters needs none, and imports it neither before its fork server starts nor at all.
@@ -185,7 +185,7 @@ def cluster_for(
 ) -> ClusterParams | None:
     """The layout of a run: ``narezka.toml`` [qdrant] of ``location``, then the flags given
     (``None``: not given); bad values, or flags without a server ``url``, are a UsageError."""
-    from narezka.store.cluster import ClusterParams
+    from narezka.cli.seam import ClusterParams
 
     if not url:
         given = [f"--{n.replace('_', '-')}" for n in CLUSTER_FLAGS if options.get(n) is not None]

@@ -11,9 +11,7 @@ from rich.progress import Progress as RichProgress
 from rich.progress import TaskID
 from rich.table import Table
 
-from narezka.api.indexing import IndexReport
-from narezka.discover.kinds import describe_unread
-from narezka.enrich.llm_context import ContextEstimate
+from narezka.cli.seam import ContextEstimate, IndexReport, describe_unread
 
 STAGE_SOURCE_CHARS = 40
 """The tail of the current file's name shown beside the stage."""

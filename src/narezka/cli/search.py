@@ -17,13 +17,11 @@ from rich.table import Table
 
 from narezka import defaults
 from narezka.cli.common import EXIT_NOTHING, fail
+from narezka.cli.seam import AUTO_FOLD, DEFAULT, OPTIONS, RRF_K, Fold, parse_fold, parse_fusion
 from narezka.embed import get_embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
 from narezka.search import METHODS, MODES, Fusion, Hit, Query
-from narezka.search.folding import AUTO_FOLD, Fold
-from narezka.search.fusion import DEFAULT, RRF_K
-from narezka.search.query import OPTIONS, parse_fold, parse_fusion
 from narezka.store import IndexInUseError
 
 F = TypeVar("F", bound=Callable[..., Any])

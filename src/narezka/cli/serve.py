@@ -103,13 +103,12 @@ def serve_command(
     Example: narezka serve examples/kb --http 127.0.0.1:8765
     """
     try:
-        from narezka.serve.http_api import build_app
-        from narezka.serve.mcp_server import build_mcp, serve_stdio
+        from narezka.cli.seam import build_app, build_mcp, serve_stdio
     except ImportError as exc:
         fail(MissingDependencyError((exc.name or "mcp").partition(".")[0], "serve"))
     import anyio
 
-    from narezka.serve.service import DEFAULT_REPLY_TOKENS, Service
+    from narezka.cli.seam import DEFAULT_REPLY_TOKENS, Service
 
     # stdout is the MCP channel on stdio: every log line goes to stderr.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)

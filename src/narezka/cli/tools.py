@@ -16,14 +16,17 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from narezka.api.maintenance import calibrate_corpus
 from narezka.cli.common import EXIT_NOTHING, fail
+from narezka.cli.seam import (
+    CacheStats,
+    ContextCache,
+    cache_file,
+    calibrate_corpus,
+    context_cache_file,
+)
 from narezka.embed import EmbeddingCache, embedder_specs
-from narezka.embed.cache import CacheStats
-from narezka.enrich.context_cache import ContextCache, context_cache_file
 from narezka.errors import NarezkaError
 from narezka.index import Index
-from narezka.index.layout import cache_file
 
 
 @click.command("models")
