@@ -461,12 +461,31 @@ def sync_files(
     with ``prune``; otherwise it is kept and named (a changed pattern must not silently
     empty the index). One that must never be read (a symlink leading outside the corpus
     without ``follow_symlinks``, a FIFO) is removed."""
+    syncer.on_bytes = progress.on_bytes
+    syncer.on_stage = progress.on_stage
+    syncer.on_rate = progress.on_rate
+    errors: list[SourceError] = []
+    seen, work = _survey(syncer, root, globs, exclude, progress, paths, errors, follow_symlinks)
+    _sync_changed(syncer, work, progress, jobs)
+    _delete_gone(syncer, root, globs, exclude, manifest, seen, errors, paths, prune=prune)
+
+
+def _survey(
+    syncer: Syncer,
+    root: Path,
+    globs: Sequence[str],
+    exclude: Sequence[str],
+    progress: Progress,
+    paths: set[str] | None,
+    errors: list[SourceError],
+    follow_symlinks: bool,
+) -> tuple[set[str], list[tuple[Path, Path, os.stat_result]]]:
+    """The files of the corpus (each stat-ed once, here), and those that changed since the
+    last sync, with their stat; unchanged files count on the progress bar at once."""
     report = syncer.report
     seen: set[str] = set()
-    errors: list[SourceError] = []
     # The walk returns paths sorted, so it holds them (a Path per file, no contents: ~700 B,
-    # 700 MB at a million files); each file is then stat-ed once, here, and only the files
-    # to chunk keep their stat.
+    # 700 MB at a million files); only the files to chunk keep their stat.
     found = iter_files(
         [root],
         globs,
@@ -475,9 +494,6 @@ def sync_files(
         follow_symlinks=follow_symlinks,
         unread=report.not_read,
     )
-    syncer.on_bytes = progress.on_bytes
-    syncer.on_stage = progress.on_stage
-    syncer.on_rate = progress.on_rate
     work: list[tuple[Path, Path, os.stat_result]] = []
     fresh: list[tuple[str, int]] = []  # for the progress only
     follow = progress.on_bytes is not None or progress.on_file is not None
@@ -504,7 +520,18 @@ def sync_files(
             progress.on_bytes(size)
         if progress.on_file is not None:
             progress.on_file(source)
-    del fresh
+    return seen, work
+
+
+def _sync_changed(
+    syncer: Syncer,
+    work: list[tuple[Path, Path, os.stat_result]],
+    progress: Progress,
+    jobs: int | None,
+) -> None:
+    """Chunk, embed and write each changed file in corpus order (workers chunk ahead); a
+    file's failure is its own, except those every later file would share, which stop it."""
+    report = syncer.report
     tasks = [syncer.task(base, file, stat.st_size) for base, file, stat in work]
     work_bytes = sum(stat.st_size for _, _, stat in work)
     if (folder := getattr(syncer.store, "path", None)) is not None and work:
@@ -537,6 +564,23 @@ def sync_files(
             syncer.finish_file()
             if progress.on_file is not None:
                 progress.on_file(source)
+
+
+def _delete_gone(
+    syncer: Syncer,
+    root: Path,
+    globs: Sequence[str],
+    exclude: Sequence[str],
+    manifest: Manifest,
+    seen: set[str],
+    errors: list[SourceError],
+    paths: set[str] | None,
+    *,
+    prune: bool,
+) -> None:
+    """Delete the points of indexed files that are gone (or, with ``prune``, no longer
+    matched), keeping those of files that only could not be read this time."""
+    report = syncer.report
     report.skipped.extend(errors)
     indexed = manifest.paths()
     seen |= _kept_unread(indexed, errors, report)
