@@ -9,7 +9,7 @@ Usage::
     python benchmarks/audit_trust.py [--out benchmarks/results/audit_trust.md]
 
 Faults of the disk and of the files under ``.narezka/`` are probed by
-``benchmarks/audit_faults.py``; kill -9 trials by ``tests/pipeline/test_crash_safety.py``.
+``benchmarks/audit_faults.py``; kill -9 trials by ``tests/index/test_crash_safety.py``.
 Exit status 1 when any probe fails.
 """
 
