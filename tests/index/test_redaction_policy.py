@@ -207,6 +207,7 @@ def _fingerprint(redact: bool, rules: int | None = None) -> str:
     ],
 )
 def test_which_changes_take_text_out(old: str, new: str, removes: bool) -> None:
-    from narezka.index.records import removes_text  # here: b71bcf2 lacks it, the rest runs
+    from narezka.index.records import IndexRecord, removes_text  # here: older trees lack them
 
-    assert removes_text({"fingerprint": old}, new) is removes
+    record = IndexRecord.from_json({"version": 2, "dim": 64, "fingerprint": old}, "index.json")
+    assert removes_text(record, new) is removes

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("uvicorn", reason="the serve extra is not installed")
 
-from narezka.api.indexing import index
 from index.test_crash_safety import mutate, state
+from narezka.api.indexing import index
 
 from conftest import copy_examples
 from serve.helpers import poll, start_http, stop

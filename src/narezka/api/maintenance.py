@@ -17,8 +17,8 @@ from narezka.embed import Embedder, get_embedder
 from narezka.embed.calibrate import Calibration, ServerCounted, calibrate, save_calibration
 from narezka.errors import ConfigError, MissingDependencyError
 from narezka.index import Index
-from narezka.index.records import corpus_of
-from narezka.index.syncing import STORE_DIRNAME, IndexReport, Progress, read_index_meta
+from narezka.index.records import corpus_of, read_record
+from narezka.index.syncing import STORE_DIRNAME, IndexReport, Progress
 from narezka.runs.chunking import chunk_documents
 from narezka.store import VectorStore
 
@@ -45,8 +45,7 @@ def sync(
     home = resolve_store(location)
     if corpus is not None and not Path(corpus).is_dir():
         raise ConfigError(f"{corpus}: not a folder (the corpus of {home})")
-    meta = read_index_meta(home)
-    if not meta.get("embedder_spec") and embedder is None:
+    if not read_record(home).embedder_spec and embedder is None:
         raise ConfigError(f"{home} was built with an embedder object: pass it to sync")
     with Index.open(home, embedder=embedder, corpus=corpus) as index:
         if context_llm is not None:
@@ -73,7 +72,7 @@ def watch(
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise MissingDependencyError("watchfiles", "watch") from exc
     home = resolve_store(location)
-    corpus = corpus_of(home, read_index_meta(home))
+    corpus = corpus_of(home, read_record(home))
     report = sync(home, follow_symlinks=follow_symlinks)  # recorded for the syncs below
     if on_sync:
         on_sync(report)

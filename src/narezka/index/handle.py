@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from narezka.config import load_rules
 from narezka.diskspace import create_needs, ensure_free
@@ -42,13 +42,16 @@ from narezka.index.integrity import (
     warn_if_damaged,
 )
 from narezka.index.records import (
+    IndexRecord,
     corpus_of,
-    existing_meta,
+    existing_record,
     home_inside,
-    index_meta,
+    index_record,
+    read_record,
     removes_text,
     retire,
     retire_leftovers,
+    write_record,
 )
 from narezka.index.sharing import acquire, open_data_store, release
 from narezka.index.syncing import (
@@ -128,10 +131,10 @@ class IndexStats:
 class _SyncPlan:
     """Where one sync writes (see :meth:`Index._plan_sync`)."""
 
-    old: dict[str, Any] | None
+    old: IndexRecord | None
     """The record before this sync (None: a first sync)."""
-    meta: dict[str, Any]
-    """The record this sync leaves."""
+    meta: IndexRecord
+    """The record this sync leaves (set anew as the sync fills and commits it)."""
     generation: str
     purge: bool
     """Redaction is stricter than the index's: every old text must leave the disk."""
@@ -181,7 +184,7 @@ class Index:
         *,
         url: str | None,
         embedder: Embedder | None,
-        meta: dict[str, Any] | None,
+        meta: IndexRecord | None,
         spec: str | None,
         collection: str = DEFAULT_COLLECTION,
         cluster: ClusterParams | None = None,
@@ -239,9 +242,9 @@ class Index:
         if chosen.context_llm is not None:
             open_client(chosen.context_llm)  # so does a missing ollama package (no request)
         get_strategy(chosen.strategy)
-        meta = existing_meta(home, tolerate_bad=True)
+        meta = existing_record(home, tolerate_bad=True)
         spec = None if embedder is not None else chosen.embedder
-        name = collection_name(collection, meta)
+        name = collection_name(collection, meta.server_name if meta is not None else None)
         index = cls(
             home, root, chosen, url=url, embedder=model, meta=meta, spec=spec, collection=name,
             cluster=cluster,
@@ -268,32 +271,30 @@ class Index:
         and reads the record that machine's last sync published on the server."""
         text = str(location)
         if text.startswith(("http://", "https://")):
-            from narezka.store import server_record
-
-            meta = server_record.fetch(text, collection)
+            meta = _fetch_record(text, collection)
             return cls(
                 None,
-                Path(str(meta.get("corpus") or ".")),
+                Path(meta.corpus or "."),
                 _settings_of(meta),
                 url=text,
                 embedder=embedder,
-                meta={**meta, "url": text},
-                spec=meta.get("embedder_spec") or None,
+                meta=meta,
+                spec=meta.embedder_spec or None,
                 collection=collection,
             )
         home = resolve_home(location)
-        meta = layout.read_meta(home)
+        meta = read_record(home)
         settings = _settings_of(meta)
         root = Path(corpus).resolve() if corpus is not None else corpus_of(home, meta)
         return cls(
             home,
             root,
             settings,
-            url=meta.get("url"),
+            url=meta.url,
             embedder=embedder,
             meta=meta,
-            spec=meta.get("embedder_spec") or None,
-            collection=collection_name(None, meta),
+            spec=meta.embedder_spec or None,
+            collection=collection_name(None, meta.server_name),
         )
 
     def __enter__(self) -> Index:
@@ -370,7 +371,7 @@ class Index:
         """Where this sync writes and the record it will leave: the live generation, or a
         fresh one (a rebuild, a first sync, or redaction stricter than the index's), named
         in ``index.json`` before it is filled so an interrupted rebuild is cleaned up."""
-        old = existing_meta(home, tolerate_bad=rebuild)
+        old = existing_record(home, tolerate_bad=rebuild)
         # Text taken out for safety must leave the disk too: a fresh generation of all.
         purge = old is not None and removes_text(old, config.fingerprint)
         rebuild, paths = rebuild or purge, None if purge else paths
@@ -386,24 +387,22 @@ class Index:
             if old is not None:
                 # Name the half-built generation before filling it, so an interrupted
                 # rebuild is cleaned up by name on the next run.
-                layout.write_meta(home, {**old, "building": generation})
+                write_record(home, old.replace(building=generation))
         else:
-            generation = str(old.get("data") or layout.LEGACY_DATA)
-            collection = old.get("collection")
+            generation, collection = old.live, old.collection
         exclude = (*config.exclude, *home_inside(home, self.corpus))
-        meta = index_meta(
+        meta = index_record(
             home, self.corpus, model, self._spec(), self.settings.strategy, config.params,
             self.url, self.settings.include, exclude, data=generation, collection=collection,
             settings=self.settings.to_record(),
         )  # fmt: skip
         # Queries must be analyzed as the stored documents were (absent: snowball).
-        meta["bm25"] = analyzer
+        meta = meta.replace(bm25=analyzer)
         if self.url:
-            meta["collection_name"] = self.collection
-            given = self.cluster.to_record()
-            meta["qdrant"] = {"given": given, "applied": applied.to_record()}
+            meta = meta.replace(collection_name=self.collection)
+            meta = meta.with_cluster(given=self.cluster, applied=applied)
         if old is None:
-            layout.write_meta(home, meta)  # searchable from the first committed file on
+            write_record(home, meta)  # searchable from the first committed file on
         return _SyncPlan(old, meta, generation, purge, rebuild, paths, analyzer, exclude, leftovers)
 
     def _fill(
@@ -431,7 +430,7 @@ class Index:
         for cache in caches:
             cache.touched = set()  # what the new generation uses; the rest goes
         try:
-            with Manifest(layout.data_dir(home, meta)) as manifest:
+            with Manifest(meta.data_dir(home)) as manifest:
                 syncer = Syncer(
                     root, store, manifest, cached, splitter, config, load_rules(root), report,
                     writing=self._shared.lock.write if fresh_store is None else None,
@@ -459,9 +458,9 @@ class Index:
             grow = getattr(store, "grow", None)
             if files is not None and callable(grow):  # the rule by size, as it grew
                 now = grow(self.cluster.sized(sum(len(row[3]) for row in files.values())))
-                meta["qdrant"]["applied"] = now.to_record()
+                meta = plan.meta = meta.with_cluster(applied=now)
             if plan.swapping and self.url:  # readers by URL move to the new collection at once
-                self._switch_alias(meta)
+                meta = plan.meta = self._switch_alias(meta)
         except BaseException:
             if fresh_store is not None:
                 fresh_store.close()
@@ -478,21 +477,22 @@ class Index:
     ) -> None:
         """Record the filled generation in ``index.json``; a fresh one is swapped in (readers
         move to it) and the old one retired, by name."""
-        meta, old = plan.meta, plan.old
-        meta["synced_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        old = plan.old
+        meta = plan.meta.replace(synced_at=datetime.now(UTC).isoformat(timespec="seconds"))
         if old is None or filled.fresh_store is None:
-            layout.write_meta(home, meta)
-            self._publish(meta, filled.files, report.warnings)
+            write_record(home, meta)
+            plan.meta = meta = self._publish(meta, filled.files, report.warnings)
             if plan.rebuild:  # over an unreadable record: the generations it named go now
                 report.warnings.extend(retire_leftovers(home, meta))
             return
-        layout.write_meta(home, meta)  # the swap: readers move to the new generation
-        self._publish(meta, filled.files, report.warnings)  # before the old collection goes
+        write_record(home, meta)  # the swap: readers move to the new generation
+        # Published before the old collection goes.
+        plan.meta = meta = self._publish(meta, filled.files, report.warnings)
         self._shared.swap(filled.fresh_store, plan.generation)
-        retired = str(old.get("data") or layout.LEGACY_DATA)
-        gone = retire(home, retired, old.get("collection"), self.url)
+        retired = old.live
+        gone = retire(home, retired, old.collection, self.url)
         if not gone:
-            layout.write_meta(home, {**meta, "retired": [retired]})
+            write_record(home, meta.replace(retired=(retired,)))
         if plan.purge:
             report.warnings.append(
                 f"redaction is stricter than when {home} was written: rebuilt it in "
@@ -500,8 +500,8 @@ class Index:
                 + (f"removed {retired}" if gone else f"{retired} (in use: a later run)")
                 + ", where the text before redaction was"
             )
-        if self.url and "alias" not in meta:  # the old collection freed the name
-            self._publish(meta, filled.files, report.warnings)
+        if self.url and meta.alias is None:  # the old collection freed the name
+            plan.meta = self._publish(meta, filled.files, report.warnings)
 
     def compact(self) -> CompactReport:
         """Rewrite the index into a fresh generation holding only its live points, and
@@ -514,9 +514,11 @@ class Index:
         started = time.perf_counter()
         report = CompactReport()
         with layout.writer(home):
-            report.warnings.extend(retire_leftovers(home, existing_meta(home, tolerate_bad=False)))
-            old = layout.read_meta(home)
-            retired = str(old.get("data") or layout.LEGACY_DATA)
+            report.warnings.extend(
+                retire_leftovers(home, existing_record(home, tolerate_bad=False))
+            )
+            old = read_record(home)
+            retired = old.live
             # The copy is at most the live generation's size: room for it before anything.
             needed = generation_bytes(home, retired) + create_needs(home)
             ensure_free(home, needed, "compact the index into a copy of its live points")
@@ -524,40 +526,40 @@ class Index:
             collection = collection_for(self.collection, generation)
             if self.url is not None:
                 refuse_foreign(self.url, collection)
-            meta = {**old, "data": generation, **({"collection": collection} if self.url else {})}
+            meta = old.replace(data=generation, **({"collection": collection} if self.url else {}))
             if self.url is not None:
                 applied = self.cluster.sized(_point_count(home, old))
-                meta["qdrant"] = {"given": self.cluster.to_record(), "applied": applied.to_record()}
-            new_dir = layout.data_dir(home, meta)
+                meta = meta.with_cluster(given=self.cluster, applied=applied)
+            new_dir = meta.data_dir(home)
             report.bytes_before = generation_bytes(home, retired)
             # Named before it is filled, so an interrupted compaction is removed by name.
-            layout.write_meta(home, {**old, "building": generation})
+            write_record(home, old.replace(building=generation))
             fresh = open_data_store(home, meta)
             try:
-                copy_generation(self._shared.store_for(old), layout.data_dir(home, old), fresh,
+                copy_generation(self._shared.store_for(old), old.data_dir(home), fresh,
                                 new_dir, self._shared.lock.read, report)  # fmt: skip
                 _optimize(fresh)
                 files = None
                 if self.url is not None:
                     with Manifest(new_dir) as manifest:
                         files = snapshot_files(manifest)
-                    self._switch_alias(meta)
+                    meta = self._switch_alias(meta)
             except BaseException:
                 fresh.close()
-                retire(home, generation, meta.get("collection"), self.url)
-                layout.write_meta(home, old)
+                retire(home, generation, meta.collection, self.url)
+                write_record(home, old)
                 raise
-            layout.write_meta(home, meta)  # the swap: readers move to the new generation
-            self._publish(meta, files, report.warnings)
+            write_record(home, meta)  # the swap: readers move to the new generation
+            meta = self._publish(meta, files, report.warnings)
             self._shared.swap(fresh, generation)
-            if not retire(home, retired, old.get("collection"), self.url):
-                layout.write_meta(home, {**meta, "retired": [*meta.get("retired", ()), retired]})
+            if not retire(home, retired, old.collection, self.url):
+                write_record(home, meta.replace(retired=(*meta.retired, retired)))
                 report.warnings.append(
                     f"{home / retired}: another process still reads it; a later sync or "
                     "compaction removes it"
                 )
-            if self.url and "alias" not in meta:  # the old collection freed the name
-                self._publish(meta, files, report.warnings)
+            if self.url and meta.alias is None:  # the old collection freed the name
+                meta = self._publish(meta, files, report.warnings)
         self._meta = meta
         report.generation = generation
         report.bytes_after = generation_bytes(home, generation)
@@ -574,13 +576,13 @@ class Index:
         meta = self._record()
         chunks = 0
         try:
-            with Manifest(layout.data_dir(home, meta)) as manifest:
+            with Manifest(meta.data_dir(home)) as manifest:
                 chunks = manifest.chunk_count()
             store = self._shared.store_for(meta)
         except IndexDamagedError as exc:  # the manifest or the store: a rebuild repairs it
             report = CheckReport(str(home), chunks, problem=str(exc))
         else:
-            with self._shared.lock.write(), Manifest(layout.data_dir(home, meta)) as manifest:
+            with self._shared.lock.write(), Manifest(meta.data_dir(home)) as manifest:
                 report = inspect(store, manifest, str(home), deep=True)
                 if repair and not report.ok and not report.needs_rebuild:
                     mark_for_resync(store, manifest, report)
@@ -619,17 +621,17 @@ class Index:
             query = Query(query, **options)
         meta = self._record()  # once per search: the store, strategy and embedder check use it
         store = self._shared.store_for(meta)
-        if self.home is not None and self._counted != meta.get("data"):
-            self._counted = meta.get("data")  # once per generation this Index reads
-            warn_if_damaged(store, layout.data_dir(self.home, meta), str(self.home))
+        if self.home is not None and self._counted != meta.data:
+            self._counted = meta.data  # once per generation this Index reads
+            warn_if_damaged(store, meta.data_dir(self.home), str(self.home))
         engine = SearchEngine(
             store,
             corpus=self.corpus,
-            strategy=str(meta.get("strategy", "")),
+            strategy=meta.strategy,
             embedder=self._query_embedder(meta) if query.mode != "bm25" else None,
             reading=self._shared.lock.read,
             redact=self.settings.redact is not False,
-            bm25=bm25_encoder(str(meta.get("bm25") or DEFAULT_ANALYZER)),
+            bm25=bm25_encoder(meta.bm25 or DEFAULT_ANALYZER),
         )
         found = engine.search(query)
         if query.min_relevance is not None:
@@ -693,10 +695,10 @@ class Index:
             store=self.url or str(self.home),
             files=len(sources),
             chunks=sum(s.chunks for s in sources),
-            embedder=str(meta.get("embedder", "")),
-            strategy=str(meta.get("strategy", "")),
+            embedder=meta.embedder,
+            strategy=meta.strategy,
             settings=self.settings.to_record(),
-            synced_at=meta.get("synced_at"),
+            synced_at=meta.synced_at,
             # A reader by URL may not have the corpus here: then it cannot tell.
             changed_files=tuple(self._changed(sources))
             if self.home is not None or self.corpus.is_dir()
@@ -734,7 +736,7 @@ class Index:
             earlier = None
         with ServerStore(url, collection=collection, cluster=sized) as target:
             if earlier is None and target.exists():
-                target.ensure(int(meta["dim"]), sparse=True)
+                target.ensure(meta.dim, sparse=True)
                 if target.count():
                     raise ConfigError(
                         f"{url} already has a collection {collection!r} that narezka did not "
@@ -745,10 +747,10 @@ class Index:
             if earlier is not None:
                 target.delete([pid for pid in earlier.point_ids() if pid not in ids])
             applied = target.grow(sized)  # a copy that grew past the size, as a sync does
-        copy = {**meta, "url": url, "collection": collection, "collection_name": collection}
-        copy.pop("alias", None)  # a copy is read from its own collection
-        copy["qdrant"] = {"given": given.to_record(), "applied": applied.to_record()}
-        server_record.publish(url, collection, copy, files)
+        copy = meta.replace(url=url, collection=collection, collection_name=collection)
+        copy = copy.replace(alias=None)  # a copy is read from its own collection
+        copy = copy.with_cluster(given=given, applied=applied)
+        server_record.publish(url, collection, copy.to_json(), files)
         return copied
 
     def push_to(self, target: VectorStore) -> int:
@@ -756,7 +758,7 @@ class Index:
         meta = self._record()
         with self._manifest() as manifest:
             ids = manifest.point_ids()
-        target.ensure(int(meta["dim"]), sparse=True)
+        target.ensure(meta.dim, sparse=True)
         source = self._store()
         copied = 0
         for start in range(0, len(ids), GET_BATCH):
@@ -783,56 +785,58 @@ class Index:
             )
         return self.home
 
-    def _record(self) -> dict[str, Any]:
+    def _record(self) -> IndexRecord:
         self._check_open()
         # Another process may have synced or rebuilt since: read the record each time (it
         # is one small file, replaced atomically; on a server, one point).
         if self.home is None:
-            from narezka.store import server_record
-
             assert self.url is not None
-            meta = server_record.fetch(self.url, self.collection)
+            meta = _fetch_record(self.url, self.collection)
             self._remote_files = None  # read with the next file listing, if one is asked for
-            self._meta = {**meta, "url": self.url}
+            self._meta = meta
         else:
-            self._meta = layout.read_meta(self.home)
+            self._meta = read_record(self.home)
         return self._meta
 
     def _publish(
-        self, meta: dict[str, Any], files: server_record.Files | None, warnings: list[str]
-    ) -> None:
-        """Publish a server index's record for readers by URL; a failure is a warning (the
-        index itself is synced; the next sync publishes again)."""
+        self, meta: IndexRecord, files: server_record.Files | None, warnings: list[str]
+    ) -> IndexRecord:
+        """Publish a server index's record for readers by URL, and return it as published
+        (naming the alias once it points at the live collection); a failure is a warning
+        (the index itself is synced; the next sync publishes again)."""
         if self.url is None or files is None:
-            return
+            return meta
         from narezka.store import server_record
 
         try:
-            if point_alias(self.url, self.collection, str(meta["collection"])):
-                meta["alias"] = self.collection
-            server_record.publish(self.url, self.collection, meta, files)
+            if point_alias(self.url, self.collection, str(meta.collection)):
+                meta = meta.replace(alias=self.collection)
+            server_record.publish(self.url, self.collection, meta.to_json(), files)
         except NarezkaError as exc:
             warnings.append(
                 f"{self.url}: the index record for readers by URL was not updated ({exc}); "
                 "they see the previous sync until the next one"
             )
+        return meta
 
-    def _switch_alias(self, meta: dict[str, Any]) -> None:
-        """Move the alias readers query onto a rebuild's filled collection (one atomic call);
-        a failure fails the rebuild, which leaves the old collection serving."""
+    def _switch_alias(self, meta: IndexRecord) -> IndexRecord:
+        """Move the alias readers query onto a rebuild's filled collection (one atomic call)
+        and return the record naming it; a failure fails the rebuild, which leaves the old
+        collection serving."""
         assert self.url is not None
-        if point_alias(self.url, self.collection, str(meta["collection"])):
-            meta["alias"] = self.collection
+        if point_alias(self.url, self.collection, str(meta.collection)):
+            return meta.replace(alias=self.collection)
+        return meta
 
-    def _drop_half_built(self, meta: dict[str, Any]) -> None:
+    def _drop_half_built(self, meta: IndexRecord) -> None:
         """Drop a failed rebuild's collection (narezka made it; no alias points at it)."""
-        if self.url is None or not meta.get("collection"):
+        if self.url is None or not meta.collection:
             return
         from narezka.store.server import ServerStore
 
         with (
             contextlib.suppress(NarezkaError),
-            ServerStore(self.url, collection=str(meta["collection"])) as half,
+            ServerStore(self.url, collection=meta.collection) as half,
         ):
             if half.alias_target(self.collection) != half.collection:
                 half.drop()
@@ -842,7 +846,7 @@ class Index:
 
     @contextlib.contextmanager
     def _manifest(
-        self, meta: dict[str, Any] | None = None
+        self, meta: IndexRecord | None = None
     ) -> Iterator[Manifest | server_record.RecordManifest]:
         record = meta if meta is not None else self._record()
         if self.home is None:
@@ -854,7 +858,7 @@ class Index:
                 files = self._remote_files = server_record.fetch_files(self.url, self.collection)
             yield files
             return
-        with Manifest(layout.data_dir(self.home, record)) as manifest:
+        with Manifest(record.data_dir(self.home)) as manifest:
             yield manifest
 
     def _points(self, ids: Sequence[str], store: VectorStore | None = None) -> list[Hit]:
@@ -871,15 +875,15 @@ class Index:
         searches and syncs must be given it again)."""
         return self._spec_name if self._spec_name else self._embedder()
 
-    def _embedder(self, meta: dict[str, Any] | None = None) -> Embedder:
+    def _embedder(self, meta: IndexRecord | None = None) -> Embedder:
         """The embedder that writes (and its name must match what the index holds)."""
         if self._model is None:
             self._model = self._given or _embedder_of(meta or self._record())
         return self._model
 
-    def _query_embedder(self, meta: dict[str, Any]) -> Embedder:
+    def _query_embedder(self, meta: IndexRecord) -> Embedder:
         model = self._embedder(meta)
-        built = str(meta.get("embedder", ""))
+        built = meta.embedder
         if built and model.name != built:
             raise ConfigError(
                 f"the index was built with {built}, not {model.name}: search with the same "
@@ -919,36 +923,41 @@ def _caches(embedder: Embedder, context: ContextWriter | None) -> list[SqliteCac
     return [*found, *([context.cache] if context is not None and context.cache else [])]
 
 
-def _settings_of(meta: dict[str, Any]) -> Settings:
+def _fetch_record(url: str, collection: str) -> IndexRecord:
+    """The record a server index's writer last published, as read by URL (where it is)."""
+    from narezka.store import server_record
+
+    where = f"{url}/{server_record.record_collection(collection)}"
+    return IndexRecord.from_json(server_record.fetch(url, collection), where).replace(url=url)
+
+
+def _settings_of(meta: IndexRecord) -> Settings:
     """The settings an index was built with (format 1 kept only its split parameters)."""
-    record = meta.get("settings")
-    if isinstance(record, dict):
-        return Settings.from_record(record)
-    params = dict(meta.get("params") or {})
+    if meta.settings is not None:
+        return Settings.from_record(meta.settings)
     return Settings().replace(
-        strategy=meta.get("strategy"),
-        embedder=meta.get("embedder_spec"),
-        include=meta.get("include"),
-        exclude=tuple(meta.get("exclude") or ()),
-        **{k: v for k, v in params.items() if k != "tokenizer" or v},
+        strategy=meta.strategy or None,
+        embedder=meta.embedder_spec,
+        include=meta.include,
+        exclude=meta.exclude,
+        **{k: v for k, v in meta.params.items() if k != "tokenizer" or v},
     )
 
 
-def _embedder_of(meta: dict[str, Any]) -> Embedder:
-    spec = meta.get("embedder_spec")
-    if not spec:
+def _embedder_of(meta: IndexRecord) -> Embedder:
+    if not meta.embedder_spec:
         raise ConfigError(
-            f"the index was built with an embedder object ({meta.get('embedder')}): "
+            f"the index was built with an embedder object ({meta.embedder}): "
             "pass the same embedder (Index.open(..., embedder=...))"
         )
-    return get_embedder(str(spec))
+    return get_embedder(meta.embedder_spec)
 
 
-def _analyzer(home: Path, old: dict[str, Any] | None, wanted: str | None, *, rebuild: bool) -> str:
+def _analyzer(home: Path, old: IndexRecord | None, wanted: str | None, *, rebuild: bool) -> str:
     """The BM25 analyzer this sync writes with: the index's own unless a rebuild changes it;
     another one for an existing index is refused (its stored sparse vectors would not match
     the queries)."""
-    built = str(old.get("bm25") or DEFAULT_ANALYZER) if old is not None else None
+    built = (old.bm25 or DEFAULT_ANALYZER) if old is not None else None
     if built is None or rebuild:
         return wanted or built or DEFAULT_ANALYZER
     if wanted is not None and wanted != built:
@@ -974,16 +983,16 @@ def _relative_paths(root: Path, paths: Sequence[str | Path] | None) -> set[str] 
     return out
 
 
-def _cluster_of(meta: dict[str, Any] | None, which: str) -> ClusterParams:
+def _cluster_of(meta: IndexRecord | None, which: Literal["given", "applied"]) -> ClusterParams:
     """The cluster settings an index recorded: as ``given`` or as ``applied``."""
-    return ClusterParams.from_record(((meta or {}).get("qdrant") or {}).get(which))
+    return meta.cluster(which) if meta is not None else ClusterParams.from_record(None)
 
 
-def _point_count(home: Path, meta: dict[str, Any] | None) -> int:
+def _point_count(home: Path, meta: IndexRecord | None) -> int:
     """How many points the index ``meta`` records holds (0 for none): a rebuild's size."""
     if meta is None:
         return 0
-    with Manifest(layout.data_dir(home, meta)) as manifest:
+    with Manifest(meta.data_dir(home)) as manifest:
         return sum(row[4] for row in manifest.files())
 
 

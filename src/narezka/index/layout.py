@@ -132,9 +132,11 @@ def read_meta(home: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"no narezka index in {home}: run `narezka index CORPUS` first")
     try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path} cannot be read ({exc}): re-create it with --rebuild") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} cannot be read (not a JSON object): re-create it with --rebuild")
     version = data.get("version")
     if version not in READABLE_VERSIONS:
         raise ConfigError(
@@ -154,7 +156,12 @@ def write_meta(home: Path, meta: Mapping[str, Any]) -> None:
 
 def data_dir(home: Path, meta: Mapping[str, Any]) -> Path:
     """The live generation's folder (the home itself for a format-1 index)."""
-    name = str(meta.get("data") or LEGACY_DATA)
+    return live_dir(home, str(meta.get("data") or LEGACY_DATA))
+
+
+def live_dir(home: Path, name: str) -> Path:
+    """The folder of the generation ``name`` that a record names live; a ConfigError for a
+    name narezka does not make (the record would point outside its own folders)."""
     if name != LEGACY_DATA and not _is_generation(name):
         raise ConfigError(f"{home / INDEX_META} names an unknown data folder {name!r}")
     return home if name == LEGACY_DATA else home / name

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.errors import ConfigError
-from narezka.index import layout
+from narezka.index.records import IndexRecord
 from narezka.store import VectorStore, open_store
 
 
@@ -83,16 +83,16 @@ class SharedStore:
         self.users = 0
         self.guard = threading.Lock()
 
-    def store_for(self, meta: dict[str, Any]) -> VectorStore:
+    def store_for(self, record: IndexRecord) -> VectorStore:
         """The open store of the live generation (opened on first use, reopened after a
         rebuild another process swapped in)."""
         with self.guard:
-            data = str(meta.get("data") or layout.LEGACY_DATA)
+            data = record.live
             if self.store is None or self.data != data:
                 if self.store is not None:
                     self.store.close()
                     self.store = None
-                self.store = open_data_store(self.home, meta)
+                self.store = open_data_store(self.home, record)
                 self.data = data
             return self.store
 
@@ -135,23 +135,21 @@ def release(shared: SharedStore) -> None:
     shared.close()
 
 
-def open_data_store(home: Path | None, meta: dict[str, Any]) -> VectorStore:
-    """Open the live generation's store that the record ``meta`` names, ready for writes."""
-    url = meta.get("url")
+def open_data_store(home: Path | None, record: IndexRecord) -> VectorStore:
+    """Open the live generation's store that ``record`` names, ready for writes."""
+    url = record.url
     # A reader by URL queries the alias, which a rebuild moves atomically; the writer
     # writes into the generation's own collection (a rebuild's is not behind the alias yet).
-    name = (meta.get("alias") if home is None else None) or meta.get("collection")
+    name = (record.alias if home is None else None) or record.collection
     options: dict[str, Any] = {"collection": name} if name else {}
     if url:
-        from narezka.store.cluster import ClusterParams
-
-        options["cluster"] = ClusterParams.from_record(meta.get("qdrant", {}).get("applied"))
+        options["cluster"] = record.cluster("applied")
     if not url and home is None:  # pragma: no cover - a URL-opened index's record has a url
         raise ConfigError("an embedded index needs its folder")
-    path = layout.data_dir(home, meta) if not url and home is not None else None
+    path = record.data_dir(home) if not url and home is not None else None
     store = open_store(path, url=url, **options)
     try:
-        store.ensure(int(meta["dim"]), sparse=True)
+        store.ensure(record.dim, sparse=True)
     except BaseException:
         store.close()
         raise

@@ -11,7 +11,7 @@ drops the old collection. An index from before aliases (its points in the collec
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from narezka.errors import ConfigError
 
@@ -56,9 +56,9 @@ def snapshot_files(manifest: Manifest) -> server_record.Files:
     return server_record.snapshot(manifest)
 
 
-def collection_name(given: str | None, meta: dict[str, Any] | None) -> str:
-    """A server index's name: the recorded one (an index keeps its name), else the given."""
-    recorded = str(meta.get("collection_name") or DEFAULT_COLLECTION) if meta else None
+def collection_name(given: str | None, recorded: str | None) -> str:
+    """A server index's name: the one an existing index records (``recorded``; None when
+    there is no index yet), since an index keeps its name; else the given one."""
     if recorded is not None and given is not None and given != recorded:
         raise ConfigError(
             f"this index's server collections are named {recorded!r}, not {given!r}: "
