@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
 
 from narezka.convert import Converted, convert, locate
 from narezka.types import SourceLocation
@@ -31,6 +37,20 @@ def test_word_headings_lists_tables_code_links() -> None:
     assert "[справку](https://example.org/help)" in md
     _check_map(result)
     assert result.provenance[0].where == SourceLocation(element="p1")
+
+
+def test_docx_a_list_inside_a_numbered_item_stays_nested(tmp_path: Path) -> None:
+    if shutil.which("pandoc") is None:
+        pytest.skip("pandoc is not installed: it writes the Word file")
+    source = tmp_path / "steps.md"
+    source.write_text("1. Выберите способ:\n   - пункт выдачи;\n   - курьер.\n2. Упакуйте.\n")
+    subprocess.run(["pandoc", str(source), "-o", str(tmp_path / "s.docx")], check=True)
+    md = convert((tmp_path / "s.docx").read_bytes(), ".docx", "steps.docx").markdown
+    tokens = MarkdownIt("commonmark").parse(md)
+    nested = [t.level for t in tokens if t.type == "bullet_list_open"]
+    # Inside the ordered list's item (levels: list 0, item 1, nested list 2).
+    assert nested == [2], md
+    assert [t.type for t in tokens].count("ordered_list_open") == 1, md
 
 
 def test_slides_one_section_each_with_notes() -> None:
@@ -117,6 +137,48 @@ def test_pdf_table_rows_become_a_markdown_table() -> None:
         "Prices below.\n\n| Zone | Price | Days |\n|---|---|---|\n| Moscow | 300 | 1-2 |\n"
         "| Kazan | 450 | 3-5 |\n\nAfter the table.\n"
     )
+
+
+def _tight_cell(gap_in_sizes: float, size: float = 11) -> str:
+    """A cell text that ends ``gap_in_sizes`` font sizes before the next column (150 points
+    on, as ``make_pdf`` draws cells): closer than the cell gap alone can tell."""
+    from reportlab.pdfbase import pdfmetrics
+
+    font = "DejaVu" if "DejaVu" in pdfmetrics.getRegisteredFontNames() else "Helvetica"
+    text = "Rechargeable"
+    while pdfmetrics.stringWidth(text + "m", font, size) < 150 - gap_in_sizes * size:
+        text += "m"
+    while pdfmetrics.stringWidth(text + "i", font, size) < 150 - gap_in_sizes * size:
+        text += "i"  # narrow: the gap ends within a third of a font size of the aim
+    return text
+
+
+def test_pdf_a_row_whose_cell_nearly_meets_the_next_column_stays_in_its_table() -> None:
+    samples.make_pdf([[(11, "x")]])  # registers the font _tight_cell measures with
+    tight = _tight_cell(1.0)
+    data = samples.make_pdf(
+        [
+            [
+                (11, "Warranty below."),
+                (11, "CELLS:Category|Months"),
+                (11, f"CELLS:{tight}|6"),
+                (11, "CELLS:Kettles|12"),
+                (11, ""),
+                (11, "After the table."),
+            ]
+        ]
+    )
+    md = convert(data, ".pdf", "warranty.pdf").markdown
+    assert f"| {tight} | 6 |\n| Kettles | 12 |" in md
+    assert md.startswith("Warranty below.\n\n| Category | Months |\n")
+
+
+def test_pdf_numbered_items_stay_an_ordered_list() -> None:
+    data = samples.make_pdf(
+        [[(11, "Two ways:"), (11, ""), (11, "1. Bring it in."), (11, "2. Send it by post.")]]
+    )
+    md = convert(data, ".pdf", "steps.pdf").markdown
+    assert md == "Two ways:\n\n1. Bring it in.\n\n2. Send it by post.\n"
 
 
 _PAGE = b"""<!DOCTYPE html><html><head><meta charset="utf-8"><script>document.write('x')</script>

@@ -178,7 +178,9 @@ def convert_docx(data: bytes, path: str) -> Converted:
             elif kind is not None:
                 indent, fmt = kind
                 marker = "-" if fmt in ("bullet", "none") else "1."
-                writer.block("  " * indent + marker + " " + " ".join(text.split()), where)
+                # Three spaces a level: CommonMark nests an item under "1. " only from the
+                # third column (two spaces made the sub-list a new top-level list).
+                writer.block("   " * indent + marker + " " + " ".join(text.split()), where)
             else:
                 writer.block("\n".join(escape_line(ln) for ln in text.split("\n")), where)
         flush_code()

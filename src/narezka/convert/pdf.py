@@ -4,6 +4,7 @@ sizes, hyphenated line ends joined, running headers, footers and page numbers ta
 from __future__ import annotations
 
 import ctypes
+import itertools
 import math
 import re
 from collections import Counter
@@ -24,6 +25,8 @@ _PAGE_NUMBER = re.compile(
 _WORDS = re.compile(r"\w+")
 _SOFT_HYPHEN = re.compile(r"[\ufffe\x02](?=\w)")
 _BULLET = re.compile(r"^[•◦▪▫●○■□➢►‣∙·\-–]\s+")
+_NUMBERED = re.compile(r"^\d{1,2}[.)]\s+")
+"""A numbered list item's start: kept as Markdown's ordered list (not escaped into text)."""
 _MONO = re.compile(r"mono|courier|consol|menlo|code", re.IGNORECASE)
 _HYPHENS = ("-", "\x02", "\u00ad", "\ufffe")
 """A line-end hyphen as PDFium gives it: plain, or marked as generated (U+0002, U+FFFE)."""
@@ -55,6 +58,11 @@ class _Line:
     heading: int = 0
     cells: tuple[str, ...] = ()
     """The line's texts between wide gaps (table cells), when there are at least two."""
+    runs: tuple[tuple[float, float, str], ...] = ()
+    """The line's text runs (left edge, text) when it has several: a line whose cells lie
+    closer than ``_CELL_GAP`` is split where a neighbouring row's cells start."""
+    starts: tuple[float, ...] = ()
+    """The left edges of ``cells``."""
 
 
 def _open(data: bytes, path: str) -> object:
@@ -125,37 +133,76 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
             raw.FPDFText_GetCharOrigin(tp, ci, ctypes.byref(x), ctypes.byref(y))
             margin = not height * _MARGIN < y.value < height * (1 - _MARGIN)
             last = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, first + len(stripped) - 1), ci)
-            cells = () if mono else _cells(tp, ci, last - ci + 1, size)
+            runs = () if mono else _runs(tp, ci, last - ci + 1)
+            cells, starts = _cells(runs, size)
             lines.append(
-                _Line(_unhyphen(line.rstrip()), number, size, bold, mono, y.value, margin, 0, cells)
+                _Line(
+                    _unhyphen(line.rstrip()),
+                    *(number, size, bold, mono, y.value, margin, 0, cells, runs, starts),
+                )
             )
         for extreme in (*lines[:2], *lines[-2:]):
             extreme.margin = True
+        _align_rows(lines)
         return lines, chars, bad
     finally:
         tp.close()
 
 
-def _cells(tp: object, index: int, count: int, size: float) -> tuple[str, ...]:
-    """The texts of a line between gaps wider than ``_CELL_GAP`` font sizes: table cells.
+def _runs(tp: object, index: int, count: int) -> tuple[tuple[float, float, str], ...]:
+    """A line's text runs as (left edge, right edge, text), when it has several.
 
-    PDFium gives a line's text as rectangles of runs (split at gaps and font changes); runs
-    closer than the gap are one cell."""
+    PDFium gives a line's text as rectangles of runs (split at gaps and font changes)."""
     rects = [tp.get_rect(i) for i in range(tp.count_rects(index, count))]  # type: ignore[attr-defined]
     if len(rects) < 2:
         return ()
-    groups: list[list[tuple[float, float, float, float]]] = [[rects[0]]]
-    for rect in rects[1:]:
-        if rect[0] - groups[-1][-1][2] > _CELL_GAP * max(size, 1.0):
-            groups.append([rect])
+    return tuple((r[0], r[2], tp.get_text_bounded(*r)) for r in rects)  # type: ignore[attr-defined]
+
+
+def _cells(
+    runs: tuple[tuple[float, float, str], ...], size: float, gap: float = _CELL_GAP
+) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The texts of a line between gaps wider than ``gap`` font sizes (table cells), and
+    where each starts; runs closer than the gap are one cell."""
+    if len(runs) < 2:
+        return (), ()
+    groups: list[list[tuple[float, float, str]]] = [[runs[0]]]
+    for run in runs[1:]:
+        if run[0] - groups[-1][-1][1] > gap * max(size, 1.0):
+            groups.append([run])
         else:
-            groups[-1].append(rect)
+            groups[-1].append(run)
     if len(groups) < 2:
-        return ()
-    return tuple(
-        "".join(tp.get_text_bounded(*r) for r in group).strip()  # type: ignore[attr-defined]
-        for group in groups
+        return (), ()
+    return (
+        tuple("".join(run[2] for run in group).strip() for group in groups),
+        tuple(group[0][0] for group in groups),
     )
+
+
+_ALIGN = 2.0
+"""Points within which a run's left edge meets a column's."""
+
+
+def _align_rows(lines: list[_Line]) -> None:
+    """Split a line whose runs start at a neighbouring table row's cell edges into as many
+    cells, though its gaps are narrower than ``_CELL_GAP`` (a long cell in a tight column)."""
+    for pass_lines in (lines, lines[::-1]):
+        for prev, line in itertools.pairwise(pass_lines):
+            if line.cells or not prev.cells or len(line.runs) < len(prev.cells):
+                continue
+            groups: list[list[tuple[float, float, str]]] = []
+            for run in line.runs:
+                if not groups or any(abs(run[0] - x) <= _ALIGN for x in prev.starts[1:]):
+                    groups.append([run])
+                else:
+                    groups[-1].append(run)
+            edges = [g[0][0] for g in groups]
+            if len(groups) == len(prev.cells) and all(
+                abs(a - b) <= _ALIGN for a, b in zip(edges, prev.starts, strict=True)
+            ):
+                line.cells = tuple("".join(r[2] for r in g).strip() for g in groups)
+                line.starts = tuple(edges)
 
 
 def _unhyphen(line: str) -> str:
@@ -241,7 +288,7 @@ def _joins(prev: _Line, line: _Line) -> bool:
         return False
     if line.heading:
         return prev.page == line.page
-    if _BULLET.match(line.text.lstrip()):
+    if _BULLET.match(line.text.lstrip()) or _NUMBERED.match(line.text.lstrip()):
         return False
     if prev.page != line.page:
         return not prev.text.rstrip().endswith((".", "!", "?", ":")) and line.text[:1].islower()
@@ -292,7 +339,12 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
         parts[0] = ("#" * first.heading + " " + parts[0][0], parts[0][1])
     else:
         bullet = _BULLET.match(parts[0][0])
-        head = "- " + parts[0][0][bullet.end() :] if bullet else escape_line(parts[0][0])
+        if bullet:
+            head = "- " + parts[0][0][bullet.end() :]
+        elif _NUMBERED.match(parts[0][0]):
+            head = parts[0][0]
+        else:
+            head = escape_line(parts[0][0])
         parts[0] = (head, parts[0][1])
     writer.pieces([(t.replace("\x02", "-").replace("\ufffe", "-"), w) for t, w in parts])
 
