@@ -11,6 +11,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from narezka import Index
+from narezka.discover.walk import read_document
 from narezka.integrations.llamaindex import NarezkaRetriever
 
 
@@ -24,7 +25,8 @@ def test_nodes_hold_exact_offsets_and_scores(kb_index: Index) -> None:
         assert isinstance(item, NodeWithScore) and isinstance(item.node, TextNode)
         assert item.score == hit.score
         node = item.node
-        text = (kb_index.corpus / node.metadata["source"]).read_text(encoding="utf-8")
+        # Offsets lie in the canonical text (a PDF's or a Word file's Markdown).
+        text = read_document(kb_index.corpus, kb_index.corpus / node.metadata["source"])[0].text
         assert node.start_char_idx is not None and node.end_char_idx is not None
         assert text[node.start_char_idx : node.end_char_idx] == node.text
         assert node.metadata["section"] == hit.breadcrumb
