@@ -153,3 +153,38 @@ def raw_pdf(content: bytes, font: bytes) -> bytes:
         xref,
     )
     return bytes(out)
+
+
+def make_scan_pdf(pages: Sequence[Sequence[str] | None]) -> bytes:
+    """A PDF whose pages are pictures of text, as a scanner makes them (no text layer): each
+    page's lines drawn at 200 dpi in DejaVu Sans, 12 pt, blank lines between paragraphs. A
+    page given as None gets a text layer instead (a typed page among scans)."""
+    from PIL import Image, ImageDraw, ImageFont
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    dpi = 200
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 12 * dpi // 72)
+    width, height = A4
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    for lines in pages:
+        if lines is None:
+            pdf.setFont("Helvetica", 12)
+            pdf.drawString(72, height - 90, "A typed page between the scans.")
+            pdf.showPage()
+            continue
+        image = Image.new("L", (int(width * dpi / 72), int(height * dpi / 72)), 255)
+        draw = ImageDraw.Draw(image)
+        y = dpi  # an inch from the top
+        for line in lines:
+            if line:
+                draw.text((dpi, y), line, font=font, fill=0)
+            y += int(12 * 1.5 * dpi / 72)
+        png = io.BytesIO()
+        image.save(png, format="PNG")
+        pdf.drawImage(ImageReader(io.BytesIO(png.getvalue())), 0, 0, width, height)
+        pdf.showPage()
+    pdf.save()
+    return out.getvalue()

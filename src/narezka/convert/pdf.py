@@ -7,6 +7,7 @@ import ctypes
 import itertools
 import math
 import re
+import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -63,6 +64,8 @@ class _Line:
     closer than ``_CELL_GAP`` is split where a neighbouring row's cells start."""
     starts: tuple[float, ...] = ()
     """The left edges of ``cells``."""
+    paragraph: tuple[int, int] | None = None
+    """For a line read by OCR: its paragraph as tesseract found it (no fonts to go by)."""
 
 
 def _open(data: bytes, path: str) -> object:
@@ -265,6 +268,7 @@ def _mark_headings(lines: list[_Line], outline: dict[str, int]) -> None:
                         lines[k].heading = level
                     break
         return
+    lines = [line for line in lines if line.paragraph is None]  # OCR gives no font sizes
     weights: Counter[float] = Counter()
     for line in lines:
         weights[round(line.size, 1)] += len(line.text)
@@ -282,6 +286,8 @@ def _mark_headings(lines: list[_Line], outline: dict[str, int]) -> None:
 
 def _joins(prev: _Line, line: _Line) -> bool:
     """Whether ``line`` continues ``prev``'s paragraph."""
+    if prev.paragraph is not None or line.paragraph is not None:  # read by OCR
+        return prev.paragraph == line.paragraph and prev.page == line.page
     if prev.cells or line.cells:  # rows of one table: as many cells, on one page
         return len(prev.cells) == len(line.cells) and prev.page == line.page
     if prev.heading != line.heading or prev.mono != line.mono:
@@ -349,13 +355,58 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
     writer.pieces([(t.replace("\x02", "-").replace("\ufffe", "-"), w) for t, w in parts])
 
 
+def _has_content(page: object) -> bool:
+    """Whether a page draws anything (an image, paths): a blank page has nothing to read."""
+    import pypdfium2.raw as raw
+
+    return int(raw.FPDFPage_CountObjects(page.raw)) > 0  # type: ignore[attr-defined]
+
+
+def _ocr_lines(page: object, number: int, exe: str, languages: str) -> list[_Line]:
+    """The lines tesseract reads on a page rendered at ``ocr.DPI``, placed as a text layer's
+    would be (running headers found in the margins, paragraphs as tesseract groups them).
+
+    Raises ``OSError`` or ``subprocess.SubprocessError`` when tesseract fails."""
+    from narezka.convert import ocr
+
+    bitmap = page.render(scale=ocr.DPI / 72, grayscale=True)  # type: ignore[attr-defined]
+    try:
+        image = ocr.pgm(bitmap.width, bitmap.height, bitmap.stride, bytes(bitmap.buffer))
+        height = bitmap.height
+    finally:
+        bitmap.close()
+    scale = 72 / ocr.DPI
+    lines = []
+    for found in ocr.recognise(image, exe, languages):
+        margin = found.top < height * _MARGIN or found.bottom > height * (1 - _MARGIN)
+        size = (found.bottom - found.top) * scale
+        baseline = (height - found.bottom) * scale
+        text = _unhyphen(found.text)
+        line = _Line(text, number, size, False, False, baseline, margin, paragraph=found.paragraph)
+        lines.append(line)
+    for extreme in (*lines[:2], *lines[-2:]):
+        extreme.margin = True
+    return lines
+
+
 def convert_pdf(data: bytes, path: str) -> Converted:
     """Convert a PDF's text layer to Markdown with one provenance span per page run.
 
-    Raises ``PasswordProtectedError``, ``NoTextLayerError`` (a scan, or glyphs without a
-    Unicode map) or ``ConvertError`` (truncated or corrupt), each naming ``path``.
+    A page without a text layer that draws something (a scan) is read by OCR when
+    ``tesseract`` is installed (``narezka.convert.ocr``; meta ``ocr_pages``), else listed in
+    meta ``no_text_pages``, never left out silently.
+
+    Raises ``PasswordProtectedError``, ``NoTextLayerError`` (no page has text, or the text is
+    glyphs without a Unicode map) or ``ConvertError`` (truncated or corrupt), each naming
+    ``path``.
     """
+    from narezka.convert import ocr
+
+    reader = ocr.engine()
     pdf = _open(data, path)
+    no_text: list[int] = []
+    ocr_pages: list[int] = []
+    ocr_failed: list[str] = []
     try:
         pages: list[list[_Line]] = []
         chars = bad = 0
@@ -365,6 +416,16 @@ def convert_pdf(data: bytes, path: str) -> Converted:
                 page = pdf[number]  # type: ignore[index]
                 try:
                     lines, page_chars, page_bad = _page_lines(page, number + 1)
+                    if page_chars == 0 and _has_content(page):
+                        if reader is None:
+                            no_text.append(number + 1)
+                        else:
+                            try:
+                                lines = _ocr_lines(page, number + 1, *reader)
+                                ocr_pages.append(number + 1)
+                            except (OSError, subprocess.SubprocessError) as exc:
+                                no_text.append(number + 1)
+                                ocr_failed.append(f"page {number + 1}: {exc}")
                 finally:
                     page.close()
                 pages.append(lines)
@@ -377,10 +438,14 @@ def convert_pdf(data: bytes, path: str) -> Converted:
             raise ConvertError(path, f"PDF content cannot be read ({exc})") from exc
     finally:
         pdf.close()  # type: ignore[attr-defined]
-    if chars == 0:
-        raise NoTextLayerError(
-            path, f"no text layer in {count} page(s) (a scan? OCR is not installed)"
-        )
+    if not any(pages):
+        if reader is None:
+            why = "a scan? install tesseract-ocr with its Russian data to read it by OCR"
+        else:
+            why = f"OCR ({ocr.available()}) found no text" + (
+                f": {ocr_failed[0]}" if ocr_failed else ""
+            )
+        raise NoTextLayerError(path, f"no text layer in {count} page(s) ({why})")
     if bad > chars * _BAD_SHARE:
         raise NoTextLayerError(
             path, f"no usable text layer: {bad} of {chars} characters have no Unicode mapping"
@@ -390,4 +455,12 @@ def convert_pdf(data: bytes, path: str) -> Converted:
     writer = MarkdownWriter()
     for group in _groups(lines):
         _write(writer, group)
-    return writer.result({"pages": count, "running_text": running})
+    meta: dict[str, object] = {"pages": count, "running_text": running}
+    if ocr_pages:
+        meta["ocr_pages"] = ocr_pages
+        meta["ocr"] = ocr.available()
+    if no_text:
+        meta["no_text_pages"] = no_text
+    if ocr_failed:
+        meta["ocr_failed"] = ocr_failed
+    return writer.result(meta)
