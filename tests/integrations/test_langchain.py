@@ -32,6 +32,12 @@ def test_documents_carry_source_url_section_start_and_score(kb_index: Index) -> 
         text = read_document(kb_index.corpus, kb_index.corpus / meta["source"])[0].text
         start = meta["start_index"]
         assert text[start : meta["end_index"]] == doc.page_content
+        # A converted file's page (the returns policy is a PDF); none for Markdown.
+        if meta["source"] == "returns.pdf":
+            assert meta["where"] == "p. 1" and meta["page_start"] == meta["page_end"] == 1
+        else:
+            assert "where" not in meta and "page_start" not in meta
+    assert any(d.metadata["source"] == "returns.pdf" for d in docs)
 
 
 def test_filters_and_errors_pass_through(kb_index: Index) -> None:

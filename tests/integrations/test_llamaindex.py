@@ -30,6 +30,11 @@ def test_nodes_hold_exact_offsets_and_scores(kb_index: Index) -> None:
         assert node.start_char_idx is not None and node.end_char_idx is not None
         assert text[node.start_char_idx : node.end_char_idx] == node.text
         assert node.metadata["section"] == hit.breadcrumb
+    # The returns policy is a PDF: its node names the page, and the model is shown it.
+    pdf = next(n.node for n in found if n.node.metadata["source"] == "returns.pdf")
+    assert pdf.metadata["where"] == "p. 1" and pdf.metadata["page_start"] == 1
+    assert "where" not in pdf.excluded_llm_metadata_keys
+    assert "page_start" in pdf.excluded_llm_metadata_keys
 
 
 def test_errors_pass_through(kb_index: Index) -> None:
@@ -55,5 +60,7 @@ def test_a_prompt_shows_source_url_and_section_not_ids_offsets_or_scores(
         for mode in (MetadataMode.LLM, MetadataMode.EMBED):
             header = node.get_content(metadata_mode=mode).split("\n\n")[0]
             keys = {line.split(":")[0] for line in header.splitlines()}
-            assert keys == {"source", "url", "section"}, header
+            # A converted file's page is shown too: a citation the model can give.
+            where = {"where"} if node.metadata.get("where") else set()
+            assert keys == {"source", "url", "section", *where}, header
         assert "start_index" in node.metadata and "source" in node.metadata  # kept for code
