@@ -53,6 +53,41 @@ def test_docx_a_list_inside_a_numbered_item_stays_nested(tmp_path: Path) -> None
     assert [t.type for t in tokens].count("ordered_list_open") == 1, md
 
 
+def _pandoc_docx(tmp_path: Path, source: str, suffix: str = ".md") -> bytes:
+    if shutil.which("pandoc") is None:
+        pytest.skip("pandoc is not installed: it writes the Word file")
+    page = tmp_path / f"page{suffix}"
+    page.write_text(source, encoding="utf-8")
+    reader = ["-f", "gfm"] if suffix == ".md" else []  # as bench_convert renders Markdown
+    subprocess.run(["pandoc", *reader, str(page), "-o", str(tmp_path / "page.docx")], check=True)
+    return (tmp_path / "page.docx").read_bytes()
+
+
+def test_docx_a_bare_url_keeps_its_text(tmp_path: Path) -> None:
+    # pandoc writes a link whose text is a URL as a hyperlink inside a hyperlink (GFM reads
+    # the text as an autolink too); python-docx's Hyperlink.text lost it.
+    url = "http://127.0.0.1:8000/docs"
+    data = _pandoc_docx(tmp_path, f"Go to [{url}]({url}) now.\n")
+    md = convert(data, ".docx", "page.docx").markdown
+    assert md == "Go to [http://127.0.0.1:8000/docs](http://127.0.0.1:8000/docs) now.\n"
+
+
+def test_docx_numbered_items_keep_their_numbers(tmp_path: Path) -> None:
+    source = "1. one\n2. two\n   1. sub\n   2. sub two\n3. three\n\nText.\n\n1. again\n"
+    md = convert(_pandoc_docx(tmp_path, source), ".docx", "page.docx").markdown
+    items = [line.strip() for line in md.splitlines() if line.strip()[:1].isdigit()]
+    assert items == ["1. one", "2. two", "1. sub", "2. sub two", "3. three", "1. again"]
+
+
+def test_docx_a_table_inside_a_cell_keeps_its_words_apart(tmp_path: Path) -> None:
+    page = (
+        "<table><tr><th>Parameter</th><th>Type</th></tr><tr><td>contact</td>"
+        "<td><table><tr><td>name</td><td>str</td></tr></table></td></tr></table>"
+    )
+    md = convert(_pandoc_docx(tmp_path, page, ".html"), ".docx", "page.docx").markdown
+    assert "| contact | name str |" in md
+
+
 def test_slides_one_section_each_with_notes() -> None:
     result = convert(samples.make_pptx(), ".pptx", "deck.pptx")
     md = result.markdown
