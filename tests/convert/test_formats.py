@@ -259,6 +259,13 @@ def test_html_export_that_is_all_content_loses_nothing() -> None:
     md = convert(page.encode(), ".html", "export.html").markdown
     assert md == (
         "# Guide\n\n[Logo](/) Intro.\n\nSecond tab.\n\n## Menu of the restaurant\n\n"
-        "- Soup\n\n- Tea\n\n  - Green\n\n"
+        "- Soup\n\n- Tea\n\n   - Green\n\n"
         "```\na  =  1\n  b\n```\n\n| k | v |\n|---|---|\n| 1 | 2 |\n"
     )
+
+
+def test_html_a_list_inside_a_numbered_item_stays_nested() -> None:
+    page = b"<ol><li>Choose:<ul><li>pickup</li><li>courier</li></ul></li><li>Pack.</li></ol>"
+    md = convert(page, ".html", "steps.html").markdown
+    tokens = MarkdownIt("commonmark").parse(md)
+    assert [t.level for t in tokens if t.type == "bullet_list_open"] == [2], md

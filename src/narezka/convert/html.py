@@ -210,7 +210,8 @@ class _Renderer:
             self.inline = saved
             if text:
                 marker = f"{n}." if ordered else "-"
-                self.emit("  " * depth + f"{marker} {text}", text)
+                # Three spaces a level: CommonMark nests an item under "1. " only from there.
+                self.emit("   " * depth + f"{marker} {text}", text)
             for sub in nested:
                 self.list_items(sub, sub.tag == "ol", depth + 1, in_content)
 
