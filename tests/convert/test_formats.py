@@ -269,3 +269,28 @@ def test_html_a_list_inside_a_numbered_item_stays_nested() -> None:
     md = convert(page, ".html", "steps.html").markdown
     tokens = MarkdownIt("commonmark").parse(md)
     assert [t.level for t in tokens if t.type == "bullet_list_open"] == [2], md
+
+
+def test_pdf_monospace_runs_inside_a_sentence_become_code_spans() -> None:
+    import io
+
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    text = pdf.beginText(50, 700)
+    for font, piece in [
+        ("Helvetica", "Set "),
+        ("Courier", "allow_origins = ['*']"),
+        ("Helvetica", " or "),
+        ("Courier", "True"),
+        ("Helvetica", ", then call it."),
+    ]:
+        text.setFont(font, 11)
+        text.textOut(piece)
+    pdf.drawText(text)
+    pdf.showPage()
+    pdf.save()
+    md = convert(out.getvalue(), ".pdf", "inline.pdf").markdown
+    assert md == "Set `allow_origins = ['*']` or `True`, then call it.\n"

@@ -24,6 +24,7 @@ _PAGE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _WORDS = re.compile(r"\w+")
+_WORD_SPAN = re.compile(r"\S+")
 _SOFT_HYPHEN = re.compile(r"[\ufffe\x02](?=\w)")
 _BULLET = re.compile(r"^[•◦▪▫●○■□➢►‣∙·\-–]\s+")
 _NUMBERED = re.compile(r"^\d{1,2}[.)]\s+")
@@ -98,6 +99,62 @@ def _font(tp: object, index: int) -> tuple[float, bool, bool]:
     return size, weight >= 600 or b"bold" in name.lower(), mono
 
 
+def _is_mono(tp: object, text_index: int) -> bool:
+    """Whether the character at ``text_index`` of the page's text is in a monospace font."""
+    import pypdfium2.raw as raw
+
+    index = raw.FPDFText_GetCharIndexFromTextIndex(tp, text_index)
+    if index < 0:
+        return False
+    flags = ctypes.c_int(0)
+    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
+    if flags.value & 1:
+        return True
+    if not 0 < need < 256:
+        return False
+    buffer = ctypes.create_string_buffer(need)
+    raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
+    return bool(_MONO.search(buffer.value.decode("latin-1")))
+
+
+def _inline_code(tp: object, line: str, start: int) -> str:
+    """``line`` (at ``start`` in the page's text) with its monospace runs as code spans:
+    the `name` a document sets in a code font inside a sentence. A word is checked at its
+    first and last character, and letter by letter only where those differ."""
+    spans: list[list[int]] = []
+    for word in _WORD_SPAN.finditer(line):
+        a, b = word.start(), word.end()
+        head, tail = _is_mono(tp, start + a), _is_mono(tp, start + b - 1)
+        if head and tail:
+            found = [(a, b)]
+        elif head or tail:
+            flags = [_is_mono(tp, start + k) for k in range(a, b)]
+            found = []
+            for k, flag in enumerate(flags):
+                if flag and (k == 0 or not flags[k - 1]):
+                    found.append((a + k, a + k + 1))
+                elif flag:
+                    found[-1] = (found[-1][0], a + k + 1)
+        else:
+            continue
+        for s, e in found:
+            if spans and not line[spans[-1][1] : s].strip():
+                spans[-1][1] = e  # "allow_origins = ['*']": one span over several words
+            else:
+                spans.append([s, e])
+    if not spans:
+        return line
+    out, at = [], 0
+    for s, e in spans:
+        code = line[s:e]
+        fence = "``" if "`" in code else "`"
+        pad = " " if fence == "``" else ""
+        out += [line[at:s], fence, pad, code, pad, fence]
+        at = e
+    out.append(line[at:])
+    return "".join(out)
+
+
 def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
     """The page's lines in reading order, its character count and its bad-character count."""
     import pypdfium2.raw as raw
@@ -120,6 +177,7 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
         for match in [*_LINE_BREAK.finditer(text), None]:
             end = match.start() if match else len(text)
             line = text[pos:end]
+            pos_start = pos
             stripped = line.strip()
             first = pos + (len(line) - len(line.lstrip()))
             pos = match.end() if match else len(text)
@@ -138,6 +196,8 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
             last = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, first + len(stripped) - 1), ci)
             runs = () if mono else _runs(tp, ci, last - ci + 1)
             cells, starts = _cells(runs, size)
+            if not mono and not cells:
+                line = _inline_code(tp, line, pos_start)
             lines.append(
                 _Line(
                     _unhyphen(line.rstrip()),
