@@ -294,3 +294,14 @@ def test_pdf_monospace_runs_inside_a_sentence_become_code_spans() -> None:
     pdf.save()
     md = convert(out.getvalue(), ".pdf", "inline.pdf").markdown
     assert md == "Set `allow_origins = ['*']` or `True`, then call it.\n"
+
+
+def test_bold_stays_bold_in_html_and_word(tmp_path: Path) -> None:
+    page = b"<p>Code before <strong>yield</strong> runs <b>before</b> start; <b> </b>end.</p>"
+    assert convert(page, ".html", "b.html").markdown == (
+        "Code before **yield** runs **before** start; end.\n"
+    )
+    data = _pandoc_docx(tmp_path, "Runs **before** the app, `code` and **FastAPI** knows.\n")
+    assert convert(data, ".docx", "b.docx").markdown == (
+        "Runs **before** the app, `code` and **FastAPI** knows.\n"
+    )

@@ -104,8 +104,10 @@ def _numbering(document: Any) -> dict[tuple[str, str], str]:
 
 
 def _inline(paragraph: Any, styles: _Styles) -> str:
-    """The paragraph's text with links as ``[text](url)`` and monospace runs as code."""
-    out: list[str] = []
+    """The paragraph's text with links as ``[text](url)``, monospace runs as code and bold
+    runs as bold (consecutive bold runs are one ``**…**``)."""
+    pieces: list[tuple[str, bool]] = []
+    heading = bool(styles.heading_level(paragraph))
     for item in paragraph.iter_inner_content():
         if hasattr(item, "address"):  # a Hyperlink
             # Every w:t inside it: pandoc nests a hyperlink in a hyperlink (a bare URL), whose
@@ -114,13 +116,26 @@ def _inline(paragraph: Any, styles: _Styles) -> str:
             url = item.address
             if url and text.strip():
                 fragment = f"#{item.fragment}" if item.fragment else ""
-                out.append(f"[{text.strip()}]({url}{fragment})")
+                pieces.append((f"[{text.strip()}]({url}{fragment})", False))
             else:
-                out.append(text)
+                pieces.append((text, False))
         elif item.text and styles.is_mono(item) and item.text.strip():
-            out.append(f"`{item.text}`")
+            pieces.append((f"`{item.text}`", False))
         else:
-            out.append(item.text)
+            pieces.append((item.text, bool(item.text and item.bold) and not heading))
+    out: list[str] = []
+    bold: list[str] = []
+    for text, is_bold in [*pieces, ("", False)]:
+        if is_bold:
+            bold.append(text)
+            continue
+        if bold:
+            run = "".join(bold)
+            core = run.strip()
+            lead, trail = run[: len(run) - len(run.lstrip())], run[len(run.rstrip()) :]
+            out.append(f"{lead}**{core}**{trail}" if core else run)
+            bold.clear()
+        out.append(text)
     return "".join(out)
 
 

@@ -178,6 +178,18 @@ class _Renderer:
             self.inline.append(f"[{text}]({el.get('href')})" if text else "")
         elif tag == "code":
             self.inline.append(f"`{inline_text(el.text_content())}`")
+        elif tag in ("strong", "b"):
+            # Bold stays bold: a reader quotes "**до** запуска" as the page shows it.
+            saved, self.inline = self.inline, []
+            if el.text:
+                self.inline.append(el.text)
+            for child in el:
+                self.walk(child, in_content, depth)
+            inner, self.inline = "".join(self.inline), saved
+            core = inner.strip()
+            lead = inner[: len(inner) - len(inner.lstrip())]
+            trail = inner[len(inner.rstrip()) :]
+            self.inline.append(f"{lead}**{core}**{trail}" if core else inner)
         elif tag == "img":
             self.inline.append(el.get("alt") or "")
         else:
