@@ -305,3 +305,13 @@ def test_bold_stays_bold_in_html_and_word(tmp_path: Path) -> None:
     assert convert(data, ".docx", "b.docx").markdown == (
         "Runs **before** the app, `code` and **FastAPI** knows.\n"
     )
+
+
+def test_pdf_text_indexes_count_astral_characters_as_two_units() -> None:
+    # PDFium's text indexes count UTF-16 units: after an emoji every index is one further on.
+    # Read at the string's index, fonts were the next character's ("Install `S`QLModel").
+    from narezka.convert.pdf import _Units
+
+    units = _Units("a\U0001f913b\U0001f913c")
+    assert [units(i) for i in range(5)] == [0, 1, 3, 4, 6]
+    assert _Units("plain")(3) == 3

@@ -3,6 +3,7 @@ sizes, hyphenated line ends joined, running headers, footers and page numbers ta
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import itertools
 import math
@@ -99,11 +100,30 @@ def _font(tp: object, index: int) -> tuple[float, bool, bool]:
     return size, weight >= 600 or b"bold" in name.lower(), mono
 
 
-def _is_mono(tp: object, text_index: int) -> bool:
+class _Units:
+    """Python string indexes of a page's text as PDFium's text indexes, which count UTF-16
+    units: after an emoji or another astral character they are one further on (reading
+    fonts at the string's index picked the next character's: "Install `S`QLModel")."""
+
+    def __init__(self, text: str) -> None:
+        self.astral = [i for i, ch in enumerate(text) if ord(ch) > 0xFFFF]
+
+    def __call__(self, index: int) -> int:
+        return index + bisect.bisect_left(self.astral, index) if self.astral else index
+
+
+def _char(tp: object, units: _Units, index: int) -> int:
+    """PDFium's character index of the page text's character at string ``index``."""
+    import pypdfium2.raw as raw
+
+    return int(raw.FPDFText_GetCharIndexFromTextIndex(tp, units(index)))
+
+
+def _is_mono(tp: object, units: _Units, text_index: int) -> bool:
     """Whether the character at ``text_index`` of the page's text is in a monospace font."""
     import pypdfium2.raw as raw
 
-    index = raw.FPDFText_GetCharIndexFromTextIndex(tp, text_index)
+    index = _char(tp, units, text_index)
     if index < 0:
         return False
     flags = ctypes.c_int(0)
@@ -117,18 +137,18 @@ def _is_mono(tp: object, text_index: int) -> bool:
     return bool(_MONO.search(buffer.value.decode("latin-1")))
 
 
-def _inline_code(tp: object, line: str, start: int) -> str:
+def _inline_code(tp: object, units: _Units, line: str, start: int) -> str:
     """``line`` (at ``start`` in the page's text) with its monospace runs as code spans:
     the `name` a document sets in a code font inside a sentence. A word is checked at its
     first and last character, and letter by letter only where those differ."""
     spans: list[list[int]] = []
     for word in _WORD_SPAN.finditer(line):
         a, b = word.start(), word.end()
-        head, tail = _is_mono(tp, start + a), _is_mono(tp, start + b - 1)
+        head, tail = _is_mono(tp, units, start + a), _is_mono(tp, units, start + b - 1)
         if head and tail:
             found = [(a, b)]
         elif head or tail:
-            flags = [_is_mono(tp, start + k) for k in range(a, b)]
+            flags = [_is_mono(tp, units, start + k) for k in range(a, b)]
             found = []
             for k, flag in enumerate(flags):
                 if flag and (k == 0 or not flags[k - 1]):
@@ -165,6 +185,7 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
         if chars <= 0:
             return [], 0, 0
         text = tp.get_text_range()
+        units = _Units(text)
         height = float(page.get_height())  # type: ignore[attr-defined]
         bad = sum(1 for ch in text if "\ue000" <= ch <= "\uf8ff" or ch == "\ufffd")
         step = max(1, chars // 200)
@@ -183,21 +204,21 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
             pos = match.end() if match else len(text)
             if not stripped:
                 continue
-            ci = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, first), 0)
+            ci = max(_char(tp, units, first), 0)
             size, bold, mono = _font(tp, ci)
             if mono:  # code only if its middle and end are monospace too, not an inline run
                 inner = [first + k for k, ch in enumerate(stripped) if not ch.isspace()]
                 for at in (inner[len(inner) // 2], inner[-1]):
-                    index = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, at), 0)
+                    index = max(_char(tp, units, at), 0)
                     mono = mono and _font(tp, index)[2]
             x, y = ctypes.c_double(0), ctypes.c_double(0)
             raw.FPDFText_GetCharOrigin(tp, ci, ctypes.byref(x), ctypes.byref(y))
             margin = not height * _MARGIN < y.value < height * (1 - _MARGIN)
-            last = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, first + len(stripped) - 1), ci)
+            last = max(_char(tp, units, first + len(stripped) - 1), ci)
             runs = () if mono else _runs(tp, ci, last - ci + 1)
             cells, starts = _cells(runs, size)
             if not mono and not cells:
-                line = _inline_code(tp, line, pos_start)
+                line = _inline_code(tp, units, line, pos_start)
             lines.append(
                 _Line(
                     _unhyphen(line.rstrip()),
