@@ -315,3 +315,13 @@ def test_pdf_text_indexes_count_astral_characters_as_two_units() -> None:
     units = _Units("a\U0001f913b\U0001f913c")
     assert [units(i) for i in range(5)] == [0, 1, 3, 4, 6]
     assert _Units("plain")(3) == 3
+
+
+def test_html_a_table_inside_a_cell_is_that_cells_text() -> None:
+    page = (
+        b"<table><tr><th>Parameter</th><th>Fields</th></tr><tr><td>contact</td><td>fields:"
+        b"<table><tr><th>name</th><th>type</th></tr><tr><td>url</td><td>str</td></tr></table>"
+        b"</td></tr></table>"
+    )
+    md = convert(page, ".html", "t.html").markdown
+    assert md == ("| Parameter | Fields |\n|---|---|\n| contact | fields: name type url str |\n")

@@ -157,10 +157,9 @@ class _Renderer:
             self.emit(f"{fence}\n{body}\n{fence}", body)
         elif tag == "table":
             self.flush()
-            rows = [
-                [inline_text(c.text_content()) for c in row if c.tag in ("td", "th")]
-                for row in el.iter("tr")
-            ]
+            # The table's own rows: a table nested in a cell is that cell's text, not rows.
+            own = [r for r in el.iter("tr") if next(r.iterancestors("table"), None) is el]
+            rows = [[_cell_text(c) for c in row if c.tag in ("td", "th")] for row in own]
             rows = [r for r in rows if any(r)]
             if rows:
                 self.emit(table_markdown(rows), " ".join(" ".join(r) for r in rows))
@@ -226,6 +225,27 @@ class _Renderer:
                 self.emit("   " * depth + f"{marker} {text}", text)
             for sub in nested:
                 self.list_items(sub, sub.tag == "ol", depth + 1, in_content)
+
+
+_CELL_BREAKS = frozenset("table tr td th p div br li ul ol dl dt dd".split())
+
+
+def _cell_text(cell: Any) -> str:
+    """A cell's text on one line, its blocks and nested cells kept apart by spaces
+    (``text_content`` ran a nested table's cells together: "namestrИдентификационное")."""
+    parts: list[str] = []
+
+    def visit(el: Any) -> None:
+        parts.append(el.text or "")
+        for child in el:
+            apart = isinstance(child.tag, str) and child.tag in _CELL_BREAKS
+            parts.append(" " if apart else "")
+            visit(child)
+            parts.append(" " if apart else "")
+            parts.append(child.tail or "")
+
+    visit(cell)
+    return inline_text("".join(parts))
 
 
 def _content_root(root: Any) -> Any:
