@@ -130,7 +130,15 @@ def render(files: list[Path], work: Path) -> dict[str, dict[str, Path]]:
             ],
             work,
         )
-        out[str(md)] = {".html": page, ".docx": work / f"{stem}.docx", ".pdf": work / f"{stem}.pdf"}
+        for writer, suffix in (("odt", ".odt"), ("epub3", ".epub")):
+            _run(["pandoc", "-f", "gfm", "-t", writer, "-o", f"{stem}{suffix}", str(md)], work)
+        out[str(md)] = {
+            ".html": page,
+            ".docx": work / f"{stem}.docx",
+            ".pdf": work / f"{stem}.pdf",
+            ".odt": work / f"{stem}.odt",
+            ".epub": work / f"{stem}.epub",
+        }
     docx_files = [str(work / f"d{n:02d}.docx") for n in range(len(files))]
     _run(["soffice", "--headless", "--convert-to", "pdf", "--outdir", str(work), *docx_files], work)
     return out
@@ -283,11 +291,13 @@ def main() -> None:
             (".html", "narezka", _narezka(".html", crawl)),
             (".docx", "narezka", _narezka(".docx", frozenset())),
             (".pdf", "narezka", _narezka(".pdf", frozenset())),
+            (".odt", "narezka", _narezka(".odt", frozenset())),
+            (".epub", "narezka", _narezka(".epub", frozenset())),
             (".pdf", "pypdf (LangChain PyPDFLoader)", _pypdf),
         ]
         try:
             peer = _markitdown()
-            tools += [(s, "MarkItDown", peer) for s in (".html", ".docx", ".pdf")]
+            tools += [(s, "MarkItDown", peer) for s in (".html", ".docx", ".pdf", ".epub")]
         except ImportError as exc:
             print(f"MarkItDown not measured: {exc}", file=sys.stderr)
         scores: dict[tuple[str, str], Score] = {}
@@ -315,7 +325,8 @@ def main() -> None:
         f"{len(files)} md_corpus documents ({args.docs} RU + {args.docs} EN, 4-30 KB), rendered "
         f"in {render_s:.0f} s: HTML site pages (header, 40-link menu, cookie notice, footer), "
         "Word (pandoc, running header and page-number footer), PDF (LibreOffice from that Word "
-        "file). Scores against the Markdown original; tokens are `\\w+` words, link targets, "
+        "file), OpenDocument and EPUB (pandoc). Scores against the Markdown original; "
+        "tokens are `\\w+` words, link targets, "
         "tags and fence info strings left out of both sides. Boilerplate: share of chunks "
         "(narezka headings, 1000 chars) holding a menu, cookie, header or footer string (PDF: "
         "the running header). Speed is conversion only, one process.",

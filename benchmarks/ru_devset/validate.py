@@ -43,7 +43,7 @@ from typing import Any
 
 from narezka.discover.walk import read_document
 from narezka.parse.markdown import parse_document
-from narezka.types import BlockKind
+from narezka.types import CONVERTED_SUFFIXES, BlockKind
 
 KINDS = ("code", "table", "prose", "needs-heading-context")
 HERE = Path(__file__).resolve().parent
@@ -87,12 +87,17 @@ def is_held_out(source: str, held_out: Sequence[str]) -> bool:
 
 
 def indexed_text(corpus: Path, held_out: Sequence[str]) -> str:
-    """The lower-cased text of every Markdown file of ``corpus`` that is not held out."""
+    """The lower-cased text of every Markdown file of ``corpus`` that is not held out, and
+    the canonical text of its PDF, Word and HTML files (the example KB mixes them)."""
     texts = []
-    for path in sorted(corpus.rglob("*.md")):
+    for path in sorted(corpus.rglob("*")):
         source = path.relative_to(corpus).as_posix()
-        if not is_held_out(source, held_out):
+        if is_held_out(source, held_out) or ".narezka" in path.parts:
+            continue
+        if path.suffix == ".md":
             texts.append(path.read_text(encoding="utf-8", errors="replace").lower())
+        elif path.suffix.lower() in CONVERTED_SUFFIXES:
+            texts.append(read_document(corpus, path)[0].text.lower())
     return "\x00".join(texts)
 
 

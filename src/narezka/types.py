@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-CONVERTED_SUFFIXES = frozenset({".pdf", ".docx", ".html", ".htm", ".pptx", ".xlsx", ".csv"})
+CONVERTED_SUFFIXES = frozenset(
+    {".pdf", ".docx", ".odt", ".epub", ".html", ".htm", ".pptx", ".xlsx", ".csv"}
+)
 """Suffixes (lowercase) of files converted to Markdown (``narezka.convert``) when read."""
 MARKDOWN_GLOBS = (
     "**/*.md",

@@ -153,3 +153,139 @@ def raw_pdf(content: bytes, font: bytes) -> bytes:
         xref,
     )
     return bytes(out)
+
+
+def make_scan_pdf(pages: Sequence[Sequence[str] | None]) -> bytes:
+    """A PDF whose pages are pictures of text, as a scanner makes them (no text layer): each
+    page's lines drawn at 200 dpi in DejaVu Sans, 12 pt, blank lines between paragraphs. A
+    page given as None gets a text layer instead (a typed page among scans)."""
+    from PIL import Image, ImageDraw, ImageFont
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    dpi = 200
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 12 * dpi // 72)
+    width, height = A4
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    for lines in pages:
+        if lines is None:
+            pdf.setFont("Helvetica", 12)
+            pdf.drawString(72, height - 90, "A typed page between the scans.")
+            pdf.showPage()
+            continue
+        image = Image.new("L", (int(width * dpi / 72), int(height * dpi / 72)), 255)
+        draw = ImageDraw.Draw(image)
+        y = dpi  # an inch from the top
+        for line in lines:
+            if line:
+                draw.text((dpi, y), line, font=font, fill=0)
+            y += int(12 * 1.5 * dpi / 72)
+        png = io.BytesIO()
+        image.save(png, format="PNG")
+        pdf.drawImage(ImageReader(io.BytesIO(png.getvalue())), 0, 0, width, height)
+        pdf.showPage()
+    pdf.save()
+    return out.getvalue()
+
+
+_ODT_CONTENT = """<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+ xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"
+ xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+ xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+ xmlns:xlink="http://www.w3.org/1999/xlink" office:version="1.3">
+<office:automatic-styles>
+ <style:style style:name="P1" style:family="paragraph"
+  style:parent-style-name="Preformatted_20_Text"/>
+ <text:list-style style:name="L1"><text:list-level-style-number text:level="1"/>
+  <text:list-level-style-bullet text:level="2"/></text:list-style>
+</office:automatic-styles>
+<office:body><office:text>
+ <text:p text:style-name="Title">Возврат товара</text:p>
+ <text:h text:outline-level="2">Сроки</text:h>
+ <text:p>Вернуть можно за<text:s text:c="2"/>14 дней<text:note text:note-class="footnote">
+  <text:note-citation>1</text:note-citation><text:note-body><text:p>Со дня получения.</text:p>
+  </text:note-body></text:note>, см. <text:a xlink:href="https://example.org/help">справку</text:a>.</text:p>
+ <text:list text:style-name="L1">
+  <text:list-item><text:p>Откройте заказ.</text:p></text:list-item>
+  <text:list-item><text:p>Выберите способ:</text:p>
+   <text:list><text:list-item><text:p>пункт выдачи;</text:p></text:list-item>
+   <text:list-item><text:p>курьер.</text:p></text:list-item></text:list></text:list-item>
+  <text:list-item><text:p>Отправьте.</text:p></text:list-item>
+ </text:list>
+ <table:table><table:table-header-rows><table:table-row>
+  <table:table-cell><text:p>Тариф</text:p></table:table-cell>
+  <table:table-cell><text:p>Цена</text:p></table:table-cell></table:table-row></table:table-header-rows>
+  <table:table-row><table:table-cell><text:p>Курьер</text:p></table:table-cell>
+  <table:table-cell><text:p>290 ₽</text:p></table:table-cell></table:table-row></table:table>
+ <text:section><text:p text:style-name="P1">print('hello')</text:p>
+ <text:p text:style-name="P1">print('bye')</text:p></text:section>
+</office:text></office:body></office:document-content>
+"""
+_ODT_STYLES = """<?xml version="1.0" encoding="UTF-8"?>
+<office:document-styles xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+ xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"><office:styles>
+ <style:style style:name="Preformatted_20_Text" style:display-name="Preformatted Text"
+  style:family="paragraph"/>
+ <style:style style:name="Title" style:family="paragraph"/>
+</office:styles></office:document-styles>
+"""
+
+
+def make_odt(content: str = _ODT_CONTENT) -> bytes:
+    """An OpenDocument text written by hand: a title, a heading, a paragraph with spaces, a
+    footnote and a link, a numbered list with a bulleted sub-list, a table, code."""
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as odt:
+        odt.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        odt.writestr("content.xml", content)
+        odt.writestr("styles.xml", _ODT_STYLES)
+    return out.getvalue()
+
+
+_CONTAINER = """<?xml version="1.0"?>
+<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">
+ <rootfiles><rootfile full-path="OEBPS/book.opf" media-type="application/oebps-package+xml"/>
+ </rootfiles></container>"""
+
+
+def make_epub(opf: str | None = None, chapters: dict[str, str] | None = None) -> bytes:
+    """An EPUB written by hand: a package listing two chapters (spine order reversed from
+    the manifest's) and a navigation page left out of the reading order."""
+    import zipfile
+
+    chapters = chapters or {
+        "ch1.xhtml": '<h1 id="one">Глава 1</h1><p>Первый абзац.</p><ul><li>пункт</li></ul>',
+        "ch2.xhtml": '<h1 id="two">Глава 2</h1><pre><code>x = 1</code></pre>',
+        "nav.xhtml": "<nav><ol><li>Оглавление</li></ol></nav>",
+    }
+    opf = (
+        opf
+        or """<?xml version="1.0"?>
+<package xmlns="http://www.idpf.org/2007/opf" xmlns:dc="http://purl.org/dc/elements/1.1/"
+ version="3.0"><metadata><dc:title>Книга</dc:title></metadata><manifest>
+ <item id="c2" href="text/ch2.xhtml" media-type="application/xhtml+xml"/>
+ <item id="c1" href="text/ch1.xhtml" media-type="application/xhtml+xml"/>
+ <item id="nav" href="text/nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>
+ <item id="css" href="style.css" media-type="text/css"/></manifest>
+ <spine><itemref idref="c1"/><itemref idref="c2"/><itemref idref="nav" linear="no"/></spine>
+</package>"""
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as epub:
+        epub.writestr("mimetype", "application/epub+zip")
+        epub.writestr("META-INF/container.xml", _CONTAINER)
+        epub.writestr("OEBPS/book.opf", opf)
+        epub.writestr("OEBPS/style.css", "p { margin: 0 }")
+        for name, body in chapters.items():
+            page = (
+                '<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html>\n'
+                '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>t</title></head>'
+                f"<body>{body}</body></html>"
+            )
+            epub.writestr(f"OEBPS/text/{name}", page)
+    return out.getvalue()

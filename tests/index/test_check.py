@@ -31,6 +31,12 @@ def kb(tmp_path: Path) -> Path:
     return corpus
 
 
+@pytest.fixture
+def chunks(kb: Path) -> int:
+    """How many chunks the example KB's index holds, counted before a test damages it."""
+    return len(everything(kb))
+
+
 def segment(corpus: Path) -> Path:
     (found,) = (index_data(corpus / ".narezka") / "segments").iterdir()
     return found
@@ -53,20 +59,20 @@ def everything(corpus: Path) -> list[tuple[str, str]]:
         return sorted((h.chunk_id, h.text) for h in idx.chunks())
 
 
-def test_a_sound_index_checks_ok(kb: Path) -> None:
+def test_a_sound_index_checks_ok(kb: Path, chunks: int) -> None:
     result = CliRunner().invoke(cli, ["check", str(kb), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["ok"] and report["chunks"] == report["points"] == 133
+    assert report["ok"] and report["chunks"] == report["points"] == chunks
 
 
-def test_a_truncated_id_tracker_is_found_and_repaired_from_the_cache(kb: Path) -> None:
+def test_a_truncated_id_tracker_is_found_and_repaired_from_the_cache(kb: Path, chunks: int) -> None:
     before = everything(kb)
     truncate_id_tracker(kb)
     with Index.open(kb) as idx:
         report = idx.check()
-    assert not report.ok and report.points is not None and report.points < 133
-    assert len(report.missing) == 133 - report.points and report.files
+    assert not report.ok and report.points is not None and report.points < chunks
+    assert len(report.missing) == chunks - report.points and report.files
     result = CliRunner().invoke(cli, ["check", str(kb)])
     assert result.exit_code == 1 and "missing from the store" in result.stdout
     assert "--repair" in result.stdout
@@ -76,15 +82,15 @@ def test_a_truncated_id_tracker_is_found_and_repaired_from_the_cache(kb: Path) -
     assert everything(kb) == before
 
 
-def test_sync_finds_a_removed_segment_and_repairs_it(kb: Path) -> None:
+def test_sync_finds_a_removed_segment_and_repairs_it(kb: Path, chunks: int) -> None:
     before = everything(kb)
     shutil.rmtree(segment(kb))
     with Index.open(kb) as idx:
         report = idx.sync()
         hits = idx.search("чай", k=3)
-    assert any("133 of 133 chunks are missing" in w for w in report.warnings)
+    assert any(f"{chunks} of {chunks} chunks are missing" in w for w in report.warnings)
     # Every vector came back from the embedding cache: the model was not asked again.
-    assert (report.chunks_embedded, report.cache_hits, report.cache_misses) == (133, 133, 0)
+    assert (report.chunks_embedded, report.cache_hits, report.cache_misses) == (chunks, chunks, 0)
     assert hits and everything(kb) == before
 
 
@@ -112,12 +118,12 @@ def test_sync_stops_on_unreadable_pages_naming_the_check(kb: Path) -> None:
     assert result.exit_code == 2 and "narezka check" in result.stderr, result.output
 
 
-def test_an_unopenable_store_is_reported_and_rebuilt(kb: Path) -> None:
+def test_an_unopenable_store_is_reported_and_rebuilt(kb: Path, chunks: int) -> None:
     seg = segment(kb)
     (seg / "segment.json").write_text("{bad", encoding="utf-8")
     with Index.open(kb) as idx:
         report = idx.check()
-        assert report.problem and report.points is None and report.chunks == 133
+        assert report.problem and report.points is None and report.chunks == chunks
         repaired = idx.check(repair=True)
         assert repaired.repaired
         assert idx.check().ok
@@ -125,7 +131,7 @@ def test_an_unopenable_store_is_reported_and_rebuilt(kb: Path) -> None:
         raise IndexDamagedError("named in the tree")  # the error is public
 
 
-def test_a_search_warns_when_the_store_lost_points(kb: Path) -> None:
+def test_a_search_warns_when_the_store_lost_points(kb: Path, chunks: int) -> None:
     shutil.rmtree(segment(kb))
     with warnings.catch_warnings(record=True) as caught, Index.open(kb) as idx:
         warnings.simplefilter("always")
@@ -133,10 +139,10 @@ def test_a_search_warns_when_the_store_lost_points(kb: Path) -> None:
         idx.search("чай", k=3)
     said = [str(w.message) for w in caught if issubclass(w.category, IndexDamagedWarning)]
     assert len(said) == 1  # once per generation, not per search
-    assert "0 points but the manifest 133" in said[0] and "narezka check" in said[0]
+    assert f"0 points but the manifest {chunks}" in said[0] and "narezka check" in said[0]
 
 
-def test_a_search_does_not_call_an_interrupted_write_damage(kb: Path) -> None:
+def test_a_search_does_not_call_an_interrupted_write_damage(kb: Path, chunks: int) -> None:
     """Ctrl-C between the store's upsert and the manifest's commit leaves extra points: every
     answer is there and the next sync deletes them, so a reader is not told to repair."""
 
@@ -150,9 +156,9 @@ def test_a_search_does_not_call_an_interrupted_write_damage(kb: Path) -> None:
     folder = index_data(kb / ".narezka")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        warn_if_damaged(Counted(133 + 5), folder, "kb")  # type: ignore[arg-type]
+        warn_if_damaged(Counted(chunks + 5), folder, "kb")  # type: ignore[arg-type]
         assert caught == []
-        warn_if_damaged(Counted(133 - 1), folder, "kb")  # type: ignore[arg-type]
+        warn_if_damaged(Counted(chunks - 1), folder, "kb")  # type: ignore[arg-type]
     assert [w.category for w in caught] == [IndexDamagedWarning]
 
 

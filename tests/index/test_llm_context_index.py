@@ -24,7 +24,7 @@ from narezka.index import layout
 from conftest import copy_examples
 
 FAST = RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.02, timeout=2.0)
-FILES = ("delivery.md", "faq.md", "returns.md")
+FILES = ("delivery.md", "faq.md", "orders.md")
 
 
 @pytest.fixture(autouse=True)

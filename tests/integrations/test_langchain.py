@@ -11,6 +11,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
 from narezka import Filter, Index
+from narezka.discover.walk import read_document
 from narezka.integrations.langchain import NarezkaRetriever
 
 from serve.helpers import run_async
@@ -27,9 +28,16 @@ def test_documents_carry_source_url_section_start_and_score(kb_index: Index) -> 
         meta = doc.metadata
         assert meta["source"] == hit.file_path and meta["url"] == hit.url
         assert meta["section"] == " > ".join(hit.section) and meta["score"] == hit.score
-        text = (kb_index.corpus / meta["source"]).read_text(encoding="utf-8")
+        # Offsets lie in the canonical text (a PDF's or a Word file's Markdown).
+        text = read_document(kb_index.corpus, kb_index.corpus / meta["source"])[0].text
         start = meta["start_index"]
         assert text[start : meta["end_index"]] == doc.page_content
+        # A converted file's page (the returns policy is a PDF); none for Markdown.
+        if meta["source"] == "returns.pdf":
+            assert meta["where"] == "p. 1" and meta["page_start"] == meta["page_end"] == 1
+        else:
+            assert "where" not in meta and "page_start" not in meta
+    assert any(d.metadata["source"] == "returns.pdf" for d in docs)
 
 
 def test_filters_and_errors_pass_through(kb_index: Index) -> None:

@@ -11,6 +11,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from narezka import Index
+from narezka.discover.walk import read_document
 from narezka.integrations.llamaindex import NarezkaRetriever
 
 
@@ -24,10 +25,16 @@ def test_nodes_hold_exact_offsets_and_scores(kb_index: Index) -> None:
         assert isinstance(item, NodeWithScore) and isinstance(item.node, TextNode)
         assert item.score == hit.score
         node = item.node
-        text = (kb_index.corpus / node.metadata["source"]).read_text(encoding="utf-8")
+        # Offsets lie in the canonical text (a PDF's or a Word file's Markdown).
+        text = read_document(kb_index.corpus, kb_index.corpus / node.metadata["source"])[0].text
         assert node.start_char_idx is not None and node.end_char_idx is not None
         assert text[node.start_char_idx : node.end_char_idx] == node.text
         assert node.metadata["section"] == hit.breadcrumb
+    # The returns policy is a PDF: its node names the page, and the model is shown it.
+    pdf = next(n.node for n in found if n.node.metadata["source"] == "returns.pdf")
+    assert pdf.metadata["where"] == "p. 1" and pdf.metadata["page_start"] == 1
+    assert "where" not in pdf.excluded_llm_metadata_keys
+    assert "page_start" in pdf.excluded_llm_metadata_keys
 
 
 def test_errors_pass_through(kb_index: Index) -> None:
@@ -53,5 +60,7 @@ def test_a_prompt_shows_source_url_and_section_not_ids_offsets_or_scores(
         for mode in (MetadataMode.LLM, MetadataMode.EMBED):
             header = node.get_content(metadata_mode=mode).split("\n\n")[0]
             keys = {line.split(":")[0] for line in header.splitlines()}
-            assert keys == {"source", "url", "section"}, header
+            # A converted file's page is shown too: a citation the model can give.
+            where = {"where"} if node.metadata.get("where") else set()
+            assert keys == {"source", "url", "section", *where}, header
         assert "start_index" in node.metadata and "source" in node.metadata  # kept for code

@@ -195,12 +195,20 @@ QUERIES = ["можно ли вернуть вскрытый чай", "сколь
 
 
 def old_rrf(dense: list[StoredHit], sparse: list[StoredHit], k: int) -> list[str]:
-    """The fusion the store used to do itself (store/base.py rrf_fuse before the move)."""
+    """The fusion the store used to do itself (store/base.py rrf_fuse before the move), with
+    equal scores ordered by file and place (the engine returns them in no fixed order)."""
+
+    def place(hit: StoredHit) -> tuple[float, str, int]:
+        return (-hit.score, str(hit.payload["file_path"]), int(hit.payload["start"]))
+
     scores: dict[str, float] = {}
+    where: dict[str, StoredHit] = {}
     for ranked in (dense, sparse):
-        for rank, hit in enumerate(ranked, start=1):
+        for rank, hit in enumerate(sorted(ranked, key=place), start=1):
             scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (60 + rank)
-    return [pid for pid, _ in sorted(scores.items(), key=lambda item: -item[1])[:k]]
+            where[hit.id] = hit
+    fused = [StoredHit(pid, score, where[pid].payload) for pid, score in scores.items()]
+    return [h.id for h in sorted(fused, key=place)[:k]]
 
 
 def test_hybrid_query_fuses_one_batch_call_as_the_store_used_to(kb: Path) -> None:
@@ -228,12 +236,15 @@ def test_index_search_takes_each_fusion_and_the_default_is_score_fusion(kb: Path
             rrf = [h.chunk_id for h in index.search(q, fusion=Fusion("rrf"), fold=0)]
             half = index.search(q, fusion=Fusion("weighted", dense_weight=0.5), fold=0)
             assert [h.chunk_id for h in half] == rrf
-            dense = [h.chunk_id for h in index.search(q, mode="dense", k=3)]
-            weighted = index.search(q, k=3, fusion=Fusion("weighted", dense_weight=1.0))
+            # A ranking of weight 0 adds nothing. Folding is off on both sides: the other
+            # ranking's candidates (score 0 here) would still be neighbours to fold, and
+            # which of the hash embedder's tied candidates the engine returns is its choice.
+            dense = [h.chunk_id for h in index.search(q, mode="dense", k=3, fold=None)]
+            weighted = index.search(q, k=3, fusion=Fusion("weighted", dense_weight=1.0), fold=None)
             assert [h.chunk_id for h in weighted] == dense
-            scored = index.search(q, k=3, fusion=Fusion("score", dense_weight=0.0))
+            scored = index.search(q, k=3, fusion=Fusion("score", dense_weight=0.0), fold=None)
             assert [h.chunk_id for h in scored] == [
-                h.chunk_id for h in index.search(q, mode="bm25", k=3)
+                h.chunk_id for h in index.search(q, mode="bm25", k=3, fold=None)
             ]
 
 
@@ -258,3 +269,16 @@ def test_cli_fusion_options(kb: Path) -> None:
         bad = runner.invoke(cli, [*base, *args])
         assert bad.exit_code == 2, (args, bad.output)
         assert message in bad.stderr, (args, bad.stderr)
+
+
+@pytest.mark.parametrize("method", ["rrf", "weighted", "score"])
+def test_tied_scores_fuse_the_same_whatever_order_the_engine_returns_them(method: str) -> None:
+    def hit(name: str, score: float, start: int) -> StoredHit:
+        return StoredHit(name, score, {"file_path": "a.md", "start": start})
+
+    dense = [hit("x", 0.9, 0), hit("y", 0.5, 10), hit("z", 0.5, 20)]
+    sparse = [hit("z", 2.0, 20), hit("w", 1.0, 30), hit("y", 1.0, 10)]
+    fusion = Fusion(method)  # type: ignore[arg-type]
+    first = [h.id for h in fuse(dense, sparse, 4, fusion)]
+    again = [h.id for h in fuse(dense[::-1], sparse[::-1], 4, fusion)]
+    assert first == again

@@ -17,8 +17,11 @@ import httpx
 
 
 def exact_span(corpus: Path, hit: dict[str, object]) -> bool:
-    """Whether a served hit's text is exactly its span of the file."""
-    text = (corpus / str(hit["file_path"])).read_text(encoding="utf-8")
+    """Whether a served hit's text is exactly its span of the file (of its canonical
+    Markdown, for a PDF, Word or HTML file)."""
+    from narezka.discover.walk import read_document
+
+    text = read_document(corpus, corpus / str(hit["file_path"]))[0].text
     return text[int(str(hit["start"])) : int(str(hit["end"]))] == hit["text"]
 
 

@@ -123,6 +123,25 @@ def test_sources_never_escape_the_corpus(server: tuple[str, Path]) -> None:
         no_internals(r)
 
 
+def test_a_converted_files_hits_name_their_page_and_its_source_is_the_markdown(
+    server: tuple[str, Path],
+) -> None:
+    base, corpus = server
+    asked = {"q": "вскрытый чай возврат", "k": 8, "mode": "bm25", "min_relevance": 0}
+    hits = httpx.get(f"{base}/search", params=asked).json()["hits"]
+    pdf = [h for h in hits if h["file_path"] == "returns.pdf"]
+    assert pdf and all(exact_span(corpus, h) for h in pdf)
+    assert pdf[0]["page_start"] == pdf[0]["page_end"] == 1 and pdf[0]["where"] == "p. 1"
+    markdown = [h for h in hits if h["file_path"].endswith(".md")]
+    assert markdown and all(h["where"] is None and h["page_start"] is None for h in markdown)
+    zones = httpx.get(f"{base}/search", params={**asked, "q": "Камчатский край только курьер"})
+    page = next(h for h in zones.json()["hits"] if h["file_path"] == "delivery-zones.html")
+    assert page["element"] == "regions-table" and page["where"] is None
+    # The source of a converted file is its canonical Markdown, which spans index.
+    source = httpx.get(f"{base}/sources/returns.pdf")
+    assert source.status_code == 200 and source.text.startswith("# Возврат товара\n")
+
+
 def test_status_sync_and_the_openapi_document(server: tuple[str, Path]) -> None:
     base, _ = server
     status = httpx.get(f"{base}/status").json()

@@ -132,6 +132,10 @@ def test_context_sources_status_and_resource(built_kb: Path) -> None:
         assert status["files"] == 18 and status["embedder"].startswith("hash")
         assert status["strategy"] == "headings" and status["changed_files"] == []
 
+        pdf = await call(client, "search", query="вскрытый чай возврат", k=8, mode="bm25")
+        found = [h for h in pdf["hits"] if h["file_path"] == "returns.pdf"]
+        assert found and found[0]["page_start"] == 1 and found[0]["where"] == "p. 1"
+
         resource = await client.read_resource("narezka://source/faq.md")
         text = resource.contents[0].text  # type: ignore[union-attr]
         assert text == faq[: len(text) - 40] + text[len(text) - 40 :]

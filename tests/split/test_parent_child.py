@@ -13,6 +13,7 @@ import narezka
 from narezka.api.indexing import index, read_index_meta
 from narezka.api.maintenance import sync
 from narezka.api.searching import search
+from narezka.discover.walk import read_document
 from narezka.embed import HashEmbedder
 from narezka.errors import ConfigError
 from narezka.tokens import get_counter
@@ -95,7 +96,8 @@ def test_search_expand_parent_returns_distinct_parents(kb: Path) -> None:
     keys = [(h.file_path, h.payload["parent_index"]) for h in big]
     assert len(keys) == len(set(keys))
     for hit in big:
-        source = (kb / hit.file_path).read_text(encoding="utf-8")
+        # A converted page's spans lie in its canonical Markdown, as a Markdown file's in it.
+        source = read_document(kb, kb / hit.file_path)[0].text
         assert source[hit.start : hit.end] == hit.text
     # The best child lies inside the parent that replaced it.
     assert small[0].text in big[0].text

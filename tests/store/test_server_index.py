@@ -22,6 +22,7 @@ from narezka.errors import ConfigError
 from narezka.store.base import StoredPoint, point_id
 from narezka.store.errors import StoreUnavailableError
 from narezka.store.server import ServerStore
+from narezka.types import CONVERTED_SUFFIXES
 
 from .fake_qdrant import FakeQdrant, fake_qdrant
 
@@ -122,7 +123,8 @@ def test_two_indexes_share_a_server_by_name_and_never_touch_each_other(
     _build(other, fake.url, tmp_path / "h2b", collection="lamps")
     with Index.open(fake.url) as kb, Index.open(fake.url, collection="lamps") as lamps:
         assert [s.path for s in lamps.sources()] == ["a.md"]
-        assert kb.stats().files == len(list(corpus.rglob("*.md")))
+        documents = [p for p in corpus.rglob("*") if p.suffix in (".md", *CONVERTED_SUFFIXES)]
+        assert kb.stats().files == len(documents)
         assert {h.file_path for h in lamps.search("лампа", k=5)} == {"a.md"}
 
 

@@ -1,9 +1,9 @@
 """Command-line interface: parse options, call one pipeline function, format the result.
 
-Each command lives in its own ``narezka.cli_*`` module, imported only when that command runs
-(or shows its own ``--help``): ``import narezka.cli`` loads click and little else. That is the
-start-up of every command, of ``narezka --help``, and of every ``--jobs`` worker, which
-re-imports the module the console script ran.
+Each command lives in a module of this package (``narezka.cli.chunk``…), imported only when
+that command runs (or shows its own ``--help``): ``import narezka.cli`` loads click and
+little else. That is the start-up of every command, of ``narezka --help``, and of every
+``--jobs`` worker, which re-imports the module the console script ran.
 
 Exit codes are listed in :mod:`narezka.cli.common` (and the README).
 """

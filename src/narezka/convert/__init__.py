@@ -1,10 +1,10 @@
 """Other formats → Markdown canonical text plus a provenance map.
 
-``convert(data, suffix, path)`` turns a PDF (its text layer), a Word .docx, an HTML page, a
-PowerPoint .pptx, an Excel .xlsx or a .csv file into Markdown, the document's canonical text,
-and a sorted map of spans to where they lie in the original (page, slide, sheet, element id).
-Splitting never branches on the source format: it sees Markdown only. Each failure is a
-``ConvertError`` naming the file.
+``convert(data, suffix, path)`` turns a PDF (its text layer), a Word .docx, an OpenDocument
+.odt, an EPUB, an HTML page, a PowerPoint .pptx, an Excel .xlsx or a .csv file into Markdown,
+the document's canonical text, and a sorted map of spans to where they lie in the original
+(page, slide, sheet, element id). Splitting never branches on the source format: it sees
+Markdown only. Each failure is a ``ConvertError`` naming the file.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from narezka.types import CONVERTED_SUFFIXES, ProvenanceSpan, SourceLocation
 
 __all__ = ["CONVERTER_VERSION", "SUFFIXES", "Converted", "convert", "locate"]
 
-CONVERTER_VERSION = "1"
+CONVERTER_VERSION = "8"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 
@@ -36,6 +36,18 @@ def _docx(data: bytes, path: str) -> Converted:
     from narezka.convert.docx import convert_docx
 
     return convert_docx(data, path)
+
+
+def _odt(data: bytes, path: str) -> Converted:
+    from narezka.convert.odt import convert_odt
+
+    return convert_odt(data, path)
+
+
+def _epub(data: bytes, path: str) -> Converted:
+    from narezka.convert.epub import convert_epub
+
+    return convert_epub(data, path)
 
 
 def _pptx(data: bytes, path: str) -> Converted:
@@ -65,6 +77,8 @@ def _csv(data: bytes, path: str) -> Converted:
 _CONVERTERS: dict[str, Callable[[bytes, str], Converted]] = {
     ".pdf": _pdf,
     ".docx": _docx,
+    ".odt": _odt,
+    ".epub": _epub,
     ".pptx": _pptx,
     ".xlsx": _xlsx,
     ".csv": _csv,

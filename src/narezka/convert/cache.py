@@ -8,7 +8,7 @@ import json
 from collections.abc import Collection
 from pathlib import Path
 
-from narezka.convert import CONVERTER_VERSION, convert
+from narezka.convert import CONVERTER_VERSION, convert, ocr
 from narezka.convert.markdown import Converted
 from narezka.sqlite_cache import SqliteCache
 from narezka.types import ProvenanceSpan, SourceLocation
@@ -82,7 +82,9 @@ class ConvertCache(SqliteCache):
         """``narezka.convert.convert`` through the cache (a crawled page under its crawl's
         ``boilerplate`` set: another set, another entry)."""
         cached = self.get(data, suffix, boilerplate)
-        if cached is not None:
+        if cached is not None and not (cached.meta.get("no_text_pages") and ocr.engine()):
+            # A PDF whose scanned pages went unread is converted again once OCR is there;
+            # pages already read by OCR stay read, with or without tesseract now.
             self.hits += 1
             return cached
         self.misses += 1

@@ -157,10 +157,9 @@ class _Renderer:
             self.emit(f"{fence}\n{body}\n{fence}", body)
         elif tag == "table":
             self.flush()
-            rows = [
-                [inline_text(c.text_content()) for c in row if c.tag in ("td", "th")]
-                for row in el.iter("tr")
-            ]
+            # The table's own rows: a table nested in a cell is that cell's text, not rows.
+            own = [r for r in el.iter("tr") if next(r.iterancestors("table"), None) is el]
+            rows = [[_cell_text(c) for c in row if c.tag in ("td", "th")] for row in own]
             rows = [r for r in rows if any(r)]
             if rows:
                 self.emit(table_markdown(rows), " ".join(" ".join(r) for r in rows))
@@ -178,6 +177,18 @@ class _Renderer:
             self.inline.append(f"[{text}]({el.get('href')})" if text else "")
         elif tag == "code":
             self.inline.append(f"`{inline_text(el.text_content())}`")
+        elif tag in ("strong", "b"):
+            # Bold stays bold: a reader quotes "**до** запуска" as the page shows it.
+            saved, self.inline = self.inline, []
+            if el.text:
+                self.inline.append(el.text)
+            for child in el:
+                self.walk(child, in_content, depth)
+            inner, self.inline = "".join(self.inline), saved
+            core = inner.strip()
+            lead = inner[: len(inner) - len(inner.lstrip())]
+            trail = inner[len(inner.rstrip()) :]
+            self.inline.append(f"{lead}**{core}**{trail}" if core else inner)
         elif tag == "img":
             self.inline.append(el.get("alt") or "")
         else:
@@ -210,9 +221,31 @@ class _Renderer:
             self.inline = saved
             if text:
                 marker = f"{n}." if ordered else "-"
-                self.emit("  " * depth + f"{marker} {text}", text)
+                # Three spaces a level: CommonMark nests an item under "1. " only from there.
+                self.emit("   " * depth + f"{marker} {text}", text)
             for sub in nested:
                 self.list_items(sub, sub.tag == "ol", depth + 1, in_content)
+
+
+_CELL_BREAKS = frozenset("table tr td th p div br li ul ol dl dt dd".split())
+
+
+def _cell_text(cell: Any) -> str:
+    """A cell's text on one line, its blocks and nested cells kept apart by spaces
+    (``text_content`` ran a nested table's cells together: "namestrИдентификационное")."""
+    parts: list[str] = []
+
+    def visit(el: Any) -> None:
+        parts.append(el.text or "")
+        for child in el:
+            apart = isinstance(child.tag, str) and child.tag in _CELL_BREAKS
+            parts.append(" " if apart else "")
+            visit(child)
+            parts.append(" " if apart else "")
+            parts.append(child.tail or "")
+
+    visit(cell)
+    return inline_text("".join(parts))
 
 
 def _content_root(root: Any) -> Any:

@@ -3,9 +3,12 @@ sizes, hyphenated line ends joined, running headers, footers and page numbers ta
 
 from __future__ import annotations
 
+import bisect
 import ctypes
+import itertools
 import math
 import re
+import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,8 +25,11 @@ _PAGE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _WORDS = re.compile(r"\w+")
+_WORD_SPAN = re.compile(r"\S+")
 _SOFT_HYPHEN = re.compile(r"[\ufffe\x02](?=\w)")
 _BULLET = re.compile(r"^[•◦▪▫●○■□➢►‣∙·\-–]\s+")
+_NUMBERED = re.compile(r"^\d{1,2}[.)]\s+")
+"""A numbered list item's start: kept as Markdown's ordered list (not escaped into text)."""
 _MONO = re.compile(r"mono|courier|consol|menlo|code", re.IGNORECASE)
 _HYPHENS = ("-", "\x02", "\u00ad", "\ufffe")
 """A line-end hyphen as PDFium gives it: plain, or marked as generated (U+0002, U+FFFE)."""
@@ -55,6 +61,13 @@ class _Line:
     heading: int = 0
     cells: tuple[str, ...] = ()
     """The line's texts between wide gaps (table cells), when there are at least two."""
+    runs: tuple[tuple[float, float, str], ...] = ()
+    """The line's text runs (left edge, text) when it has several: a line whose cells lie
+    closer than ``_CELL_GAP`` is split where a neighbouring row's cells start."""
+    starts: tuple[float, ...] = ()
+    """The left edges of ``cells``."""
+    paragraph: tuple[int, int] | None = None
+    """For a line read by OCR: its paragraph as tesseract found it (no fonts to go by)."""
 
 
 def _open(data: bytes, path: str) -> object:
@@ -87,6 +100,81 @@ def _font(tp: object, index: int) -> tuple[float, bool, bool]:
     return size, weight >= 600 or b"bold" in name.lower(), mono
 
 
+class _Units:
+    """Python string indexes of a page's text as PDFium's text indexes, which count UTF-16
+    units: after an emoji or another astral character they are one further on (reading
+    fonts at the string's index picked the next character's: "Install `S`QLModel")."""
+
+    def __init__(self, text: str) -> None:
+        self.astral = [i for i, ch in enumerate(text) if ord(ch) > 0xFFFF]
+
+    def __call__(self, index: int) -> int:
+        return index + bisect.bisect_left(self.astral, index) if self.astral else index
+
+
+def _char(tp: object, units: _Units, index: int) -> int:
+    """PDFium's character index of the page text's character at string ``index``."""
+    import pypdfium2.raw as raw
+
+    return int(raw.FPDFText_GetCharIndexFromTextIndex(tp, units(index)))
+
+
+def _is_mono(tp: object, units: _Units, text_index: int) -> bool:
+    """Whether the character at ``text_index`` of the page's text is in a monospace font."""
+    import pypdfium2.raw as raw
+
+    index = _char(tp, units, text_index)
+    if index < 0:
+        return False
+    flags = ctypes.c_int(0)
+    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
+    if flags.value & 1:
+        return True
+    if not 0 < need < 256:
+        return False
+    buffer = ctypes.create_string_buffer(need)
+    raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
+    return bool(_MONO.search(buffer.value.decode("latin-1")))
+
+
+def _inline_code(tp: object, units: _Units, line: str, start: int) -> str:
+    """``line`` (at ``start`` in the page's text) with its monospace runs as code spans:
+    the `name` a document sets in a code font inside a sentence. A word is checked at its
+    first and last character, and letter by letter only where those differ."""
+    spans: list[list[int]] = []
+    for word in _WORD_SPAN.finditer(line):
+        a, b = word.start(), word.end()
+        head, tail = _is_mono(tp, units, start + a), _is_mono(tp, units, start + b - 1)
+        if head and tail:
+            found = [(a, b)]
+        elif head or tail:
+            flags = [_is_mono(tp, units, start + k) for k in range(a, b)]
+            found = []
+            for k, flag in enumerate(flags):
+                if flag and (k == 0 or not flags[k - 1]):
+                    found.append((a + k, a + k + 1))
+                elif flag:
+                    found[-1] = (found[-1][0], a + k + 1)
+        else:
+            continue
+        for s, e in found:
+            if spans and not line[spans[-1][1] : s].strip():
+                spans[-1][1] = e  # "allow_origins = ['*']": one span over several words
+            else:
+                spans.append([s, e])
+    if not spans:
+        return line
+    out, at = [], 0
+    for s, e in spans:
+        code = line[s:e]
+        fence = "``" if "`" in code else "`"
+        pad = " " if fence == "``" else ""
+        out += [line[at:s], fence, pad, code, pad, fence]
+        at = e
+    out.append(line[at:])
+    return "".join(out)
+
+
 def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
     """The page's lines in reading order, its character count and its bad-character count."""
     import pypdfium2.raw as raw
@@ -97,6 +185,7 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
         if chars <= 0:
             return [], 0, 0
         text = tp.get_text_range()
+        units = _Units(text)
         height = float(page.get_height())  # type: ignore[attr-defined]
         bad = sum(1 for ch in text if "\ue000" <= ch <= "\uf8ff" or ch == "\ufffd")
         step = max(1, chars // 200)
@@ -109,53 +198,95 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
         for match in [*_LINE_BREAK.finditer(text), None]:
             end = match.start() if match else len(text)
             line = text[pos:end]
+            pos_start = pos
             stripped = line.strip()
             first = pos + (len(line) - len(line.lstrip()))
             pos = match.end() if match else len(text)
             if not stripped:
                 continue
-            ci = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, first), 0)
+            ci = max(_char(tp, units, first), 0)
             size, bold, mono = _font(tp, ci)
             if mono:  # code only if its middle and end are monospace too, not an inline run
                 inner = [first + k for k, ch in enumerate(stripped) if not ch.isspace()]
                 for at in (inner[len(inner) // 2], inner[-1]):
-                    index = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, at), 0)
+                    index = max(_char(tp, units, at), 0)
                     mono = mono and _font(tp, index)[2]
             x, y = ctypes.c_double(0), ctypes.c_double(0)
             raw.FPDFText_GetCharOrigin(tp, ci, ctypes.byref(x), ctypes.byref(y))
             margin = not height * _MARGIN < y.value < height * (1 - _MARGIN)
-            last = max(raw.FPDFText_GetCharIndexFromTextIndex(tp, first + len(stripped) - 1), ci)
-            cells = () if mono else _cells(tp, ci, last - ci + 1, size)
+            last = max(_char(tp, units, first + len(stripped) - 1), ci)
+            runs = () if mono else _runs(tp, ci, last - ci + 1)
+            cells, starts = _cells(runs, size)
+            if not mono and not cells:
+                line = _inline_code(tp, units, line, pos_start)
             lines.append(
-                _Line(_unhyphen(line.rstrip()), number, size, bold, mono, y.value, margin, 0, cells)
+                _Line(
+                    _unhyphen(line.rstrip()),
+                    *(number, size, bold, mono, y.value, margin, 0, cells, runs, starts),
+                )
             )
         for extreme in (*lines[:2], *lines[-2:]):
             extreme.margin = True
+        _align_rows(lines)
         return lines, chars, bad
     finally:
         tp.close()
 
 
-def _cells(tp: object, index: int, count: int, size: float) -> tuple[str, ...]:
-    """The texts of a line between gaps wider than ``_CELL_GAP`` font sizes: table cells.
+def _runs(tp: object, index: int, count: int) -> tuple[tuple[float, float, str], ...]:
+    """A line's text runs as (left edge, right edge, text), when it has several.
 
-    PDFium gives a line's text as rectangles of runs (split at gaps and font changes); runs
-    closer than the gap are one cell."""
+    PDFium gives a line's text as rectangles of runs (split at gaps and font changes)."""
     rects = [tp.get_rect(i) for i in range(tp.count_rects(index, count))]  # type: ignore[attr-defined]
     if len(rects) < 2:
         return ()
-    groups: list[list[tuple[float, float, float, float]]] = [[rects[0]]]
-    for rect in rects[1:]:
-        if rect[0] - groups[-1][-1][2] > _CELL_GAP * max(size, 1.0):
-            groups.append([rect])
+    return tuple((r[0], r[2], tp.get_text_bounded(*r)) for r in rects)  # type: ignore[attr-defined]
+
+
+def _cells(
+    runs: tuple[tuple[float, float, str], ...], size: float, gap: float = _CELL_GAP
+) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The texts of a line between gaps wider than ``gap`` font sizes (table cells), and
+    where each starts; runs closer than the gap are one cell."""
+    if len(runs) < 2:
+        return (), ()
+    groups: list[list[tuple[float, float, str]]] = [[runs[0]]]
+    for run in runs[1:]:
+        if run[0] - groups[-1][-1][1] > gap * max(size, 1.0):
+            groups.append([run])
         else:
-            groups[-1].append(rect)
+            groups[-1].append(run)
     if len(groups) < 2:
-        return ()
-    return tuple(
-        "".join(tp.get_text_bounded(*r) for r in group).strip()  # type: ignore[attr-defined]
-        for group in groups
+        return (), ()
+    return (
+        tuple("".join(run[2] for run in group).strip() for group in groups),
+        tuple(group[0][0] for group in groups),
     )
+
+
+_ALIGN = 2.0
+"""Points within which a run's left edge meets a column's."""
+
+
+def _align_rows(lines: list[_Line]) -> None:
+    """Split a line whose runs start at a neighbouring table row's cell edges into as many
+    cells, though its gaps are narrower than ``_CELL_GAP`` (a long cell in a tight column)."""
+    for pass_lines in (lines, lines[::-1]):
+        for prev, line in itertools.pairwise(pass_lines):
+            if line.cells or not prev.cells or len(line.runs) < len(prev.cells):
+                continue
+            groups: list[list[tuple[float, float, str]]] = []
+            for run in line.runs:
+                if not groups or any(abs(run[0] - x) <= _ALIGN for x in prev.starts[1:]):
+                    groups.append([run])
+                else:
+                    groups[-1].append(run)
+            edges = [g[0][0] for g in groups]
+            if len(groups) == len(prev.cells) and all(
+                abs(a - b) <= _ALIGN for a, b in zip(edges, prev.starts, strict=True)
+            ):
+                line.cells = tuple("".join(r[2] for r in g).strip() for g in groups)
+                line.starts = tuple(edges)
 
 
 def _unhyphen(line: str) -> str:
@@ -218,6 +349,7 @@ def _mark_headings(lines: list[_Line], outline: dict[str, int]) -> None:
                         lines[k].heading = level
                     break
         return
+    lines = [line for line in lines if line.paragraph is None]  # OCR gives no font sizes
     weights: Counter[float] = Counter()
     for line in lines:
         weights[round(line.size, 1)] += len(line.text)
@@ -235,13 +367,15 @@ def _mark_headings(lines: list[_Line], outline: dict[str, int]) -> None:
 
 def _joins(prev: _Line, line: _Line) -> bool:
     """Whether ``line`` continues ``prev``'s paragraph."""
+    if prev.paragraph is not None or line.paragraph is not None:  # read by OCR
+        return prev.paragraph == line.paragraph and prev.page == line.page
     if prev.cells or line.cells:  # rows of one table: as many cells, on one page
         return len(prev.cells) == len(line.cells) and prev.page == line.page
     if prev.heading != line.heading or prev.mono != line.mono:
         return False
     if line.heading:
         return prev.page == line.page
-    if _BULLET.match(line.text.lstrip()):
+    if _BULLET.match(line.text.lstrip()) or _NUMBERED.match(line.text.lstrip()):
         return False
     if prev.page != line.page:
         return not prev.text.rstrip().endswith((".", "!", "?", ":")) and line.text[:1].islower()
@@ -292,18 +426,68 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
         parts[0] = ("#" * first.heading + " " + parts[0][0], parts[0][1])
     else:
         bullet = _BULLET.match(parts[0][0])
-        head = "- " + parts[0][0][bullet.end() :] if bullet else escape_line(parts[0][0])
+        if bullet:
+            head = "- " + parts[0][0][bullet.end() :]
+        elif _NUMBERED.match(parts[0][0]):
+            head = parts[0][0]
+        else:
+            head = escape_line(parts[0][0])
         parts[0] = (head, parts[0][1])
     writer.pieces([(t.replace("\x02", "-").replace("\ufffe", "-"), w) for t, w in parts])
+
+
+def _has_content(page: object) -> bool:
+    """Whether a page draws anything (an image, paths): a blank page has nothing to read."""
+    import pypdfium2.raw as raw
+
+    return int(raw.FPDFPage_CountObjects(page.raw)) > 0  # type: ignore[attr-defined]
+
+
+def _ocr_lines(page: object, number: int, exe: str, languages: str) -> list[_Line]:
+    """The lines tesseract reads on a page rendered at ``ocr.DPI``, placed as a text layer's
+    would be (running headers found in the margins, paragraphs as tesseract groups them).
+
+    Raises ``OSError`` or ``subprocess.SubprocessError`` when tesseract fails."""
+    from narezka.convert import ocr
+
+    bitmap = page.render(scale=ocr.DPI / 72, grayscale=True)  # type: ignore[attr-defined]
+    try:
+        image = ocr.pgm(bitmap.width, bitmap.height, bitmap.stride, bytes(bitmap.buffer))
+        height = bitmap.height
+    finally:
+        bitmap.close()
+    scale = 72 / ocr.DPI
+    lines = []
+    for found in ocr.recognise(image, exe, languages):
+        margin = found.top < height * _MARGIN or found.bottom > height * (1 - _MARGIN)
+        size = (found.bottom - found.top) * scale
+        baseline = (height - found.bottom) * scale
+        text = _unhyphen(found.text)
+        line = _Line(text, number, size, False, False, baseline, margin, paragraph=found.paragraph)
+        lines.append(line)
+    for extreme in (*lines[:2], *lines[-2:]):
+        extreme.margin = True
+    return lines
 
 
 def convert_pdf(data: bytes, path: str) -> Converted:
     """Convert a PDF's text layer to Markdown with one provenance span per page run.
 
-    Raises ``PasswordProtectedError``, ``NoTextLayerError`` (a scan, or glyphs without a
-    Unicode map) or ``ConvertError`` (truncated or corrupt), each naming ``path``.
+    A page without a text layer that draws something (a scan) is read by OCR when
+    ``tesseract`` is installed (``narezka.convert.ocr``; meta ``ocr_pages``), else listed in
+    meta ``no_text_pages``, never left out silently.
+
+    Raises ``PasswordProtectedError``, ``NoTextLayerError`` (no page has text, or the text is
+    glyphs without a Unicode map) or ``ConvertError`` (truncated or corrupt), each naming
+    ``path``.
     """
+    from narezka.convert import ocr
+
+    reader = ocr.engine()
     pdf = _open(data, path)
+    no_text: list[int] = []
+    ocr_pages: list[int] = []
+    ocr_failed: list[str] = []
     try:
         pages: list[list[_Line]] = []
         chars = bad = 0
@@ -313,6 +497,16 @@ def convert_pdf(data: bytes, path: str) -> Converted:
                 page = pdf[number]  # type: ignore[index]
                 try:
                     lines, page_chars, page_bad = _page_lines(page, number + 1)
+                    if page_chars == 0 and _has_content(page):
+                        if reader is None:
+                            no_text.append(number + 1)
+                        else:
+                            try:
+                                lines = _ocr_lines(page, number + 1, *reader)
+                                ocr_pages.append(number + 1)
+                            except (OSError, subprocess.SubprocessError) as exc:
+                                no_text.append(number + 1)
+                                ocr_failed.append(f"page {number + 1}: {exc}")
                 finally:
                     page.close()
                 pages.append(lines)
@@ -325,10 +519,14 @@ def convert_pdf(data: bytes, path: str) -> Converted:
             raise ConvertError(path, f"PDF content cannot be read ({exc})") from exc
     finally:
         pdf.close()  # type: ignore[attr-defined]
-    if chars == 0:
-        raise NoTextLayerError(
-            path, f"no text layer in {count} page(s) (a scan? OCR is not installed)"
-        )
+    if not any(pages):
+        if reader is None:
+            why = "a scan? install tesseract-ocr with its Russian data to read it by OCR"
+        else:
+            why = f"OCR ({ocr.available()}) found no text" + (
+                f": {ocr_failed[0]}" if ocr_failed else ""
+            )
+        raise NoTextLayerError(path, f"no text layer in {count} page(s) ({why})")
     if bad > chars * _BAD_SHARE:
         raise NoTextLayerError(
             path, f"no usable text layer: {bad} of {chars} characters have no Unicode mapping"
@@ -338,4 +536,12 @@ def convert_pdf(data: bytes, path: str) -> Converted:
     writer = MarkdownWriter()
     for group in _groups(lines):
         _write(writer, group)
-    return writer.result({"pages": count, "running_text": running})
+    meta: dict[str, object] = {"pages": count, "running_text": running}
+    if ocr_pages:
+        meta["ocr_pages"] = ocr_pages
+        meta["ocr"] = ocr.available()
+    if no_text:
+        meta["no_text_pages"] = no_text
+    if ocr_failed:
+        meta["ocr_failed"] = ocr_failed
+    return writer.result(meta)

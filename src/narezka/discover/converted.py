@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from narezka.convert import Converted, convert
 from narezka.convert.cache import ConvertCache
@@ -18,7 +19,7 @@ _PAGES = (".html", ".htm")
 _MAX_CRAWL = 2000
 """Pages of one folder read to find its repeated blocks: enough to see a site's menu."""
 
-__all__ = ["converted_document"]
+__all__ = ["conversion_notes", "converted_document"]
 
 
 def _crawl(folder: Path) -> tuple[tuple[str, int, int], ...]:
@@ -66,21 +67,51 @@ def _converted(data: bytes, file: Path, cache: Path | None) -> Converted:
         return convert(data, file.suffix, str(file), boilerplate=boilerplate)
 
 
+def _pages(numbers: list[int]) -> str:
+    """``[1, 2, 3, 7]`` as ``pages 1–3, 7``."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    spans = [f"{r[0]}–{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs]
+    return ("pages " if len(numbers) > 1 else "page ") + ", ".join(spans)
+
+
+def conversion_notes(meta: Mapping[str, Any], file: Path | str) -> list[str]:
+    """What a run should say about a conversion: pages read by OCR, pages left unread."""
+    notes = []
+    if meta.get("ocr_pages"):
+        notes.append(f"{file}: {_pages(meta['ocr_pages'])} read by OCR ({meta.get('ocr', '')})")
+    if meta.get("no_text_pages"):
+        failed = meta.get("ocr_failed") or ()
+        why = (
+            f"OCR failed ({failed[0]})"
+            if failed
+            else "a scan? install tesseract-ocr and tesseract-ocr-rus to read it by OCR"
+        )
+        notes.append(f"{file}: {_pages(meta['no_text_pages'])}: no text layer, not indexed ({why})")
+    return notes
+
+
 def converted_document(
     data: bytes, file: Path, source: str, mtime: float, cache: Path | None = None
-) -> RawDocument:
-    """The document whose text is the file's canonical Markdown, with its provenance map;
-    converted through the ``cache`` sqlite file when given (unchanged bytes never twice).
-    A web page loses the blocks repeated across most pages of its folder (a crawl's menus,
-    footers, notices: ``narezka.convert.html.repeated_blocks``).
+) -> tuple[RawDocument, list[str]]:
+    """The document whose text is the file's canonical Markdown, with its provenance map,
+    and the run's notes on it (``conversion_notes``); converted through the ``cache`` sqlite
+    file when given (unchanged bytes never twice). A web page loses the blocks repeated
+    across most pages of its folder (a crawl's menus, footers, notices:
+    ``narezka.convert.html.repeated_blocks``).
 
     Raises ``ConvertError`` naming ``file``.
     """
     result = _converted(data, file, cache)
-    return RawDocument(
+    document = RawDocument(
         source=source,
         text=result.markdown,
         mtime=mtime,
         size=len(data),
         provenance=result.provenance,
     )
+    return document, conversion_notes(result.meta, file)

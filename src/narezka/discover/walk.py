@@ -272,7 +272,7 @@ def read_document(
     except ValueError:
         source = file.name
     if file.suffix.lower() in CONVERTED_SUFFIXES:
-        return converted_document(raw, file, source, mtime, convert_cache), []
+        return converted_document(raw, file, source, mtime, convert_cache)
     text, encoding, warnings = decode_bytes(raw, str(file))
     doc = RawDocument(source=source, text=text, encoding=encoding, mtime=mtime, size=len(raw))
     return doc, warnings

@@ -6,14 +6,16 @@ source span, so a citation points at the characters that answered."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
+from narezka.enrich.payload import ORIGIN_KEYS
 from narezka.parse.redaction import redacted_text
 from narezka.search import Filter, Hit, Query
 from narezka.settings import Settings
 from narezka.types import Chunk
 
-SHOWN_KEYS = ("source", "url", "section")
+SHOWN_KEYS = ("source", "url", "section", "where")
 """The metadata a model should read beside a text; the rest (ids, offsets, scores) is
 bookkeeping for the program, which frameworks that print metadata into prompts leave out."""
 
@@ -26,7 +28,7 @@ def bookkeeping_keys(metadata: dict[str, Any]) -> list[str]:
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:
     """What both adapters put beside a hit's text."""
-    return {
+    data: dict[str, Any] = {
         "source": hit.file_path,
         "url": hit.url,
         "section": hit.breadcrumb,
@@ -38,7 +40,17 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
         "chunk_id": hit.chunk_id,
         "chunk_index": hit.chunk_index,
         "stale": hit.stale,
+        **_origin(hit.payload),
     }
+    if hit.where:  # a converted file's page, slide or sheet: a citation a model can give
+        data["where"] = hit.where
+    return data
+
+
+def _origin(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """Where a converted file's chunk lies in its original: ``page_start``/``page_end``,
+    ``slide``, ``sheet``, ``element`` (those it has)."""
+    return {key: meta[key] for key in ORIGIN_KEYS if meta.get(key) is not None}
 
 
 QUERY_FIELDS = tuple(f.name for f in dataclasses.fields(Query) if f.name != "text")
@@ -70,6 +82,7 @@ def chunk_metadata(chunk: Chunk) -> dict[str, Any]:
         "chunk_index": chunk.index,
         "content_hash": chunk.content_hash,
         "redacted": bool(chunk.secrets),
+        **_origin(chunk.meta),
     }
 
 

@@ -14,11 +14,11 @@ from narezka.embed import Embedder
 from narezka.errors import ConfigError
 from narezka.search.expansion import expand_section, merged_text
 from narezka.search.folding import fold_neighbours, resolve_fold, to_parents
-from narezka.search.fusion import DEFAULT, hybrid_query
+from narezka.search.fusion import DEFAULT, hybrid_query, tie_order
 from narezka.search.hits import Hit
 from narezka.search.query import Query
 from narezka.search.relevance import NO_SIGNALS, calibrated, relevance, signals_for
-from narezka.store import StoredHit, VectorStore
+from narezka.store import VectorStore
 from narezka.store.base import Mode, SparseVector, Vector
 from narezka.store.sparse import Bm25Encoder
 
@@ -89,7 +89,7 @@ class SearchEngine:
                     dense, sparse, filter=where.store_filter(), k=wanted, mode=cast(Mode, mode)
                 )
         stored = [h for h in stored if where.matches_path(str(h.payload.get("file_path", "")))]
-        stored.sort(key=_tie_order)
+        stored.sort(key=tie_order)
         hits = [Hit.from_stored(h, text) for h in stored]
         if expand == "parent":
             hits = to_parents(hits, text)
@@ -122,8 +122,3 @@ class SearchEngine:
             value = relevance(signals, cosine=cosine)
             out.append(dataclasses.replace(hit, relevance=value, signals=signals))
         return out
-
-
-def _tie_order(hit: StoredHit) -> tuple[float, str, int]:
-    # Equal scores must come in one order, or a re-run could fold a different chunk in.
-    return (-hit.score, str(hit.payload.get("file_path", "")), int(hit.payload.get("start", 0)))

@@ -106,6 +106,9 @@ def fuse(
     fusion: Fusion = DEFAULT,
 ) -> list[StoredHit]:
     """The ``k`` best points of the two rankings (each best first) under ``fusion``."""
+    # The engine returns equal scores in no fixed order, and a rank fusion turns that order
+    # into different scores: rank ties the way the final list is ordered, by place in file.
+    dense, sparse = sorted(dense, key=tie_order), sorted(sparse, key=tie_order)
     weight = cast(float, fusion.dense_weight)  # never None once built (__post_init__)
     weights = ((weight, dense), (1.0 - weight, sparse))
     if fusion.method == "rrf":
@@ -119,9 +122,14 @@ def fuse(
     for ranking in (dense, sparse):
         for hit in ranking:
             payloads.setdefault(hit.id, hit.payload)
-    # sorted() is stable and dict order is first-seen order, so ties stay deterministic.
-    ordered = sorted(scores.items(), key=lambda item: -item[1])[:k]
-    return [StoredHit(pid, score, payloads[pid]) for pid, score in ordered]
+    fused = [StoredHit(pid, score, payloads[pid]) for pid, score in scores.items()]
+    return sorted(fused, key=tie_order)[:k]
+
+
+def tie_order(hit: StoredHit) -> tuple[float, str, int]:
+    """Best score first; equal scores in the order of their files and places in them, so a
+    query asked twice gets its hits in one order whatever order the engine found them in."""
+    return (-hit.score, str(hit.payload.get("file_path", "")), int(hit.payload.get("start", 0)))
 
 
 def _rank_scores(

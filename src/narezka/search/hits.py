@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from narezka.enrich.anchors import anchor_for
-from narezka.enrich.payload import Payload
+from narezka.enrich.payload import ORIGIN_KEYS, Payload
 from narezka.globs import glob_matches, glob_regex
 from narezka.search.relevance import Signals
 from narezka.store import Eq, StoredHit
@@ -111,6 +111,9 @@ class Hit:
             "project": self.payload.get("project"),
             "category": self.payload.get("category"),
             "archived": self.payload.get("archived"),
+            # Where a converted file's hit lies in its original (null for Markdown).
+            "where": self.where or None,
+            **{key: self.payload.get(key) for key in ORIGIN_KEYS},
         }
 
     @property

@@ -1,0 +1,120 @@
+"""OCR of scanned PDF pages through the ``tesseract`` program (Debian's ``tesseract-ocr`` with
+``tesseract-ocr-rus``), found at run time: optional, nothing to install in Python.
+
+A page is rendered by PDFium in grey at ``DPI`` and handed to tesseract as a PGM image on
+its stdin; its TSV answer gives each word with its box and its block, paragraph and line, so
+the page's lines come back with positions as a text layer's do. ``NAREZKA_OCR=off`` turns
+OCR off (a scanned page is then reported as having no text layer).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["DPI", "OcrLine", "available", "engine", "pgm", "recognise"]
+
+DPI = 300
+"""Rendering resolution: tesseract reads body text best at 300 dpi."""
+WANTED = ("rus", "eng")
+"""Languages asked for when installed; any other installed data is not used."""
+TIMEOUT = 300
+"""Seconds one page may take before it is reported unread."""
+
+
+@dataclass(frozen=True, slots=True)
+class OcrLine:
+    """One recognised line: its words and its box in pixels (top-left origin)."""
+
+    text: str
+    left: int
+    top: int
+    right: int
+    bottom: int
+    paragraph: tuple[int, int]
+    """(block, paragraph) numbers: lines of one paragraph share them."""
+
+
+def _off() -> bool:
+    return os.environ.get("NAREZKA_OCR", "").strip().lower() in ("off", "0", "no", "false")
+
+
+@lru_cache(maxsize=4)
+def _languages(exe: str) -> tuple[str, ...]:
+    try:
+        done = subprocess.run(
+            [exe, "--list-langs"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    # The first line is a title ("List of available languages in ...").
+    found = {line.strip() for line in (done.stdout + done.stderr).splitlines()[1:]}
+    return tuple(lang for lang in WANTED if lang in found)
+
+
+def engine() -> tuple[str, str] | None:
+    """``(tesseract's path, languages like "rus+eng")`` when OCR can run, else None."""
+    if _off():
+        return None
+    exe = shutil.which("tesseract")
+    if exe is None:
+        return None
+    languages = _languages(exe)
+    return (exe, "+".join(languages)) if languages else None
+
+
+def available() -> str:
+    """What reads scans here, for cache keys and messages: ``"tesseract rus+eng"`` or ``""``."""
+    found = engine()
+    return f"tesseract {found[1]}" if found else ""
+
+
+def pgm(width: int, height: int, stride: int, buffer: bytes) -> bytes:
+    """A binary greyscale PNM image of a one-byte-per-pixel bitmap (rows ``stride`` apart)."""
+    rows = b"".join(buffer[y * stride : y * stride + width] for y in range(height))
+    return b"P5\n%d %d\n255\n" % (width, height) + rows
+
+
+def recognise(image: bytes, exe: str, languages: str) -> list[OcrLine]:
+    """The lines tesseract reads in a PGM ``image``, in its reading order.
+
+    Raises ``OSError`` or ``subprocess.SubprocessError`` when tesseract fails or times out.
+    """
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}  # one core a page: the run has workers
+    done = subprocess.run(
+        [exe, "stdin", "stdout", "-l", languages, "--psm", "3", "tsv"],
+        input=image,
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+        env=env,
+    )
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise OSError(f"tesseract failed: {message[-1] if message else done.returncode}")
+    lines: dict[tuple[int, int, int], list[tuple[str, int, int, int, int]]] = {}
+    for row in done.stdout.decode("utf-8", "replace").splitlines()[1:]:
+        cells = row.split("\t")
+        if len(cells) != 12 or cells[0] != "5" or not cells[11].strip():
+            continue
+        try:
+            block, par, line = int(cells[2]), int(cells[3]), int(cells[4])
+            left, top, width, height = (int(c) for c in cells[6:10])
+        except ValueError:
+            continue
+        word = (cells[11].strip(), left, top, left + width, top + height)
+        lines.setdefault((block, par, line), []).append(word)
+    return [
+        OcrLine(
+            " ".join(w[0] for w in words),
+            min(w[1] for w in words),
+            min(w[2] for w in words),
+            max(w[3] for w in words),
+            max(w[4] for w in words),
+            key[:2],
+        )
+        for key, words in lines.items()
+    ]

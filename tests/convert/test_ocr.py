@@ -1,0 +1,171 @@
+"""Scanned PDF pages: read by tesseract when it is installed, named as unread when not."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from narezka.convert import convert, locate, ocr
+from narezka.convert.cache import ConvertCache
+from narezka.discover.walk import read_document
+from narezka.errors import NoTextLayerError
+from narezka.types import SourceLocation
+
+import convert_samples as samples
+
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+pytestmark = pytest.mark.skipif(not DEJAVU.exists(), reason="DejaVu fonts draw the scans")
+
+POLICY = [
+    "Возврат товара",
+    "",
+    "Товар надлежащего качества можно вернуть в течение",
+    "14 календарных дней со дня получения.",
+    "",
+    "Вскрытые чай и кофе к возврату не принимаются.",
+]
+SECOND = ["Деньги возвращаются в течение 10 календарных дней."]
+
+
+@pytest.fixture
+def scans() -> bytes:
+    """Page 1 a scan, page 2 typed, page 3 a scan."""
+    return samples.make_scan_pdf([POLICY, None, SECOND])
+
+
+@pytest.fixture
+def no_ocr(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A machine without tesseract: nothing of that name on the PATH."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert ocr.engine() is None
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+needs_tesseract = pytest.mark.skipif(
+    ocr.engine() is None or "rus" not in ocr.available(),
+    reason="tesseract-ocr with Russian data (tesseract-ocr-rus) is not installed",
+)
+
+
+@needs_tesseract
+def test_scanned_pages_are_read_by_ocr_and_located(scans: bytes, tmp_path: Path) -> None:
+    result = convert(scans, ".pdf", "scan.pdf")
+    md = _words(result.markdown)
+    assert "Товар надлежащего качества можно вернуть в течение 14 календарных дней" in md
+    assert "Вскрытые чай и кофе к возврату не принимаются." in md
+    assert "10 календарных дней" in md and "A typed page between the scans." in md
+    assert result.meta["ocr_pages"] == [1, 3] and result.meta["ocr"] == "tesseract rus+eng"
+    assert "no_text_pages" not in result.meta
+    # OCR keeps tesseract's paragraphs: the wrapped sentence is one, the heading another.
+    assert "\n\nТовар надлежащего качества можно вернуть в течение 14 календарных дней" in (
+        result.markdown
+    )
+    at = result.markdown.index("Вскрытые")
+    assert locate(result.provenance, at, at + 8) == (SourceLocation(page=1),) * 2
+    at = result.markdown.index("Деньги")
+    assert locate(result.provenance, at, at + 6) == (SourceLocation(page=3),) * 2
+    file = tmp_path / "scan.pdf"
+    file.write_bytes(scans)
+    _, notes = read_document(tmp_path, file)
+    assert notes == [f"{file}: pages 1, 3 read by OCR (tesseract rus+eng)"]
+
+
+def test_without_tesseract_a_scanned_page_is_named_never_silently_empty(
+    scans: bytes, no_ocr: None, tmp_path: Path
+) -> None:
+    result = convert(scans, ".pdf", "scan.pdf")
+    assert result.markdown == "A typed page between the scans.\n"
+    assert result.meta["no_text_pages"] == [1, 3] and "ocr_pages" not in result.meta
+    file = tmp_path / "scan.pdf"
+    file.write_bytes(scans)
+    doc, notes = read_document(tmp_path, file)
+    assert doc.text == result.markdown
+    assert notes == [
+        f"{file}: pages 1, 3: no text layer, not indexed (a scan? install tesseract-ocr and "
+        "tesseract-ocr-rus to read it by OCR)"
+    ]
+
+
+def test_without_tesseract_an_all_scanned_pdf_fails_naming_the_file(
+    no_ocr: None,
+) -> None:
+    data = samples.make_scan_pdf([POLICY, SECOND])
+    with pytest.raises(NoTextLayerError, match=r"^scan\.pdf: no text layer in 2 page\(s\)") as e:
+        convert(data, ".pdf", "scan.pdf")
+    assert "install tesseract-ocr" in str(e.value)
+
+
+def test_ocr_off_by_the_environment(scans: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NAREZKA_OCR", "off")
+    assert ocr.engine() is None and ocr.available() == ""
+    assert convert(scans, ".pdf", "scan.pdf").meta["no_text_pages"] == [1, 3]
+
+
+def _fake_tesseract(folder: Path, ocr_exit: int) -> None:
+    """A ``tesseract`` that lists Russian and English and fails (or prints nothing) on OCR."""
+    folder.mkdir()
+    exe = folder / "tesseract"
+    exe.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--list-langs" ]; then\n'
+        '  printf "List of languages:\\neng\\nrus\\n"; exit 0\n'
+        "fi\n"
+        f'echo "Error: image unreadable" >&2; exit {ocr_exit}\n'
+    )
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+
+
+def test_a_failing_tesseract_leaves_the_page_named_with_its_error(
+    scans: bytes, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _fake_tesseract(tmp_path / "bin", ocr_exit=1)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert ocr.available() == "tesseract rus+eng"
+    result = convert(scans, ".pdf", "scan.pdf")
+    assert result.meta["no_text_pages"] == [1, 3]
+    assert result.meta["ocr_failed"][0] == "page 1: tesseract failed: Error: image unreadable"
+    file = tmp_path / "scan.pdf"
+    file.write_bytes(scans)
+    notes = read_document(tmp_path, file)[1]
+    assert notes[0].endswith(
+        "no text layer, not indexed (OCR failed (page 1: tesseract failed: "
+        "Error: image unreadable))"
+    )
+    with pytest.raises(NoTextLayerError, match=r"OCR .* found no text: page 1: tesseract failed"):
+        convert(samples.make_scan_pdf([POLICY]), ".pdf", "scan.pdf")
+
+
+def test_an_ocr_that_reads_nothing_reports_no_text(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _fake_tesseract(tmp_path / "bin", ocr_exit=0)  # an empty TSV: no words on the page
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    with pytest.raises(NoTextLayerError, match=r"no text layer in 1 page\(s\) \(OCR .* found no"):
+        convert(samples.make_scan_pdf([POLICY]), ".pdf", "scan.pdf")
+
+
+def test_a_blank_page_is_not_a_scan(no_ocr: None) -> None:
+    data = samples.make_pdf([[(11, "Text on the first page.")], []])
+    result = convert(data, ".pdf", "blank.pdf")
+    assert result.markdown == "Text on the first page.\n" and "no_text_pages" not in result.meta
+
+
+@needs_tesseract
+def test_the_cache_converts_unread_scans_again_once_ocr_is_there(
+    scans: bytes, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with ConvertCache(tmp_path / "converted.sqlite") as cache:
+        monkeypatch.setenv("NAREZKA_OCR", "off")
+        first = cache.convert(scans, ".pdf", "scan.pdf")
+        assert first.meta["no_text_pages"] == [1, 3]
+        monkeypatch.delenv("NAREZKA_OCR")
+        read = cache.convert(scans, ".pdf", "scan.pdf")
+        assert read.meta["ocr_pages"] == [1, 3] and cache.misses == 2
+        # Pages read by OCR stay read when tesseract is gone.
+        monkeypatch.setenv("NAREZKA_OCR", "off")
+        assert cache.convert(scans, ".pdf", "scan.pdf") == read and cache.hits == 1
