@@ -195,20 +195,17 @@ QUERIES = ["можно ли вернуть вскрытый чай", "сколь
 
 
 def old_rrf(dense: list[StoredHit], sparse: list[StoredHit], k: int) -> list[str]:
-    """The fusion the store used to do itself (store/base.py rrf_fuse before the move), with
-    equal scores ordered by file and place (the engine returns them in no fixed order)."""
+    """The fusion the store used to do itself (store/base.py rrf_fuse before the move), each
+    ranking's equal scores ordered by file and place (the engine returns them in no order)."""
 
     def place(hit: StoredHit) -> tuple[float, str, int]:
         return (-hit.score, str(hit.payload["file_path"]), int(hit.payload["start"]))
 
     scores: dict[str, float] = {}
-    where: dict[str, StoredHit] = {}
     for ranked in (dense, sparse):
         for rank, hit in enumerate(sorted(ranked, key=place), start=1):
             scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (60 + rank)
-            where[hit.id] = hit
-    fused = [StoredHit(pid, score, where[pid].payload) for pid, score in scores.items()]
-    return [h.id for h in sorted(fused, key=place)[:k]]
+    return [pid for pid, _ in sorted(scores.items(), key=lambda item: -item[1])[:k]]
 
 
 def test_hybrid_query_fuses_one_batch_call_as_the_store_used_to(kb: Path) -> None:

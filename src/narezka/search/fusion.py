@@ -107,7 +107,7 @@ def fuse(
 ) -> list[StoredHit]:
     """The ``k`` best points of the two rankings (each best first) under ``fusion``."""
     # The engine returns equal scores in no fixed order, and a rank fusion turns that order
-    # into different scores: rank ties the way the final list is ordered, by place in file.
+    # into different scores: equal scores are ranked by their file and place in it.
     dense, sparse = sorted(dense, key=tie_order), sorted(sparse, key=tie_order)
     weight = cast(float, fusion.dense_weight)  # never None once built (__post_init__)
     weights = ((weight, dense), (1.0 - weight, sparse))
@@ -122,8 +122,10 @@ def fuse(
     for ranking in (dense, sparse):
         for hit in ranking:
             payloads.setdefault(hit.id, hit.payload)
-    fused = [StoredHit(pid, score, payloads[pid]) for pid, score in scores.items()]
-    return sorted(fused, key=tie_order)[:k]
+    # sorted() is stable and dict order is first-seen order (dense before BM25, each in the
+    # order above), so equal fused scores keep one order: the better dense rank first.
+    ordered = sorted(scores.items(), key=lambda item: -item[1])[:k]
+    return [StoredHit(pid, score, payloads[pid]) for pid, score in ordered]
 
 
 def tie_order(hit: StoredHit) -> tuple[float, str, int]:
