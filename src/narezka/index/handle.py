@@ -632,6 +632,7 @@ class Index:
             reading=self._shared.lock.read,
             redact=self.settings.redact is not False,
             bm25=bm25_encoder(meta.bm25 or DEFAULT_ANALYZER),
+            convert_cache=self.convert_cache,
         )
         found = engine.search(query)
         if query.min_relevance is not None:
@@ -769,6 +770,12 @@ class Index:
         return copied
 
     # ---- internals ----------------------------------------------------------------------
+
+    @property
+    def convert_cache(self) -> Path | None:
+        """The cache of this index's converted documents (PDF, Word, web pages…), which a
+        search reads when it re-reads a hit's file; None for an index opened by its URL."""
+        return None if self.home is None else self.home / layout.CONVERT_CACHE_NAME
 
     def _check_open(self) -> None:
         if self._closed:

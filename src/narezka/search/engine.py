@@ -40,9 +40,12 @@ class SearchEngine:
         bm25: Bm25Encoder | None = None,
         reading: Callable[[], AbstractContextManager[object]] | None = None,
         redact: bool = True,
+        convert_cache: Path | None = None,
     ) -> None:
         self.store = store
         self.redact = redact
+        self.convert_cache = convert_cache
+        """The index's cache of converted documents, read when a hit's file is re-read."""
         """Redact secrets in text re-read from files (off only for a --no-redact index)."""
         self.corpus = corpus
         self.strategy = strategy
@@ -98,10 +101,19 @@ class SearchEngine:
         hits = self._with_relevance(hits[:k], dense, sparse or self.bm25.encode_query(text))
         if expand == "section":
             # The section holds the folded neighbours too: one read of the file serves both.
-            return [expand_section(h, self.corpus, text, redact=self.redact) for h in hits]
+            return [
+                expand_section(
+                    h, self.corpus, text, redact=self.redact, convert_cache=self.convert_cache
+                )
+                for h in hits
+            ]
         if expand is None:
             return [
-                merged_text(h, self.corpus, text, redact=self.redact) if h.merged else h
+                merged_text(
+                    h, self.corpus, text, redact=self.redact, convert_cache=self.convert_cache
+                )
+                if h.merged
+                else h
                 for h in hits
             ]
         return hits

@@ -17,11 +17,13 @@ from narezka.search.hits import Hit, snippet
 from narezka.types import BlockKind, RawDocument
 
 
-def merged_text(hit: Hit, corpus: Path, query: str, *, redact: bool = True) -> Hit:
+def merged_text(
+    hit: Hit, corpus: Path, query: str, *, redact: bool = True, convert_cache: Path | None = None
+) -> Hit:
     """The text of a folded hit's whole span, read from its file (secrets redacted, as in
     everything the index stores); if the file changed since it was indexed, the hit shrinks
     back to its best chunk, marked stale."""
-    raw = current_source(corpus, hit)
+    raw = current_source(corpus, hit, convert_cache)
     if raw is None:
         return _stored(hit, query)
     text = _span(raw.text, hit.start, hit.end, redact=redact)
@@ -33,10 +35,12 @@ def _span(text: str, start: int, end: int, *, redact: bool) -> str:
     return redact_span(text, find_secrets(text), start, end) if redact else text[start:end]
 
 
-def expand_section(hit: Hit, corpus: Path, query: str, *, redact: bool = True) -> Hit:
+def expand_section(
+    hit: Hit, corpus: Path, query: str, *, redact: bool = True, convert_cache: Path | None = None
+) -> Hit:
     """Replace the hit's text by its whole heading section from the source file (or keep the
     stored text, marked stale, when the file no longer matches the index)."""
-    raw = current_source(corpus, hit)
+    raw = current_source(corpus, hit, convert_cache)
     if raw is None:
         return _stored(hit, query)
     doc, _ = parse_document(raw)
@@ -72,11 +76,11 @@ def _stored(hit: Hit, query: str) -> Hit:
     )
 
 
-def current_source(corpus: Path, hit: Hit) -> RawDocument | None:
+def current_source(corpus: Path, hit: Hit, convert_cache: Path | None = None) -> RawDocument | None:
     """The hit's file as the index read it, only if it still says what the index holds:
     same document hash (or, for an index older than stored hashes, the same text at the
     hit's own span). None if it changed, is gone or is unreadable now."""
-    raw = read_source(corpus, hit.file_path)
+    raw = read_source(corpus, hit.file_path, convert_cache)
     if raw is None:
         return None
     own = hit.record
@@ -85,10 +89,14 @@ def current_source(corpus: Path, hit: Hit) -> RawDocument | None:
     return raw if raw.text[own.start : own.end] == own.text else None
 
 
-def read_source(corpus: Path, file_path: str) -> RawDocument | None:
-    """The indexed file as the index read it (decoded, LF newlines), or None if it is gone,
-    unreadable, or outside the corpus: a symlink leading out of it is not read here, even
-    for an index built with ``follow_symlinks`` (its hits keep their stored text)."""
+def read_source(
+    corpus: Path, file_path: str, convert_cache: Path | None = None
+) -> RawDocument | None:
+    """The indexed file as the index read it (decoded, LF newlines; a PDF, Word file or web
+    page as its canonical Markdown, taken from the index's ``convert_cache`` when it is there,
+    so a scanned PDF is not read by OCR again), or None if it is gone, unreadable, or outside
+    the corpus: a symlink leading out of it is not read here, even for an index built with
+    ``follow_symlinks`` (its hits keep their stored text)."""
     root = corpus if corpus.is_dir() else corpus.parent
     relative = Path(file_path)
     if relative.is_absolute() or ".." in relative.parts:
@@ -96,6 +104,6 @@ def read_source(corpus: Path, file_path: str) -> RawDocument | None:
     if not inside(os.path.realpath(root / relative), os.path.realpath(root)):
         return None  # a link put in the corpus after it was indexed must not leak
     try:
-        return read_document(root, root / relative)[0]
+        return read_document(root, root / relative, convert_cache=convert_cache)[0]
     except (OSError, NarezkaError):
         return None
