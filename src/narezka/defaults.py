@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from narezka.errors import ConfigError
+
 STRATEGY = "headings"
 EMBEDDER = "use"
 """The bundled Universal Sentence Encoder: offline, multilingual, fast on a CPU."""
@@ -34,7 +36,17 @@ FOLD: Final = "auto"
 """Neighbours folded into their hit: 0.8 of its score for hybrid score fusion, else any."""
 MIN_RELEVANCE = 0.05
 """Hits below this calibrated relevance are "nothing relevant" for the CLI, the server and
-the retrievers; chosen on the dev suite (benchmarks/results/relevance.md)."""
+the retrievers: the highest threshold that drops at most 5 % of the correct top answers over
+the dev suite's held-out predictions (benchmarks/results/relevance.md)."""
+
+
+def check_min_relevance(value: float) -> float:
+    """Refuse a ``min_relevance`` outside [0, 1] (here, beside its default: settings and
+    queries both check it, and neither may load the other's package)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ConfigError(f"min_relevance must be a number in [0, 1], got {value!r}")
+    return float(value)
+
 
 __all__ = [
     "EMBEDDER",

@@ -68,15 +68,6 @@ SPLIT_FIELDS = (
 """The fields that become split parameters (see :class:`narezka.split.SplitParams`)."""
 
 
-# Here, not beside the search that applies it: loading narezka.search loads numpy, and a
-# chunk run builds settings without ever searching.
-def check_min_relevance(value: float) -> float:
-    """Refuse a threshold outside [0, 1]."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise ConfigError(f"min_relevance must be a number in [0, 1], got {value!r}")
-    return float(value)
-
-
 @dataclass(frozen=True, slots=True)
 class Settings:
     """How to chunk, embed and index a corpus. Unset split fields (None) take the library's
@@ -112,7 +103,7 @@ class Settings:
     named as skipped). Links that stay inside the corpus are always followed."""
     min_relevance: float | None = None
     """Hits below this relevance are dropped by ``search``, the server and the retrievers
-    (None: :data:`narezka.search.relevance.MIN_RELEVANCE`, chosen by measurement)."""
+    (None: :data:`narezka.defaults.MIN_RELEVANCE`, chosen by measurement)."""
 
     def __post_init__(self) -> None:
         if self.strategy not in strategy_names():
@@ -124,7 +115,7 @@ class Settings:
         if self.bm25 is not None:
             check_analyzer(self.bm25)
         if self.min_relevance is not None:
-            check_min_relevance(self.min_relevance)
+            defaults.check_min_relevance(self.min_relevance)
         if self.context_llm is not None:
             # "off" lets a flag or variable switch off what narezka.toml switched on.
             spec = self.context_llm.strip()
@@ -149,13 +140,7 @@ class Settings:
     @property
     def relevance_floor(self) -> float:
         """The ``min_relevance`` in force: the setting, else the measured default."""
-        if self.min_relevance is not None:
-            return self.min_relevance
-        # Loaded when a search asks, not with the settings: narezka.search loads numpy, and
-        # a chunk run (its workers too) builds settings without ever searching.
-        from narezka.search.relevance import MIN_RELEVANCE
-
-        return MIN_RELEVANCE
+        return defaults.MIN_RELEVANCE if self.min_relevance is None else self.min_relevance
 
     def split_values(self) -> dict[str, Any]:
         """The split parameters that are set (unset ones take the library's defaults)."""

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from narezka import defaults
 from narezka.evaluate.runner import EvalRun, QuestionResult, StrategyResult
 
 THRESHOLDS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
@@ -109,12 +110,7 @@ def auroc(positives: Sequence[float], negatives: Sequence[float]) -> float | Non
 
 def default_threshold(run: EvalRun) -> float:
     """The run's ``min_relevance``, else the measured default."""
-    if run.min_relevance is not None:
-        return run.min_relevance
-    # Imported here: narezka.search loads numpy, which `narezka chunk` never needs.
-    from narezka.search.relevance import MIN_RELEVANCE
-
-    return MIN_RELEVANCE
+    return defaults.MIN_RELEVANCE if run.min_relevance is None else run.min_relevance
 
 
 def refusal(

@@ -37,13 +37,6 @@ def check_k(k: int) -> None:
         raise ConfigError(f"k must be a whole number of at least 1, got {k!r}")
 
 
-def check_min_relevance(value: float) -> float:
-    """Refuse a threshold outside [0, 1]."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise ConfigError(f"min_relevance must be a number in [0, 1], got {value!r}")
-    return float(value)
-
-
 @dataclass(frozen=True, slots=True)
 class Query:
     """One search: its text and every option, checked when built (a bad one is a
@@ -85,7 +78,9 @@ class Query:
                 )
         check_fold(self.fold)
         if self.min_relevance is not None:
-            object.__setattr__(self, "min_relevance", check_min_relevance(self.min_relevance))
+            object.__setattr__(
+                self, "min_relevance", defaults.check_min_relevance(self.min_relevance)
+            )
 
     def replace(self, **changes: Any) -> Query:
         """A copy with ``changes`` applied, checked again."""
@@ -229,7 +224,6 @@ __all__ = [
     "OPTIONS",
     "Query",
     "check_k",
-    "check_min_relevance",
     "parse_fold",
     "parse_fusion",
 ]

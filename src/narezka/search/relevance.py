@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# The threshold the fit above chose; it lives with every other default.
+from narezka.defaults import MIN_RELEVANCE as MIN_RELEVANCE
 from narezka.store import VectorStore
 from narezka.store.base import SparseVector, Vector
 
@@ -42,10 +44,6 @@ LEXICAL = (-4.647, 0.0, 1.077, 3.998)
 CALIBRATED_EMBEDDERS = ("use:",)
 """Embedders whose cosines HYBRID was fitted on. Another model's cosines spread differently
 (e5's crowd near 0.8 for anything), so its hits get the LEXICAL model until it is fitted."""
-MIN_RELEVANCE = 0.05
-"""The default threshold below which a hit is dropped (``min_relevance``): the highest that
-drops at most 5 % of the correct top answers over the held-out predictions, where it left
-70 % of the unanswerable questions with nothing (near ones are the hard part)."""
 
 
 @dataclass(frozen=True, slots=True)
