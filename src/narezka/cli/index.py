@@ -18,14 +18,8 @@ from rich.console import Console
 from narezka.cli.common import EXIT_NOTHING, fail, jobs_option, settings_for, split_options
 from narezka.cli.options import cluster_for, cluster_options
 from narezka.cli.progress import byte_progress
-from narezka.cli.reports import (
-    context_progress,
-    print_index_report,
-    report_problems,
-    stage_text,
-    summary,
-)
-from narezka.cli.seam import ANALYZERS, Progress, special_kind, sync, watch
+from narezka.cli.reports import print_index_report, report_problems, summary, sync_progress
+from narezka.cli.seam import ANALYZERS, special_kind, sync, watch
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
 
@@ -128,20 +122,8 @@ def index_command(
                 cluster=cluster,
             ) as ix,  # fmt: skip
         ):
-            task = progress.add_task("", total=None)
             report = ix.sync(
-                rebuild=rebuild,
-                prune=prune,
-                progress=Progress(
-                    on_total=lambda total: progress.update(task, total=total),
-                    on_bytes=lambda n: progress.advance(task, n),
-                    on_stage=lambda stage, source: progress.update(
-                        task, description=stage_text(stage, source)
-                    ),
-                    on_rate=lambda rate: progress.update(task, rate=rate),
-                    **context_progress(progress, err),
-                ),
-                jobs=jobs,
+                rebuild=rebuild, prune=prune, progress=sync_progress(progress, err), jobs=jobs
             )
     except NarezkaError as exc:
         fail(exc)
@@ -197,7 +179,6 @@ def sync_command(
     progress = byte_progress("syncing", err)
     try:
         with progress:
-            task = progress.add_task("", total=None)
             report = sync(
                 store,
                 corpus=corpus,
@@ -205,15 +186,7 @@ def sync_command(
                 follow_symlinks=follow_symlinks,
                 prune=prune,
                 jobs=jobs,
-                progress=Progress(
-                    on_total=lambda total: progress.update(task, total=total),
-                    on_bytes=lambda n: progress.advance(task, n),
-                    on_stage=lambda stage, source: progress.update(
-                        task, description=stage_text(stage, source)
-                    ),
-                    on_rate=lambda rate: progress.update(task, rate=rate),
-                    **context_progress(progress, err),
-                ),
+                progress=sync_progress(progress, err),
             )
     except NarezkaError as exc:
         fail(exc)

@@ -11,7 +11,7 @@ from rich.progress import Progress as RichProgress
 from rich.progress import TaskID
 from rich.table import Table
 
-from narezka.cli.seam import ContextEstimate, IndexReport, describe_unread
+from narezka.cli.seam import ContextEstimate, IndexReport, Progress, describe_unread
 
 STAGE_SOURCE_CHARS = 40
 """The tail of the current file's name shown beside the stage."""
@@ -21,6 +21,19 @@ def stage_text(stage: str, source: str) -> str:
     """A progress bar's description: the stage and the tail of the file's name."""
     shown = source if len(source) <= STAGE_SOURCE_CHARS else "…" + source[-STAGE_SOURCE_CHARS:]
     return f"{stage} {shown}"
+
+
+def sync_progress(progress: RichProgress, err: Console) -> Progress:
+    """A sync's callbacks on one bar of ``progress``: bytes read, the stage and the file, the
+    embedding rate, and the LLM context estimate and calls."""
+    task = progress.add_task("", total=None)
+    return Progress(
+        on_total=lambda total: progress.update(task, total=total),
+        on_bytes=lambda n: progress.advance(task, n),
+        on_stage=lambda stage, source: progress.update(task, description=stage_text(stage, source)),
+        on_rate=lambda rate: progress.update(task, rate=rate),
+        **context_progress(progress, err),
+    )
 
 
 def context_progress(progress: RichProgress, err: Console) -> dict[str, Any]:
