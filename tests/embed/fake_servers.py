@@ -89,11 +89,22 @@ def _handler(state: FakeState) -> type[JsonHandler]:
         # the client's delayed ACK (40 ms) on a kept-alive connection. Servers set NODELAY.
         disable_nagle_algorithm = True
         deadline = 0.0
+        counted = False
+        """Whether this request is counted in ``state.in_flight``."""
 
         def send_raw(self, status: int, data: bytes, kind: str = "application/json") -> None:
             # The delay covers the fake's own work: answer when it is up, not after it.
             time.sleep(max(0.0, self.deadline - time.monotonic()))
+            self._answered()
             super().send_raw(status, data, kind)
+
+        def _answered(self) -> None:
+            # A request stops being in flight before its answer goes out: once the client
+            # has read it, it may send the next one before this thread runs again, and
+            # counting both would see one request more in flight than the client sent.
+            with state.lock:
+                state.in_flight -= self.counted
+                self.counted = False
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
@@ -108,11 +119,11 @@ def _handler(state: FakeState) -> type[JsonHandler]:
                     state.failed_at.append(time.monotonic())
                 state.in_flight += is_embed
                 state.max_in_flight = max(state.max_in_flight, state.in_flight)
+                self.counted = is_embed
             try:
                 self._answer(body, delay, fail)
             finally:
-                with state.lock:
-                    state.in_flight -= is_embed
+                self._answered()
 
         def _answer(self, body: dict[str, Any], delay: float, fail: int | None) -> None:
             self.deadline = time.monotonic() + delay
@@ -123,6 +134,7 @@ def _handler(state: FakeState) -> type[JsonHandler]:
                 if fail in (429, 503) and state.retry_after is not None:
                     data = json.dumps(error).encode()
                     time.sleep(max(0.0, self.deadline - time.monotonic()))
+                    self._answered()
                     self.send_response(fail)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Retry-After", state.retry_after)
