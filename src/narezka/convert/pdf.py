@@ -62,8 +62,9 @@ class _Line:
     cells: tuple[str, ...] = ()
     """The line's texts between wide gaps (table cells), when there are at least two."""
     runs: tuple[tuple[float, float, str], ...] = ()
-    """The line's text runs (left edge, text) when it has several: a line whose cells lie
-    closer than ``_CELL_GAP`` is split where a neighbouring row's cells start."""
+    """The line's text runs (left edge, right edge, text; one run's text left empty): a line
+    whose cells lie closer than ``_CELL_GAP`` is split where a neighbouring row's cells
+    start, and a page's columns are found by their edges."""
     starts: tuple[float, ...] = ()
     """The left edges of ``cells``."""
     paragraph: tuple[int, int] | None = None
@@ -175,8 +176,11 @@ def _inline_code(tp: object, units: _Units, line: str, start: int) -> str:
     return "".join(out)
 
 
-def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
-    """The page's lines in reading order, its character count and its bad-character count."""
+def _page_lines(
+    page: object, number: int, gutters: list[float] | None = None
+) -> tuple[list[_Line], int, int]:
+    """The page's lines in reading order, its character count and its bad-character count;
+    ``gutters`` holds the column gutters the document's pages so far had (``_reading_order``)."""
     import pypdfium2.raw as raw
 
     tp = page.get_textpage()  # type: ignore[attr-defined]
@@ -225,6 +229,8 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
                     *(number, size, bold, mono, y.value, margin, 0, cells, runs, starts),
                 )
             )
+        width = float(page.get_width())  # type: ignore[attr-defined]
+        lines = _reading_order(lines, width, [] if gutters is None else gutters)
         for extreme in (*lines[:2], *lines[-2:]):
             extreme.margin = True
         _align_rows(lines)
@@ -234,12 +240,14 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
 
 
 def _runs(tp: object, index: int, count: int) -> tuple[tuple[float, float, str], ...]:
-    """A line's text runs as (left edge, right edge, text), when it has several.
+    """A line's text runs as (left edge, right edge, text); one run's text left empty.
 
     PDFium gives a line's text as rectangles of runs (split at gaps and font changes)."""
     rects = [tp.get_rect(i) for i in range(tp.count_rects(index, count))]  # type: ignore[attr-defined]
-    if len(rects) < 2:
+    if not rects:
         return ()
+    if len(rects) == 1:  # one run: its extent only (the line's text is read as a whole)
+        return ((rects[0][0], rects[0][2], ""),)
     return tuple((r[0], r[2], tp.get_text_bounded(*r)) for r in rects)  # type: ignore[attr-defined]
 
 
@@ -266,6 +274,103 @@ def _cells(
 
 _ALIGN = 2.0
 """Points within which a run's left edge meets a column's."""
+_COLUMN_ROWS = 4
+"""Lines of a page split at one gutter, both halves prose-wide, that make it a page of two
+text columns written line across line (a table's rows have narrow cells or few rows)."""
+_COLUMN_WIDTH = 0.3
+"""The share of the page's width each half of such a line spans at the median: a column's
+wrapped prose fills its width, a table's cells rarely do."""
+
+
+def _column_split(line: _Line) -> tuple[_Line, _Line] | None:
+    """A two-cell line cut at its gap into its left and right halves, as two lines."""
+    if len(line.cells) != 2:
+        return None
+    gutter = line.starts[1]
+    left = tuple(r for r in line.runs if r[0] < gutter)
+    right = tuple(r for r in line.runs if r[0] >= gutter)
+    if not left or not right:
+        return None
+    halves = []
+    for runs, text in ((left, line.cells[0]), (right, line.cells[1])):
+        halves.append(
+            _Line(
+                _unhyphen(text),
+                *(line.page, line.size, line.bold, line.mono, line.baseline, line.margin),
+                runs=runs,
+                starts=(runs[0][0],),
+            )
+        )
+    return halves[0], halves[1]
+
+
+def _extent(line: _Line) -> tuple[float, float] | None:
+    return (line.runs[0][0], line.runs[-1][1]) if line.runs else None
+
+
+def _reading_order(lines: list[_Line], width: float, gutters: list[float]) -> list[_Line]:
+    """The page's lines column by column when its text layer runs line across two columns.
+
+    PDFium keeps the order in which a page draws its text. Chromium, LibreOffice and TeX
+    draw a column after the other, and their pages read right as they are; a generator that
+    writes each baseline across both columns makes every line one row of a two-cell "table".
+    Such a page is told from a table by its rows: at least ``_COLUMN_ROWS`` lines split at
+    one gutter near the middle, each half ``_COLUMN_WIDTH`` of the page wide at the median.
+    Its lines are then cut at the gutter, and each stretch of the page between full-width
+    lines (a title over both columns) is read left column first, then right. A gutter found
+    is added to ``gutters``: a later page with the same gutter (a chapter's short last page)
+    needs only one such line."""
+    if width <= 0 or not lines:
+        return lines
+    found: Counter[int] = Counter()
+    for line in lines:
+        if len(line.cells) == 2 and 0.35 * width <= line.starts[1] <= 0.65 * width:
+            found[round(line.starts[1] / _ALIGN)] += 1
+    if not found:
+        return lines
+    common, rows = found.most_common(1)[0]
+    gutter = common * _ALIGN
+    known = any(abs(gutter - g) <= 2 * _ALIGN for g in gutters)
+    need = 1 if known else _COLUMN_ROWS
+    if rows < need:
+        return lines
+    halves_of: dict[int, tuple[_Line, _Line]] = {}
+    for line in lines:
+        if len(line.cells) == 2 and abs(line.starts[1] - gutter) <= 2 * _ALIGN:
+            halves = _column_split(line)
+            if halves is not None:
+                halves_of[id(line)] = halves
+    split = list(halves_of.values())
+    lefts = sorted(_extent(a)[1] - _extent(a)[0] for a, _ in split)  # type: ignore[index]
+    rights = sorted(_extent(b)[1] - _extent(b)[0] for _, b in split)  # type: ignore[index]
+    if len(split) < need or min(lefts[len(lefts) // 2], rights[len(rights) // 2]) < (
+        _COLUMN_WIDTH * width
+    ):
+        return lines
+    if not known:
+        gutters.append(gutter)
+    out: list[_Line] = []
+    left: list[_Line] = []
+    right: list[_Line] = []
+    for line in lines:
+        pair = halves_of.get(id(line))
+        side = None
+        if pair is None:
+            extent = _extent(line)
+            if extent is not None and extent[1] <= gutter:
+                side = left
+            elif extent is not None and extent[0] >= gutter - _ALIGN:
+                side = right
+        if pair is not None:
+            left.append(pair[0])
+            right.append(pair[1])
+        elif side is not None:
+            side.append(line)
+        else:  # over both columns (or no extent known): ends the stretch
+            out += left + right
+            left, right = [], []
+            out.append(line)
+    return out + left + right
 
 
 def _align_rows(lines: list[_Line]) -> None:
@@ -377,7 +482,8 @@ def _joins(prev: _Line, line: _Line) -> bool:
         return prev.page == line.page
     if _BULLET.match(line.text.lstrip()) or _NUMBERED.match(line.text.lstrip()):
         return False
-    if prev.page != line.page:
+    if prev.page != line.page or line.baseline > prev.baseline:
+        # A page or column break: a sentence that runs on continues in lower case.
         return not prev.text.rstrip().endswith((".", "!", "?", ":")) and line.text[:1].islower()
     # Baselines: lines of a paragraph lie 1.15-1.4 font sizes apart; a paragraph's spacing
     # or a blank line adds at least half a line more.
@@ -486,6 +592,7 @@ def convert_pdf(data: bytes, path: str) -> Converted:
     reader = ocr.engine()
     pdf = _open(data, path)
     no_text: list[int] = []
+    gutters: list[float] = []  # the column gutters found on the pages so far
     ocr_pages: list[int] = []
     ocr_failed: list[str] = []
     try:
@@ -496,7 +603,7 @@ def convert_pdf(data: bytes, path: str) -> Converted:
             for number in range(count):
                 page = pdf[number]  # type: ignore[index]
                 try:
-                    lines, page_chars, page_bad = _page_lines(page, number + 1)
+                    lines, page_chars, page_bad = _page_lines(page, number + 1, gutters)
                     if page_chars == 0 and _has_content(page):
                         if reader is None:
                             no_text.append(number + 1)
