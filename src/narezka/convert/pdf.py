@@ -275,37 +275,52 @@ def _cells(
 _ALIGN = 2.0
 """Points within which a run's left edge meets a column's."""
 _COLUMN_ROWS = 4
-"""Lines of a page split at one gutter, both halves prose-wide, that make it a page of two
-text columns written line across line (a table's rows have narrow cells or few rows)."""
-_COLUMN_WIDTH = 0.3
-"""The share of the page's width each half of such a line spans at the median: a column's
-wrapped prose fills its width, a table's cells rarely do."""
+"""Lines of a page cut at one gutter, text on both sides, that make it a page of two text
+columns written line across line."""
+_COLUMN_FILL = 0.5
+"""A column's prose fills it: at the median, each side of a cut line spans at least this
+share of its column. A two-column table's cells rarely do (its column is as wide as its
+longest cell)."""
+_GUTTER_GAP = 0.8
+"""Font sizes of blank space before a run that may start the right column (a word space
+is a quarter to a third of one; column gaps are an em or more)..."""
+_GUTTER_MIN = 0.015
+"""...and at least this share of the page's width (9 points on A4): a font size may read 1
+where the text matrix scales the glyphs (Chromium), and word gaps measure 5 points."""
+_CROSSING = 0.25
+"""At most this many lines per cut line may run across a gutter (titles over both columns):
+inside one column's prose, most lines do."""
 
 
-def _column_split(line: _Line) -> tuple[_Line, _Line] | None:
-    """A two-cell line cut at its gap into its left and right halves, as two lines."""
-    if len(line.cells) != 2:
+def _gutter_votes(line: _Line, low: float, high: float, gap: float) -> Iterator[float]:
+    """Where the right column may start on this line: after a gap of ``gap`` points or more,
+    between ``low`` and ``high``; or the line's start, for a line on the right alone."""
+    if line.runs and low <= line.runs[0][0] <= high:
+        yield line.runs[0][0]
+    for prev, run in itertools.pairwise(line.runs):
+        if low <= run[0] <= high and run[0] - prev[1] >= max(gap, _GUTTER_GAP * line.size):
+            yield run[0]
+
+
+def _half(line: _Line, runs: tuple[tuple[float, float, str], ...], text: str) -> _Line:
+    return _Line(
+        _unhyphen(text.strip()),
+        *(line.page, line.size, line.bold, line.mono, line.baseline, line.margin),
+        runs=runs,
+        starts=(runs[0][0],),
+    )
+
+
+def _column_split(line: _Line, gutter: float, gap: float) -> tuple[_Line, _Line] | None:
+    """A line with text on both sides of ``gutter``, ``gap`` points apart, cut there."""
+    left = tuple(r for r in line.runs if r[0] < gutter - _ALIGN)
+    right = tuple(r for r in line.runs if r[0] >= gutter - _ALIGN)
+    if not left or not right or right[0][0] - left[-1][1] < max(gap, _GUTTER_GAP * line.size):
         return None
-    gutter = line.starts[1]
-    left = tuple(r for r in line.runs if r[0] < gutter)
-    right = tuple(r for r in line.runs if r[0] >= gutter)
-    if not left or not right:
-        return None
-    halves = []
-    for runs, text in ((left, line.cells[0]), (right, line.cells[1])):
-        halves.append(
-            _Line(
-                _unhyphen(text),
-                *(line.page, line.size, line.bold, line.mono, line.baseline, line.margin),
-                runs=runs,
-                starts=(runs[0][0],),
-            )
-        )
-    return halves[0], halves[1]
-
-
-def _extent(line: _Line) -> tuple[float, float] | None:
-    return (line.runs[0][0], line.runs[-1][1]) if line.runs else None
+    return (
+        _half(line, left, "".join(r[2] for r in left)),
+        _half(line, right, "".join(r[2] for r in right)),
+    )
 
 
 def _reading_order(lines: list[_Line], width: float, gutters: list[float]) -> list[_Line]:
@@ -313,59 +328,67 @@ def _reading_order(lines: list[_Line], width: float, gutters: list[float]) -> li
 
     PDFium keeps the order in which a page draws its text. Chromium, LibreOffice and TeX
     draw a column after the other, and their pages read right as they are; a generator that
-    writes each baseline across both columns makes every line one row of a two-cell "table".
-    Such a page is told from a table by its rows: at least ``_COLUMN_ROWS`` lines split at
-    one gutter near the middle, each half ``_COLUMN_WIDTH`` of the page wide at the median.
-    Its lines are then cut at the gutter, and each stretch of the page between full-width
-    lines (a title over both columns) is read left column first, then right. A gutter found
-    is added to ``gutters``: a later page with the same gutter (a chapter's short last page)
-    needs only one such line."""
+    writes each baseline across both columns makes every line hold two columns' text. Such a
+    page has a gutter near the middle where at least ``_COLUMN_ROWS`` lines are cut by a gap
+    with text on both sides, and the text on each side fills its column (``_COLUMN_FILL``;
+    a two-column table's cells do not). Its lines are then cut at the gutter, and each
+    stretch of the page between lines that cross it (a title over both columns) is read
+    left column first, then right. A gutter found is added to ``gutters``: a later page
+    with the same gutter (a short last page, a list in short items) needs one cut line."""
     if width <= 0 or not lines:
         return lines
+    gap = _GUTTER_MIN * width
     found: Counter[int] = Counter()
     for line in lines:
-        if len(line.cells) == 2 and 0.35 * width <= line.starts[1] <= 0.65 * width:
-            found[round(line.starts[1] / _ALIGN)] += 1
-    if not found:
-        return lines
-    common, rows = found.most_common(1)[0]
-    gutter = common * _ALIGN
-    known = any(abs(gutter - g) <= 2 * _ALIGN for g in gutters)
-    need = 1 if known else _COLUMN_ROWS
-    if rows < need:
-        return lines
-    halves_of: dict[int, tuple[_Line, _Line]] = {}
-    for line in lines:
-        if len(line.cells) == 2 and abs(line.starts[1] - gutter) <= 2 * _ALIGN:
-            halves = _column_split(line)
+        votes = _gutter_votes(line, 0.3 * width, 0.7 * width, gap)
+        found.update({round(x / _ALIGN) for x in votes})
+    for common, _ in found.most_common(3):
+        gutter = common * _ALIGN
+        known = any(abs(gutter - g) <= 2 * _ALIGN for g in gutters)
+        halves_of: dict[int, tuple[_Line, _Line]] = {}
+        crossing = 0
+        for line in lines:
+            halves = _column_split(line, gutter, gap)
             if halves is not None:
                 halves_of[id(line)] = halves
-    split = list(halves_of.values())
-    lefts = sorted(_extent(a)[1] - _extent(a)[0] for a, _ in split)  # type: ignore[index]
-    rights = sorted(_extent(b)[1] - _extent(b)[0] for _, b in split)  # type: ignore[index]
-    if len(split) < need or min(lefts[len(lefts) // 2], rights[len(rights) // 2]) < (
-        _COLUMN_WIDTH * width
-    ):
-        return lines
-    if not known:
-        gutters.append(gutter)
+            elif any(r[0] < gutter - _ALIGN < r[1] for r in line.runs) or (
+                line.runs and line.runs[0][0] < gutter - _ALIGN and line.runs[-1][1] > gutter
+            ):
+                crossing += 1
+        if len(halves_of) < (1 if known else _COLUMN_ROWS) or crossing > max(
+            2, _CROSSING * len(halves_of)
+        ):
+            continue
+        if not known:
+            lefts = [a.runs for a, _ in halves_of.values()]
+            rights = [b.runs for _, b in halves_of.values()]
+            start = min(r[0][0] for r in lefts)
+            end = max(r[-1][1] for r in rights)
+            fill_left = sorted((r[-1][1] - start) / (gutter - start) for r in lefts)
+            fill_right = sorted((r[-1][1] - r[0][0]) / (end - gutter) for r in rights)
+            middle = len(fill_left) // 2
+            if min(fill_left[middle], fill_right[middle]) < _COLUMN_FILL:
+                continue
+            gutters.append(gutter)
+        return _by_columns(lines, gutter, halves_of)
+    return lines
+
+
+def _by_columns(
+    lines: list[_Line], gutter: float, halves_of: dict[int, tuple[_Line, _Line]]
+) -> list[_Line]:
     out: list[_Line] = []
     left: list[_Line] = []
     right: list[_Line] = []
     for line in lines:
         pair = halves_of.get(id(line))
-        side = None
-        if pair is None:
-            extent = _extent(line)
-            if extent is not None and extent[1] <= gutter:
-                side = left
-            elif extent is not None and extent[0] >= gutter - _ALIGN:
-                side = right
         if pair is not None:
             left.append(pair[0])
             right.append(pair[1])
-        elif side is not None:
-            side.append(line)
+        elif line.runs and line.runs[-1][1] <= gutter:
+            left.append(line)
+        elif line.runs and line.runs[0][0] >= gutter - _ALIGN:
+            right.append(line)
         else:  # over both columns (or no extent known): ends the stretch
             out += left + right
             left, right = [], []
