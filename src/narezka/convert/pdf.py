@@ -10,7 +10,7 @@ import math
 import re
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
@@ -21,12 +21,15 @@ __all__ = ["convert_pdf"]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _PAGE_NUMBER = re.compile(
-    r"^[\W_]*(?:(?:page|p\.|стр\.?|страница|с\.)\s*)?\d{1,5}(?:\s*(?:/|of|из)\s*\d{1,5})?[\W_]*$",
+    r"^[\s\-–—.·|•]*(?:(?:page|p\.|стр\.?|страница|с\.)\s*)?\d{1,5}"
+    r"(?:\s*(?:/|of|из)\s*\d{1,5})?[\s\-–—.·|•]*$",
     re.IGNORECASE,
 )
+"""A page number line: ``12``, ``- 12 -``, ``Page 3 of 10``, ``стр. 4``, ``3/10``. Not a line
+of code at a page's top that holds a number (``"80"]``)."""
 _WORDS = re.compile(r"\w+")
 _WORD_SPAN = re.compile(r"\S+")
-_SOFT_HYPHEN = re.compile(r"[\ufffe\x02](?=\w)")
+_SOFT_HYPHEN = re.compile(r"[\ufffe\x02](?=(\w))")
 _BULLET = re.compile(r"^[•◦▪▫●○■□➢►‣∙·\-–]\s+")
 _NUMBERED = re.compile(r"^\d{1,2}[.)]\s+")
 """A numbered list item's start: kept as Markdown's ordered list (not escaped into text)."""
@@ -69,6 +72,11 @@ class _Line:
     """The left edges of ``cells``."""
     paragraph: tuple[int, int] | None = None
     """For a line read by OCR: its paragraph as tesseract found it (no fonts to go by)."""
+    extent: tuple[float, float] = (0.0, 0.0)
+    """A code line's left and right edges (points), to find lines wrapped at the page's
+    width; (0, 0) when unknown."""
+    wraps: bool = False
+    """A code line that runs on in the next line (``_mark_wrapped``)."""
 
 
 def _open(data: bytes, path: str) -> object:
@@ -138,23 +146,41 @@ def _is_mono(tp: object, units: _Units, text_index: int) -> bool:
     return bool(_MONO.search(buffer.value.decode("latin-1")))
 
 
-def _inline_code(tp: object, units: _Units, line: str, start: int) -> str:
-    """``line`` (at ``start`` in the page's text) with its monospace runs as code spans:
-    the `name` a document sets in a code font inside a sentence. A word is checked at its
-    first and last character, and letter by letter only where those differ."""
+def _is_bold(tp: object, units: _Units, text_index: int) -> bool:
+    """Whether the character at ``text_index`` of the page's text is set in a bold face."""
+    import pypdfium2.raw as raw
+
+    index = _char(tp, units, text_index)
+    if index < 0:
+        return False
+    if int(raw.FPDFText_GetFontWeight(tp, index)) >= 600:
+        return True
+    flags = ctypes.c_int(0)
+    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
+    if not 0 < need < 256:
+        return False
+    buffer = ctypes.create_string_buffer(need)
+    raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
+    return b"bold" in buffer.value.lower()
+
+
+def _flagged(line: str, flag: Callable[[int], bool]) -> list[list[int]]:
+    """The spans of ``line`` whose characters ``flag`` (by index in the line), over whole
+    words and the blanks between them. A word is checked at its first, middle and last
+    character, and letter by letter only where those differ."""
     spans: list[list[int]] = []
     for word in _WORD_SPAN.finditer(line):
         a, b = word.start(), word.end()
-        head, tail = _is_mono(tp, units, start + a), _is_mono(tp, units, start + b - 1)
+        head, tail = flag(a), flag(b - 1)
         if head and tail:
             found = [(a, b)]
-        elif head or tail:
-            flags = [_is_mono(tp, units, start + k) for k in range(a, b)]
+        elif head or tail or (b - a > 2 and flag((a + b) // 2)):  # "(**required**):"
+            flags = [flag(k) for k in range(a, b)]
             found = []
-            for k, flag in enumerate(flags):
-                if flag and (k == 0 or not flags[k - 1]):
+            for k, on in enumerate(flags):
+                if on and (k == 0 or not flags[k - 1]):
                     found.append((a + k, a + k + 1))
-                elif flag:
+                elif on:
                     found[-1] = (found[-1][0], a + k + 1)
         else:
             continue
@@ -163,14 +189,33 @@ def _inline_code(tp: object, units: _Units, line: str, start: int) -> str:
                 spans[-1][1] = e  # "allow_origins = ['*']": one span over several words
             else:
                 spans.append([s, e])
-    if not spans:
+    return spans
+
+
+def _inline_marks(tp: object, units: _Units, line: str, start: int) -> str:
+    """``line`` (at ``start`` in the page's text) with its monospace runs as code spans (the
+    `name` a document sets in a code font inside a sentence) and its bold runs as strong
+    emphasis (**this**). A line bold from end to end (a heading, a bold paragraph) gets no
+    marks: its weight is the line's own, told by ``_Line.bold``."""
+    code = _flagged(line, lambda k: _is_mono(tp, units, start + k))
+    bold = _flagged(line, lambda k: _is_bold(tp, units, start + k))
+    text = line.strip()
+    first = len(line) - len(line.lstrip())
+    if len(bold) == 1 and bold[0] == [first, first + len(text)]:
+        bold = []
+    bold = [b for b in bold if not any(b[0] < c[1] and c[0] < b[1] for c in code)]
+    marks = sorted([(s, e, "code") for s, e in code] + [(s, e, "bold") for s, e in bold])
+    if not marks:
         return line
     out, at = [], 0
-    for s, e in spans:
-        code = line[s:e]
-        fence = "``" if "`" in code else "`"
-        pad = " " if fence == "``" else ""
-        out += [line[at:s], fence, pad, code, pad, fence]
+    for s, e, kind in marks:
+        inner = line[s:e]
+        if kind == "bold":
+            out += [line[at:s], "**", inner, "**"]
+        else:
+            fence = "``" if "`" in inner else "`"
+            pad = " " if fence == "``" else ""
+            out += [line[at:s], fence, pad, inner, pad, fence]
         at = e
     out.append(line[at:])
     return "".join(out)
@@ -222,13 +267,14 @@ def _page_lines(
             runs = () if mono else _runs(tp, ci, last - ci + 1)
             cells, starts = _cells(runs, size)
             if not mono and not cells:
-                line = _inline_code(tp, units, line, pos_start)
-            lines.append(
-                _Line(
-                    _unhyphen(line.rstrip()),
-                    *(number, size, bold, mono, y.value, margin, 0, cells, runs, starts),
-                )
+                line = _inline_marks(tp, units, line, pos_start)
+            found = _Line(
+                _unhyphen(line.rstrip()),
+                *(number, size, bold, mono, y.value, margin, 0, cells, runs, starts),
             )
+            if mono:
+                found.extent = _extent_of(tp, ci, last - ci + 1)
+            lines.append(found)
         width = float(page.get_width())  # type: ignore[attr-defined]
         lines = _reading_order(lines, width, [] if gutters is None else gutters)
         for extreme in (*lines[:2], *lines[-2:]):
@@ -249,6 +295,42 @@ def _runs(tp: object, index: int, count: int) -> tuple[tuple[float, float, str],
     if len(rects) == 1:  # one run: its extent only (the line's text is read as a whole)
         return ((rects[0][0], rects[0][2], ""),)
     return tuple((r[0], r[2], tp.get_text_bounded(*r)) for r in rects)  # type: ignore[attr-defined]
+
+
+def _extent_of(tp: object, index: int, count: int) -> tuple[float, float]:
+    """The left and right edges of ``count`` characters from ``index`` on (one line)."""
+    rects = int(tp.count_rects(index, count))  # type: ignore[attr-defined]
+    if rects <= 0:
+        return 0.0, 0.0
+    return float(tp.get_rect(0)[0]), float(tp.get_rect(rects - 1)[2])  # type: ignore[attr-defined]
+
+
+_WRAP_SLACK = 0.0
+"""Characters of slack when telling whether the next line's first word would have fitted.
+A code box ends a little left of the prose's edge, so a line that fills it exactly and a
+line wrapped there look alike (``RUN pip install … requirements.txt`` then ``COPY``, or
+``"--workers",`` then ``"4"]``); none is taken: a wrapped line read as two cuts quoted
+strings, two lines read as one keep every string."""
+
+
+def _mark_wrapped(lines: list[_Line]) -> None:
+    """Mark code lines that a renderer wrapped at the page's width (a browser prints ``pre``
+    with ``white-space: pre-wrap``): a line whose next line's first word would not have
+    fitted before the text's right edge, the rightmost end of the document's prose lines
+    (text wraps there). A document of code alone has no such edge and is left as it is."""
+    edges = [ln.runs[-1][1] for ln in lines if ln.runs and not ln.mono and not ln.cells]
+    if not edges:
+        return
+    edge = max(edges)
+    for prev, line in itertools.pairwise(lines):
+        if not (prev.mono and line.mono and prev.extent[1] > prev.extent[0]):
+            continue
+        words = line.text.split()
+        if not words or line.text[:1].isspace():
+            continue  # an indented line is a line of its own
+        per_char = (prev.extent[1] - prev.extent[0]) / max(len(prev.text.strip()), 1)
+        room = edge - prev.extent[1]
+        prev.wraps = room < per_char * (1 + len(words[0]) - _WRAP_SLACK)
 
 
 def _cells(
@@ -418,8 +500,11 @@ def _align_rows(lines: list[_Line]) -> None:
 
 
 def _unhyphen(line: str) -> str:
-    """PDFium joins a word hyphenated at a line end itself, marking the hyphen U+FFFE."""
-    return _SOFT_HYPHEN.sub("", line).replace("\ufffe", "-")
+    """PDFium joins a word hyphenated at a line end itself, marking the hyphen U+FFFE: out
+    before a lower-case letter (a word hyphenated to fit), kept before a capital or a digit
+    (``Content-Disposition``, ``UTF-8`` wrapped at their own hyphen)."""
+    joined = _SOFT_HYPHEN.sub(lambda m: "" if m.group(1).islower() else "-", line)
+    return joined.replace("\ufffe", "-")
 
 
 def _running_key(text: str) -> str:
@@ -501,6 +586,8 @@ def _joins(prev: _Line, line: _Line) -> bool:
         return len(prev.cells) == len(line.cells) and prev.page == line.page
     if prev.heading != line.heading or prev.mono != line.mono:
         return False
+    if prev.wraps:  # a code line the renderer wrapped, maybe over a page break
+        return True
     if line.heading:
         return prev.page == line.page
     if _BULLET.match(line.text.lstrip()) or _NUMBERED.match(line.text.lstrip()):
@@ -525,6 +612,17 @@ def _groups(lines: list[_Line]) -> Iterator[list[_Line]]:
         yield group
 
 
+def _broken_mark(text: str, piece: str) -> str | None:
+    """The mark (`` ` `` or ``**``) that closes ``text`` and opens the next line's ``piece``
+    when a line end cut one code span or bold run in two (`` `uv add` `python-dotenv` ``)."""
+    for mark in ("**", "`"):
+        if text.endswith(mark) and piece.startswith(mark):
+            if mark == "`" and (text.endswith("``") or piece.startswith("``")):
+                return None
+            return mark
+    return None
+
+
 def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
     first = group[0]
     if first.cells and len(group) > 1:
@@ -535,7 +633,12 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
         body = "\n".join(line.text for line in group)
         fence = "~~~~" if "```" in body else "```"
         pieces = [(fence + "\n", SourceLocation(page=first.page))]
-        pieces += [(line.text + "\n", SourceLocation(page=line.page)) for line in group]
+        # A line the renderer wrapped runs on into the next: one line again.
+        ends = [" " if line.wraps else "\n" for line in group[:-1]] + ["\n"]
+        pieces += [
+            (line.text + end, SourceLocation(page=line.page))
+            for line, end in zip(group, ends, strict=True)
+        ]
         pieces[-1] = (pieces[-1][0] + fence, pieces[-1][1])
         writer.pieces(pieces)
         return
@@ -547,6 +650,11 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
             if text.endswith(_HYPHENS) and text[-2:-1].isalpha() and piece[:1].islower():
                 text = text[:-1]  # a word hyphenated at the line end, joined
                 parts[-1] = (parts[-1][0][:-1], parts[-1][1])
+            elif (mark := _broken_mark(text, piece)) is not None:
+                # A code span or bold run the line end cut in two: one again.
+                text = text[: -len(mark)]
+                parts[-1] = (parts[-1][0][: -len(mark)], parts[-1][1])
+                piece = " " + piece[len(mark) :]
             else:
                 piece = " " + piece
         text += piece
@@ -663,6 +771,7 @@ def convert_pdf(data: bytes, path: str) -> Converted:
         )
     lines, running = _strip_running(pages)
     _mark_headings(lines, outline)
+    _mark_wrapped(lines)
     writer = MarkdownWriter()
     for group in _groups(lines):
         _write(writer, group)
