@@ -119,3 +119,32 @@ def test_a_code_line_with_a_number_at_a_page_top_is_not_a_page_number() -> None:
     ]
     md = convert(samples.make_pdf(pages, header="Docker"), ".pdf", "top.pdf").markdown
     assert '"4"]' in md and "Docker" not in md
+
+
+def test_a_code_block_drawn_after_the_text_below_it_reads_in_its_place() -> None:
+    """Chromium paints a scrolling ``pre`` box after the page's text: the stream order puts
+    the code under the next section; the page is read top to bottom, indentation kept."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(TTFont("DejaVu", str(DEJAVU / "DejaVuSans.ttf")))
+    pdfmetrics.registerFont(TTFont("DejaVuMono", str(DEJAVU / "DejaVuSansMono.ttf")))
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    top = A4[1] - 80
+    pdf.setFont("DejaVu", 11)
+    pdf.drawString(50, top, "Тело запроса в формате:")
+    pdf.drawString(50, top - 80, "Всё будет работать так же.")
+    pdf.setFont("DejaVuMono", 10)  # drawn last, placed between the two sentences
+    for n, line in enumerate(["{", '    "importance": 5', "}"]):
+        pdf.drawString(60, top - 25 - 13 * n, line)
+    pdf.showPage()
+    pdf.save()
+    md = convert(out.getvalue(), ".pdf", "late.pdf").markdown
+    assert md == (
+        "Тело запроса в формате:\n\n"
+        '```\n{\n    "importance": 5\n}\n```\n\n'
+        "Всё будет работать так же.\n"
+    )

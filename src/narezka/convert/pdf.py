@@ -276,7 +276,7 @@ def _page_lines(
                 found.extent = _extent_of(tp, ci, last - ci + 1)
             lines.append(found)
         width = float(page.get_width())  # type: ignore[attr-defined]
-        lines = _reading_order(lines, width, [] if gutters is None else gutters)
+        lines = _reading_order(_top_down(lines), width, [] if gutters is None else gutters)
         for extreme in (*lines[:2], *lines[-2:]):
             extreme.margin = True
         _align_rows(lines)
@@ -403,6 +403,33 @@ def _column_split(line: _Line, gutter: float, gap: float) -> tuple[_Line, _Line]
         _half(line, left, "".join(r[2] for r in left)),
         _half(line, right, "".join(r[2] for r in right)),
     )
+
+
+def _sides(line: _Line) -> tuple[float, float] | None:
+    """A line's left and right edges, when known."""
+    if line.mono:
+        return line.extent if line.extent[1] > line.extent[0] else None
+    return (line.runs[0][0], line.runs[-1][1]) if line.runs else None
+
+
+def _top_down(lines: list[_Line]) -> list[_Line]:
+    """A one-column page's lines from top to bottom, whatever order it drew them in.
+
+    Chromium paints a box that scrolls (a ``pre`` code block) after the text around it, so
+    PDFium gives a page's code blocks after its prose: the code would leave its heading and
+    the sentence that introduces it. A page where two lines stand side by side (their
+    baselines within half a font size, their extents apart: columns, a table's cells drawn
+    apart) is left in its own order (``_reading_order`` reads it)."""
+    order = sorted(range(len(lines)), key=lambda i: -lines[i].baseline)
+    if order == list(range(len(lines))):
+        return lines
+    for a, b in itertools.pairwise(order):
+        one, two = lines[a], lines[b]
+        if one.baseline - two.baseline < 0.5 * max(one.size, two.size, 1.0):
+            x, y = _sides(one), _sides(two)
+            if x is None or y is None or x[1] <= y[0] or y[1] <= x[0]:
+                return lines
+    return [lines[i] for i in order]
 
 
 def _reading_order(lines: list[_Line], width: float, gutters: list[float]) -> list[_Line]:
@@ -612,6 +639,27 @@ def _groups(lines: list[_Line]) -> Iterator[list[_Line]]:
         yield group
 
 
+def _indents(group: list[_Line], starts: list[bool]) -> list[int]:
+    """Spaces before each line of a code block: its left edge's offset from the block's, in
+    characters: PDFium's text keeps one blank of many (or none), the glyphs' places keep
+    them all. -1 where the line keeps its own text's blanks: it continues a wrapped one
+    (``starts`` False) or its place is unknown."""
+    known = [ln for ln, s in zip(group, starts, strict=True) if s and ln.extent[1] > ln.extent[0]]
+    widths = sorted(
+        (ln.extent[1] - ln.extent[0]) / len(ln.text.strip())
+        for ln in known
+        if len(ln.text.strip()) >= 4
+    )
+    if not widths or widths[len(widths) // 2] <= 0:
+        return [-1] * len(group)
+    per_char = widths[len(widths) // 2]
+    left = min(ln.extent[0] for ln in known)
+    return [
+        max(0, round((ln.extent[0] - left) / per_char)) if s and ln.extent[1] > ln.extent[0] else -1
+        for ln, s in zip(group, starts, strict=True)
+    ]
+
+
 def _broken_mark(text: str, piece: str) -> str | None:
     """The mark (`` ` `` or ``**``) that closes ``text`` and opens the next line's ``piece``
     when a line end cut one code span or bold run in two (`` `uv add` `python-dotenv` ``)."""
@@ -635,9 +683,14 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
         pieces = [(fence + "\n", SourceLocation(page=first.page))]
         # A line the renderer wrapped runs on into the next: one line again.
         ends = [" " if line.wraps else "\n" for line in group[:-1]] + ["\n"]
+        starts = [True] + [not line.wraps for line in group[:-1]]
+        indents = _indents(group, starts)
         pieces += [
-            (line.text + end, SourceLocation(page=line.page))
-            for line, end in zip(group, ends, strict=True)
+            (
+                (line.text if indent < 0 else " " * indent + line.text.lstrip()) + end,
+                SourceLocation(page=line.page),
+            )
+            for line, end, indent in zip(group, ends, indents, strict=True)
         ]
         pieces[-1] = (pieces[-1][0] + fence, pieces[-1][1])
         writer.pieces(pieces)
