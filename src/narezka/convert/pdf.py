@@ -328,6 +328,8 @@ def _mark_wrapped(lines: list[_Line]) -> None:
         words = line.text.split()
         if not words or line.text[:1].isspace():
             continue  # an indented line is a line of its own
+        if prev.text.rstrip().endswith((".", "!", "?")) and words[0][:1].isupper():
+            continue  # a sentence ends and the next begins: lines of their own (text in code)
         per_char = (prev.extent[1] - prev.extent[0]) / max(len(prev.text.strip()), 1)
         room = edge - prev.extent[1]
         prev.wraps = room < per_char * (1 + len(words[0]) - _WRAP_SLACK)
