@@ -12,12 +12,12 @@ Every Markdown file of ``md_corpus/ru/fastapi`` is rendered three ways, keeping 
 
 Each folder of renderings is indexed and asked the 162 questions of
 ``benchmarks/ru_devset/fastapi.jsonl`` (their ``source`` renamed to the rendering) through
-``narezka.pipeline.evaluate``, the harness of ``narezka eval``, with the defaults (``headings``,
-hybrid, USE), in the same run as the Markdown original; a paired sign test compares each with
-the original at k = 1 and 5. Peers: the same questions over the peers' conversions, written
-as Markdown and chunked by narezka the same way: pypdf's ``extract_text`` (LangChain's
-PyPDFLoader) on the PDFs, MarkItDown on all three (run from another Python, ``--markitdown``,
-since it is not a narezka dependency).
+``narezka.api.evaluating.evaluate``, the harness of ``narezka eval``, with the defaults
+(``headings``, hybrid, USE), in the same run as the Markdown original; a paired sign test
+compares each with the original at k = 1 and 5. Peers: the same questions over the peers'
+conversions, written as Markdown and chunked by narezka the same way: pypdf's
+``extract_text`` (LangChain's PyPDFLoader) on the PDFs, MarkItDown on all three (run from
+another Python, ``--markitdown``, since it is not a narezka dependency).
 
     NAREZKA_SHARED=../shared OMP_NUM_THREADS=1 python benchmarks/bench_convert_retrieval.py \\
         [--markitdown PYTHON] [--keep DIR [--reuse]]
@@ -192,7 +192,7 @@ def golden_for(suffix: str, work: Path) -> Path:
 
 
 def ask(corpus: Path, golden: Path) -> StrategyResult:
-    from narezka.pipeline.evaluating import evaluate
+    from narezka.api.evaluating import evaluate
 
     run = evaluate(
         corpus,
@@ -271,7 +271,7 @@ def main() -> int:
         + ": HTML site pages (pandoc; header, 40-link menu, cookie "
         "notice and footer on every page), Word (pandoc; running header, page-number footer), "
         "PDF (Chromium's print of pandoc's HTML; its date/title header and address/page "
-        "footer). Every row: `headings`, hybrid, USE embedder, through `narezka.pipeline."
+        "footer). Every row: `headings`, hybrid, USE embedder, through `narezka.api.evaluating."
         "evaluate` in one run. Peers' rows: the peer's conversion written as Markdown, chunked "
         "and searched by narezka the same way. `vs md`: paired sign test against the original "
         "(`+a/−b`: questions only this row / only the original hit).",

@@ -62,6 +62,9 @@ class RawDocument:
     provenance: tuple[ProvenanceSpan, ...] = ()
     """For a converted file (PDF, Word, HTML…): where each span of ``text`` lies in the original,
     sorted by ``start``; empty for Markdown and plain text."""
+    lacks: str = ""
+    """For a converted file: the mark of a capability its conversion lacked (scanned pages
+    left unread without OCR: ``narezka.convert.capability``), recorded with it in the index."""
 
 
 class BlockKind(enum.Enum):

@@ -129,6 +129,49 @@ def make_pdf(pages: Sequence[Sequence[tuple[float, str]]], header: str = "") -> 
     return out.getvalue()
 
 
+def make_interleaved_pdf(
+    pages: Sequence[tuple[Sequence[str], Sequence[str]]], title: str = "", header: str = ""
+) -> bytes:
+    """A PDF of two text columns written as some generators write them: each baseline
+    across both columns, left then right (PDFium keeps that order). Each page gives its
+    left and right column's paragraphs, wrapped at 40 characters; ``title`` spans both
+    columns over the first page; a running ``header`` and a page number on every page."""
+    import textwrap
+
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(TTFont("DejaVu", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"))
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    width, height = A4
+    for number, (left, right) in enumerate(pages, 1):
+        if header:
+            pdf.setFont("DejaVu", 8)
+            pdf.drawString(50, height - 30, header)
+            pdf.drawString(width / 2, 25, str(number))
+        y = height - 80
+        if title and number == 1:
+            pdf.setFont("DejaVu", 16)
+            pdf.drawString(50, y, title)
+            y -= 36
+        columns: list[list[str]] = [[], []]
+        for column, paragraphs in zip(columns, (left, right), strict=True):
+            for paragraph in paragraphs:
+                column += [*textwrap.wrap(paragraph, 40), ""]
+        pdf.setFont("DejaVu", 10)
+        for row in range(max(len(c) for c in columns)):
+            for x, column in ((50, columns[0]), (310, columns[1])):
+                if row < len(column) and column[row]:
+                    pdf.drawString(x, y, column[row])
+            y -= 13
+        pdf.showPage()
+    pdf.save()
+    return out.getvalue()
+
+
 def raw_pdf(content: bytes, font: bytes) -> bytes:
     """A one-page PDF written by hand: ``content`` is the page's content stream and ``font``
     the dictionary of its font F1 (for fonts no generator would write, e.g. no Unicode map)."""

@@ -17,7 +17,7 @@ from narezka.cli.progress import progress_bar
 from narezka.cli.seam import parse_strategy
 from narezka.defaults import TOKENIZER
 from narezka.errors import ConfigError
-from narezka.inspector import InspectRun, inspector_page, read_sources
+from narezka.inspector import InspectRun, index_convert_cache, inspector_page, read_sources
 from narezka.tokens import get_counter
 
 DISPLAY_TOKENIZER = TOKENIZER
@@ -70,9 +70,11 @@ def inspect_command(
         except ConfigError as exc:
             raise click.BadParameter(str(exc), param_hint="--compare") from None
         sides.append(first.with_spec(spec.name, spec.params))
+    # Files the corpus's index converted (a scan read by OCR…) are not converted again.
+    cache = index_convert_cache(paths)
     runs = []
     for side in sides:
-        report = _chunk(paths, side, err)
+        report = _chunk(paths, side, err, cache)
         for problem in report.skipped:
             click.echo(f"skipped: {problem}", err=True)
         for warning in report.warnings:
@@ -82,7 +84,7 @@ def inspect_command(
         )
     if not any(run.report.chunks for run in runs):
         raise click.ClickException(f"no chunks from {' '.join(paths)}: nothing to inspect")
-    sources = read_sources(paths, runs, first.include, first.exclude)
+    sources = read_sources(paths, runs, first.include, first.exclude, convert_cache=cache)
     display = get_counter("tokens", DISPLAY_TOKENIZER) if first.unit == "chars" else None
     page = inspector_page(
         runs, sources, display=display, title=title or "narezka inspect · " + " ".join(paths)
@@ -97,7 +99,9 @@ def inspect_command(
         click.echo(f"no browser found: open {out} yourself", err=True)
 
 
-def _chunk(paths: Sequence[str], side: Splitting, err: Console) -> runs.ChunkReport:
+def _chunk(
+    paths: Sequence[str], side: Splitting, err: Console, cache: Path | None
+) -> runs.ChunkReport:
     total = runs.count_files(
         paths, include=side.include, exclude=side.exclude, strategy=side.strategy
     )
@@ -106,7 +110,10 @@ def _chunk(paths: Sequence[str], side: Splitting, err: Console) -> runs.ChunkRep
         with progress:
             task = progress.add_task("chunk", total=total)
             return runs.chunk_documents(
-                paths, on_file=lambda _: progress.advance(task), **side.kwargs()
+                paths,
+                on_file=lambda _: progress.advance(task),
+                convert_cache=cache,
+                **side.kwargs(),
             )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None

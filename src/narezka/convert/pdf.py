@@ -10,7 +10,7 @@ import math
 import re
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
@@ -21,12 +21,15 @@ __all__ = ["convert_pdf"]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _PAGE_NUMBER = re.compile(
-    r"^[\W_]*(?:(?:page|p\.|стр\.?|страница|с\.)\s*)?\d{1,5}(?:\s*(?:/|of|из)\s*\d{1,5})?[\W_]*$",
+    r"^[\s\-–—.·|•]*(?:(?:page|p\.|стр\.?|страница|с\.)\s*)?\d{1,5}"
+    r"(?:\s*(?:/|of|из)\s*\d{1,5})?[\s\-–—.·|•]*$",
     re.IGNORECASE,
 )
+"""A page number line: ``12``, ``- 12 -``, ``Page 3 of 10``, ``стр. 4``, ``3/10``. Not a line
+of code at a page's top that holds a number (``"80"]``)."""
 _WORDS = re.compile(r"\w+")
 _WORD_SPAN = re.compile(r"\S+")
-_SOFT_HYPHEN = re.compile(r"[\ufffe\x02](?=\w)")
+_SOFT_HYPHEN = re.compile(r"[\ufffe\x02](?=(\w))")
 _BULLET = re.compile(r"^[•◦▪▫●○■□➢►‣∙·\-–]\s+")
 _NUMBERED = re.compile(r"^\d{1,2}[.)]\s+")
 """A numbered list item's start: kept as Markdown's ordered list (not escaped into text)."""
@@ -62,12 +65,18 @@ class _Line:
     cells: tuple[str, ...] = ()
     """The line's texts between wide gaps (table cells), when there are at least two."""
     runs: tuple[tuple[float, float, str], ...] = ()
-    """The line's text runs (left edge, text) when it has several: a line whose cells lie
-    closer than ``_CELL_GAP`` is split where a neighbouring row's cells start."""
+    """The line's text runs (left edge, right edge, text; one run's text left empty): a line
+    whose cells lie closer than ``_CELL_GAP`` is split where a neighbouring row's cells
+    start, and a page's columns are found by their edges."""
     starts: tuple[float, ...] = ()
     """The left edges of ``cells``."""
     paragraph: tuple[int, int] | None = None
     """For a line read by OCR: its paragraph as tesseract found it (no fonts to go by)."""
+    extent: tuple[float, float] = (0.0, 0.0)
+    """A code line's left and right edges (points), to find lines wrapped at the page's
+    width; (0, 0) when unknown."""
+    wraps: bool = False
+    """A code line that runs on in the next line (``_mark_wrapped``)."""
 
 
 def _open(data: bytes, path: str) -> object:
@@ -137,23 +146,41 @@ def _is_mono(tp: object, units: _Units, text_index: int) -> bool:
     return bool(_MONO.search(buffer.value.decode("latin-1")))
 
 
-def _inline_code(tp: object, units: _Units, line: str, start: int) -> str:
-    """``line`` (at ``start`` in the page's text) with its monospace runs as code spans:
-    the `name` a document sets in a code font inside a sentence. A word is checked at its
-    first and last character, and letter by letter only where those differ."""
+def _is_bold(tp: object, units: _Units, text_index: int) -> bool:
+    """Whether the character at ``text_index`` of the page's text is set in a bold face."""
+    import pypdfium2.raw as raw
+
+    index = _char(tp, units, text_index)
+    if index < 0:
+        return False
+    if int(raw.FPDFText_GetFontWeight(tp, index)) >= 600:
+        return True
+    flags = ctypes.c_int(0)
+    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
+    if not 0 < need < 256:
+        return False
+    buffer = ctypes.create_string_buffer(need)
+    raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
+    return b"bold" in buffer.value.lower()
+
+
+def _flagged(line: str, flag: Callable[[int], bool]) -> list[list[int]]:
+    """The spans of ``line`` whose characters ``flag`` (by index in the line), over whole
+    words and the blanks between them. A word is checked at its first, middle and last
+    character, and letter by letter only where those differ."""
     spans: list[list[int]] = []
     for word in _WORD_SPAN.finditer(line):
         a, b = word.start(), word.end()
-        head, tail = _is_mono(tp, units, start + a), _is_mono(tp, units, start + b - 1)
+        head, tail = flag(a), flag(b - 1)
         if head and tail:
             found = [(a, b)]
-        elif head or tail:
-            flags = [_is_mono(tp, units, start + k) for k in range(a, b)]
+        elif head or tail or (b - a > 2 and flag((a + b) // 2)):  # "(**required**):"
+            flags = [flag(k) for k in range(a, b)]
             found = []
-            for k, flag in enumerate(flags):
-                if flag and (k == 0 or not flags[k - 1]):
+            for k, on in enumerate(flags):
+                if on and (k == 0 or not flags[k - 1]):
                     found.append((a + k, a + k + 1))
-                elif flag:
+                elif on:
                     found[-1] = (found[-1][0], a + k + 1)
         else:
             continue
@@ -162,21 +189,43 @@ def _inline_code(tp: object, units: _Units, line: str, start: int) -> str:
                 spans[-1][1] = e  # "allow_origins = ['*']": one span over several words
             else:
                 spans.append([s, e])
-    if not spans:
+    return spans
+
+
+def _inline_marks(tp: object, units: _Units, line: str, start: int) -> str:
+    """``line`` (at ``start`` in the page's text) with its monospace runs as code spans (the
+    `name` a document sets in a code font inside a sentence) and its bold runs as strong
+    emphasis (**this**). A line bold from end to end (a heading, a bold paragraph) gets no
+    marks: its weight is the line's own, told by ``_Line.bold``."""
+    code = _flagged(line, lambda k: _is_mono(tp, units, start + k))
+    bold = _flagged(line, lambda k: _is_bold(tp, units, start + k))
+    text = line.strip()
+    first = len(line) - len(line.lstrip())
+    if len(bold) == 1 and bold[0] == [first, first + len(text)]:
+        bold = []
+    bold = [b for b in bold if not any(b[0] < c[1] and c[0] < b[1] for c in code)]
+    marks = sorted([(s, e, "code") for s, e in code] + [(s, e, "bold") for s, e in bold])
+    if not marks:
         return line
     out, at = [], 0
-    for s, e in spans:
-        code = line[s:e]
-        fence = "``" if "`" in code else "`"
-        pad = " " if fence == "``" else ""
-        out += [line[at:s], fence, pad, code, pad, fence]
+    for s, e, kind in marks:
+        inner = line[s:e]
+        if kind == "bold":
+            out += [line[at:s], "**", inner, "**"]
+        else:
+            fence = "``" if "`" in inner else "`"
+            pad = " " if fence == "``" else ""
+            out += [line[at:s], fence, pad, inner, pad, fence]
         at = e
     out.append(line[at:])
     return "".join(out)
 
 
-def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
-    """The page's lines in reading order, its character count and its bad-character count."""
+def _page_lines(
+    page: object, number: int, gutters: list[float] | None = None
+) -> tuple[list[_Line], int, int]:
+    """The page's lines in reading order, its character count and its bad-character count;
+    ``gutters`` holds the column gutters the document's pages so far had (``_reading_order``)."""
     import pypdfium2.raw as raw
 
     tp = page.get_textpage()  # type: ignore[attr-defined]
@@ -218,13 +267,16 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
             runs = () if mono else _runs(tp, ci, last - ci + 1)
             cells, starts = _cells(runs, size)
             if not mono and not cells:
-                line = _inline_code(tp, units, line, pos_start)
-            lines.append(
-                _Line(
-                    _unhyphen(line.rstrip()),
-                    *(number, size, bold, mono, y.value, margin, 0, cells, runs, starts),
-                )
+                line = _inline_marks(tp, units, line, pos_start)
+            found = _Line(
+                _unhyphen(line.rstrip()),
+                *(number, size, bold, mono, y.value, margin, 0, cells, runs, starts),
             )
+            if mono:
+                found.extent = _extent_of(tp, ci, last - ci + 1)
+            lines.append(found)
+        width = float(page.get_width())  # type: ignore[attr-defined]
+        lines = _reading_order(_top_down(lines), width, [] if gutters is None else gutters)
         for extreme in (*lines[:2], *lines[-2:]):
             extreme.margin = True
         _align_rows(lines)
@@ -234,13 +286,53 @@ def _page_lines(page: object, number: int) -> tuple[list[_Line], int, int]:
 
 
 def _runs(tp: object, index: int, count: int) -> tuple[tuple[float, float, str], ...]:
-    """A line's text runs as (left edge, right edge, text), when it has several.
+    """A line's text runs as (left edge, right edge, text); one run's text left empty.
 
     PDFium gives a line's text as rectangles of runs (split at gaps and font changes)."""
     rects = [tp.get_rect(i) for i in range(tp.count_rects(index, count))]  # type: ignore[attr-defined]
-    if len(rects) < 2:
+    if not rects:
         return ()
+    if len(rects) == 1:  # one run: its extent only (the line's text is read as a whole)
+        return ((rects[0][0], rects[0][2], ""),)
     return tuple((r[0], r[2], tp.get_text_bounded(*r)) for r in rects)  # type: ignore[attr-defined]
+
+
+def _extent_of(tp: object, index: int, count: int) -> tuple[float, float]:
+    """The left and right edges of ``count`` characters from ``index`` on (one line)."""
+    rects = int(tp.count_rects(index, count))  # type: ignore[attr-defined]
+    if rects <= 0:
+        return 0.0, 0.0
+    return float(tp.get_rect(0)[0]), float(tp.get_rect(rects - 1)[2])  # type: ignore[attr-defined]
+
+
+_WRAP_SLACK = 0.0
+"""Characters of slack when telling whether the next line's first word would have fitted.
+A code box ends a little left of the prose's edge, so a line that fills it exactly and a
+line wrapped there look alike (``RUN pip install … requirements.txt`` then ``COPY``, or
+``"--workers",`` then ``"4"]``); none is taken: a wrapped line read as two cuts quoted
+strings, two lines read as one keep every string."""
+
+
+def _mark_wrapped(lines: list[_Line]) -> None:
+    """Mark code lines that a renderer wrapped at the page's width (a browser prints ``pre``
+    with ``white-space: pre-wrap``): a line whose next line's first word would not have
+    fitted before the text's right edge, the rightmost end of the document's prose lines
+    (text wraps there). A document of code alone has no such edge and is left as it is."""
+    edges = [ln.runs[-1][1] for ln in lines if ln.runs and not ln.mono and not ln.cells]
+    if not edges:
+        return
+    edge = max(edges)
+    for prev, line in itertools.pairwise(lines):
+        if not (prev.mono and line.mono and prev.extent[1] > prev.extent[0]):
+            continue
+        words = line.text.split()
+        if not words or line.text[:1].isspace():
+            continue  # an indented line is a line of its own
+        if prev.text.rstrip().endswith((".", "!", "?")) and words[0][:1].isupper():
+            continue  # a sentence ends and the next begins: lines of their own (text in code)
+        per_char = (prev.extent[1] - prev.extent[0]) / max(len(prev.text.strip()), 1)
+        room = edge - prev.extent[1]
+        prev.wraps = room < per_char * (1 + len(words[0]) - _WRAP_SLACK)
 
 
 def _cells(
@@ -266,6 +358,153 @@ def _cells(
 
 _ALIGN = 2.0
 """Points within which a run's left edge meets a column's."""
+_COLUMN_ROWS = 4
+"""Lines of a page cut at one gutter, text on both sides, that make it a page of two text
+columns written line across line."""
+_COLUMN_FILL = 0.5
+"""A column's prose fills it: at the median, each side of a cut line spans at least this
+share of its column. A two-column table's cells rarely do (its column is as wide as its
+longest cell)."""
+_GUTTER_GAP = 0.8
+"""Font sizes of blank space before a run that may start the right column (a word space
+is a quarter to a third of one; column gaps are an em or more)..."""
+_GUTTER_MIN = 0.015
+"""...and at least this share of the page's width (9 points on A4): a font size may read 1
+where the text matrix scales the glyphs (Chromium), and word gaps measure 5 points."""
+_CROSSING = 0.25
+"""At most this many lines per cut line may run across a gutter (titles over both columns):
+inside one column's prose, most lines do."""
+
+
+def _gutter_votes(line: _Line, low: float, high: float, gap: float) -> Iterator[float]:
+    """Where the right column may start on this line: after a gap of ``gap`` points or more,
+    between ``low`` and ``high``; or the line's start, for a line on the right alone."""
+    if line.runs and low <= line.runs[0][0] <= high:
+        yield line.runs[0][0]
+    for prev, run in itertools.pairwise(line.runs):
+        if low <= run[0] <= high and run[0] - prev[1] >= max(gap, _GUTTER_GAP * line.size):
+            yield run[0]
+
+
+def _half(line: _Line, runs: tuple[tuple[float, float, str], ...], text: str) -> _Line:
+    return _Line(
+        _unhyphen(text.strip()),
+        *(line.page, line.size, line.bold, line.mono, line.baseline, line.margin),
+        runs=runs,
+        starts=(runs[0][0],),
+    )
+
+
+def _column_split(line: _Line, gutter: float, gap: float) -> tuple[_Line, _Line] | None:
+    """A line with text on both sides of ``gutter``, ``gap`` points apart, cut there."""
+    left = tuple(r for r in line.runs if r[0] < gutter - _ALIGN)
+    right = tuple(r for r in line.runs if r[0] >= gutter - _ALIGN)
+    if not left or not right or right[0][0] - left[-1][1] < max(gap, _GUTTER_GAP * line.size):
+        return None
+    return (
+        _half(line, left, "".join(r[2] for r in left)),
+        _half(line, right, "".join(r[2] for r in right)),
+    )
+
+
+def _sides(line: _Line) -> tuple[float, float] | None:
+    """A line's left and right edges, when known."""
+    if line.mono:
+        return line.extent if line.extent[1] > line.extent[0] else None
+    return (line.runs[0][0], line.runs[-1][1]) if line.runs else None
+
+
+def _top_down(lines: list[_Line]) -> list[_Line]:
+    """A one-column page's lines from top to bottom, whatever order it drew them in.
+
+    Chromium paints a box that scrolls (a ``pre`` code block) after the text around it, so
+    PDFium gives a page's code blocks after its prose: the code would leave its heading and
+    the sentence that introduces it. A page where two lines stand side by side (their
+    baselines within half a font size, their extents apart: columns, a table's cells drawn
+    apart) is left in its own order (``_reading_order`` reads it)."""
+    order = sorted(range(len(lines)), key=lambda i: -lines[i].baseline)
+    if order == list(range(len(lines))):
+        return lines
+    for a, b in itertools.pairwise(order):
+        one, two = lines[a], lines[b]
+        if one.baseline - two.baseline < 0.5 * max(one.size, two.size, 1.0):
+            x, y = _sides(one), _sides(two)
+            if x is None or y is None or x[1] <= y[0] or y[1] <= x[0]:
+                return lines
+    return [lines[i] for i in order]
+
+
+def _reading_order(lines: list[_Line], width: float, gutters: list[float]) -> list[_Line]:
+    """The page's lines column by column when its text layer runs line across two columns.
+
+    PDFium keeps the order in which a page draws its text. Chromium, LibreOffice and TeX
+    draw a column after the other, and their pages read right as they are; a generator that
+    writes each baseline across both columns makes every line hold two columns' text. Such a
+    page has a gutter near the middle where at least ``_COLUMN_ROWS`` lines are cut by a gap
+    with text on both sides, and the text on each side fills its column (``_COLUMN_FILL``;
+    a two-column table's cells do not). Its lines are then cut at the gutter, and each
+    stretch of the page between lines that cross it (a title over both columns) is read
+    left column first, then right. A gutter found is added to ``gutters``: a later page
+    with the same gutter (a short last page, a list in short items) needs one cut line."""
+    if width <= 0 or not lines:
+        return lines
+    gap = _GUTTER_MIN * width
+    found: Counter[int] = Counter()
+    for line in lines:
+        votes = _gutter_votes(line, 0.3 * width, 0.7 * width, gap)
+        found.update({round(x / _ALIGN) for x in votes})
+    for common, _ in found.most_common(3):
+        gutter = common * _ALIGN
+        known = any(abs(gutter - g) <= 2 * _ALIGN for g in gutters)
+        halves_of: dict[int, tuple[_Line, _Line]] = {}
+        crossing = 0
+        for line in lines:
+            halves = _column_split(line, gutter, gap)
+            if halves is not None:
+                halves_of[id(line)] = halves
+            elif any(r[0] < gutter - _ALIGN < r[1] for r in line.runs) or (
+                line.runs and line.runs[0][0] < gutter - _ALIGN and line.runs[-1][1] > gutter
+            ):
+                crossing += 1
+        if len(halves_of) < (1 if known else _COLUMN_ROWS) or crossing > max(
+            2, _CROSSING * len(halves_of)
+        ):
+            continue
+        if not known:
+            lefts = [a.runs for a, _ in halves_of.values()]
+            rights = [b.runs for _, b in halves_of.values()]
+            start = min(r[0][0] for r in lefts)
+            end = max(r[-1][1] for r in rights)
+            fill_left = sorted((r[-1][1] - start) / (gutter - start) for r in lefts)
+            fill_right = sorted((r[-1][1] - r[0][0]) / (end - gutter) for r in rights)
+            middle = len(fill_left) // 2
+            if min(fill_left[middle], fill_right[middle]) < _COLUMN_FILL:
+                continue
+            gutters.append(gutter)
+        return _by_columns(lines, gutter, halves_of)
+    return lines
+
+
+def _by_columns(
+    lines: list[_Line], gutter: float, halves_of: dict[int, tuple[_Line, _Line]]
+) -> list[_Line]:
+    out: list[_Line] = []
+    left: list[_Line] = []
+    right: list[_Line] = []
+    for line in lines:
+        pair = halves_of.get(id(line))
+        if pair is not None:
+            left.append(pair[0])
+            right.append(pair[1])
+        elif line.runs and line.runs[-1][1] <= gutter:
+            left.append(line)
+        elif line.runs and line.runs[0][0] >= gutter - _ALIGN:
+            right.append(line)
+        else:  # over both columns (or no extent known): ends the stretch
+            out += left + right
+            left, right = [], []
+            out.append(line)
+    return out + left + right
 
 
 def _align_rows(lines: list[_Line]) -> None:
@@ -290,8 +529,11 @@ def _align_rows(lines: list[_Line]) -> None:
 
 
 def _unhyphen(line: str) -> str:
-    """PDFium joins a word hyphenated at a line end itself, marking the hyphen U+FFFE."""
-    return _SOFT_HYPHEN.sub("", line).replace("\ufffe", "-")
+    """PDFium joins a word hyphenated at a line end itself, marking the hyphen U+FFFE: out
+    before a lower-case letter (a word hyphenated to fit), kept before a capital or a digit
+    (``Content-Disposition``, ``UTF-8`` wrapped at their own hyphen)."""
+    joined = _SOFT_HYPHEN.sub(lambda m: "" if m.group(1).islower() else "-", line)
+    return joined.replace("\ufffe", "-")
 
 
 def _running_key(text: str) -> str:
@@ -373,11 +615,14 @@ def _joins(prev: _Line, line: _Line) -> bool:
         return len(prev.cells) == len(line.cells) and prev.page == line.page
     if prev.heading != line.heading or prev.mono != line.mono:
         return False
+    if prev.wraps:  # a code line the renderer wrapped, maybe over a page break
+        return True
     if line.heading:
         return prev.page == line.page
     if _BULLET.match(line.text.lstrip()) or _NUMBERED.match(line.text.lstrip()):
         return False
-    if prev.page != line.page:
+    if prev.page != line.page or line.baseline > prev.baseline:
+        # A page or column break: a sentence that runs on continues in lower case.
         return not prev.text.rstrip().endswith((".", "!", "?", ":")) and line.text[:1].islower()
     # Baselines: lines of a paragraph lie 1.15-1.4 font sizes apart; a paragraph's spacing
     # or a blank line adds at least half a line more.
@@ -396,6 +641,38 @@ def _groups(lines: list[_Line]) -> Iterator[list[_Line]]:
         yield group
 
 
+def _indents(group: list[_Line], starts: list[bool]) -> list[int]:
+    """Spaces before each line of a code block: its left edge's offset from the block's, in
+    characters: PDFium's text keeps one blank of many (or none), the glyphs' places keep
+    them all. -1 where the line keeps its own text's blanks: it continues a wrapped one
+    (``starts`` False) or its place is unknown."""
+    known = [ln for ln, s in zip(group, starts, strict=True) if s and ln.extent[1] > ln.extent[0]]
+    widths = sorted(
+        (ln.extent[1] - ln.extent[0]) / len(ln.text.strip())
+        for ln in known
+        if len(ln.text.strip()) >= 4
+    )
+    if not widths or widths[len(widths) // 2] <= 0:
+        return [-1] * len(group)
+    per_char = widths[len(widths) // 2]
+    left = min(ln.extent[0] for ln in known)
+    return [
+        max(0, round((ln.extent[0] - left) / per_char)) if s and ln.extent[1] > ln.extent[0] else -1
+        for ln, s in zip(group, starts, strict=True)
+    ]
+
+
+def _broken_mark(text: str, piece: str) -> str | None:
+    """The mark (`` ` `` or ``**``) that closes ``text`` and opens the next line's ``piece``
+    when a line end cut one code span or bold run in two (`` `uv add` `python-dotenv` ``)."""
+    for mark in ("**", "`"):
+        if text.endswith(mark) and piece.startswith(mark):
+            if mark == "`" and (text.endswith("``") or piece.startswith("``")):
+                return None
+            return mark
+    return None
+
+
 def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
     first = group[0]
     if first.cells and len(group) > 1:
@@ -406,7 +683,17 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
         body = "\n".join(line.text for line in group)
         fence = "~~~~" if "```" in body else "```"
         pieces = [(fence + "\n", SourceLocation(page=first.page))]
-        pieces += [(line.text + "\n", SourceLocation(page=line.page)) for line in group]
+        # A line the renderer wrapped runs on into the next: one line again.
+        ends = [" " if line.wraps else "\n" for line in group[:-1]] + ["\n"]
+        starts = [True] + [not line.wraps for line in group[:-1]]
+        indents = _indents(group, starts)
+        pieces += [
+            (
+                (line.text if indent < 0 else " " * indent + line.text.lstrip()) + end,
+                SourceLocation(page=line.page),
+            )
+            for line, end, indent in zip(group, ends, indents, strict=True)
+        ]
         pieces[-1] = (pieces[-1][0] + fence, pieces[-1][1])
         writer.pieces(pieces)
         return
@@ -418,6 +705,11 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
             if text.endswith(_HYPHENS) and text[-2:-1].isalpha() and piece[:1].islower():
                 text = text[:-1]  # a word hyphenated at the line end, joined
                 parts[-1] = (parts[-1][0][:-1], parts[-1][1])
+            elif (mark := _broken_mark(text, piece)) is not None:
+                # A code span or bold run the line end cut in two: one again.
+                text = text[: -len(mark)]
+                parts[-1] = (parts[-1][0][: -len(mark)], parts[-1][1])
+                piece = " " + piece[len(mark) :]
             else:
                 piece = " " + piece
         text += piece
@@ -486,6 +778,7 @@ def convert_pdf(data: bytes, path: str) -> Converted:
     reader = ocr.engine()
     pdf = _open(data, path)
     no_text: list[int] = []
+    gutters: list[float] = []  # the column gutters found on the pages so far
     ocr_pages: list[int] = []
     ocr_failed: list[str] = []
     try:
@@ -496,7 +789,7 @@ def convert_pdf(data: bytes, path: str) -> Converted:
             for number in range(count):
                 page = pdf[number]  # type: ignore[index]
                 try:
-                    lines, page_chars, page_bad = _page_lines(page, number + 1)
+                    lines, page_chars, page_bad = _page_lines(page, number + 1, gutters)
                     if page_chars == 0 and _has_content(page):
                         if reader is None:
                             no_text.append(number + 1)
@@ -533,6 +826,7 @@ def convert_pdf(data: bytes, path: str) -> Converted:
         )
     lines, running = _strip_running(pages)
     _mark_headings(lines, outline)
+    _mark_wrapped(lines)
     writer = MarkdownWriter()
     for group in _groups(lines):
         _write(writer, group)

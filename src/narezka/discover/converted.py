@@ -11,6 +11,7 @@ from typing import Any
 
 from narezka.convert import Converted, convert
 from narezka.convert.cache import ConvertCache
+from narezka.convert.capability import lacking
 from narezka.convert.html import page_block_keys, repeated_blocks
 from narezka.errors import ConvertError
 from narezka.types import RawDocument
@@ -113,5 +114,6 @@ def converted_document(
         mtime=mtime,
         size=len(data),
         provenance=result.provenance,
+        lacks=lacking(result.meta),
     )
     return document, conversion_notes(result.meta, file)

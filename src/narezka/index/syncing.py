@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from narezka.convert.capability import still_lacking
 from narezka.discover import iter_files, read_document
 from narezka.discover.kinds import describe_unread
 from narezka.diskspace import ensure_free, write_needs
@@ -168,6 +169,7 @@ class Syncer:
         self.context = context
         self.convert_cache = convert_cache
         self._incomplete = False
+        self._lacks = ""
         if context is not None:
             self.fingerprint += "+" + context.fingerprint
         self.bm25 = bm25_encoder(bm25)
@@ -211,7 +213,9 @@ class Syncer:
         """Whether the file at ``source`` with this ``stat`` is indexed as it is (then it
         is counted unchanged): the manifest's size, mtime, fingerprint and embedder."""
         state = (stat.st_size, stat.st_mtime, self.fingerprint, self.embedder.name)
-        if self.known.get(source) == state:
+        known = self.known.get(source)
+        # A scan read without OCR counts unchanged only while OCR is still absent.
+        if known == state or still_lacking(known, state):
             self.report.files_unchanged += 1
             return True
         return False
@@ -237,6 +241,7 @@ class Syncer:
         source = relative(root, file)
         report.warnings.extend(outcome.read_warnings)
         report.seconds["chunk"] += outcome.seconds
+        self._lacks = outcome.lacks
         if outcome.error is not None:
             raise outcome.error
         params = self.params
@@ -366,7 +371,7 @@ class Syncer:
                 stat.st_size,
                 stat.st_mtime,
                 digest,
-                self.fingerprint + (INCOMPLETE if self._incomplete else ""),
+                self.fingerprint + self._lacks + (INCOMPLETE if self._incomplete else ""),
                 self.embedder.name,
                 tuple(entries),
             )

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from narezka.inspector.model import InspectRun, SourceText, inspection_data, read_sources
+from narezka.inspector.model import (
+    InspectRun,
+    SourceText,
+    index_convert_cache,
+    inspection_data,
+    read_sources,
+)
 from narezka.pages import render_page, script_json
 from narezka.tokens import TokenCounter
 
@@ -30,6 +36,7 @@ def inspector_page(
 __all__ = [
     "InspectRun",
     "SourceText",
+    "index_convert_cache",
     "inspection_data",
     "inspector_page",
     "read_sources",

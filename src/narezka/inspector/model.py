@@ -18,6 +18,7 @@ from typing import Any
 
 from narezka.discover import iter_files, read_document
 from narezka.errors import SourceError
+from narezka.index import layout
 from narezka.parse.markdown import parse_document
 from narezka.runs import ChunkReport
 from narezka.runs.chunking import include_for
@@ -52,15 +53,40 @@ class SourceText:
     body_start: int = 0
 
 
+def index_convert_cache(paths: Sequence[str | Path]) -> Path | None:
+    """The conversion cache of the index the ``paths`` lie in (``.narezka/converted.sqlite``
+    in the nearest folder up from each that has one), when they all share it; else None.
+
+    The inspector reads PDF, Word, HTML… files through it, so a file the index converted
+    (a scan read by OCR, a 500-page PDF) is not converted again. Only a cache that is there is
+    used: the inspector never creates files in an index folder; a conversion it misses is
+    added the way a search's re-read adds one (``ConvertCache``: sqlite, safe beside a sync).
+    """
+    found: set[Path] = set()
+    for path in paths:
+        here = Path(path).resolve()
+        for folder in [here, *here.parents] if here.is_dir() else here.parents:
+            cache = folder / layout.STORE_DIRNAME / layout.CONVERT_CACHE_NAME
+            if cache.is_file():
+                found.add(cache)
+                break
+        else:
+            return None
+    return found.pop() if len(found) == 1 else None
+
+
 def read_sources(
     paths: Sequence[str | Path],
     runs: Sequence[InspectRun],
     include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
+    *,
+    convert_cache: Path | None = None,
 ) -> dict[str, SourceText]:
     """Read again every file the runs chunked and map the atoms of the Markdown ones.
 
-    The globs are the runs' own: their strategies' unless ``include`` names some.
+    The globs are the runs' own: their strategies' unless ``include`` names some. Converted
+    files come from ``convert_cache`` when given (``index_convert_cache``).
     """
     chosen: dict[str, str] = {}
     for run in runs:
@@ -72,7 +98,7 @@ def read_sources(
     out: dict[str, SourceText] = {}
     for root, file in iter_files(paths, globs, exclude, errors=[]):
         try:
-            raw, _ = read_document(root, file)
+            raw, _ = read_document(root, file, convert_cache=convert_cache)
         except SourceError:
             continue  # the run already reported it as skipped
         if raw.source not in chosen or raw.source in out:
@@ -226,4 +252,11 @@ def inspection_data(
     return index, docs
 
 
-__all__ = ["InspectRun", "SourceText", "breadcrumb_prefix", "inspection_data", "read_sources"]
+__all__ = [
+    "InspectRun",
+    "SourceText",
+    "breadcrumb_prefix",
+    "index_convert_cache",
+    "inspection_data",
+    "read_sources",
+]

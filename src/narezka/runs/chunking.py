@@ -162,6 +162,7 @@ def chunk_documents(
     context: str | ContextWriter | None = None,
     write: Callable[[bytes], object] | None = None,
     follow_symlinks: bool = False,
+    convert_cache: Path | None = None,
     **params: Any,
 ) -> ChunkReport:
     """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
@@ -185,6 +186,8 @@ def chunk_documents(
     order, instead of keeping them: ``report.chunks`` stays empty and ``report.written``
     holds their sizes, so memory stays flat however big the corpus (workers render them).
     Symlinks that lead outside a folder given are skipped, named, unless ``follow_symlinks``.
+    ``convert_cache`` (an index's ``converted.sqlite``) gives PDF, Word, HTML… files their
+    cached conversions: unchanged bytes are not converted again.
     """
     spec = context if isinstance(context, str) else None
     config = _config(
@@ -204,7 +207,7 @@ def chunk_documents(
         tasks, seen = [], 0
         globs = include_for(chosen, include)
         for root, file in _files(paths, globs, exclude, report, follow_symlinks):
-            tasks.append(ChunkTask(root, file, split_params, _size(file), jsonl))
+            tasks.append(ChunkTask(root, file, split_params, _size(file), jsonl, convert_cache))
             seen += tasks[-1].size
             if jobs is None and seen - tasks[-1].size < PARALLEL_MIN_BYTES <= seen:
                 # Enough for workers: the rest of the listing overlaps their start.
@@ -235,7 +238,8 @@ def chunk_documents(
             chunks = result.chunks
             if writer is not None and chunks:  # LLM-written context: after splitting
                 try:
-                    text = read_document(task.root, task.file)[0].text  # the worker kept its copy
+                    # The worker kept its copy.
+                    text = read_document(task.root, task.file, convert_cache=convert_cache)[0].text
                 except SourceError as exc:  # gone or changed since the worker read it
                     report.skipped.append(exc)
                     continue

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from narezka.convert.capability import still_lacking
 from narezka.discover import iter_files, read_document
 from narezka.enrich.llm_context import ContextEstimate, ContextWriter
 from narezka.errors import NarezkaError, SourceError
@@ -33,7 +34,8 @@ def estimate_sync(
             try:
                 stat = file.stat()
                 state = (stat.st_size, stat.st_mtime, syncer.fingerprint, syncer.embedder.name)
-                if syncer.known.get(source) == state:
+                known = syncer.known.get(source)
+                if known == state or still_lacking(known, state):
                     continue
                 raw, _ = read_document(base, file)
                 chunks = chunk_raw(raw, syncer.strategy, syncer.params, syncer.counter).chunks

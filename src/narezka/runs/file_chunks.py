@@ -148,6 +148,8 @@ class FileOutcome:
     """With :attr:`ChunkTask.jsonl`: the chunks as JSONL; ``result.chunks`` is then empty."""
     sizes: tuple[tuple[int, int], ...] = ()
     """With :attr:`ChunkTask.jsonl`: ``(chars, tokens)`` of each chunk in ``lines``."""
+    lacks: str = ""
+    """The mark of a capability the file's conversion lacked (``RawDocument.lacks``)."""
 
     @property
     def problem(self) -> str | None:
@@ -246,7 +248,7 @@ def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> Fi
             source, error=SourceError(source, f"cannot read: {exc}"), read_failed=True
         )
     digest = doc_hash(raw.text)
-    base = FileOutcome(raw.source, warnings, len(raw.text), raw.mtime, digest)
+    base = FileOutcome(raw.source, warnings, len(raw.text), raw.mtime, digest, lacks=raw.lacks)
     if not raw.text.strip():
         return dataclasses.replace(base, seconds=time.perf_counter() - started)
     try:
