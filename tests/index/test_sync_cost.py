@@ -42,3 +42,20 @@ def test_a_no_change_sync_stats_each_file_once(
     # The progress still hears of every file and every byte.
     whole = sum(f.stat().st_size for f in files)
     assert len(seen) == 20 and sum(sizes) == whole and totals == [whole]
+
+
+def test_a_no_change_sync_knows_every_file_whatever_its_name(tmp_path: Path) -> None:
+    """The survey reads the manifest in step with the sorted walk: names that sort across
+    scripts, folders beside files of the same stem, and a file added between two indexed
+    ones are each recognised (a wrong merge would re-chunk files or miss the new one)."""
+    corpus = tmp_path / "corpus"
+    names = ["a.md", "a/b.md", "a-b.md", "ab.md", "Я/ё.md", "ж.md", "é.md", "z/z.md"]
+    for name in names:
+        (corpus / name).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / name).write_text(f"# {name}\n\nText of {name}.\n", encoding="utf-8")
+    index(corpus, embedder="hash")
+    (corpus / "a" / "c.md").write_text("# new\n\nA file added between two.\n", encoding="utf-8")
+    with Index.open(corpus) as idx:
+        report = idx.sync()
+    assert report.files_unchanged == len(names)
+    assert report.files_new == 1

@@ -204,3 +204,34 @@ def test_stats_share_one_fingerprint_string_between_files(tmp_path: Path) -> Non
         stats = m.stats()
     assert stats["a.md"][2] == fingerprint and stats["a.md"][2] is stats["b.md"][2]
     assert stats["a.md"][3] is stats["b.md"][3]
+
+
+def test_stats_in_order_merge_with_a_sorted_walk(tmp_path: Path) -> None:
+    """Read in step with the walk, the manifest answers what ``stats()`` answers for every
+    path, in the walk's order (code points; SQLite's is UTF-8 bytes: the same), for paths it
+    does not know, and for a path asked out of order."""
+    names = ["a.md", "a/b.md", "a-b.md", "ab.md", "z.md", "Я/ё.md", "ж.md", "é.md", "日本.md"]
+    with Manifest(tmp_path / "m") as m:
+        for size, name in enumerate(names):
+            m.commit(FileEntry(name, size, 1.0, "d", "fp", EMB, ()))
+        expected = m.stats()
+        lookup = m.stats_in_order()
+        walk = sorted([*names, "new.md", "Я/new.md", "a/c.md"])
+        lookup.scan()
+        assert {p: lookup.get(p) for p in walk} == {p: expected.get(p) for p in walk}
+        assert lookup.get("a.md") == expected["a.md"]  # behind the scan: asked by itself
+        lookup.close()
+        assert lookup.get("z.md") == expected["z.md"]  # after it: asked by itself
+
+
+def test_stats_in_order_holds_no_rows(tmp_path: Path) -> None:
+    """The scan reads rows as the walk passes them: past the first paths, none of the
+    rows behind is kept (the dict ``stats()`` builds was ~350 B a file)."""
+    with Manifest(tmp_path / "m") as m:
+        for i in range(2000):
+            m.commit(FileEntry(f"f{i:05d}.md", i, 1.0, "d", "fp", EMB, ()))
+        lookup = m.stats_in_order()
+        lookup.scan()
+        assert lookup.get("f01999.md") == (1999, 1.0, "fp", EMB)
+        assert lookup.get("f00000.md") == (0, 1.0, "fp", EMB)  # behind: asked by itself
+        assert not any(isinstance(v, dict) and len(v) > 2 for v in vars(lookup).values())

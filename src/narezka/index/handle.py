@@ -443,8 +443,6 @@ class Index:
                     with self._shared.lock.write():
                         found = repair_at_sync(store, manifest, str(home))
                     report.warnings.extend(found)
-                    if found:  # the damaged files are flagged now: sync them
-                        syncer.known = manifest.stats()
                 wanted = _relative_paths(root, plan.paths)
                 if context is not None and progress.on_context_estimate is not None:
                     estimate = estimate_sync(syncer, root, globs, plan.exclude, wanted)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from narezka.convert.capability import still_lacking
 from narezka.discover import iter_files, read_document
@@ -174,8 +174,13 @@ class Syncer:
             self.fingerprint += "+" + context.fingerprint
         self.bm25 = bm25_encoder(bm25)
         self.report = report or IndexReport(embedder=embedder.name)
-        # One query up front: a no-change sync must not ask the manifest file by file.
-        self.known = manifest.stats()
+        # A survey reads it in step with the sorted walk (one query, nothing held); a single
+        # file is looked up by itself.
+        self.known = manifest.stats_in_order()
+        # Files a killed sync began and never committed: recovery gives them a manifest row,
+        # but they are new to the index (the report counted them so when the whole map was
+        # read before recovery).
+        self._began_new = {p for p in manifest.pending() if manifest.get(p) is None}
         self.on_bytes: Callable[[int], None] | None = None
         self.on_stage: Callable[[str, str], None] | None = None
         self.on_rate: Callable[[float], None] | None = None
@@ -209,7 +214,7 @@ class Syncer:
         stat = file.stat()
         return None if self.unchanged(relative(root, file), stat) else stat
 
-    def unchanged(self, source: str, stat: os.stat_result) -> bool:
+    def unchanged(self, source: str, stat: FileStat) -> bool:
         """Whether the file at ``source`` with this ``stat`` is indexed as it is (then it
         is counted unchanged): the manifest's size, mtime, fingerprint and embedder."""
         state = (stat.st_size, stat.st_mtime, self.fingerprint, self.embedder.name)
@@ -232,7 +237,7 @@ class Syncer:
         """The chunking of one file (of ``size`` bytes), for a worker."""
         return ChunkTask(root, file, self.params, size, convert_cache=self.convert_cache)
 
-    def apply(self, root: Path, file: Path, stat: os.stat_result, outcome: FileOutcome) -> None:
+    def apply(self, root: Path, file: Path, stat: FileStat, outcome: FileOutcome) -> None:
         """Embed and write one file's chunks (``outcome``, chunked by a worker or here).
 
         Raises the file's problem as a :class:`SourceError`, after its warnings are kept."""
@@ -297,7 +302,7 @@ class Syncer:
         report.warnings.extend(doc_warnings)
         if result is not None and result.secrets:
             report.secrets[source] = result.secrets
-        if self.known.get(source) is None:
+        if source in self._began_new or self.known.get(source) is None:
             report.files_new += 1
         else:
             report.files_changed += 1
@@ -357,7 +362,7 @@ class Syncer:
         plan: FilePlan,
         points: list[StoredPoint],
         entries: list[ChunkEntry],
-        stat: os.stat_result,
+        stat: FileStat,
         digest: str,
     ) -> None:
         self.manifest.begin(source, plan.touched)
@@ -471,8 +476,29 @@ def sync_files(
     syncer.on_rate = progress.on_rate
     errors: list[SourceError] = []
     seen, work = _survey(syncer, root, globs, exclude, progress, paths, errors, follow_symlinks)
-    _sync_changed(syncer, work, progress, jobs)
+    _sync_changed(syncer, root, work, progress, jobs)
+    del work  # ~130 B a file: not held while the gone files are found
     _delete_gone(syncer, root, globs, exclude, manifest, seen, errors, paths, prune=prune)
+
+
+class FileStat(Protocol):
+    """What a sync keeps of a file's ``stat``: an ``os.stat_result`` is one."""
+
+    @property
+    def st_size(self) -> int: ...
+
+    @property
+    def st_mtime(self) -> float: ...
+
+
+class _Changed(NamedTuple):
+    """A file to chunk again, as the survey found it: its path relative to the corpus (the
+    same string ``seen`` holds) and the two fields of its stat the manifest keeps. A tuple of
+    these is ~130 B a file; a ``Path`` pair and an ``os.stat_result`` were ~500 B."""
+
+    source: str
+    st_size: int
+    st_mtime: float
 
 
 def _survey(
@@ -484,13 +510,11 @@ def _survey(
     paths: set[str] | None,
     errors: list[SourceError],
     follow_symlinks: bool,
-) -> tuple[set[str], list[tuple[Path, Path, os.stat_result]]]:
+) -> tuple[set[str], list[_Changed]]:
     """The files of the corpus (each stat-ed once, here), and those that changed since the
     last sync, with their stat; unchanged files count on the progress bar at once."""
     report = syncer.report
     seen: set[str] = set()
-    # The walk returns paths sorted, so it holds them (a Path per file, no contents: ~700 B,
-    # 700 MB at a million files); only the files to chunk keep their stat.
     found = iter_files(
         [root],
         globs,
@@ -499,25 +523,29 @@ def _survey(
         follow_symlinks=follow_symlinks,
         unread=report.not_read,
     )
-    work: list[tuple[Path, Path, os.stat_result]] = []
+    work: list[_Changed] = []
     fresh: list[tuple[str, int]] = []  # for the progress only
     follow = progress.on_bytes is not None or progress.on_file is not None
     total = 0
-    for base, file in found:
-        source = relative(base, file)
-        if paths is not None and source not in paths:
-            continue
-        seen.add(source)
-        try:
-            stat = file.stat()
-        except OSError as exc:
-            report.skipped.append(SourceError(source, f"cannot read: {exc}"))
-            continue
-        total += stat.st_size
-        if not syncer.unchanged(source, stat):
-            work.append((base, file, stat))
-        elif follow:
-            fresh.append((source, stat.st_size))
+    syncer.known.scan()  # the walk is sorted: the manifest is read in step with it
+    try:
+        for base, file in found:
+            source = relative(base, file)
+            if paths is not None and source not in paths:
+                continue
+            seen.add(source)
+            try:
+                stat = file.stat()
+            except OSError as exc:
+                report.skipped.append(SourceError(source, f"cannot read: {exc}"))
+                continue
+            total += stat.st_size
+            if not syncer.unchanged(source, stat):
+                work.append(_Changed(source, stat.st_size, stat.st_mtime))
+            elif follow:
+                fresh.append((source, stat.st_size))
+    finally:
+        syncer.known.close()
     if progress.on_total is not None:
         progress.on_total(total)
     for source, size in fresh:
@@ -530,15 +558,17 @@ def _survey(
 
 def _sync_changed(
     syncer: Syncer,
-    work: list[tuple[Path, Path, os.stat_result]],
+    root: Path,
+    work: list[_Changed],
     progress: Progress,
     jobs: int | None,
 ) -> None:
     """Chunk, embed and write each changed file in corpus order (workers chunk ahead); a
     file's failure is its own, except those every later file would share, which stop it."""
     report = syncer.report
-    tasks = [syncer.task(base, file, stat.st_size) for base, file, stat in work]
-    work_bytes = sum(stat.st_size for _, _, stat in work)
+    # Made as the workers ask for them, not all up front (a million tasks were ~200 MB).
+    tasks = (syncer.task(root, root / c.source, c.st_size) for c in work)
+    work_bytes = sum(c.st_size for c in work)
     if (folder := getattr(syncer.store, "path", None)) is not None and work:
         needed = write_needs(work_bytes, syncer.embedder.dim)
         ensure_free(Path(folder), needed, f"store {len(work)} files ({work_bytes} bytes)")
@@ -547,12 +577,12 @@ def _sync_changed(
         outcomes = pool.map(tasks)
         if syncer.context is None:  # contexts change what is embedded: nothing to guess ahead
             outcomes = prefetching(outcomes, _embed_texts, syncer.embedder)
-        for base, file, stat in work:
-            source = relative(base, file)
+        for changed in work:
+            source = changed.source
             syncer.stage("chunking", source)
             outcome = next(outcomes)
             try:
-                syncer.apply(base, file, stat, outcome)
+                syncer.apply(root, root / source, changed, outcome)
             except SourceError as exc:
                 report.skipped.append(exc)
             except (DiskFullError, IndexDamagedError):
@@ -591,10 +621,16 @@ def _delete_gone(
     seen |= _kept_unread(indexed, errors, report)
     # What lies at or under a refused path (a link to a folder out of the corpus) goes.
     refused = tuple(e.path for e in errors if isinstance(e, RefusedFileError))
-    candidates = set(indexed) if paths is None else paths
+    # Not ``set(indexed) - seen``: a set of every indexed path (~100 MB at a million files)
+    # to keep the few that are gone.
+    candidates: Iterable[str] = indexed if paths is None else paths
     unseen = {
-        p for p in candidates - seen if not any(p == r or p.startswith(r + "/") for r in refused)
+        p
+        for p in candidates
+        if p not in seen and not any(p == r or p.startswith(r + "/") for r in refused)
     }
+    held = len(indexed)
+    del indexed  # delete_missing reads the paths again, as it writes
     if report.not_read:
         report.warnings.append(describe_unread(report.not_read))
     if paths is not None:
@@ -605,7 +641,7 @@ def _delete_gone(
         # deleted: keep the index rather than empty it.
         raise ConfigError(
             f"no files matching {', '.join(globs)} in {root}, but the index holds "
-            f"{len(indexed)}: nothing was deleted (check the path, or use --rebuild)"
+            f"{held}: nothing was deleted (check the path, or use --rebuild)"
         )
     seen |= _unmatched(root, unseen, report, prune=prune)
     if not seen:

@@ -13,9 +13,18 @@ Measured facts this module is built on (qdrant-edge-py 0.9.0, 2 cores):
   segment (85 MB at 40k × 512-d) after a kill — and ``load()`` does not clean it: we do, on
   open, while holding the lock.
 * Building an HNSW graph during ``optimize()`` costs ~2 minutes at 40k × 512-d here, while an
-  exact scan of 40k vectors takes ~11 ms. So by default (``indexing_threshold_kb=0``) no HNSW
-  is built: ``optimize()`` only merges segments and vacuums deletions (<1 s at 40k) and search
-  is exact. Pass a threshold (KB of vectors per segment) to build HNSW for large indexes.
+  exact scan of 40k vectors takes ~11 ms. So by default no graph is built (``m=0``) and search
+  is exact. Pass ``indexing_threshold_kb`` (KB of vectors per segment) to build HNSW graphs.
+* The engine's writable segment keeps its BM25 postings, id map and payload indexes in RAM:
+  ~2.5 KB a point (100k points, 64-d, 60 BM25 terms: 245 MB anonymous). A *sealed* segment,
+  placed ``Memory.Cold``, keeps them in files read on demand: the same 100k points open in
+  27 MB anonymous (and payload indexes placed Cold too; 199 MB for the writable one). So
+  ``optimize()`` seals a writable segment once it holds ``SEAL_POINTS`` points; a long write
+  seals as it goes and reopens the shard (only a reopen hands the old segment's memory
+  back), so its memory stays bounded by one writable segment whatever the index's size.
+  Small indexes stay one writable segment, as before. Search results are the same: a sealed
+  segment is scanned exactly (a graph of ``m=0`` is no graph; its full-scan threshold is
+  never reached), and the same 60 searches gave the same scores (tests/store/test_edge.py).
 * ``load()`` with a config of another vector size fails with a bare ``Exception``; narezka's
   own ``narezka_store.json`` lets us say which sizes clash and what to do instead.
 """
@@ -23,6 +32,7 @@ Measured facts this module is built on (qdrant-edge-py 0.9.0, 2 cores):
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import re
 import shutil
@@ -72,6 +82,19 @@ TENANT_FIELD = "project"
 INTEGER_FIELDS = ("archived",)
 """Flags are stored as 0/1, so their index is an integer one (a bool index would never match)."""
 
+SEAL_POINTS = 20_000
+"""Points a writable segment takes before ``optimize()`` seals it (see the module's notes).
+Sealing builds the new segment's files through memory maps, resident while written: ~8 KB a
+point at the peak. At 30k files (150k points, hash vectors) a first index peaked at 434 MB
+with seals of 20k points, 697 MB with 50k, 856 MB before sealing; its no-change sync at 194,
+197 and 513 MB."""
+SEGMENT_SEALS = 1
+"""Sealed segments are not merged past one seal's size, for the same reason: a merge's peak
+follows the segment it builds, and merging them all would make it follow the index."""
+_NEVER_FULL_SCAN_KB = 2**40
+"""Past this many KB of vectors a segment with a graph is searched through it: never."""
+COLD = qe.Memory.Cold
+
 _SIZE_CLASH = re.compile(r"expected vector size (\d+), but got (\d+)")
 
 
@@ -83,7 +106,7 @@ class EdgeStore:
         path: str | Path,
         *,
         optimize_on_close: bool = True,
-        indexing_threshold_kb: int = 0,
+        indexing_threshold_kb: int | None = None,
         max_search_threads: int | None = None,
     ) -> None:
         self.path = Path(path)
@@ -95,6 +118,7 @@ class EdgeStore:
         self._shard: qe.EdgeShard | None = None
         self._sparse = False
         self.dim = 0
+        self._unsealed = 0  # points written since the last seal
         # Safe only now that we hold the lock: nobody else can be optimizing into it.
         shutil.rmtree(self.path / "temp_segments", ignore_errors=True)
 
@@ -148,12 +172,28 @@ class EdgeStore:
 
     def _config(self) -> qe.EdgeConfig:
         sparse = (
-            {SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)} if self._sparse else None
+            {SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=COLD)}
+            if self._sparse
+            else None
         )
+        if self.indexing_threshold_kb:  # asked for HNSW graphs: the engine's own defaults
+            threshold, graph = self.indexing_threshold_kb, None
+        else:
+            # The engine sizes segments by their vectors' KB; narezka thinks in points.
+            threshold = max(1, SEAL_POINTS * self.dim * 4 // 1024)
+            graph = qe.HnswIndexConfig(
+                m=0, ef_construct=100, full_scan_threshold=_NEVER_FULL_SCAN_KB
+            )
+        vectors = qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine, memory=COLD)
         return qe.EdgeConfig(
-            vectors={DENSE: qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine)},
+            vectors={DENSE: vectors},
             sparse_vectors=sparse,
-            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=self.indexing_threshold_kb),
+            hnsw_config=graph,
+            payload_memory=COLD,
+            id_tracker_memory=COLD,
+            optimizers=qe.EdgeOptimizersConfig(
+                indexing_threshold=threshold, max_segment_size=threshold * SEGMENT_SEALS
+            ),
             max_search_threads=self.max_search_threads,
         )
 
@@ -174,9 +214,13 @@ class EdgeStore:
     def _ensure_payload_indexes(self) -> None:
         shard = self._need()
         have = set(shard.info().payload_schema)
-        wanted: list[tuple[str, Any]] = [(f, qe.PayloadSchemaType.Keyword) for f in KEYWORD_FIELDS]
-        wanted.append((TENANT_FIELD, qe.KeywordIndexParams(is_tenant=True)))
-        wanted += [(f, qe.PayloadSchemaType.Integer) for f in INTEGER_FIELDS]
+        # Placed Cold, a sealed segment's payload index is read from its files on demand (in
+        # RAM it took ~0.17 KB a point, as much as everything else of a sealed segment).
+        keyword = qe.KeywordIndexParams(memory=COLD)
+        wanted: list[tuple[str, Any]] = [(f, keyword) for f in KEYWORD_FIELDS]
+        wanted.append((TENANT_FIELD, qe.KeywordIndexParams(is_tenant=True, memory=COLD)))
+        integer = qe.IntegerIndexParams(lookup=True, range=False, memory=COLD)
+        wanted += [(f, integer) for f in INTEGER_FIELDS]
         for name, schema in wanted:
             if name not in have:
                 shard.update(qe.UpdateOperation.create_field_index(name, schema))
@@ -187,8 +231,22 @@ class EdgeStore:
         return self._shard
 
     def optimize(self) -> bool:
-        """Merge segments and vacuum deletions (and build HNSW above the threshold)."""
+        """Seal full writable segments, merge segments and vacuum deletions (and build HNSW
+        graphs when asked for)."""
+        self._unsealed = 0
         return self._need().optimize()
+
+    def _seal(self) -> None:
+        """Seal the writable segment and reopen the shard: only a reopen hands back the
+        memory the sealed segment held while it was writable."""
+        shard = self._need()
+        shard.optimize()
+        shard.flush()
+        shard.close()
+        self._shard = None
+        _return_free_memory()
+        self._shard = self._engine(lambda: qe.EdgeShard.load(str(self.path), self._config()))
+        self._unsealed = 0
 
     def flush(self) -> None:
         """Write pending changes to the segments (the WAL already has them)."""
@@ -217,6 +275,11 @@ class EdgeStore:
             batch = [self._point(p) for p in points[start : start + BATCH]]
             with self._reading():
                 shard.update(qe.UpdateOperation.upsert_points(batch))
+            self._unsealed += len(batch)
+            if self._unsealed >= SEAL_POINTS and not self.indexing_threshold_kb:
+                with self._reading():
+                    self._seal()
+                shard = self._need()
 
     def _point(self, point: StoredPoint) -> qe.Point:
         if not is_point_id(point.id):
@@ -321,6 +384,15 @@ class EdgeStore:
                 f"index {self.path} cannot be read ({exc}): its files are damaged; "
                 "`narezka check --repair` finds and repairs the damage"
             ) from exc
+
+
+def _return_free_memory() -> None:
+    """Ask the C allocator to hand freed pages back to the system (glibc only; elsewhere
+    freed memory is reused by the next segment anyway)."""
+    # The process's own symbols: ``ctypes.util.find_library`` would fork ``ldconfig``, and
+    # a fork of a large process is counted at its size in the children's peak memory.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 def _read_meta(path: Path) -> tuple[int, bool]:

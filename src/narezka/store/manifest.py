@@ -39,6 +39,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from narezka.diskspace import full_error
 from narezka.errors import NarezkaError
@@ -237,6 +238,11 @@ class Manifest:
             r[0]: (r[1], r[2], one.setdefault(r[3], r[3]), one.setdefault(r[4], r[4])) for r in rows
         }
 
+    def stats_in_order(self) -> StatsInOrder:
+        """What :meth:`stats` gives, without holding it (~350 B a file, 350 MB at a million
+        files): read in step with a sorted walk between ``scan()`` and ``close()``."""
+        return StatsInOrder(self._db)
+
     def is_fresh(
         self, path: str, size: int, mtime: float, *, fingerprint: str, embedder: str
     ) -> bool:
@@ -358,3 +364,48 @@ class Manifest:
                 db.execute("DELETE FROM pending WHERE path = ?", (path,))
             repaired.append(path)
         return repaired
+
+
+class StatsInOrder:
+    """path → (size, mtime, fingerprint, embedder) of the manifest. Between :meth:`scan` and
+    :meth:`close`, paths asked in increasing order are read in step with one ordered query (a
+    merge with the sorted walk: no row is held); otherwise, or asked out of order, a path is
+    looked up by itself. Python orders ``str`` by code point and SQLite orders TEXT by its
+    UTF-8 bytes: the same order. Nothing may write the manifest during a scan."""
+
+    _COLUMNS = "SELECT path, size, mtime, fingerprint, embedder FROM files"
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self._rows: sqlite3.Cursor | None = None
+        self._row: Any = None
+        self._last = ""
+        # Every file shares a fingerprint and embedder: one copy of each string, not one a row.
+        self._one: dict[str, str] = {}
+
+    def scan(self) -> None:
+        """Start reading the rows in path order."""
+        self.close()
+        self._rows = self._db.execute(self._COLUMNS + " ORDER BY path")
+        self._row, self._last = next(self._rows, None), ""
+
+    def get(self, path: str) -> tuple[int, float, str, str] | None:
+        if self._rows is None or path < self._last:
+            row = self._db.execute(self._COLUMNS + " WHERE path = ?", (path,)).fetchone()
+            return None if row is None else self._state(row)
+        self._last = path
+        while self._row is not None and self._row[0] < path:
+            self._row = next(self._rows, None)
+        if self._row is not None and self._row[0] == path:
+            return self._state(self._row)
+        return None
+
+    def close(self) -> None:
+        """End the scan; later paths are looked up alone."""
+        if self._rows is not None:
+            self._rows.close()
+            self._rows, self._row = None, None
+
+    def _state(self, row: Any) -> tuple[int, float, str, str]:
+        one = self._one
+        return (row[1], row[2], one.setdefault(row[3], row[3]), one.setdefault(row[4], row[4]))
