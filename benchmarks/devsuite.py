@@ -217,6 +217,11 @@ def run(args: argparse.Namespace) -> int:
     if args.rescore:
         params["rescore"] = args.rescore
         tier["rescore_fusion"] = set_rescore_fusion(args.rescore_fusion)
+        if args.rescore_depth:
+            from narezka.search import rescoring
+
+            rescoring.DEPTH = args.rescore_depth
+            tier["rescore_fusion"] += f", depth {args.rescore_depth}"
     configs = [
         {
             "strategy": spec.label,
@@ -540,6 +545,9 @@ def main(argv: list[str]) -> int:
         "--rescore-fusion",
         default="score",
         help="How the tier fuses: score, score:WEIGHT (the second model's share) or rrf.",
+    )
+    r.add_argument(
+        "--rescore-depth", type=int, default=None, help="Candidates the tier re-scores (≥ 4k)."
     )
     t = sub.add_parser("table", help="The table of runs' JSONL of one configuration.")
     t.add_argument("runs", type=Path, nargs="+")

@@ -19,7 +19,8 @@ from narezka.search.fusion import DEFAULT, hybrid_query, tie_order
 from narezka.search.hits import Hit
 from narezka.search.query import Query
 from narezka.search.relevance import NO_SIGNALS, calibrated, relevance, signals_for
-from narezka.search.rescoring import DEPTH, rescored, second_cosines
+from narezka.search import rescoring
+from narezka.search.rescoring import rescored, second_cosines
 from narezka.store import VectorStore
 from narezka.store.base import Mode, SparseVector, Vector
 from narezka.store.sparse import Bm25Encoder
@@ -85,7 +86,7 @@ class SearchEngine:
         second = None
         if self.rescore is not None:
             second = self.rescore.query(text)[0]
-            wanted = max(wanted, DEPTH)
+            wanted = max(wanted, rescoring.DEPTH)
         with self._reading():
             if mode == "hybrid":
                 assert dense is not None and sparse is not None
