@@ -13,13 +13,13 @@ from typing import cast
 from narezka.embed import Embedder
 from narezka.embed.rescore import RescoreModel
 from narezka.errors import ConfigError
+from narezka.search import rescoring
 from narezka.search.expansion import expand_section, merged_text
 from narezka.search.folding import fold_neighbours, resolve_fold, to_parents
 from narezka.search.fusion import DEFAULT, hybrid_query, tie_order
 from narezka.search.hits import Hit
 from narezka.search.query import Query
 from narezka.search.relevance import NO_SIGNALS, calibrated, relevance, signals_for
-from narezka.search import rescoring
 from narezka.search.rescoring import rescored, second_cosines
 from narezka.store import VectorStore
 from narezka.store.base import Mode, SparseVector, Vector
