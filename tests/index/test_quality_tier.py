@@ -237,3 +237,21 @@ def test_a_sync_that_dies_mid_file_is_repaired_with_second_vectors(
     assert set(repaired) == set(expected)
     for pid, vector in expected.items():
         np.testing.assert_allclose(repaired[pid], vector, atol=1e-5)
+
+
+def test_a_server_index_with_the_tier_is_re_scored_by_a_reader_by_url(
+    tier_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from store.fake_qdrant import fake_qdrant
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(tier_index, corpus, ignore=shutil.ignore_patterns(".narezka"))
+    monkeypatch.setattr(rescoring, "WEIGHT", 1.0)  # e5's order alone: refunds.md first
+    with fake_qdrant() as fake:
+        with Index.create(corpus, Settings(rescore="e5"), url=fake.url) as index:
+            index.sync()
+        with Index.open(fake.url) as reader:
+            on = reader.search(QUESTION, k=3, fold=None)
+            off = reader.search(QUESTION, k=3, fold=None, rescore=False)
+    assert on[0].file_path == "refunds.md" and off[0].file_path == "points.md"
+    assert all(h.signals is not None and h.signals.second is not None for h in on)

@@ -9,7 +9,7 @@ cannot see it cannot change: a chunk outside the first stage's candidates stays 
 Fusion (``benchmarks/results/quality_tier.md`` measured both on the dev suite):
 
 * ``score`` (the default): each side min-max normalized over the candidates, then
-  ``(1 − WEIGHT) · first + WEIGHT · second``. Scores keep their spread, so folding's score
+  ``(1 − WEIGHT) · first + WEIGHT · second`` (:data:`WEIGHT` 0.7). Scores keep their spread, so folding's score
   gate (a neighbour folds in at 0.8 of its hit's score) means what it means without the tier.
 * ``rrf``: ``1/(60 + first rank) + 1/(60 + second rank)``, as the study of
   ``benchmarks/rescore.py`` did (``benchmarks/results/rescore_ru_devset.md``).
@@ -28,8 +28,10 @@ DEPTH = 20
 """Candidates re-scored: the study's depth (hit@5 0.907 → 0.944 on the Russian dev set)."""
 METHOD = "score"
 """How the two orders are fused: ``score`` or ``rrf`` (see the module text)."""
-WEIGHT = 0.5
-"""The second model's share in ``score`` fusion."""
+WEIGHT = 0.7
+"""The second model's share in ``score`` fusion: 0.5, 0.7 and 0.85 were tried on three
+corpora of the suite (FastAPI, the KB, the Rust book): 0.7 answered most at rank 1 without
+returning more text; 0.85 lost FastAPI questions (benchmarks/results/quality_tier.md)."""
 RRF_K = 60
 
 
