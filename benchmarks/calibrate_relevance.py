@@ -5,8 +5,11 @@
     python benchmarks/calibrate_relevance.py fit [--out benchmarks/results/relevance.md]
     OMP_NUM_THREADS=1 python benchmarks/calibrate_relevance.py collect --rescore e5 \
         --features ~/.cache/narezka-devsuite/relevance_features_tier.jsonl
+    OMP_NUM_THREADS=1 python benchmarks/calibrate_relevance.py collect \
+        --features ~/.cache/narezka-devsuite/relevance_features_tier_base.jsonl
     python benchmarks/calibrate_relevance.py fit --rescore \
         --features ~/.cache/narezka-devsuite/relevance_features_tier.jsonl \
+        --check ~/.cache/narezka-devsuite/relevance_features_tier_base.jsonl \
         --out benchmarks/results/relevance_tier.md
 
 ``collect`` asks every question of ``benchmarks/devsuite`` (answerable, near, far; as
@@ -263,7 +266,8 @@ def baseline(path: Path) -> list[str]:
 
 def fit(args: argparse.Namespace) -> int:
     rows = [json.loads(line) for line in args.features.read_text().splitlines() if line]
-    lines = ["# Relevance calibration (`benchmarks/calibrate_relevance.py`)", ""]
+    title = "Relevance with the quality tier" if args.rescore else "Relevance calibration"
+    lines = [f"# {title} (`benchmarks/calibrate_relevance.py`)", ""]
     lines += [
         f"{len(rows)} hits of {len({(r['corpus'], r['kind'], r['question']) for r in rows})}"
         " questions (top 5, default hybrid search).",
@@ -275,6 +279,10 @@ def fit(args: argparse.Namespace) -> int:
             lines += report(rows, lexical=False, threshold=threshold, shipped=True)
             lines += report(rows, lexical=False, threshold=threshold)
             lines += report(rows, lexical=False, threshold=threshold, second=True)
+        for extra in args.check:  # the same questions without the tier, as narezka scores them
+            other = [json.loads(line) for line in extra.read_text().splitlines() if line]
+            lines += [f"Without the tier (`{extra.name}`), as narezka scores them:", ""]
+            lines += report(other, lexical=False, threshold=MIN_RELEVANCE, shipped=True)
         text = "\n".join(lines)
         print(text)
         if args.out:

@@ -101,18 +101,7 @@ def test_min_relevance_comes_from_narezka_toml(tmp_path: Path) -> None:
     assert Settings.load(tmp_path, environ={"NAREZKA_MIN_RELEVANCE": "0.4"}).min_relevance == 0.4
 
 
-def test_an_index_with_the_tier_adds_the_e5_cosine_to_relevance() -> None:
-    from narezka.search import relevance as module
-
-    if module.RESCORED is None:
-        pytest.skip("no RESCORED model fitted")
-    plain = Signals(0.5, 0.6, 0.8)
-    low, high = Signals(0.5, 0.6, 0.8, 0.75), Signals(0.5, 0.6, 0.8, 0.9)
-    # Without a second cosine: HYBRID, as before the tier.
-    assert relevance(plain) == relevance(Signals(0.5, 0.6, 0.8, None))
-    # With one: a chunk e5 finds closer to the query is more relevant, and it differs from
-    # what HYBRID alone says.
-    assert relevance(high) > relevance(low)
-    assert relevance(high) != relevance(plain)
-    # An embedder whose cosine is not calibrated keeps LEXICAL, second cosine or not.
-    assert relevance(high, cosine=False) == relevance(plain, cosine=False)
+def test_the_tier_s_e5_cosine_is_reported_but_leaves_relevance_as_it_was() -> None:
+    plain, tier = Signals(0.5, 0.6, 0.8), Signals(0.5, 0.6, 0.8, 0.9)
+    assert relevance(tier) == relevance(plain)
+    assert tier.to_json()["second"] == 0.9 and "second" not in plain.to_json()

@@ -18,6 +18,12 @@ hit of every question, labelled relevant when it contains the question's answer 
 ``must_contain`` strings, or Chroma's reference range), every hit of a near or far
 unanswerable question labelled irrelevant; measured corpus by corpus held out in
 ``benchmarks/results/relevance.md``.
+
+An index with the quality tier (``rescore = "e5"``) reports each hit's e5 cosine too
+(``Signals.second``), but relevance does not use it: fitted beside the three signals on the
+tier's own hits (``calibrate_relevance.py fit --rescore``, leave-one-corpus-out), it moved
+near-unanswerable AUROC by −0.012 to +0.010 per corpus (pooled 0.808 → 0.803) and raised the
+calibration error (0.010 → 0.017): ``benchmarks/results/relevance_tier.md``.
 """
 
 from __future__ import annotations
@@ -41,11 +47,6 @@ HYBRID = (-5.964, 4.586, -2.783, 6.16)
 """Intercept, then the weights of cosine, term_cover and term_share."""
 LEXICAL = (-4.647, 0.0, 1.077, 3.998)
 """The same without the cosine (weight 0): searches that embed no query (bm25 mode)."""
-RESCORED: tuple[float, ...] | None = None
-"""For an index with the quality tier (``rescore = "e5"``): HYBRID's signals and the e5
-cosine of the query and the chunk (``Signals.second``), fitted by
-``calibrate_relevance.py fit --rescore`` on the tier's own hits; None: not fitted, such hits
-get HYBRID."""
 CALIBRATED_EMBEDDERS = ("use:",)
 """Embedders whose cosines HYBRID was fitted on. Another model's cosines spread differently
 (e5's crowd near 0.8 for anything), so its hits get the LEXICAL model until it is fitted."""
@@ -81,15 +82,6 @@ def relevance(signals: Signals, *, cosine: bool = True) -> float:
     if signals.cosine is None or not cosine:
         b0, _, b2, b3 = LEXICAL
         z = b0 + b2 * signals.term_cover + b3 * signals.term_share
-    elif signals.second is not None and RESCORED is not None:
-        b0, b1, b2, b3, b4 = RESCORED
-        z = (
-            b0
-            + b1 * signals.cosine
-            + b2 * signals.term_cover
-            + b3 * signals.term_share
-            + b4 * signals.second
-        )
     else:
         b0, b1, b2, b3 = HYBRID
         z = b0 + b1 * signals.cosine + b2 * signals.term_cover + b3 * signals.term_share
