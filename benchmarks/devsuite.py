@@ -318,7 +318,7 @@ def result_row(question: Question, hits: Sequence[Any], config: dict[str, str]) 
         "rank": rank_of(question.golden, hits) if question.golden else None,
         "top_score": top.score if top else None,
         "top_relevance": getattr(top, "relevance", None) if top else None,
-        "signals": [h.signals.to_json() if h.signals else None for h in hits],
+        "signals": [s.to_json() if (s := getattr(h, "signals", None)) else None for h in hits],
         "scores": [h.score for h in hits],
         "chars": [h.end - h.start for h in hits],
         "top_file": top.file_path if top else None,
