@@ -253,5 +253,11 @@ def test_a_server_index_with_the_tier_is_re_scored_by_a_reader_by_url(
         with Index.open(fake.url) as reader:
             on = reader.search(QUESTION, k=3, fold=None)
             off = reader.search(QUESTION, k=3, fold=None, rescore=False)
+        # A local index pushed to the server carries its second vectors along.
+        with Index.open(tier_index) as local:
+            assert local.push(fake.url, collection="pushed") == 3
+        with Index.open(fake.url, collection="pushed") as copy:
+            pushed = copy.search(QUESTION, k=3, fold=None)
     assert on[0].file_path == "refunds.md" and off[0].file_path == "points.md"
     assert all(h.signals is not None and h.signals.second is not None for h in on)
+    assert [h.chunk_id for h in pushed] == [h.chunk_id for h in on]
