@@ -123,6 +123,11 @@ class Settings:
             defaults.check_min_relevance(self.min_relevance)
         if self.rescore is not None:
             object.__setattr__(self, "rescore", defaults.check_rescore(self.rescore))
+        if self.rescore is not None and self.embedder.strip().lower() == self.rescore:
+            raise ConfigError(
+                f"rescore = {self.rescore!r} would re-score with the embedder itself: the "
+                "quality tier goes with another embedder (the default, use)"
+            )
         if self.context_llm is not None:
             # "off" lets a flag or variable switch off what narezka.toml switched on.
             spec = self.context_llm.strip()

@@ -191,6 +191,8 @@ def test_a_bad_tier_is_refused_by_name() -> None:
     with pytest.raises(ConfigError, match="rescore must be one of e5 or off"):
         Settings(rescore="bge")
     assert Settings(rescore="OFF").rescore is None
+    with pytest.raises(ConfigError, match="re-score with the embedder itself"):
+        Settings(embedder="e5", rescore="e5")
     assert Settings.load(environ={"NAREZKA_RESCORE": "e5"}).rescore == "e5"
 
 
