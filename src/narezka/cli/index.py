@@ -78,7 +78,7 @@ strict_option = click.option(
     default=None,
     metavar="MODEL",
     help="The quality tier: e5 stores every chunk's e5 vector too, and searches re-score their "
-    "candidates with it (measured: 3× the index time, +80 ms a new query; needs narezka[e5]), "
+    "candidates with it (measured: 3× the index time, +80–120 ms a new query; needs narezka[e5]), "
     "or off  [default: off, or narezka.toml / NAREZKA_RESCORE]; switching it rebuilds.",
 )
 @click.option(
