@@ -263,3 +263,29 @@ def test_a_server_index_with_the_tier_is_re_scored_by_a_reader_by_url(
     assert on[0].file_path == "refunds.md" and off[0].file_path == "points.md"
     assert all(h.signals is not None and h.signals.second is not None for h in on)
     assert [h.chunk_id for h in pushed] == [h.chunk_id for h in on]
+
+
+def test_check_finds_a_point_that_lost_its_second_vector_and_repair_restores_it(
+    tier_index: Path, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(tier_index, corpus, ignore=shutil.ignore_patterns(".narezka"))
+    home = corpus / ".narezka"
+    with Index.create(corpus, Settings(rescore="e5")) as index:
+        index.sync()
+    before = _second_vectors(home)
+    victim = sorted(before)[0]
+    store = open_store(index_data(home))
+    try:
+        store.ensure(512, sparse=True)
+        point = store.get([victim], with_vectors=True)[0]
+        store.upsert([dataclasses.replace(point, rescore=None)])  # the point, first vector only
+    finally:
+        store.close()
+    assert _second_vectors(home)[victim] is None
+    with Index.open(home) as index:
+        report = index.check()
+        assert report.missing == (victim,) and not report.ok
+        repaired = index.check(repair=True)
+        assert repaired.repaired and index.check().ok
+    np.testing.assert_allclose(_second_vectors(home)[victim], before[victim], atol=1e-5)
