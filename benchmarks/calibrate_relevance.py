@@ -3,6 +3,14 @@
 
     OMP_NUM_THREADS=1 python benchmarks/calibrate_relevance.py collect [--corpora a,b]
     python benchmarks/calibrate_relevance.py fit [--out benchmarks/results/relevance.md]
+    OMP_NUM_THREADS=1 python benchmarks/calibrate_relevance.py collect --rescore e5 \
+        --features ~/.cache/narezka-devsuite/relevance_features_tier.jsonl
+    OMP_NUM_THREADS=1 python benchmarks/calibrate_relevance.py collect \
+        --features ~/.cache/narezka-devsuite/relevance_features_tier_base.jsonl
+    python benchmarks/calibrate_relevance.py fit --rescore \
+        --features ~/.cache/narezka-devsuite/relevance_features_tier.jsonl \
+        --check ~/.cache/narezka-devsuite/relevance_features_tier_base.jsonl \
+        --out benchmarks/results/relevance_tier.md
 
 ``collect`` asks every question of ``benchmarks/devsuite`` (answerable, near, far; as
 ``benchmarks/devsuite.py run`` does, from its cached stores, default configuration, k=5)
@@ -20,6 +28,12 @@ and, at the threshold, the share of unanswerable questions left with no hit (not
 relevant) and of correctly answered ones whose answer is dropped. The threshold is the
 highest one that drops at most 5 % of the correct answers over the pooled held-out
 predictions. Last it prints the coefficients fitted on all corpora, for the module.
+
+With ``--rescore e5`` ``collect`` asks the runner's stores built with the quality tier
+(``devsuite.py run --rescore e5``), searching as such an index does (candidates re-scored by
+e5), and records each hit's e5 cosine (``second``) too; ``fit --rescore`` then fits RESCORED
+(the four signals) beside HYBRID refitted on the same hits, the before and after of folding
+e5's cosine into relevance for an index with the tier.
 """
 
 from __future__ import annotations
@@ -74,7 +88,7 @@ def collect(args: argparse.Namespace) -> int:
     mode = "a" if args.corpora else "w"
     with args.features.open(mode, encoding="utf-8") as sink:
         for corpus in chosen:
-            store = store_for(args.cache, corpus, label, "use")
+            store = store_for(args.cache, corpus, label, "use", args.rescore)
             asked = [*pools[corpus.name], *near(corpus), *far_questions(suite, corpus, pools)]
             with Index.open(store, embedder=model) as held:
                 for n, question in enumerate(asked):
@@ -100,12 +114,14 @@ def collect(args: argparse.Namespace) -> int:
     return 0
 
 
-def design(rows: Sequence[dict[str, Any]], lexical: bool) -> np.ndarray:
-    """The feature matrix with a leading column of ones."""
+def design(rows: Sequence[dict[str, Any]], lexical: bool, second: bool = False) -> np.ndarray:
+    """The feature matrix with a leading column of ones (and the e5 cosine last)."""
     cols = [[1.0] * len(rows)]
     cols.append([0.0 if lexical else float(r["cosine"]) for r in rows])
     cols.append([float(r["term_cover"]) for r in rows])
     cols.append([float(r["term_share"]) for r in rows])
+    if second:
+        cols.append([float(r["second"]) for r in rows])
     return np.array(cols).T
 
 
@@ -169,10 +185,10 @@ def shipped_predictions(rows: Sequence[dict[str, Any]]) -> np.ndarray:
     return np.array(values)
 
 
-def cross_validate(rows: list[dict[str, Any]], lexical: bool) -> np.ndarray:
+def cross_validate(rows: list[dict[str, Any]], lexical: bool, second: bool = False) -> np.ndarray:
     """Each corpus's hits predicted by a model fitted on the other corpora."""
     corpora = sorted({r["corpus"] for r in rows})
-    x, y = design(rows, lexical), np.array([r["label"] for r in rows], dtype=float)
+    x, y = design(rows, lexical, second), np.array([r["label"] for r in rows], dtype=float)
     names = np.array([r["corpus"] for r in rows])
     p = np.zeros(len(rows))
     for name in corpora:
@@ -189,13 +205,19 @@ def threshold_for(qs: Sequence[dict[str, Any]]) -> float:
 
 
 def report(
-    rows: list[dict[str, Any]], lexical: bool, threshold: float | None, shipped: bool = False
+    rows: list[dict[str, Any]],
+    lexical: bool,
+    threshold: float | None,
+    shipped: bool = False,
+    second: bool = False,
 ) -> list[str]:
-    p = shipped_predictions(rows) if shipped else cross_validate(rows, lexical)
+    p = shipped_predictions(rows) if shipped else cross_validate(rows, lexical, second)
     y = np.array([r["label"] for r in rows], dtype=float)
     qs = questions(rows, p)
     t = threshold if threshold is not None else round(threshold_for(qs), 2)
     model = "LEXICAL (no cosine)" if lexical else "HYBRID"
+    if second:
+        model = "RESCORED (HYBRID's signals and the e5 cosine)"
     if shipped:
         model = "as narezka applies it (HYBRID with a cosine, else LEXICAL)"
     how = "fitted on the hybrid run" if shipped else "every figure leave-one-corpus-out"
@@ -224,7 +246,7 @@ def report(
         lines.append("| " + " | ".join(cells) + " |")
     if shipped:
         return [*lines, ""]
-    w = fit_logistic(design(rows, lexical), y)
+    w = fit_logistic(design(rows, lexical, second), y)
     lines += ["", f"Fitted on all corpora: {tuple(round(float(v), 3) for v in w)}", ""]
     return lines
 
@@ -244,12 +266,28 @@ def baseline(path: Path) -> list[str]:
 
 def fit(args: argparse.Namespace) -> int:
     rows = [json.loads(line) for line in args.features.read_text().splitlines() if line]
-    lines = ["# Relevance calibration (`benchmarks/calibrate_relevance.py`)", ""]
+    title = "Relevance with the quality tier" if args.rescore else "Relevance calibration"
+    lines = [f"# {title} (`benchmarks/calibrate_relevance.py`)", ""]
     lines += [
         f"{len(rows)} hits of {len({(r['corpus'], r['kind'], r['question']) for r in rows})}"
         " questions (top 5, default hybrid search).",
         "",
     ]
+    if args.rescore:  # the tier's hits: the shipped model, HYBRID refitted, then RESCORED
+        for threshold in (MIN_RELEVANCE, None):
+            lines += ["As narezka scores these hits without the e5 cosine:", ""]
+            lines += report(rows, lexical=False, threshold=threshold, shipped=True)
+            lines += report(rows, lexical=False, threshold=threshold)
+            lines += report(rows, lexical=False, threshold=threshold, second=True)
+        for extra in args.check:  # the same questions without the tier, as narezka scores them
+            other = [json.loads(line) for line in extra.read_text().splitlines() if line]
+            lines += [f"Without the tier (`{extra.name}`), as narezka scores them:", ""]
+            lines += report(other, lexical=False, threshold=MIN_RELEVANCE, shipped=True)
+        text = "\n".join(lines)
+        print(text)
+        if args.out:
+            args.out.write_text(text + "\n", encoding="utf-8")
+        return 0
     lines += report(rows, lexical=False, threshold=args.threshold)
     lines += report(rows, lexical=True, threshold=args.threshold)
     for extra in args.check:
@@ -276,11 +314,13 @@ def main(argv: list[str]) -> int:
     c.add_argument("--mode", default="hybrid")
     c.add_argument("--features", type=Path, default=FEATURES)
     c.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="The runner's stores.")
+    c.add_argument("--rescore", default=None, help="The stores built with the tier (e5).")
     f = sub.add_parser("fit", help="Fit, cross-validate by corpus and print the report.")
     f.add_argument("--features", type=Path, default=FEATURES)
     f.add_argument("--threshold", type=float, default=None)
     f.add_argument("--out", type=Path, default=None)
     f.add_argument("--check", type=Path, nargs="*", default=[], help="Other modes' features.")
+    f.add_argument("--rescore", action="store_true", help="Fit RESCORED on the tier's hits.")
     args = parser.parse_args(argv)
     return collect(args) if args.command == "collect" else fit(args)
 

@@ -142,9 +142,13 @@ def rank_of(question: GoldenQuestion, hits: Sequence[Any]) -> int | None:
     return first_hit_rank([h.text for h in hits], question.must_contain)
 
 
-def store_for(cache: Path, corpus: Corpus, spec: str, embedder: str) -> Path:
-    """The corpus's store folder for one index configuration (its settings hashed)."""
-    key = json.dumps([spec, embedder, corpus.held_out, corpus.include, corpus.exclude])
+def store_for(
+    cache: Path, corpus: Corpus, spec: str, embedder: str, rescore: str | None = None
+) -> Path:
+    """The corpus's store folder for one index configuration (its settings hashed; the
+    quality tier's model, when asked, too)."""
+    parts: list[Any] = [spec, embedder, corpus.held_out, corpus.include, corpus.exclude]
+    key = json.dumps([*parts, rescore] if rescore else parts)
     return cache / "stores" / f"{corpus.name}-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
 
 
@@ -156,6 +160,20 @@ def parse_fusion(value: str | None) -> Fusion | None:
     if method == "rrf":
         return Fusion("rrf", rrf_k=int(arg)) if arg else Fusion("rrf")
     return Fusion(method, dense_weight=float(arg)) if arg else Fusion(method)  # type: ignore[arg-type]
+
+
+def set_rescore_fusion(value: str) -> str:
+    """Set how the quality tier fuses (``score``, ``score:0.3`` its weight, ``rrf``): a
+    benchmark's knob on :mod:`narezka.search.rescoring`'s constants, not a user option."""
+    from narezka.search import rescoring
+
+    method, _, weight = value.partition(":")
+    if method not in ("score", "rrf"):
+        raise SystemExit(f"--rescore-fusion: score, score:WEIGHT or rrf, not {value!r}")
+    rescoring.METHOD = method
+    if weight:
+        rescoring.WEIGHT = float(weight)
+    return value
 
 
 def parse_fold(value: str) -> Fold:
@@ -195,6 +213,15 @@ def run(args: argparse.Namespace) -> int:
     params: dict[str, Any] = dict(spec.params)  # split parameters, and bm25 for the index
     settings = grid(args)
     model = CachedEmbedder(get_embedder(args.embedder), EmbeddingCache(default_cache_path()))
+    tier = {"rescore": args.rescore} if args.rescore else {}
+    if args.rescore:
+        params["rescore"] = args.rescore
+        tier["rescore_fusion"] = set_rescore_fusion(args.rescore_fusion)
+        if args.rescore_depth:
+            from narezka.search import rescoring
+
+            rescoring.DEPTH = args.rescore_depth
+            tier["rescore_fusion"] += f", depth {args.rescore_depth}"
     configs = [
         {
             "strategy": spec.label,
@@ -202,6 +229,7 @@ def run(args: argparse.Namespace) -> int:
             "mode": args.mode,
             "fusion": fusion or "default",
             "fold": fold,
+            **tier,
         }
         for fusion, fold in settings
     ]
@@ -218,8 +246,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         for corpus in chosen:
             started = time.perf_counter()
-            store = store_for(args.cache, corpus, spec.label, args.embedder)
-            index(
+            store = store_for(args.cache, corpus, spec.label, args.embedder, args.rescore)
+            report = index(
                 corpus.root,
                 store_dir=store,
                 strategy=spec.name,
@@ -229,7 +257,13 @@ def run(args: argparse.Namespace) -> int:
                 **params,
             )
             indexed = time.perf_counter() - started
-            print(f"{corpus.name}: indexed in {indexed:.0f} s", file=sys.stderr, flush=True)
+            print(
+                f"{corpus.name}: indexed in {indexed:.0f} s ({report.chunks_embedded} chunks "
+                f"embedded, {report.cache_misses} by the model, "
+                f"{report.chunks_kept + report.chunks_reused} kept)",
+                file=sys.stderr,
+                flush=True,
+            )
             if args.index_only:
                 continue
             asked = [*pools[corpus.name], *near(corpus), *far_questions(suite, corpus, pools)]
@@ -238,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
                     settings, configs, sinks, rows, strict=True
                 ):
                     for question in asked:
+                        asked_at = time.perf_counter()
                         hits = held.search(
                             question.q,
                             k=K,
@@ -247,6 +282,7 @@ def run(args: argparse.Namespace) -> int:
                             fold=parse_fold(fold),
                         )
                         row = result_row(question, hits, config)
+                        row["ms"] = round((time.perf_counter() - asked_at) * 1000, 2)
                         got.append(row)
                         sink.write(json.dumps(row, ensure_ascii=False) + "\n")
             print(
@@ -282,6 +318,7 @@ def result_row(question: Question, hits: Sequence[Any], config: dict[str, str]) 
         "rank": rank_of(question.golden, hits) if question.golden else None,
         "top_score": top.score if top else None,
         "top_relevance": getattr(top, "relevance", None) if top else None,
+        "signals": [s.to_json() if (s := getattr(h, "signals", None)) else None for h in hits],
         "scores": [h.score for h in hits],
         "chars": [h.end - h.start for h in hits],
         "top_file": top.file_path if top else None,
@@ -451,6 +488,8 @@ def _setting(rows: Sequence[dict[str, Any]]) -> str:
     config = rows[0]["config"]
     strategy = config.get("strategy", "headings")
     prefix = "" if strategy == "headings" else f"{strategy}, "
+    if config.get("rescore"):
+        prefix += f"rescore {config['rescore']} ({config.get('rescore_fusion', 'score')}), "
     return f"{prefix}fusion {config.get('fusion', 'default')}, fold {config.get('fold', 'auto')}"
 
 
@@ -501,6 +540,15 @@ def main(argv: list[str]) -> int:
     r.add_argument("--out", type=Path, default=None, help="Per-question JSONL.")
     r.add_argument("--table", type=Path, default=None, help="Also write the table here.")
     r.add_argument("--index-only", action="store_true", help="Build the stores, ask nothing.")
+    r.add_argument("--rescore", default=None, help="Build the stores with the quality tier (e5).")
+    r.add_argument(
+        "--rescore-fusion",
+        default="score",
+        help="How the tier fuses: score, score:WEIGHT (the second model's share) or rrf.",
+    )
+    r.add_argument(
+        "--rescore-depth", type=int, default=None, help="Candidates the tier re-scores (≥ 4k)."
+    )
     t = sub.add_parser("table", help="The table of runs' JSONL of one configuration.")
     t.add_argument("runs", type=Path, nargs="+")
     c = sub.add_parser("compare", help="Sign tests and AUROC between two runs' JSONL.")

@@ -38,6 +38,26 @@ MIN_RELEVANCE = 0.05
 """Hits below this calibrated relevance are "nothing relevant" for the CLI, the server and
 the retrievers: the highest threshold that drops at most 5 % of the correct top answers over
 the dev suite's held-out predictions (benchmarks/results/relevance.md)."""
+RESCORE: str | None = None
+"""The quality tier (``rescore = "e5"``): off unless the dev suite says otherwise
+(benchmarks/results/quality_tier.md)."""
+RESCORE_MODELS = ("e5",)
+"""Models the quality tier can store as every chunk's second vector."""
+RESCORE_OFF = ("off", "none", "no", "false", "")
+
+
+def check_rescore(value: str | None) -> str | None:
+    """The quality tier a setting names (None: off); a ConfigError for an unknown one."""
+    if value is None:
+        return None
+    word = str(value).strip().lower()
+    if word in RESCORE_OFF:
+        return None
+    if word not in RESCORE_MODELS:
+        raise ConfigError(
+            f"rescore must be one of {', '.join(RESCORE_MODELS)} or off, not {value!r}"
+        )
+    return word
 
 
 def check_min_relevance(value: float) -> float:
@@ -58,9 +78,13 @@ __all__ = [
     "OVERLAP",
     "PREVIEW_UNIT",
     "REDACT",
+    "RESCORE",
+    "RESCORE_MODELS",
     "SIZE",
     "STRATEGY",
     "TOKENIZER",
     "UNIT",
     "K",
+    "check_min_relevance",
+    "check_rescore",
 ]

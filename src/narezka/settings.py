@@ -16,7 +16,7 @@ Loaded in this order, each later source overriding the earlier ones::
 Environment: ``NAREZKA_STRATEGY``, ``NAREZKA_EMBEDDER``, ``NAREZKA_SIZE``, ``NAREZKA_UNIT``,
 ``NAREZKA_TOKENIZER``, ``NAREZKA_OVERLAP``, ``NAREZKA_LEVELS``, ``NAREZKA_MIN_CHARS``,
 ``NAREZKA_INCLUDE`` and ``NAREZKA_EXCLUDE`` (comma-separated globs), ``NAREZKA_CONTEXT_LLM``
-(``ollama:qwen2.5:3b``, or ``off``), and so on for every
+(``ollama:qwen2.5:3b``, or ``off``), ``NAREZKA_RESCORE`` (``e5`` or ``off``), and so on for every
 field (upper-cased). A value that does not parse is a ``ConfigError`` naming its source.
 """
 
@@ -104,6 +104,11 @@ class Settings:
     min_relevance: float | None = None
     """Hits below this relevance are dropped by ``search``, the server and the retrievers
     (None: :data:`narezka.defaults.MIN_RELEVANCE`, chosen by measurement)."""
+    rescore: str | None = None
+    """The quality tier: ``"e5"`` stores every chunk's e5 vector beside the first one, and a
+    search re-scores its first stage's candidates with it (slower indexing; see
+    :mod:`narezka.search.rescoring`). None (or ``off``): no second vector. A property of the
+    index: turning it on or off rebuilds the index (cached embeddings are reused)."""
 
     def __post_init__(self) -> None:
         if self.strategy not in strategy_names():
@@ -116,6 +121,13 @@ class Settings:
             check_analyzer(self.bm25)
         if self.min_relevance is not None:
             defaults.check_min_relevance(self.min_relevance)
+        if self.rescore is not None:
+            object.__setattr__(self, "rescore", defaults.check_rescore(self.rescore))
+        if self.rescore is not None and self.embedder.strip().lower() == self.rescore:
+            raise ConfigError(
+                f"rescore = {self.rescore!r} would re-score with the embedder itself: the "
+                "quality tier goes with another embedder (the default, use)"
+            )
         if self.context_llm is not None:
             # "off" lets a flag or variable switch off what narezka.toml switched on.
             spec = self.context_llm.strip()
@@ -224,6 +236,7 @@ def chunk_config(settings: Settings, embedder: Embedder | None = None) -> ChunkC
         follow_symlinks=bool(settings.follow_symlinks),
         context_llm=settings.context_llm,
         embedder=settings.embedder,
+        rescore=settings.rescore,
     )
 
 

@@ -45,6 +45,7 @@ SAMPLES: dict[str, tuple[dict[str, Any], Callable[[Query], bool]]] = {
     ),
     "fold": ({"fold": "off"}, lambda q: q.fold is None),
     "min_relevance": ({"min_relevance": 0.0}, lambda q: q.min_relevance == 0.0),
+    "rescore": ({"rescore": "off"}, lambda q: q.rescore is False),
 }
 
 

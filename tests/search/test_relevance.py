@@ -99,3 +99,9 @@ def test_min_relevance_comes_from_narezka_toml(tmp_path: Path) -> None:
     assert Settings.load(tmp_path).relevance_floor == 0.3
     assert Settings().relevance_floor == MIN_RELEVANCE
     assert Settings.load(tmp_path, environ={"NAREZKA_MIN_RELEVANCE": "0.4"}).min_relevance == 0.4
+
+
+def test_the_tier_s_e5_cosine_is_reported_but_leaves_relevance_as_it_was() -> None:
+    plain, tier = Signals(0.5, 0.6, 0.8), Signals(0.5, 0.6, 0.8, 0.9)
+    assert relevance(tier) == relevance(plain)
+    assert tier.to_json()["second"] == 0.9 and "second" not in plain.to_json()

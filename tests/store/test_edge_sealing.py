@@ -3,6 +3,7 @@ index answers exactly what the same points in one writable segment answer."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -134,3 +135,25 @@ def test_an_index_written_by_the_older_layout_opens_and_answers_the_same(
         old.ensure(DIM)
         old.upsert(points)
         assert _answers(old) == expected
+
+
+def test_sealed_segments_keep_the_second_vector(tmp_path: Path, small_seals: None) -> None:
+    """The quality tier's second vector is sealed with the first: every point still has it
+    after seals during the write and the reopen."""
+    rng = random.Random(3)
+    points = [
+        dataclasses.replace(p, rescore=[rng.uniform(-1, 1) for _ in range(4)]) for p in _points()
+    ]
+    with EdgeStore(tmp_path) as store:
+        store.ensure(DIM, rescore=4)
+        store.upsert(points)
+        assert "sealed" in _segment_kinds(tmp_path)
+    with EdgeStore(tmp_path) as store:
+        store.ensure(DIM, rescore=4)
+        got = store.get([p.id for p in points[::50]], with_vectors=True)
+        assert len(got) == len(points[::50])
+        for want, have in zip(points[::50], got, strict=True):
+            assert have.rescore is not None and want.rescore is not None
+            norm = sum(x * x for x in want.rescore) ** 0.5  # cosine vectors are kept unit
+            expected = [x / norm for x in want.rescore]
+            assert list(have.rescore) == pytest.approx(expected, abs=1e-4)

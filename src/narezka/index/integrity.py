@@ -172,17 +172,24 @@ def warn_if_damaged(store: VectorStore, folder: Path, where: str) -> None:
 
 def _readable(store: VectorStore, ids: Sequence[str]) -> tuple[set[str], set[str]]:
     """(ids the store returns, ids whose reading fails), reading in batches and narrowing a
-    failing batch down to its points."""
+    failing batch down to its points. In a store with the quality tier's second vectors a
+    point without one counts as not returned (missing): re-syncing its file restores it."""
     found: set[str] = set()
     bad: set[str] = set()
+    second = bool(getattr(store, "rescore_dim", 0))
+
+    def whole(pids: list[str]) -> set[str]:
+        points = store.get(pids, with_vectors=second)
+        return {p.id for p in points if not second or p.rescore is not None}
+
     for start in range(0, len(ids), BATCH):
         batch = list(ids[start : start + BATCH])
         try:
-            found.update(p.id for p in store.get(batch))
+            found.update(whole(batch))
         except NarezkaError:
             for pid in batch:
                 try:
-                    found.update(p.id for p in store.get([pid]))
+                    found.update(whole([pid]))
                 except NarezkaError:
                     bad.add(pid)
     return found, bad

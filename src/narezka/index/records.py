@@ -82,6 +82,11 @@ class IndexRecord:
     """The alias readers by URL query, once it points at ``collection``."""
     building: str | None = None
     """A generation being filled (an interrupted rebuild's, removed by the next run)."""
+    rescore: str | None = None
+    """The quality tier's model (its full name) when every point also holds its second
+    vector; None: the index has none (searched as before the tier existed)."""
+    rescore_dim: int | None = None
+    """The second vector's size."""
     retired: tuple[str, ...] = ()
     """Generations retired while in use, removed by a later run."""
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -207,6 +212,7 @@ _KINDS = {
     **dict.fromkeys(_FIELDS, "a string or null"),
     "version": "an integer",
     "dim": "an integer",
+    "rescore_dim": "an integer or null",
     **dict.fromkeys(("embedder", "strategy", "fingerprint"), "a string"),
     "params": "an object",
     **dict.fromkeys(("settings", "qdrant"), "an object or null"),
@@ -218,7 +224,7 @@ _KINDS = {
 def _is_kind(value: Any, kind: str) -> bool:
     if value is None:
         return kind.endswith("or null")
-    if kind == "an integer":
+    if kind.startswith("an integer"):
         return isinstance(value, int) and not isinstance(value, bool)
     if kind.startswith("a string"):
         return isinstance(value, str)

@@ -149,7 +149,7 @@ def open_data_store(home: Path | None, record: IndexRecord) -> VectorStore:
     path = record.data_dir(home) if not url and home is not None else None
     store = open_store(path, url=url, **options)
     try:
-        store.ensure(record.dim, sparse=True)
+        store.ensure(record.dim, sparse=True, rescore=record.rescore_dim or 0)
     except BaseException:
         store.close()
         raise

@@ -32,6 +32,7 @@ from narezka.embed import (
     get_embedder,
 )
 from narezka.embed.cache import prefetching
+from narezka.embed.rescore import RescoreModel
 from narezka.enrich import Rules, chunk_payload
 from narezka.enrich.llm_context import ContextWriter
 from narezka.errors import ConfigError, DiskFullError, NarezkaError, RefusedFileError, SourceError
@@ -42,6 +43,7 @@ from narezka.index.layout import (
     INDEX_VERSION,
     STORE_DIRNAME,
 )
+from narezka.index.rescoring import with_second_vectors
 from narezka.runs.chunking import (
     ChunkTask,
     FileOutcome,
@@ -152,8 +154,11 @@ class Syncer:
         bm25: str = DEFAULT_ANALYZER,
         context: ContextWriter | None = None,
         convert_cache: Path | None = None,
+        rescore: RescoreModel | None = None,
     ) -> None:
         self.corpus = corpus
+        self.rescore = rescore
+        """The quality tier's model: every point written also gets its second vector."""
         # Searches in this process take the other side: they see a file before or after.
         self.writing = writing or nullcontext
         self.store = store
@@ -332,6 +337,10 @@ class Syncer:
                 points.append(self._point(entry.point_id, by_index[entry.index], donor.dense))
                 if entry.point_id != old_id:
                     report.chunks_reused += 1
+        if self.rescore is not None:  # the quality tier: each point's second vector too
+            texts = {e.point_id: by_index[e.index].embed_text for e in entries}
+            copied = {entry.point_id: old_id for entry, old_id in copies}
+            points = with_second_vectors(points, texts, reused, copied, self.rescore)
         self.stage("writing", source)
         with self.writing():
             self._write(source, plan, points, entries, stat, digest)

@@ -44,6 +44,8 @@ class NarezkaRetriever(BaseRetriever):
     fold: Fold = "auto"
     min_relevance: float | None = None
     """Hits less relevant than this are left out (None: the index's ``min_relevance``)."""
+    rescore: bool = True
+    """Re-score by the index's second vectors, when it has them (the quality tier)."""
 
     def _get_relevant_documents(
         self,

@@ -45,6 +45,7 @@ class NarezkaRetriever(BaseRetriever):
         fusion: Fusion | None = None,
         fold: Fold = "auto",
         min_relevance: float | None = None,
+        rescore: bool = True,
     ) -> None:
         super().__init__()
         self.index = index
@@ -52,6 +53,8 @@ class NarezkaRetriever(BaseRetriever):
         self.fusion, self.fold = fusion, fold
         self.min_relevance = min_relevance
         """Hits less relevant than this are left out (None: the index's ``min_relevance``)."""
+        self.rescore = rescore
+        """Re-score by the index's second vectors, when it has them (the quality tier)."""
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         hits = self.index.search(query_for(query_bundle.query_str, self, self.index.settings))

@@ -46,6 +46,8 @@ class ChunkConfig:
     """The LLM that writes chunk context (None: off)."""
     embedder: str | None = None
     """The embedder the settings name (whose tokens size the chunks with ``unit = tokens``)."""
+    rescore: str | None = None
+    """The quality tier's second vector (``e5``), None: off (it changes no chunk)."""
     tokenizer: str = field(init=False)
     """The counter's name: ``chars``, or the tokenizer ``params.tokenizer`` names."""
 

@@ -11,13 +11,16 @@ from pathlib import Path
 from typing import cast
 
 from narezka.embed import Embedder
+from narezka.embed.rescore import RescoreModel
 from narezka.errors import ConfigError
+from narezka.search import rescoring
 from narezka.search.expansion import expand_section, merged_text
 from narezka.search.folding import fold_neighbours, resolve_fold, to_parents
 from narezka.search.fusion import DEFAULT, hybrid_query, tie_order
 from narezka.search.hits import Hit
 from narezka.search.query import Query
 from narezka.search.relevance import NO_SIGNALS, calibrated, relevance, signals_for
+from narezka.search.rescoring import rescored, second_cosines
 from narezka.store import VectorStore
 from narezka.store.base import Mode, SparseVector, Vector
 from narezka.store.sparse import Bm25Encoder
@@ -41,8 +44,12 @@ class SearchEngine:
         reading: Callable[[], AbstractContextManager[object]] | None = None,
         redact: bool = True,
         convert_cache: Path | None = None,
+        rescore: RescoreModel | None = None,
     ) -> None:
         self.store = store
+        self.rescore = rescore
+        """The quality tier's model: the candidates are re-scored by their second vectors
+        (None: an index without them, or a query that turned it off)."""
         self.redact = redact
         self.convert_cache = convert_cache
         """The index's cache of converted documents, read when a hit's file is re-read."""
@@ -76,6 +83,10 @@ class SearchEngine:
         if mode in ("bm25", "hybrid"):
             sparse = self.bm25.encode_query(text)
         wanted = k * CANDIDATES_PER_RESULT + (PATH_GLOB_EXTRA if where.path else 0)
+        second = None
+        if self.rescore is not None:
+            second = self.rescore.query(text)[0]
+            wanted = max(wanted, rescoring.DEPTH)
         with self._reading():
             if mode == "hybrid":
                 assert dense is not None and sparse is not None
@@ -93,12 +104,17 @@ class SearchEngine:
                 )
         stored = [h for h in stored if where.matches_path(str(h.payload.get("file_path", "")))]
         stored.sort(key=tie_order)
+        if second is not None and stored:
+            with self._reading():
+                cosines = second_cosines(self.store, [h.id for h in stored], second)
+            stored = rescored(stored, cosines)
+            stored.sort(key=tie_order)
         hits = [Hit.from_stored(h, text) for h in stored]
         if expand == "parent":
             hits = to_parents(hits, text)
         elif (ratio := resolve_fold(query.fold, mode, (fusion or DEFAULT).method)) is not None:
             hits = fold_neighbours(hits, k, ratio=ratio)
-        hits = self._with_relevance(hits[:k], dense, sparse or self.bm25.encode_query(text))
+        hits = self._with_relevance(hits[:k], dense, sparse or self.bm25.encode_query(text), second)
         if expand == "section":
             # The section holds the folded neighbours too: one read of the file serves both.
             return [
@@ -119,14 +135,20 @@ class SearchEngine:
         return hits
 
     def _with_relevance(
-        self, hits: list[Hit], dense: Vector | None, sparse: SparseVector
+        self,
+        hits: list[Hit],
+        dense: Vector | None,
+        sparse: SparseVector,
+        second: Vector | None = None,
     ) -> list[Hit]:
         """The hits with their relevance: read from the stored vectors of these hits alone,
         so k and the other candidates do not change it."""
         if not hits:
             return hits
         with self._reading():
-            found = signals_for(self.store, [h.chunk_id for h in hits], dense, sparse, self.bm25.k1)
+            found = signals_for(
+                self.store, [h.chunk_id for h in hits], dense, sparse, self.bm25.k1, second
+            )
         cosine = self.embedder is not None and calibrated(self.embedder.name)
         out = []
         for hit in hits:

@@ -26,7 +26,10 @@ MODES = ("dense", "bm25", "hybrid")
 EXPANSIONS = (None, "section", "parent")
 FILTER_OPTIONS = ("zone", "project", "category", "path", "include_archived")
 FUSION_OPTIONS = ("fusion", "rrf_k", "dense_weight")
-OPTIONS = ("k", "mode", *FILTER_OPTIONS, "expand", *FUSION_OPTIONS, "fold", "min_relevance")
+OPTIONS = (
+    *("k", "mode", *FILTER_OPTIONS, "expand", *FUSION_OPTIONS, "fold", "min_relevance"),
+    "rescore",
+)
 """A query's options in their flat, text-friendly form (besides the text itself): what a
 flag, a URL parameter, a tool argument or a retriever's ``search_kwargs`` key is called."""
 
@@ -58,6 +61,9 @@ class Query:
     min_relevance: float | None = None
     """Hits below this calibrated relevance are dropped; None keeps every hit. The CLI, the
     server and the retrievers pass the index's setting (``Settings.relevance_floor``)."""
+    rescore: bool = True
+    """Re-score the candidates with the index's second vectors (the quality tier), when it
+    has them; False searches such an index as one without them. No effect elsewhere."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text.strip():
@@ -77,6 +83,8 @@ class Query:
                     f"fusion ({self.fusion.label}) applies to hybrid search, not to {self.mode}"
                 )
         check_fold(self.fold)
+        if not isinstance(self.rescore, bool):
+            raise ConfigError(f"rescore must be true or false, got {self.rescore!r}")
         if self.min_relevance is not None:
             object.__setattr__(
                 self, "min_relevance", defaults.check_min_relevance(self.min_relevance)
@@ -119,6 +127,8 @@ class Query:
             values["fold"] = parse_fold(given["fold"])
         if "min_relevance" in given:
             values["min_relevance"] = _number(given["min_relevance"], "min_relevance")
+        if "rescore" in given:
+            values["rescore"] = _flag(given["rescore"], "rescore")
         return cls(text, **values)
 
     def options(self) -> dict[str, Any]:
@@ -134,6 +144,7 @@ class Query:
             "dense_weight": None if fusion is None else fusion.dense_weight,
             "fold": "off" if self.fold is None else self.fold,  # None is "not given" here
             "min_relevance": self.min_relevance,
+            "rescore": self.rescore,
         }
 
 

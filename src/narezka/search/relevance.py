@@ -18,6 +18,12 @@ hit of every question, labelled relevant when it contains the question's answer 
 ``must_contain`` strings, or Chroma's reference range), every hit of a near or far
 unanswerable question labelled irrelevant; measured corpus by corpus held out in
 ``benchmarks/results/relevance.md``.
+
+An index with the quality tier (``rescore = "e5"``) reports each hit's e5 cosine too
+(``Signals.second``), but relevance does not use it: fitted beside the three signals on the
+tier's own hits (``calibrate_relevance.py fit --rescore``, leave-one-corpus-out), it moved
+near-unanswerable AUROC by −0.012 to +0.010 per corpus (pooled 0.808 → 0.803) and raised the
+calibration error (0.010 → 0.017): ``benchmarks/results/relevance_tier.md``.
 """
 
 from __future__ import annotations
@@ -53,10 +59,16 @@ class Signals:
     cosine: float | None
     term_cover: float
     term_share: float
+    second: float | None = None
+    """The cosine of the query's and the chunk's second vectors (the quality tier's e5),
+    for an index that stores them; None otherwise."""
 
     def to_json(self) -> dict[str, float | None]:
-        """The signals as JSON-ready data."""
-        return {"cosine": self.cosine, "term_cover": self.term_cover, "term_share": self.term_share}
+        """The signals as JSON-ready data (``second`` only for an index with the tier)."""
+        out = {"cosine": self.cosine, "term_cover": self.term_cover, "term_share": self.term_share}
+        if self.second is not None:
+            out["second"] = self.second
+        return out
 
 
 def calibrated(embedder_name: str) -> bool:
@@ -82,20 +94,27 @@ def signals_for(
     dense: Vector | None,
     sparse: SparseVector,
     k1: float,
+    second: Vector | None = None,
 ) -> dict[str, Signals]:
-    """Each stored chunk's signals for the query (``dense`` None: no cosine)."""
+    """Each stored chunk's signals for the query (``dense`` None: no cosine; ``second``: the
+    query's second vector, for an index with the quality tier)."""
     points = store.get(list(dict.fromkeys(ids)), with_vectors=True)
     query_terms = set(sparse.indices)
     out = {}
     for point in points:
         cosine = _cosine(dense, point.dense) if dense is not None else None
+        also = (
+            _cosine(second, point.rescore)
+            if second is not None and point.rescore is not None
+            else None
+        )
         cover = share = 0.0
         if query_terms and point.sparse is not None:
             weights = dict(zip(point.sparse.indices, point.sparse.values, strict=True))
             found = [weights[t] for t in query_terms if t in weights]
             cover = min(1.0, sum(found) / ((k1 + 1.0) * len(query_terms)))
             share = len(found) / len(query_terms)
-        out[point.id] = Signals(cosine, cover, share)
+        out[point.id] = Signals(cosine, cover, share, also)
     return out
 
 

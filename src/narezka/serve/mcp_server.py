@@ -158,6 +158,13 @@ def build_mcp(service: Service, *, name: str = "narezka") -> MCPServer:
                 le=1.0,
             ),
         ] = None,
+        rescore: Annotated[
+            bool | None,
+            Field(
+                description="false: do not re-score by the index's e5 vectors (an index built "
+                "with the quality tier); default true, no effect on other indexes."
+            ),
+        ] = None,
     ) -> str:
         """Search the knowledge base. Returns {"hits": [...], "next_cursor", "total",
         "best_relevance"}; each hit has text, breadcrumb, url, file_path, start, end (exact
@@ -182,6 +189,7 @@ def build_mcp(service: Service, *, name: str = "narezka") -> MCPServer:
                     fold=fold,
                     cursor=cursor,
                     min_relevance=min_relevance,
+                    rescore=rescore,
                 )
             )
         )

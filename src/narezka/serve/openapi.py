@@ -93,6 +93,12 @@ def openapi_document() -> dict[str, Any]:
             {"type": "number", "minimum": 0, "maximum": 1},
             "Drop hits below this relevance (default: the index's setting).",
         ),
+        _param(
+            "rescore",
+            {"type": "boolean", "default": True},
+            "false: no re-scoring by the index's e5 vectors (the quality tier); no effect on "
+            "an index without them.",
+        ),
         cursor,
     ]
     search[0]["required"] = True

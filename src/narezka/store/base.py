@@ -1,7 +1,8 @@
 """The ``VectorStore`` protocol and the backend-neutral values it speaks in.
 
 A store keeps points: a deterministic id, one dense vector (``"dense"``), optionally one
-BM25 sparse vector (``"bm25"``), and a JSON payload. Backends translate the small typed
+BM25 sparse vector (``"bm25"``) and a second dense vector (``"rescore"``, the quality tier's),
+and a JSON payload. Backends translate the small typed
 filter language below (equals / any-of / range, combined by must / must-not) into their own.
 
 Two behaviours are the same on every backend because they live here, not in the engines:
@@ -30,6 +31,9 @@ DENSE = "dense"
 """Name of the dense vector in every backend."""
 SPARSE = "bm25"
 """Name of the BM25 sparse vector (IDF applied by the engine's ``idf`` modifier)."""
+RESCORE = "rescore"
+"""Name of the optional second dense vector (the quality tier's e5 vector): never searched
+by the engine, read back for the candidates of a search to re-score them."""
 BOOL_KEY = "_bools"
 """Payload key listing the top-level keys whose 0/1 values are booleans."""
 
@@ -78,6 +82,8 @@ class StoredPoint:
     dense: Vector | None
     payload: Mapping[str, Any] = field(default_factory=dict)
     sparse: SparseVector | None = None
+    rescore: Vector | None = None
+    """The second dense vector of a store made with one (``ensure(..., rescore=dim)``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,8 +204,9 @@ class Rankings(NamedTuple):
 class VectorStore(Protocol):
     """A vector index: batch-first, deterministic ids, dense + optional BM25 sparse vectors."""
 
-    def ensure(self, dim: int, sparse: bool = True) -> None:
-        """Create the index or open it; raise ``DimensionMismatchError`` if ``dim`` differs."""
+    def ensure(self, dim: int, sparse: bool = True, rescore: int = 0) -> None:
+        """Create the index or open it; raise ``DimensionMismatchError`` if ``dim`` differs.
+        ``rescore``: the size of a second dense vector per point (0: none)."""
         ...
 
     def upsert(self, points: Sequence[StoredPoint]) -> None:

@@ -46,6 +46,7 @@ from narezka.diskspace import create_needs, ensure_free, open_needs
 from narezka.errors import NarezkaError
 from narezka.store.base import (
     DENSE,
+    RESCORE,
     SPARSE,
     AnyOf,
     Condition,
@@ -119,6 +120,8 @@ class EdgeStore:
         self._sparse = False
         self.dim = 0
         self._unsealed = 0  # points written since the last seal
+        self.rescore_dim = 0
+        """The second dense vector's size (0: the shard has none)."""
         # Safe only now that we hold the lock: nobody else can be optimizing into it.
         shutil.rmtree(self.path / "temp_segments", ignore_errors=True)
 
@@ -130,12 +133,14 @@ class EdgeStore:
 
     # ---- lifecycle ----------------------------------------------------------------------
 
-    def ensure(self, dim: int, sparse: bool = True) -> None:
-        """Create the shard, or open it and check it stores ``dim``-d vectors."""
+    def ensure(self, dim: int, sparse: bool = True, rescore: int = 0) -> None:
+        """Create the shard, or open it and check it stores ``dim``-d vectors (and a
+        ``rescore``-d second vector, when asked)."""
         if self._lock is None:
             raise StoreConfigError(f"index {self.path} is closed")
         if self._shard is not None:
             self._check(dim, sparse, self.dim, self._sparse)
+            self._check_rescore(rescore, self.rescore_dim)
             return
         meta_path = self.path / META_NAME
         exists = (self.path / "segments").is_dir() and any((self.path / "segments").iterdir())
@@ -146,19 +151,23 @@ class EdgeStore:
         else:
             ensure_free(self.path, create_needs(self.path), "create the index")
         if exists and meta_path.is_file():
-            found_dim, found_sparse = _read_meta(meta_path)
+            found_dim, found_sparse, found_rescore = _read_meta(meta_path)
             self._check(dim, sparse, found_dim, found_sparse)
-            self.dim, self._sparse = found_dim, found_sparse
+            self._check_rescore(rescore, found_rescore)
+            # The shard is loaded with the vectors it has, asked for or not.
+            self.dim, self._sparse, self.rescore_dim = found_dim, found_sparse, found_rescore
             self._shard = self._engine(lambda: qe.EdgeShard.load(str(self.path), self._config()))
         elif exists:
             # A shard without our metadata (older narezka, or written by hand): the engine
             # checks compatibility itself; translate its size clash into our error.
-            self.dim, self._sparse = dim, sparse
+            self.dim, self._sparse, self.rescore_dim = dim, sparse, rescore
             self._shard = self._engine(lambda: qe.EdgeShard.load(str(self.path), self._config()))
         else:
-            self.dim, self._sparse = dim, sparse
+            self.dim, self._sparse, self.rescore_dim = dim, sparse, rescore
             self._shard = self._engine(lambda: qe.EdgeShard.create(str(self.path), self._config()))
         meta = {"format": FORMAT, "dim": self.dim, "sparse": self._sparse, "distance": "Cosine"}
+        if self.rescore_dim:
+            meta["rescore"] = self.rescore_dim
         meta_path.write_text(json.dumps(meta) + "\n", encoding="utf-8")
         self._ensure_payload_indexes()
 
@@ -168,6 +177,14 @@ class EdgeStore:
         if sparse and not found_sparse:
             raise StoreConfigError(
                 f"index {self.path} was built without BM25 vectors; re-create it with --rebuild"
+            )
+
+    def _check_rescore(self, wanted: int, found: int) -> None:
+        if wanted and wanted != found:
+            built = f"with {found}-d second vectors" if found else "without second vectors"
+            raise StoreConfigError(
+                f"index {self.path} was built {built}, not {wanted}-d ones (the rescore "
+                "setting changed): re-create it with --rebuild"
             )
 
     def _config(self) -> qe.EdgeConfig:
@@ -180,13 +197,19 @@ class EdgeStore:
             threshold, graph = self.indexing_threshold_kb, None
         else:
             # The engine sizes segments by their vectors' KB; narezka thinks in points.
-            threshold = max(1, SEAL_POINTS * self.dim * 4 // 1024)
+            threshold = max(1, SEAL_POINTS * (self.dim + self.rescore_dim) * 4 // 1024)
             graph = qe.HnswIndexConfig(
                 m=0, ef_construct=100, full_scan_threshold=_NEVER_FULL_SCAN_KB
             )
-        vectors = qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine, memory=COLD)
+        vectors = {
+            DENSE: qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine, memory=COLD)
+        }
+        if self.rescore_dim:  # the quality tier's second vector (never searched by the engine)
+            vectors[RESCORE] = qe.EdgeVectorParams(
+                size=self.rescore_dim, distance=qe.Distance.Cosine, memory=COLD
+            )
         return qe.EdgeConfig(
-            vectors={DENSE: vectors},
+            vectors=vectors,
             sparse_vectors=sparse,
             hnsw_config=graph,
             payload_memory=COLD,
@@ -293,6 +316,10 @@ class EdgeStore:
             if not self._sparse:
                 raise StoreConfigError(f"index {self.path} was created without sparse vectors")
             vectors[SPARSE] = qe.SparseVector(list(point.sparse.indices), list(point.sparse.values))
+        if point.rescore is not None:
+            if not self.rescore_dim:
+                raise StoreConfigError(f"index {self.path} was created without second vectors")
+            vectors[RESCORE] = as_floats(point.rescore)
         return qe.Point(point.id, vectors, encode_payload(point.payload))
 
     def delete(self, ids: Sequence[str]) -> None:
@@ -361,8 +388,8 @@ class EdgeStore:
             record = found.get(pid)
             if record is None:
                 continue
-            dense, sparse = _vectors(record.vector) if with_vectors else (None, None)
-            out.append(StoredPoint(pid, dense, decode_payload(record.payload), sparse))
+            dense, sparse, second = _vectors(record.vector) if with_vectors else (None, None, None)
+            out.append(StoredPoint(pid, dense, decode_payload(record.payload), sparse, second))
         return out
 
     def count(self, filter: Filter | None = None) -> int:
@@ -395,11 +422,11 @@ def _return_free_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
 
 
-def _read_meta(path: Path) -> tuple[int, bool]:
-    """The vector size and sparse flag narezka recorded for a shard."""
+def _read_meta(path: Path) -> tuple[int, bool, int]:
+    """The vector size, sparse flag and second vector's size narezka recorded for a shard."""
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
-        return int(meta["dim"]), bool(meta["sparse"])
+        return int(meta["dim"]), bool(meta["sparse"]), int(meta.get("rescore", 0))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise IndexDamagedError(
             f"{path} cannot be read ({type(exc).__name__}: {exc}): re-create the index with "
@@ -447,14 +474,17 @@ def _hits(points: list[qe.ScoredPoint]) -> list[StoredHit]:
     return [StoredHit(str(p.id), float(p.score), decode_payload(p.payload)) for p in points]
 
 
-def _vectors(vector: Any) -> tuple[list[float] | None, SparseVector | None]:
+def _vectors(vector: Any) -> tuple[list[float] | None, SparseVector | None, list[float] | None]:
     if not isinstance(vector, dict):
-        return None, None
+        return None, None, None
     dense = vector.get(DENSE)
     sparse = vector.get(SPARSE)
+    second = vector.get(RESCORE)
     converted = None
     if sparse is not None:
         converted = SparseVector(tuple(sparse.indices), tuple(float(v) for v in sparse.values))
     with contextlib.suppress(TypeError):
         dense = [float(x) for x in dense] if dense is not None else None
-    return dense, converted
+    with contextlib.suppress(TypeError):
+        second = [float(x) for x in second] if second is not None else None
+    return dense, converted, second

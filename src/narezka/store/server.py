@@ -23,6 +23,7 @@ from typing import Any
 from narezka.errors import MissingDependencyError
 from narezka.store.base import (
     DENSE,
+    RESCORE,
     SPARSE,
     AnyOf,
     Condition,
@@ -92,6 +93,8 @@ class ServerStore:
         self._sparse = False
         self._ready = False
         self.dim = 0
+        self.rescore_dim = 0
+        """The second dense vector's size (0: the collection has none)."""
 
     def __enter__(self) -> ServerStore:
         return self
@@ -114,8 +117,9 @@ class ServerStore:
 
     # ---- lifecycle ----------------------------------------------------------------------
 
-    def ensure(self, dim: int, sparse: bool = True) -> None:
-        """Create the collection with payload indexes, or check the existing one's size."""
+    def ensure(self, dim: int, sparse: bool = True, rescore: int = 0) -> None:
+        """Create the collection with payload indexes, or check the existing one's size
+        (and its second vector's, ``rescore``, when asked)."""
         if self._client is None:
             raise StoreConfigError(f"collection {self.collection} is closed")
         client = self._client
@@ -132,6 +136,14 @@ class ServerStore:
             if sparse and not has_sparse:
                 raise StoreConfigError(f"collection {name} has no BM25 vectors; use --rebuild")
             self._sparse = has_sparse
+            second = vectors.get(RESCORE) if isinstance(vectors, dict) else None
+            self.rescore_dim = second.size if second is not None else 0
+            if rescore and rescore != self.rescore_dim:
+                built = f"{self.rescore_dim}-d second vectors" if self.rescore_dim else "none"
+                raise StoreConfigError(
+                    f"collection {name} has {built}, not {rescore}-d ones (the rescore setting "
+                    "changed); use --rebuild"
+                )
             quantized = info.config.quantization_config is not None
             # What the collection has, whatever this store was told: grow() adds the rest.
             params = info.config.params
@@ -143,7 +155,7 @@ class ServerStore:
                 quantize=quantized,
             )
         else:
-            self._create(client, dim, sparse)
+            self._create(client, dim, sparse, rescore)
             quantized = bool(self.cluster.quantize)
         self._search = self._search_params(quantized)
         self.dim = dim
@@ -172,7 +184,12 @@ class ServerStore:
         self._call(
             lambda: client.update_collection(
                 self.collection,
-                vectors_config={DENSE: qm.VectorParamsDiff(on_disk=True)} if disk else None,
+                vectors_config=dict.fromkeys(
+                    (DENSE, RESCORE) if self.rescore_dim else (DENSE,),
+                    qm.VectorParamsDiff(on_disk=True),
+                )
+                if disk
+                else None,
                 sparse_vectors_config={SPARSE: sparse} if disk and self._sparse else None,
                 collection_params=qm.CollectionParamsDiff(on_disk_payload=True) if disk else None,
                 quantization_config=_int8() if quantize else None,
@@ -184,7 +201,7 @@ class ServerStore:
         self._search = self._search_params(bool(self.cluster.quantize))
         return self.cluster
 
-    def _create(self, client: QdrantClient, dim: int, sparse: bool) -> None:
+    def _create(self, client: QdrantClient, dim: int, sparse: bool, rescore: int = 0) -> None:
         c = self.cluster
         on_disk = bool(c.on_disk)
         sparse_config = {
@@ -193,11 +210,16 @@ class ServerStore:
             )
         }
         dense = qm.VectorParams(size=dim, distance=qm.Distance.COSINE, on_disk=on_disk)
+        vectors = {DENSE: dense}
+        if rescore:  # the quality tier's second vector: read back, never searched
+            vectors[RESCORE] = qm.VectorParams(
+                size=rescore, distance=qm.Distance.COSINE, on_disk=on_disk
+            )
         quantization = _int8() if c.quantize else None
         self._call(
             lambda: client.create_collection(
                 self.collection,
-                vectors_config={DENSE: dense},
+                vectors_config=vectors,
                 sparse_vectors_config=sparse_config if sparse else None,
                 shard_number=c.shards,
                 replication_factor=c.replicas,
@@ -207,6 +229,7 @@ class ServerStore:
             )
         )
         self._sparse = sparse
+        self.rescore_dim = rescore
         self._create_payload_indexes(client)
 
     def _create_payload_indexes(self, client: QdrantClient) -> None:
@@ -296,6 +319,10 @@ class ServerStore:
             vectors[SPARSE] = qm.SparseVector(
                 indices=list(point.sparse.indices), values=list(point.sparse.values)
             )
+        if point.rescore is not None:
+            if not self.rescore_dim:
+                raise StoreConfigError(f"collection {self.collection} has no second vectors")
+            vectors[RESCORE] = as_floats(point.rescore)
         return qm.PointStruct(id=point.id, vector=vectors, payload=encode_payload(point.payload))
 
     def delete(self, ids: Sequence[str]) -> None:
@@ -376,14 +403,17 @@ class ServerStore:
             if record is None:
                 continue
             dense: list[float] | None = None
+            second: list[float] | None = None
             sparse: SparseVector | None = None
             if with_vectors and isinstance(record.vector, dict):
                 raw = record.vector.get(DENSE)
                 dense = [float(x) for x in raw] if isinstance(raw, list) else None
+                raw = record.vector.get(RESCORE)
+                second = [float(x) for x in raw] if isinstance(raw, list) else None
                 sv = record.vector.get(SPARSE)
                 if isinstance(sv, qm.SparseVector):
                     sparse = SparseVector(tuple(sv.indices), tuple(float(v) for v in sv.values))
-            out.append(StoredPoint(pid, dense, decode_payload(record.payload), sparse))
+            out.append(StoredPoint(pid, dense, decode_payload(record.payload), sparse, second))
         return out
 
     def count(self, filter: Filter | None = None) -> int:
