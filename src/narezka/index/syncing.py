@@ -219,13 +219,17 @@ class Syncer:
         stat = file.stat()
         return None if self.unchanged(relative(root, file), stat) else stat
 
-    def unchanged(self, source: str, stat: FileStat) -> bool:
-        """Whether the file at ``source`` with this ``stat`` is indexed as it is (then it
-        is counted unchanged): the manifest's size, mtime, fingerprint and embedder."""
+    def is_current(self, source: str, stat: FileStat) -> bool:
+        """Whether the file at ``source`` with this ``stat`` is indexed as it is: the
+        manifest's size, mtime, fingerprint and embedder."""
         state = (stat.st_size, stat.st_mtime, self.fingerprint, self.embedder.name)
         known = self.known.get(source)
         # A scan read without OCR counts unchanged only while OCR is still absent.
-        if known == state or still_lacking(known, state):
+        return known == state or still_lacking(known, state)
+
+    def unchanged(self, source: str, stat: FileStat) -> bool:
+        """:meth:`is_current`, counted in the report as unchanged."""
+        if self.is_current(source, stat):
             self.report.files_unchanged += 1
             return True
         return False

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from narezka.convert.capability import still_lacking
 from narezka.discover import iter_files, read_document
 from narezka.enrich.llm_context import ContextEstimate, ContextWriter
 from narezka.errors import NarezkaError, SourceError
@@ -27,21 +26,22 @@ def estimate_sync(
     writer: ContextWriter = syncer.context
 
     def documents() -> Any:
-        for base, file in iter_files([root], globs, exclude, errors=[]):
-            source = file.relative_to(base).as_posix()
-            if paths is not None and source not in paths:
-                continue
-            try:
-                stat = file.stat()
-                state = (stat.st_size, stat.st_mtime, syncer.fingerprint, syncer.embedder.name)
-                known = syncer.known.get(source)
-                if known == state or still_lacking(known, state):
+        syncer.known.scan()  # the walk is sorted: the manifest is read in step with it
+        try:
+            for base, file in iter_files([root], globs, exclude, errors=[]):
+                source = file.relative_to(base).as_posix()
+                if paths is not None and source not in paths:
                     continue
-                raw, _ = read_document(base, file)
-                chunks = chunk_raw(raw, syncer.strategy, syncer.params, syncer.counter).chunks
-            except (OSError, SourceError, NarezkaError):
-                continue
-            yield raw.text, chunks
+                try:
+                    if syncer.is_current(source, file.stat()):
+                        continue
+                    raw, _ = read_document(base, file)
+                    chunks = chunk_raw(raw, syncer.strategy, syncer.params, syncer.counter).chunks
+                except (OSError, SourceError, NarezkaError):
+                    continue
+                yield raw.text, chunks
+        finally:
+            syncer.known.close()
 
     return writer.estimate(documents())
 
