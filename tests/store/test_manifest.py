@@ -106,7 +106,7 @@ def test_plan_classifies_chunks(tmp_path: Path) -> None:
         assert len(plan.embed) == 1 and len(plan.delete) == 3
         unchanged = m.plan("a.md", old, fingerprint=FP, embedder=EMB)
         assert not unchanged.changed and len(unchanged.keep) == 3
-        assert m.paths() == ["a.md"] and m.stats()["a.md"] == (10, 1.0, FP, EMB)
+        assert m.paths() == ["a.md"] and m.stats_in_order().get("a.md") == (10, 1.0, FP, EMB)
         m.commit_delete("a.md")
         assert (
             m.get("a.md") is None and m.plan("a.md", [], fingerprint=FP, embedder=EMB).delete == ()
@@ -195,26 +195,29 @@ def test_recover_drops_points_it_cannot_describe(store: VectorStore, tmp_path: P
 
 
 def test_stats_share_one_fingerprint_string_between_files(tmp_path: Path) -> None:
-    """A no-change sync holds ``stats()`` for every file: the long fingerprint and the
-    embedder name are one string each, not a copy per file (issue 27: 300 MB at 1M files)."""
+    """A no-change sync reads every file's stats: the long fingerprint and the embedder
+    name are one string each, not a copy per file (issue 27: 300 MB at 1M files)."""
     fingerprint = "headings:" + "x" * 250
     with Manifest(tmp_path / "m") as m:
         for name in ("a.md", "b.md"):
             m.commit(FileEntry(name, 10, 1.0, "d", fingerprint, EMB, ()))
-        stats = m.stats()
+        lookup = m.stats_in_order()
+        lookup.scan()
+        stats = {name: lookup.get(name) or () for name in ("a.md", "b.md")}
+        lookup.close()
     assert stats["a.md"][2] == fingerprint and stats["a.md"][2] is stats["b.md"][2]
     assert stats["a.md"][3] is stats["b.md"][3]
 
 
 def test_stats_in_order_merge_with_a_sorted_walk(tmp_path: Path) -> None:
-    """Read in step with the walk, the manifest answers what ``stats()`` answers for every
+    """Read in step with the walk, the manifest answers what was committed for every
     path, in the walk's order (code points; SQLite's is UTF-8 bytes: the same), for paths it
     does not know, and for a path asked out of order."""
     names = ["a.md", "a/b.md", "a-b.md", "ab.md", "z.md", "Я/ё.md", "ж.md", "é.md", "日本.md"]
     with Manifest(tmp_path / "m") as m:
         for size, name in enumerate(names):
             m.commit(FileEntry(name, size, 1.0, "d", "fp", EMB, ()))
-        expected = m.stats()
+        expected = {name: (size, 1.0, "fp", EMB) for size, name in enumerate(names)}
         lookup = m.stats_in_order()
         walk = sorted([*names, "new.md", "Я/new.md", "a/c.md"])
         lookup.scan()
@@ -226,7 +229,7 @@ def test_stats_in_order_merge_with_a_sorted_walk(tmp_path: Path) -> None:
 
 def test_stats_in_order_holds_no_rows(tmp_path: Path) -> None:
     """The scan reads rows as the walk passes them: past the first paths, none of the
-    rows behind is kept (the dict ``stats()`` builds was ~350 B a file)."""
+    rows behind is kept (a dict of them was ~350 B a file)."""
     with Manifest(tmp_path / "m") as m:
         for i in range(2000):
             m.commit(FileEntry(f"f{i:05d}.md", i, 1.0, "d", "fp", EMB, ()))

@@ -227,20 +227,10 @@ class Manifest:
         ).fetchone()
         return (str(row[0]), int(row[1])) if row else None
 
-    def stats(self) -> dict[str, tuple[int, float, str, str]]:
-        """path → (size, mtime, fingerprint, embedder), for stat-only skipping of many files.
-
-        Every file shares one fingerprint and embedder string: a fingerprint is some 250
-        characters, and a fresh copy per file would cost a million-file sync 300 MB."""
-        rows = self._db.execute("SELECT path, size, mtime, fingerprint, embedder FROM files")
-        one: dict[str, str] = {}
-        return {
-            r[0]: (r[1], r[2], one.setdefault(r[3], r[3]), one.setdefault(r[4], r[4])) for r in rows
-        }
-
     def stats_in_order(self) -> StatsInOrder:
-        """What :meth:`stats` gives, without holding it (~350 B a file, 350 MB at a million
-        files): read in step with a sorted walk between ``scan()`` and ``close()``."""
+        """path → (size, mtime, fingerprint, embedder), for stat-only skipping of many files,
+        without holding it (a dict of it was ~350 B a file, 350 MB at a million files): read
+        in step with a sorted walk between ``scan()`` and ``close()``."""
         return StatsInOrder(self._db)
 
     def is_fresh(
