@@ -222,7 +222,8 @@ def iter_files(
             found = _walk(
                 path, include, exclude, problems, follow_symlinks=follow_symlinks, unread=unread
             )
-            pairs = _under(path, found)
+            # Each ``Path`` made as it is asked for: only the relative paths are held.
+            pairs = ((path, path / rel) for rel in found)
         elif path.exists():
             bad_name = _undecodable_name(path.name, "file")
             kind = special_kind(path.stat().st_mode)
@@ -248,14 +249,6 @@ def iter_files(
             if key not in yielded:
                 yielded.add(key)
                 yield root, file
-
-
-def _under(root: Path, found: list[str]) -> Iterator[tuple[Path, Path]]:
-    """``(root, file)`` for each relative path, each ``Path`` made as it is asked for; the
-    list shrinks as it is read, so no path is held twice."""
-    found.reverse()
-    while found:
-        yield root, root / found.pop()
 
 
 def _read_regular(file: Path) -> tuple[bytes, float]:

@@ -156,12 +156,12 @@ class EdgeStore:
             self._check_rescore(rescore, found_rescore)
             # The shard is loaded with the vectors it has, asked for or not.
             self.dim, self._sparse, self.rescore_dim = found_dim, found_sparse, found_rescore
-            self._shard = self._engine(lambda: qe.EdgeShard.load(str(self.path), self._config()))
+            self._shard = self._load()
         elif exists:
             # A shard without our metadata (older narezka, or written by hand): the engine
             # checks compatibility itself; translate its size clash into our error.
             self.dim, self._sparse, self.rescore_dim = dim, sparse, rescore
-            self._shard = self._engine(lambda: qe.EdgeShard.load(str(self.path), self._config()))
+            self._shard = self._load()
         else:
             self.dim, self._sparse, self.rescore_dim = dim, sparse, rescore
             self._shard = self._engine(lambda: qe.EdgeShard.create(str(self.path), self._config()))
@@ -220,6 +220,9 @@ class EdgeStore:
             max_search_threads=self.max_search_threads,
         )
 
+    def _load(self) -> qe.EdgeShard:
+        return self._engine(lambda: qe.EdgeShard.load(str(self.path), self._config()))
+
     def _engine(self, action: Any) -> qe.EdgeShard:
         try:
             shard: qe.EdgeShard = action()
@@ -268,7 +271,7 @@ class EdgeStore:
         shard.close()
         self._shard = None
         _return_free_memory()
-        self._shard = self._engine(lambda: qe.EdgeShard.load(str(self.path), self._config()))
+        self._shard = self._load()
         self._unsealed = 0
 
     def flush(self) -> None:
