@@ -9,7 +9,7 @@ import zipfile
 from typing import Any
 from urllib.parse import unquote
 
-from narezka.convert.guard import check_office_zip, refuse_dtd
+from narezka.convert.guard import check_office_zip, parse_xml
 from narezka.convert.html import convert_html
 from narezka.convert.markdown import Converted
 from narezka.errors import ConvertError
@@ -25,20 +25,11 @@ _PAGES = ("application/xhtml+xml", "text/html")
 
 def _xml(archive: zipfile.ZipFile, name: str, path: str) -> Any:
     """A package XML file, parsed without DTDs, entities or the network."""
-    from lxml import etree
-
     try:
         data = archive.read(name)
     except KeyError as exc:
         raise ConvertError(path, f"not a valid EPUB ({name} is missing)") from exc
-    refuse_dtd(data[:4096], path, name)
-    parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
-    )
-    try:
-        return etree.fromstring(data, parser=parser)
-    except etree.XMLSyntaxError as exc:
-        raise ConvertError(path, f"not a valid EPUB ({name}: {exc})") from exc
+    return parse_xml(data, path, name, "not a valid EPUB")
 
 
 def _spine(archive: zipfile.ZipFile, path: str) -> tuple[list[str], str]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import io
 import zipfile
 import zlib
+from typing import Any
 
 from narezka.errors import ConvertError, UnsafeFileError
 
-__all__ = ["MAX_MEMBERS", "MAX_UNZIPPED", "check_office_zip", "refuse_dtd"]
+__all__ = ["MAX_MEMBERS", "MAX_UNZIPPED", "check_office_zip", "parse_xml", "refuse_dtd"]
 
 MAX_UNZIPPED = 256 * 1024 * 1024
 """Decompressed bytes an Office file may hold in all: real documents of thousands of pages
@@ -31,6 +32,21 @@ def refuse_dtd(head: bytes, path: str, what: str) -> None:
     lowered = head.lower()
     if b"<!doctype" in lowered or b"<!entity" in lowered:
         raise UnsafeFileError(path, f"{what} declares an XML DTD or entity (refused, not parsed)")
+
+
+def parse_xml(data: bytes, path: str, name: str, invalid: str) -> Any:
+    """``name``'s XML parsed without DTDs, entities or the network (a DTD is refused before
+    the parser sees it); a syntax error is a ``ConvertError`` saying ``invalid`` and why."""
+    from lxml import etree
+
+    refuse_dtd(data[:_SNIFF], path, name)
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+    )
+    try:
+        return etree.fromstring(data, parser=parser)
+    except etree.XMLSyntaxError as exc:
+        raise ConvertError(path, f"{invalid} ({name}: {exc})") from exc
 
 
 def check_office_zip(data: bytes, path: str) -> None:

@@ -9,7 +9,7 @@ import zipfile
 from collections.abc import Iterator
 from typing import Any
 
-from narezka.convert.guard import check_office_zip
+from narezka.convert.guard import check_office_zip, parse_xml
 from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
 from narezka.errors import ConvertError
 from narezka.types import SourceLocation
@@ -31,19 +31,11 @@ _SKIP = frozenset(
 
 
 def _xml(archive: zipfile.ZipFile, name: str, path: str) -> Any:
-    from lxml import etree
-
     try:
         data = archive.read(name)
     except KeyError:
         return None
-    parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
-    )
-    try:
-        return etree.fromstring(data, parser=parser)
-    except etree.XMLSyntaxError as exc:
-        raise ConvertError(path, f"not a readable OpenDocument file ({name}: {exc})") from exc
+    return parse_xml(data, path, name, "not a readable OpenDocument file")
 
 
 class _Styles:
