@@ -194,3 +194,21 @@ def test_the_check_at_every_sync_compares_counts_before_ids(
     monkeypatch.setattr(Manifest, "point_ids", every_id)
     report = index(kb, embedder="hash")
     assert report.files_unchanged > 0 and not report.warnings
+
+
+def test_a_search_over_a_damaged_manifest_tells_a_touched_file_by_its_text(kb: Path) -> None:
+    """A hit whose file was touched since indexing sends the staleness check to the manifest;
+    damaged, it cannot answer, and the search still does (with the warning), telling a touch
+    from an edit by the file's text."""
+    with Index.open(kb) as idx:
+        touched = idx.search("чай", k=1)[0].file_path
+    stat = (kb / touched).stat()
+    os.utime(kb / touched, (stat.st_atime, stat.st_mtime + 60))
+    with (index_data(kb / ".narezka") / "manifest.sqlite").open("r+b") as f:
+        f.write(os.urandom(8192))
+    with (
+        pytest.warns(IndexDamagedWarning, match="manifest.sqlite cannot be read"),
+        Index.open(kb) as idx,
+    ):
+        hits = idx.search("чай", k=3)
+    assert hits and not any(h.stale for h in hits if h.file_path == touched)

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from narezka.search.expansion import current_source
 from narezka.search.hits import Hit
+from narezka.store.errors import IndexDamagedError
 
 
 class Indexed(Protocol):
@@ -52,18 +53,31 @@ def mark_stale(
         except OSError:
             changed[hit.file_path] = True
             continue
-        if stat.st_mtime == hit.payload.get("mtime"):
+        if _same_mtime(stat.st_mtime, hit.payload.get("mtime")):
             changed[hit.file_path] = False  # untouched since this version was indexed
         else:
             suspects[hit.file_path] = (hit, stat)  # edited, or only touched: ask the record
     if suspects:
-        with records() as known:
-            for path, (hit, stat) in suspects.items():
-                changed[path] = _differs(hit, stat, known.get(path), corpus)
+        try:
+            with records() as known:
+                for path, (hit, stat) in suspects.items():
+                    changed[path] = _differs(hit, stat, known.get(path), corpus)
+        except IndexDamagedError:
+            # A manifest that cannot be read (the search has warned of it) cannot say what
+            # the last sync saw; the file's text still tells an edit from a touch.
+            for path, (hit, _) in suspects.items():
+                changed[path] = current_source(corpus, hit) is None
     return [
         dataclasses.replace(h, stale=True) if changed[h.file_path] and not h.stale else h
         for h in hits
     ]
+
+
+def _same_mtime(now: float, indexed: object) -> bool:
+    """Whether a file's mtime is the one its hit was indexed at. The payload's float comes
+    back from the engine's JSON a last bit off now and then (1796217217.8346157 for
+    ...8346155): closer than a microsecond is the same."""
+    return isinstance(indexed, int | float) and abs(now - indexed) < 1e-6
 
 
 def _differs(hit: Hit, stat: os.stat_result, entry: Indexed | None, corpus: Path) -> bool:
