@@ -292,3 +292,69 @@ def test_one_bad_entry_does_not_drop_the_rest_of_its_folder(tmp_path: Path, jobs
     report = chunk_documents([root], jobs=jobs)
     assert {c.source for c in report.chunks} == {"good.md"}
     assert {e.path for e in report.skipped} == {"caf\\xe9.md", "d\\xe9p", "sub/loop"}
+
+
+def test_the_walk_yields_paths_sorted_as_strings_for_folders_beside_like_named_files(
+    tmp_path: Path,
+) -> None:
+    """Sorted as whole strings, a folder's files fall between its like-named siblings
+    ('a-b.md' < 'a.md' < 'a/…' < 'a0.md'): the walk must yield that order as it goes, since
+    a sync merges it with the manifest's (issue 27)."""
+    names = ["a.md", "a/b.md", "a/c/d.md", "a-b.md", "a0.md", "ab.md", "a.b/x.md", "z.md"]
+    names += ["Я/ё.md", "ж.md", "é.md", "日本/語.md", "a b/c.md", "a!/c.md"]
+    for name in names:
+        _write(tmp_path, name)
+    assert _rels(tmp_path) == sorted(names)
+
+
+def test_the_walk_streams_its_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first file comes before the last folder is listed: no list of every path is held
+    (it was ~110 MB at a million files)."""
+    for group in range(20):
+        _write(tmp_path, f"g{group:02d}/doc.md")
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def counting(path: Any) -> Any:
+        listed.append(str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    walk = iter_files([tmp_path], errors=[])
+    first = next(walk)
+    assert first[1] == tmp_path / "g00" / "doc.md"
+    assert len(listed) == 2  # the root and g00
+    assert len(list(walk)) == 19 and len(listed) == 21
+
+
+def test_a_link_to_a_folder_of_the_corpus_lists_it_under_its_real_path_wherever_it_sorts(
+    tmp_path: Path,
+) -> None:
+    """A link sorting before the folder it leads to (``a-link`` → ``real``) does not take
+    its files: they are listed once, under the real path, and the link is named. A link to a
+    folder the walk skips (an excluded one) is read through the link, as before."""
+    root = tmp_path / "root"
+    _write(root, "real/r.md")
+    _write(root, "drafts/d.md")
+    (root / "a-link").symlink_to(root / "real", target_is_directory=True)
+    (root / "b-link").symlink_to(root / "drafts", target_is_directory=True)
+    (root / "c-root").symlink_to(root, target_is_directory=True)
+    errors: list[SourceError] = []
+    found = list(iter_files([root], exclude=["drafts/"], errors=errors))
+    assert [f.relative_to(root).as_posix() for _, f in found] == ["b-link/d.md", "real/r.md"]
+    assert {e.path: e.problem for e in errors} == {
+        "a-link": "symlink to a folder read by another path (a loop?), skipped",
+        "c-root": "symlink to a folder read by another path (a loop?), skipped",
+    }
+
+
+def test_two_links_to_one_folder_outside_read_it_once_under_the_first(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    _write(tmp_path, "outside/o.md")
+    _write(root, "x.md")
+    for name in ("m-link", "b-link"):
+        (root / name).symlink_to(tmp_path / "outside", target_is_directory=True)
+    errors: list[SourceError] = []
+    found = list(iter_files([root], errors=errors, follow_symlinks=True))
+    assert [f.relative_to(root).as_posix() for _, f in found] == ["b-link/o.md", "x.md"]
+    assert [(e.path, "loop" in e.problem) for e in errors] == [("m-link", True)]

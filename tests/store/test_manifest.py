@@ -238,3 +238,25 @@ def test_stats_in_order_holds_no_rows(tmp_path: Path) -> None:
         assert lookup.get("f01999.md") == (1999, 1.0, "fp", EMB)
         assert lookup.get("f00000.md") == (0, 1.0, "fp", EMB)  # behind: asked by itself
         assert not any(isinstance(v, dict) and len(v) > 2 for v in vars(lookup).values())
+
+
+def test_an_ordered_scan_collects_the_rows_the_walk_passed_over(tmp_path: Path) -> None:
+    """The rows a sorted walk never asks for are the indexed files it did not meet: before
+    the first path asked, between two, and after the last; asking one twice or a path the
+    manifest does not know changes nothing, and a path behind the scan is refused."""
+    names = ["a.md", "a/b.md", "a-b.md", "ab.md", "m.md", "z.md", "Я.md"]
+    with Manifest(tmp_path / "m") as m:
+        for name in names:
+            m.commit(FileEntry(name, 1, 1.0, "d", "fp", EMB, ()))
+        lookup = m.stats_in_order()
+        unseen: list[str] = []
+        lookup.scan(unseen=unseen)
+        for path in ("a.md", "a.md", "ab.md", "b-new.md", "m.md"):
+            lookup.get(path)
+        assert unseen == ["a-b.md", "a/b.md"]
+        lookup.rest_unseen()
+        assert unseen == ["a-b.md", "a/b.md", "z.md", "Я.md"]
+        with pytest.raises(ValueError, match="asked after"):
+            lookup.get("a.md")
+        lookup.close()
+        assert lookup.get("a.md") == (1, 1.0, "fp", EMB)  # alone again after the scan

@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from narezka.discover.converted import converted_document
 from narezka.discover.decode import decode_bytes
@@ -91,6 +92,73 @@ class _Walk:
             return False
         return not inside(os.path.realpath(path), self.real_root)
 
+    def walks_for_real(self, link: str) -> bool:
+        """Whether the folder the symlink ``link`` leads to is walked under its own path:
+        it lies in the corpus and no folder on the way to it is skipped or excluded. Such a
+        tree, reached both ways, is listed under its real path, wherever the link sorts."""
+        target = os.path.realpath(link)
+        if not inside(target, self.real_root):
+            return False
+        rel = os.path.relpath(target, self.real_root)
+        if rel == os.curdir:
+            return True
+        prefix = ""
+        for part in rel.split(os.sep):
+            prefix += part
+            if (
+                part in _SKIP_DIRS
+                or _undecodable_name(prefix, "folder") is not None
+                or _matches(prefix + "/", self.exclude)
+            ):
+                return False
+            prefix += "/"
+        return True
+
+
+class _Entry(NamedTuple):
+    """A folder's entry, classified once as the folder is listed."""
+
+    key: str
+    """The name, with "/" after a folder's: sorting siblings by it sorts the whole relative
+    paths (everything under ``a/`` shares that prefix), so a depth-first walk in this order
+    yields the files sorted without holding them."""
+    entry: os.DirEntry[str]
+    is_dir: bool
+    is_file: bool
+    is_link: bool
+    error: OSError | None
+
+
+def _classify(entry: os.DirEntry[str]) -> _Entry:
+    try:
+        is_dir, is_file, is_link = entry.is_dir(), entry.is_file(), entry.is_symlink()
+    except OSError as exc:  # a symlink loop such as ``a -> a`` cannot be stat-ed
+        return _Entry(entry.name, entry, False, False, False, exc)
+    return _Entry(entry.name + "/" if is_dir else entry.name, entry, is_dir, is_file, is_link, None)
+
+
+_LOOP = "symlink to a folder read by another path (a loop?), skipped"
+
+
+def _listing(walk: _Walk, directory: Path, prefix: str, seen: set[tuple[int, int]]) -> list[_Entry]:
+    """The entries of one folder in walk order; none for a folder already read (``seen``
+    holds folders by device and inode, so loops end) or one that cannot be listed."""
+    try:
+        st = directory.stat()
+        if (st.st_dev, st.st_ino) in seen:
+            if directory.is_symlink():
+                walk.problems.append(SourceError(prefix.rstrip("/"), _LOOP))
+            return []
+        seen.add((st.st_dev, st.st_ino))
+        with os.scandir(directory) as it:
+            entries = [_classify(entry) for entry in it]
+    except OSError as exc:
+        where = prefix.rstrip("/") if prefix else str(walk.root)
+        walk.problems.append(SourceError(shown_path(where), f"cannot list: {exc.strerror or exc}"))
+        return []
+    entries.sort(key=lambda item: item.key)
+    return entries
+
 
 def _walk(
     root: Path,
@@ -100,86 +168,73 @@ def _walk(
     *,
     follow_symlinks: bool = False,
     unread: list[str] | None = None,
-) -> list[str]:
-    """Files under ``root`` that pass the globs: their relative POSIX paths, sorted.
+) -> Iterator[str]:
+    """Files under ``root`` that pass the globs: their relative POSIX paths, yielded sorted
+    as the walk goes.
 
-    Only the relative paths are held (~110 B a file; a ``Path`` each took ~700 B, 700 MB at a
-    million files): callers make a ``Path`` for one file at a time.
+    Nothing is held but the entries of the folders on the way down (a sorted list of every
+    path was ~110 MB at a million files): each folder is listed in an order that makes a
+    depth-first walk yield sorted paths (see :class:`_Entry`).
 
     What cannot be read (a folder that cannot be listed, a symlink loop or one to a missing
-    target, a name that is not UTF-8) is appended to ``problems``, named by its relative
-    path, and the walk goes on; so is what is never opened (a symlink leading outside the
-    corpus unless ``follow_symlinks``, a FIFO, socket or device). Files of a document type
-    narezka does not read that the globs leave out go to ``unread``.
+    target, a name that is not UTF-8) is appended to ``problems`` as the walk meets it, named
+    by its relative path, and the walk goes on; so is what is never opened (a symlink leading
+    outside the corpus unless ``follow_symlinks``, a FIFO, socket or device). Files of a
+    document type narezka does not read that the globs leave out go to ``unread``.
     """
     walk = _Walk(root, include, exclude, follow_symlinks, problems, unread)
     walk.real_root = os.path.realpath(root)
-    found: list[str] = []
     seen: set[tuple[int, int]] = set()
-    # Each folder waits with its path relative to ``root`` ("" for root, else ending in
-    # "/"): a file's relative path is that and its name, no ``Path.relative_to`` per file.
-    pending: list[tuple[Path, str]] = [(root, "")]
-    # Symlinked directories wait until every real one is walked, so a tree reached both ways
-    # is listed under its real path; ``seen`` holds (device, inode) so loops end.
-    linked: list[tuple[Path, str]] = []
-    while pending or linked:
-        directory, prefix = pending.pop() if pending else linked.pop(0)
-        try:
-            st = directory.stat()
-            if (st.st_dev, st.st_ino) in seen:
-                if directory.is_symlink():
-                    rel = prefix.rstrip("/")
-                    problems.append(
-                        SourceError(rel, "symlink to a folder already read (a loop?), skipped")
-                    )
-                continue
-            seen.add((st.st_dev, st.st_ino))
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as exc:
-            where = prefix.rstrip("/") if directory != root else str(root)
-            problems.append(SourceError(shown_path(where), f"cannot list: {exc.strerror or exc}"))
+    # Each folder open on the way down: its path relative to ``root`` ("" for root, else
+    # ending in "/"; a file's relative path is that and its name) and its entries left.
+    stack: list[tuple[str, Iterator[_Entry]]] = [("", iter(_listing(walk, root, "", seen)))]
+    while stack:
+        prefix, entries = stack[-1]
+        item = next(entries, None)
+        if item is None:
+            stack.pop()
             continue
-        for entry in entries:
-            rel = prefix + entry.name
-            try:
-                is_dir, is_file, is_link = entry.is_dir(), entry.is_file(), entry.is_symlink()
-            except OSError as exc:  # a symlink loop such as ``a -> a`` cannot be stat-ed
-                problems.append(
-                    SourceError(shown_path(rel), f"cannot read: {exc.strerror or exc}, skipped")
-                )
+        entry, is_dir, is_file, is_link = item.entry, item.is_dir, item.is_file, item.is_link
+        rel = prefix + entry.name
+        if item.error is not None:
+            error = item.error
+            problems.append(
+                SourceError(shown_path(rel), f"cannot read: {error.strerror or error}, skipped")
+            )
+            continue
+        wanted = is_dir or _matches(rel, include)
+        excluded = _matches(rel + "/" if is_dir else rel, exclude)
+        bad_name = _undecodable_name(rel, "folder" if is_dir else "file")
+        if bad_name is not None:
+            if (is_dir or is_file) and wanted and not excluded:
+                problems.append(bad_name)
+            continue
+        if excluded:  # excluding a folder excludes everything inside it, as in .gitignore
+            continue
+        if is_link and wanted and walk.leaves(Path(entry.path)):
+            walk.refuse(
+                rel,
+                "symlink leading outside the corpus: not followed (--follow-symlinks reads it)",
+            )
+        elif is_dir:
+            if entry.name in _SKIP_DIRS:
                 continue
-            wanted = is_dir or _matches(rel, include)
-            excluded = _matches(rel + "/" if is_dir else rel, exclude)
-            bad_name = _undecodable_name(rel, "folder" if is_dir else "file")
-            if bad_name is not None:
-                if (is_dir or is_file) and wanted and not excluded:
-                    problems.append(bad_name)
+            if is_link and walk.walks_for_real(entry.path):
+                problems.append(SourceError(rel, _LOOP))
                 continue
-            if excluded:  # excluding a folder excludes everything inside it, as in .gitignore
-                continue
-            if is_link and wanted and walk.leaves(Path(entry.path)):
-                walk.refuse(
-                    rel,
-                    "symlink leading outside the corpus: not followed (--follow-symlinks reads it)",
-                )
-            elif is_dir:
-                if entry.name not in _SKIP_DIRS:
-                    (linked if is_link else pending).append((Path(entry.path), rel + "/"))
-            elif is_file and wanted:
-                found.append(rel)
-            elif is_file:
-                if unread is not None and unread_type(entry.name) is not None:
-                    unread.append(shown_path(rel))
-            elif is_link and not os.path.exists(entry.path):
-                # A folder's link whose drive is not mounted looks just like this: named, so
-                # a sync keeps what it indexed there instead of taking it for deleted.
-                problems.append(SourceError(rel, "symlink to a missing target, skipped"))
-            elif wanted:
-                _refuse_special(walk, rel, Path(entry.path))
-    # A relative path is met once: ``seen`` stops a second way into a folder.
-    found.sort()
-    return found
+            folder = rel + "/"
+            stack.append((folder, iter(_listing(walk, Path(entry.path), folder, seen))))
+        elif is_file and wanted:
+            yield rel
+        elif is_file:
+            if unread is not None and unread_type(entry.name) is not None:
+                unread.append(shown_path(rel))
+        elif is_link and not os.path.exists(entry.path):
+            # A folder's link whose drive is not mounted looks just like this: named, so
+            # a sync keeps what it indexed there instead of taking it for deleted.
+            problems.append(SourceError(rel, "symlink to a missing target, skipped"))
+        elif wanted:
+            _refuse_special(walk, rel, Path(entry.path))
 
 
 def _refuse_special(walk: _Walk, rel: str, path: Path) -> None:
@@ -208,8 +263,10 @@ def iter_files(
     POSIX path, skipping dot-directories, ``node_modules`` and ``__pycache__``, and symlinks
     that lead outside it unless ``follow_symlinks``; a file yields itself with its parent as
     root, whatever the globs (a FIFO, socket or device is an error). A file reached twice is
-    yielded once. Problems (a missing path, an unlistable directory) raise ``SourceError``, or
-    are appended to ``errors`` when a list is given, and the walk goes on. Files of document
+    yielded once, and a folder reached through a symlink as well as by its real path is listed
+    under the real one. Problems (a missing path, an unlistable directory) raise
+    ``SourceError``, or are appended to ``errors`` when a list is given, as the walk meets
+    them (a folder's before any file under it is yielded), and the walk goes on. Files of document
     types narezka does not read that the globs leave out are appended to ``unread``, by
     relative path (see :func:`narezka.discover.kinds.unread_type`).
     """
@@ -219,11 +276,20 @@ def iter_files(
         problems: list[SourceError] = []
         pairs: Iterable[tuple[Path, Path]] = ()
         if path.is_dir():
+            # Problems reach ``errors`` as the walk meets them; without it, the first one
+            # raises before any file is yielded, so that walk is taken whole first.
             found = _walk(
-                path, include, exclude, problems, follow_symlinks=follow_symlinks, unread=unread
+                path,
+                include,
+                exclude,
+                problems if errors is None else errors,
+                follow_symlinks=follow_symlinks,
+                unread=unread,
             )
-            # Each ``Path`` made as it is asked for: only the relative paths are held.
+            # Each ``Path`` made as it is asked for: nothing is held.
             pairs = ((path, path / rel) for rel in found)
+            if errors is None:
+                pairs = list(pairs)
         elif path.exists():
             bad_name = _undecodable_name(path.name, "file")
             kind = special_kind(path.stat().st_mode)

@@ -404,14 +404,13 @@ class Syncer:
         payload = chunk_payload(chunk, self.rules, embed_tokens=tokens)
         return StoredPoint(point_id, vector, payload, sparse)
 
-    def delete_missing(self, seen: set[str], among: set[str] | None = None) -> None:
-        """Delete the points of every known file not ``seen`` (only ``among`` these, if
-        given: a sync of some paths deletes only those that are gone)."""
-        for path in self.manifest.paths():
-            if path in seen or (among is not None and path not in among):
-                continue
+    def delete_files(self, paths: Iterable[str]) -> None:
+        """Delete the points of these files (those the manifest knows), one after another."""
+        for path in paths:
             entry = self.manifest.get(path)
-            ids = [c.point_id for c in entry.chunks] if entry else []
+            if entry is None:
+                continue
+            ids = [c.point_id for c in entry.chunks]
             with self.writing():
                 self.manifest.begin(path, ids)
                 if ids:
@@ -488,10 +487,10 @@ def sync_files(
     syncer.on_stage = progress.on_stage
     syncer.on_rate = progress.on_rate
     errors: list[SourceError] = []
-    seen, work = _survey(syncer, root, globs, exclude, progress, paths, errors, follow_symlinks)
-    _sync_changed(syncer, root, work, progress, jobs)
-    del work  # ~130 B a file: not held while the gone files are found
-    _delete_gone(syncer, root, globs, exclude, manifest, seen, errors, paths, prune=prune)
+    survey = _survey(syncer, root, globs, exclude, progress, paths, errors, follow_symlinks)
+    _sync_changed(syncer, root, survey.work, progress, jobs)
+    survey.work.clear()  # ~130 B a file: not held while the gone files are found
+    _delete_gone(syncer, root, globs, exclude, manifest, survey, errors, prune=prune)
 
 
 class FileStat(Protocol):
@@ -514,6 +513,20 @@ class _Changed(NamedTuple):
     st_mtime: float
 
 
+@dataclass(slots=True)
+class _Survey:
+    """What the walk found: how many files it met, the indexed files it did not meet, and
+    the files to chunk again."""
+
+    whole: bool
+    """Whether the whole corpus was synced, not some paths of it."""
+    walked: int
+    unseen: set[str]
+    """Indexed files the walk did not meet (of ``paths`` only, when the sync was given
+    some): gone, unless they only could not be read or no longer match the patterns."""
+    work: list[_Changed]
+
+
 def _survey(
     syncer: Syncer,
     root: Path,
@@ -523,11 +536,15 @@ def _survey(
     paths: set[str] | None,
     errors: list[SourceError],
     follow_symlinks: bool,
-) -> tuple[set[str], list[_Changed]]:
-    """The files of the corpus (each stat-ed once, here), and those that changed since the
-    last sync, with their stat; unchanged files count on the progress bar at once."""
+) -> _Survey:
+    """The files of the corpus (each stat-ed once, here), those that changed since the last
+    sync, with their stat, and the indexed ones it no longer holds; unchanged files count on
+    the progress bar at once.
+
+    The walk yields sorted paths and the manifest is read in step with it: an indexed path
+    the merge passes over is one the walk did not meet. So nothing is held per file but the
+    changed ones (a set of every path walked was ~120 MB at a million files)."""
     report = syncer.report
-    seen: set[str] = set()
     found = iter_files(
         [root],
         globs,
@@ -537,36 +554,52 @@ def _survey(
         unread=report.not_read,
     )
     work: list[_Changed] = []
-    fresh: list[tuple[str, int]] = []  # for the progress only
-    follow = progress.on_bytes is not None or progress.on_file is not None
-    total = 0
-    syncer.known.scan()  # the walk is sorted: the manifest is read in step with it
+    # Unchanged files named to ``on_file`` after the total is known (held only if asked).
+    fresh: list[tuple[str, int]] = []
+    fresh_bytes = 0
+    walked = total = 0
+    seen: set[str] = set()  # only for a sync of some paths: at most those
+    unseen: list[str] | None = [] if paths is None else None
+    syncer.known.scan(unseen=unseen)
     try:
         for base, file in found:
             source = relative(base, file)
-            if paths is not None and source not in paths:
-                continue
-            seen.add(source)
+            if paths is not None:
+                if source not in paths:
+                    continue
+                seen.add(source)
+            walked += 1
             try:
                 stat = file.stat()
             except OSError as exc:
+                syncer.known.get(source)  # met, so not gone: its points stay
                 report.skipped.append(SourceError(source, f"cannot read: {exc}"))
                 continue
             total += stat.st_size
             if not syncer.unchanged(source, stat):
                 work.append(_Changed(source, stat.st_size, stat.st_mtime))
-            elif follow:
+            elif progress.on_file is not None:
                 fresh.append((source, stat.st_size))
+            else:
+                fresh_bytes += stat.st_size
+        if unseen is not None:
+            syncer.known.rest_unseen()
     finally:
         syncer.known.close()
     if progress.on_total is not None:
         progress.on_total(total)
+    if progress.on_bytes is not None and fresh_bytes:
+        progress.on_bytes(fresh_bytes)
     for source, size in fresh:
         if progress.on_bytes is not None:
             progress.on_bytes(size)
         if progress.on_file is not None:
             progress.on_file(source)
-    return seen, work
+    if unseen is not None:
+        gone = set(unseen)
+    else:  # the paths asked for that the walk did not meet, of those indexed
+        gone = {p for p in paths or () if p not in seen and syncer.known.get(p) is not None}
+    return _Survey(paths is None, walked, gone, work)
 
 
 def _sync_changed(
@@ -620,9 +653,8 @@ def _delete_gone(
     globs: Sequence[str],
     exclude: Sequence[str],
     manifest: Manifest,
-    seen: set[str],
+    survey: _Survey,
     errors: list[SourceError],
-    paths: set[str] | None,
     *,
     prune: bool,
 ) -> None:
@@ -630,40 +662,30 @@ def _delete_gone(
     matched), keeping those of files that only could not be read this time."""
     report = syncer.report
     report.skipped.extend(errors)
-    indexed = manifest.paths()
-    seen |= _kept_unread(indexed, errors, report)
+    kept = _kept_unread(survey.unseen, errors, report)
     # What lies at or under a refused path (a link to a folder out of the corpus) goes.
     refused = tuple(e.path for e in errors if isinstance(e, RefusedFileError))
-    # Not ``set(indexed) - seen``: a set of every indexed path (~100 MB at a million files)
-    # to keep the few that are gone.
-    candidates: Iterable[str] = indexed if paths is None else paths
     unseen = {
-        p
-        for p in candidates
-        if p not in seen and not any(p == r or p.startswith(r + "/") for r in refused)
+        p for p in survey.unseen - kept if not any(p == r or p.startswith(r + "/") for r in refused)
     }
-    held = len(indexed)
-    del indexed  # delete_missing reads the paths again, as it writes
     if report.not_read:
         report.warnings.append(describe_unread(report.not_read))
-    if paths is not None:
-        syncer.delete_missing(seen | _unmatched(root, unseen, report, prune=prune), among=paths)
-        return
-    if not seen and unseen:
+    met = survey.walked > 0 or bool(kept)
+    if survey.whole and not met and unseen:
         # An unmounted drive or a wrong path looks like a corpus whose files were all
         # deleted: keep the index rather than empty it.
         raise ConfigError(
             f"no files matching {', '.join(globs)} in {root}, but the index holds "
-            f"{held}: nothing was deleted (check the path, or use --rebuild)"
+            f"{manifest.file_count()}: nothing was deleted (check the path, or use --rebuild)"
         )
-    seen |= _unmatched(root, unseen, report, prune=prune)
-    if not seen:
+    kept_unmatched = _unmatched(root, unseen, report, prune=prune)
+    if survey.whole and not met and not kept_unmatched:
         report.warnings.append(
             f"no files in {root} match {', '.join(globs)}"
             + (f" (excluding {', '.join(exclude)})" if exclude else "")
             + ": pass --include to read other files"
         )
-    syncer.delete_missing(seen)
+    syncer.delete_files(sorted(survey.unseen - kept - kept_unmatched))
 
 
 def _embed_texts(outcome: FileOutcome) -> list[str]:

@@ -197,6 +197,10 @@ class Manifest:
         """Every path the manifest knows, sorted."""
         return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
 
+    def file_count(self) -> int:
+        """How many files the manifest knows."""
+        return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+
     def point_ids(self) -> list[str]:
         """Every point id the manifest knows, file by file in chunk order."""
         rows = self._db.execute("SELECT point_id FROM chunks ORDER BY path, idx")
@@ -361,7 +365,12 @@ class StatsInOrder:
     :meth:`close`, paths asked in increasing order are read in step with one ordered query (a
     merge with the sorted walk: no row is held); otherwise, or asked out of order, a path is
     looked up by itself. Python orders ``str`` by code point and SQLite orders TEXT by its
-    UTF-8 bytes: the same order. Nothing may write the manifest during a scan."""
+    UTF-8 bytes: the same order. Nothing may write the manifest during a scan.
+
+    A scan given an ``unseen`` list is the other half of that merge: the paths of the rows it
+    passes without being asked for them (indexed files the walk did not meet) are appended to
+    it, and :meth:`rest_unseen` appends those after the last path asked. So a sync finds the
+    files that are gone without a set of every path it walked."""
 
     _COLUMNS = "SELECT path, size, mtime, fingerprint, embedder FROM files"
 
@@ -370,31 +379,49 @@ class StatsInOrder:
         self._rows: sqlite3.Cursor | None = None
         self._row: Any = None
         self._last = ""
+        self._unseen: list[str] | None = None
         # Every file shares a fingerprint and embedder: one copy of each string, not one a row.
         self._one: dict[str, str] = {}
 
-    def scan(self) -> None:
-        """Start reading the rows in path order."""
+    def scan(self, *, unseen: list[str] | None = None) -> None:
+        """Start reading the rows in path order (collecting the rows passed over in
+        ``unseen``, when given: then every path must be asked in increasing order)."""
         self.close()
         self._rows = self._db.execute(self._COLUMNS + " ORDER BY path")
-        self._row, self._last = next(self._rows, None), ""
+        self._row, self._last, self._unseen = next(self._rows, None), "", unseen
 
     def get(self, path: str) -> tuple[int, float, str, str] | None:
         if self._rows is None or path < self._last:
+            if self._unseen is not None:
+                # The merge would take rows it already passed for unseen ones.
+                raise ValueError(f"{path!r} asked after {self._last!r} in an ordered scan")
             row = self._db.execute(self._COLUMNS + " WHERE path = ?", (path,)).fetchone()
             return None if row is None else self._state(row)
+        self._pass(path)
         self._last = path
-        while self._row is not None and self._row[0] < path:
-            self._row = next(self._rows, None)
         if self._row is not None and self._row[0] == path:
             return self._state(self._row)
         return None
+
+    def rest_unseen(self) -> None:
+        """The walk has ended: append the rows after the last path asked to ``unseen``."""
+        if self._rows is not None:
+            self._pass(None)
+
+    def _pass(self, path: str | None) -> None:
+        """Move past the rows before ``path`` (all of them for None), collecting unseen."""
+        unseen, asked = self._unseen, self._last
+        while self._row is not None and (path is None or self._row[0] < path):
+            # The row of the path asked last is behind now, but it was seen.
+            if unseen is not None and self._row[0] != asked:
+                unseen.append(self._row[0])
+            self._row = next(self._rows, None) if self._rows is not None else None
 
     def close(self) -> None:
         """End the scan; later paths are looked up alone."""
         if self._rows is not None:
             self._rows.close()
-            self._rows, self._row = None, None
+            self._rows, self._row, self._unseen = None, None, None
 
     def _state(self, row: Any) -> tuple[int, float, str, str]:
         one = self._one
