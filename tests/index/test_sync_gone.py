@@ -1,5 +1,6 @@
-"""A sync finds the files that are gone by merging its sorted walk with the manifest (issue
-27: no set of every path walked is held): exactly those, wherever they sort."""
+"""A sync finds the files that are gone by merging its sorted walk with the manifest, and
+past ``HELD_CHANGES`` changed files it finds them again by a second walk (issue 27: no set
+of every path walked, no list of every changed file is held): the same result either way."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import narezka.index.syncing as syncing
 from narezka.api.indexing import index
 from narezka.embed import HashEmbedder
 from narezka.store import Manifest
@@ -73,3 +75,45 @@ def test_a_file_met_but_not_stat_ed_is_not_taken_for_gone(
     assert not report.unmatched  # not taken for a file the patterns no longer match
     assert report.files_deleted == 1
     assert _indexed(corpus) == set(NAMES) - {"z.md"}
+
+
+def _store_count(corpus: Path) -> int:
+    with Manifest(index_data(corpus / ".narezka")) as manifest:
+        return manifest.chunk_count()
+
+
+def _run(corpus: Path) -> list[tuple[int, ...]]:
+    """A first index, then a sync after edits, deletions and an addition: the counts of
+    each report and of the index."""
+    _write(corpus, NAMES)
+    runs = []
+    first = index(corpus, embedder=HashEmbedder(64))
+    runs.append((first.files_new, first.chunks_embedded, _store_count(corpus)))
+    for name in NAMES[::3]:
+        (corpus / name).write_text(f"# {name}\n\nДругой текст.\n\nЕщё абзац.\n", "utf-8")
+    for name in NAMES[1:3]:
+        (corpus / name).unlink()
+    _write(corpus, ["b-new.md"])
+    again = index(corpus, embedder=HashEmbedder(64))
+    runs.append(
+        (
+            again.files_new,
+            again.files_changed,
+            again.files_unchanged,
+            again.files_deleted,
+            again.chunks_embedded,
+            _store_count(corpus),
+        )
+    )
+    return runs
+
+
+def test_past_the_changes_held_a_second_walk_syncs_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = _run(tmp_path / "held")
+    assert held[0][0] == len(NAMES) and held[1][:4] == (1, 5, len(NAMES) - 7, 2)
+    monkeypatch.setattr(syncing, "HELD_CHANGES", 2)
+    walked_again = _run(tmp_path / "again")
+    assert walked_again == held
+    assert _indexed(tmp_path / "again") == _indexed(tmp_path / "held")
