@@ -21,10 +21,10 @@ re-splits the rejected inputs).
 Defaults come from ``NAREZKA_EMBED_CONCURRENCY``, ``NAREZKA_EMBED_BATCH`` and
 ``NAREZKA_EMBED_BATCH_TOKENS`` when set. Eight in flight was chosen from
 ``benchmarks/bench_remote_embed.py``: against a server answering any batch in 100 ms it gave
-6.6x the sequential throughput, 0.78 of its bound, on 2 shared cores; 16 gained 5-41 % between
-runs at 0.37-0.55 of its bound (this client's CPU is the limit there), and a real server runs a
-handful of batches at once (Ollama's ``OLLAMA_NUM_PARALLEL`` is 1 or 4 by default): more only
-queue there.
+7.6x the sequential throughput, 0.92 of its bound, on 2 idle cores (6.6x and 0.78 with the
+cores shared with ten other jobs); 16 gained 5-80 % between runs at 0.37-0.83 of its bound
+(this client's CPU is the limit there), and a real server runs a handful of batches at once
+(Ollama's ``OLLAMA_NUM_PARALLEL`` is 1 or 4 by default): more only queue there.
 """
 
 from __future__ import annotations
