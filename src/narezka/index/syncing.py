@@ -542,6 +542,26 @@ class _Survey:
     changed_bytes: int
 
 
+def _corpus_files(
+    root: Path,
+    globs: Sequence[str],
+    exclude: Sequence[str],
+    paths: set[str] | None,
+    follow_symlinks: bool,
+    errors: list[SourceError],
+    unread: list[str] | None,
+) -> Iterator[tuple[str, Path]]:
+    """The corpus's files a sync looks at (only ``paths``, when given), sorted: each one's
+    path relative to ``root`` and its ``Path``."""
+    found = iter_files(
+        [root], globs, exclude, errors=errors, follow_symlinks=follow_symlinks, unread=unread
+    )
+    for base, file in found:
+        source = relative(base, file)
+        if paths is None or source in paths:
+            yield source, file
+
+
 def _survey(
     syncer: Syncer,
     root: Path,
@@ -560,14 +580,7 @@ def _survey(
     the merge passes over is one the walk did not meet. So nothing is held per file but the
     changed ones (a set of every path walked was ~120 MB at a million files)."""
     report = syncer.report
-    found = iter_files(
-        [root],
-        globs,
-        exclude,
-        errors=errors,
-        follow_symlinks=follow_symlinks,
-        unread=report.not_read,
-    )
+    found = _corpus_files(root, globs, exclude, paths, follow_symlinks, errors, report.not_read)
     work: list[_Changed] | None = []
     changed = changed_bytes = 0
     # Unchanged files named to ``on_file`` after the total is known (held only if asked).
@@ -578,11 +591,8 @@ def _survey(
     unseen: list[str] | None = [] if paths is None else None
     syncer.known.scan(unseen=unseen)
     try:
-        for base, file in found:
-            source = relative(base, file)
+        for source, file in found:
             if paths is not None:
-                if source not in paths:
-                    continue
                 seen.add(source)
             walked += 1
             try:
@@ -634,11 +644,7 @@ def _changed_again(
     """The files that are not indexed as they are, found by walking again (the survey met
     too many to hold, and named what it could not read). Each file is looked up by itself:
     the manifest is written as they are synced, so no ordered read may stay open."""
-    found = iter_files([root], globs, exclude, errors=[], follow_symlinks=follow_symlinks)
-    for base, file in found:
-        source = relative(base, file)
-        if paths is not None and source not in paths:
-            continue
+    for source, file in _corpus_files(root, globs, exclude, paths, follow_symlinks, [], None):
         try:
             stat = file.stat()
         except OSError:

@@ -410,12 +410,13 @@ class StatsInOrder:
 
     def _pass(self, path: str | None) -> None:
         """Move past the rows before ``path`` (all of them for None), collecting unseen."""
-        unseen, asked = self._unseen, self._last
+        rows, unseen, asked = self._rows, self._unseen, self._last
+        assert rows is not None  # only during a scan
         while self._row is not None and (path is None or self._row[0] < path):
             # The row of the path asked last is behind now, but it was seen.
             if unseen is not None and self._row[0] != asked:
                 unseen.append(self._row[0])
-            self._row = next(self._rows, None) if self._rows is not None else None
+            self._row = next(rows, None)
 
     def close(self) -> None:
         """End the scan; later paths are looked up alone."""
