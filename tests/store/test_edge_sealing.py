@@ -12,7 +12,7 @@ import pytest
 import qdrant_edge as qe
 
 from narezka.store import Eq, Filter, SparseVector, StoredPoint, point_id
-from narezka.store.edge import EdgeStore
+from narezka.store.edge import SEAL_POINTS, SEAL_POINTS_MAX, SEAL_SHARE, EdgeStore, seal_points
 
 DIM = 8
 POINTS = 1500
@@ -157,3 +157,69 @@ def test_sealed_segments_keep_the_second_vector(tmp_path: Path, small_seals: Non
             norm = sum(x * x for x in want.rescore) ** 0.5  # cosine vectors are kept unit
             expected = [x / norm for x in want.rescore]
             assert list(have.rescore) == pytest.approx(expected, abs=1e-4)
+
+
+def test_a_seal_grows_with_the_index_between_its_bounds() -> None:
+    sizes = [seal_points(n) for n in range(0, SEAL_POINTS_MAX * SEAL_SHARE * 2, 9973)]
+    assert sizes == sorted(sizes)
+    assert sizes[0] == SEAL_POINTS and sizes[-1] == SEAL_POINTS_MAX
+    assert seal_points(SEAL_POINTS * SEAL_SHARE) == SEAL_POINTS
+    middle = (SEAL_POINTS + SEAL_POINTS_MAX) // 2 * SEAL_SHARE
+    assert seal_points(middle) == middle // SEAL_SHARE
+
+
+@pytest.fixture
+def growing_seals(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Seals of 300 points up to 900, a third of the index in between; batches of 100, so a
+    seal falls where the rule puts it. Yields the points the writable segment held at each
+    seal."""
+    monkeypatch.setattr("narezka.store.edge.SEAL_POINTS", 300)
+    monkeypatch.setattr("narezka.store.edge.SEAL_POINTS_MAX", 900)
+    monkeypatch.setattr("narezka.store.edge.SEAL_SHARE", 3)
+    monkeypatch.setattr("narezka.store.edge.BATCH", 100)
+    held: list[int] = []
+    seal = EdgeStore._seal
+
+    def counting_seal(store: EdgeStore) -> None:
+        held.append(store._unsealed)
+        seal(store)
+
+    monkeypatch.setattr(EdgeStore, "_seal", counting_seal)
+    return held
+
+
+def test_seals_grow_with_the_index_and_answer_the_same(
+    tmp_path: Path, growing_seals: list[int]
+) -> None:
+    points = _points()
+    with EdgeStore(tmp_path / "sealed", optimize_on_close=False) as sealed:
+        sealed.ensure(DIM)
+        sealed.upsert(points)
+        segments = sealed._need().info().segments_count
+        answers = _answers(sealed)
+    # 300 until the index holds 900 points; then a third of the index, the writable segment
+    # included: from 900 sealed points it seals at 450, the first batch past it being 500.
+    assert growing_seals == [300, 300, 300, 500]
+    # One segment per seal, never merged, and the writable one.
+    assert segments == len(growing_seals) + 1
+    assert _segment_kinds(tmp_path / "sealed").count("sealed") == len(growing_seals)
+    with EdgeStore(tmp_path / "one", indexing_threshold_kb=10**9) as one:
+        one.ensure(DIM)
+        one.upsert(points)
+        assert answers == _answers(one)
+
+
+def test_a_reopened_index_seals_by_the_points_it_holds(
+    tmp_path: Path, growing_seals: list[int]
+) -> None:
+    points = _points()
+    with EdgeStore(tmp_path) as store:
+        store.ensure(DIM)
+        store.upsert(points[:900])
+    growing_seals.clear()
+    with EdgeStore(tmp_path) as store:
+        store.ensure(DIM)
+        store.upsert(points[900:])
+        assert store.count() == POINTS
+    # 900 points already indexed: the next seal takes 500 (as above), not the smallest 300.
+    assert growing_seals == [500]

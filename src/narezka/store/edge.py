@@ -19,7 +19,7 @@ Measured facts this module is built on (qdrant-edge-py 0.9.0, 2 cores):
   ~2.5 KB a point (100k points, 64-d, 60 BM25 terms: 245 MB anonymous). A *sealed* segment,
   placed ``Memory.Cold``, keeps them in files read on demand: the same 100k points open in
   27 MB anonymous (and payload indexes placed Cold too; 199 MB for the writable one). So
-  ``optimize()`` seals a writable segment once it holds ``SEAL_POINTS`` points; a long write
+  ``optimize()`` seals a writable segment once it holds ``seal_points()`` points; a long write
   seals as it goes and reopens the shard (only a reopen hands the old segment's memory
   back), so its memory stays bounded by one writable segment whatever the index's size.
   Small indexes stay one writable segment, as before. Search results are the same: a sealed
@@ -84,14 +84,32 @@ INTEGER_FIELDS = ("archived",)
 """Flags are stored as 0/1, so their index is an integer one (a bool index would never match)."""
 
 SEAL_POINTS = 20_000
-"""Points a writable segment takes before ``optimize()`` seals it (see the module's notes).
-Sealing builds the new segment's files through memory maps, resident while written: ~8 KB a
-point at the peak. At 30k files (150k points, hash vectors) a first index peaked at 434 MB
-with seals of 20k points, 697 MB with 50k, 856 MB before sealing; its no-change sync at 194,
-197 and 513 MB."""
+"""Points a writable segment takes before ``optimize()`` seals it while the index is small
+(see the module's notes). Sealing builds the new segment's files through memory maps,
+resident while written: ~8 KB a point at the peak. At 30k files (150k points, hash vectors) a
+first index peaked at 434 MB with seals of 20k points, 697 MB with 50k, 856 MB before
+sealing; its no-change sync at 194, 197 and 513 MB."""
+SEAL_POINTS_MAX = 50_000
+SEAL_SHARE = 20
+"""Past ``SEAL_POINTS * SEAL_SHARE`` points a seal takes 1/``SEAL_SHARE`` of the index, up to
+``SEAL_POINTS_MAX``. The engine looks every upserted id up in every sealed segment (~1.2 CPU µs
+a segment: 46 % of an upsert at 76 segments was the on-disk id map's block reads), so with
+seals of one size a first index costs the square of its size. Larger seals late cost ~260 MB
+more peak where the index already holds millions of points, and keep the small and middle
+indexes' peak where it was (figures: ``docs/scaling.md``, 1.1)."""
 SEGMENT_SEALS = 1
-"""Sealed segments are not merged past one seal's size, for the same reason: a merge's peak
-follows the segment it builds, and merging them all would make it follow the index."""
+"""Sealed segments are not merged past the smallest seal's size, for the same reason: a
+merge's peak follows the segment it builds, and merging them all would make it follow the
+index. (A seal larger than that is still built whole: the engine seals a writable segment
+into one segment whatever its size.)"""
+
+
+def seal_points(indexed: int) -> int:
+    """How many points the writable segment takes before it is sealed, in an index of
+    ``indexed`` points (see ``SEAL_SHARE``)."""
+    return min(SEAL_POINTS_MAX, max(SEAL_POINTS, indexed // SEAL_SHARE))
+
+
 _NEVER_FULL_SCAN_KB = 2**40
 """Past this many KB of vectors a segment with a graph is searched through it: never."""
 COLD = qe.Memory.Cold
@@ -120,6 +138,7 @@ class EdgeStore:
         self._sparse = False
         self.dim = 0
         self._unsealed = 0  # points written since the last seal
+        self._indexed = 0  # points in the index, as of the last open, plus those written since
         self.rescore_dim = 0
         """The second dense vector's size (0: the shard has none)."""
         # Safe only now that we hold the lock: nobody else can be optimizing into it.
@@ -170,6 +189,7 @@ class EdgeStore:
             meta["rescore"] = self.rescore_dim
         meta_path.write_text(json.dumps(meta) + "\n", encoding="utf-8")
         self._ensure_payload_indexes()
+        self._indexed = self._shard.info().points_count
 
     def _check(self, dim: int, sparse: bool, found_dim: int, found_sparse: bool) -> None:
         if dim != found_dim:
@@ -273,6 +293,7 @@ class EdgeStore:
         _return_free_memory()
         self._shard = self._load()
         self._unsealed = 0
+        self._indexed = self._shard.info().points_count
 
     def flush(self) -> None:
         """Write pending changes to the segments (the WAL already has them)."""
@@ -302,7 +323,8 @@ class EdgeStore:
             with self._reading():
                 shard.update(qe.UpdateOperation.upsert_points(batch))
             self._unsealed += len(batch)
-            if self._unsealed >= SEAL_POINTS and not self.indexing_threshold_kb:
+            self._indexed += len(batch)  # replaced points too: a guess, corrected at a seal
+            if self._unsealed >= seal_points(self._indexed) and not self.indexing_threshold_kb:
                 with self._reading():
                     self._seal()
                 shard = self._need()
