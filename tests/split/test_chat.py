@@ -16,6 +16,7 @@ import narezka
 from narezka.errors import SourceError
 from narezka.parse.chat import decode_offsets, looks_like_chat, parse_chat
 from narezka.parse.sanitize import sanitize
+from narezka.split import get_strategy
 from narezka.split.chat import render_turn
 from narezka.tokens import TokenCounter, get_counter
 
@@ -27,6 +28,8 @@ SUPPORT = (CHAT / "support.jsonl").read_text(encoding="utf-8")
 TEAM = (CHAT / "team.json").read_text(encoding="utf-8")
 CALL = (CHAT / "call.txt").read_text(encoding="utf-8")
 CHARS = get_counter("chars")
+ATOMS = get_strategy("chat").respects_atoms
+"""False: a chat's units are messages; a fence inside one message is not an atom of the chat."""
 
 
 # ---- generated chats ----------------------------------------------------------------------
@@ -130,7 +133,7 @@ def test_json_chats_keep_the_contract_and_whole_messages(
 ) -> None:
     text, placed = serialize_json(messages, ascii_only=ascii_only, title=title)
     chunks = narezka.chunk_text(text, "chat", source="c.json", size=size)
-    assert_contract(text, chunks, size, CHARS, atoms=False)
+    assert_contract(text, chunks, size, CHARS, atoms=ATOMS)
     check_messages(text, chunks, placed, size, CHARS)
     assert all(c.section == ((title,) if title else ()) for c in chunks)
     for c in chunks:
@@ -143,7 +146,7 @@ def test_jsonl_chats_in_tokens(messages: list[Message], size: int) -> None:
     counter = get_counter("tokens", "cl100k_base")
     text, placed = serialize_jsonl(messages)
     chunks = narezka.chunk_text(text, "chat", source="c.jsonl", size=size, unit="tokens")
-    assert_contract(text, chunks, size, counter, atoms=False)
+    assert_contract(text, chunks, size, counter, atoms=ATOMS)
     check_messages(text, chunks, placed, size, counter)
 
 
@@ -191,7 +194,7 @@ def transcripts(draw: st.DrawFn) -> tuple[str, list[Message]]:
 def test_transcripts_group_whole_turns(case: tuple[str, list[Message]], size: int) -> None:
     text, placed = case
     chunks = narezka.chunk_text(text, "chat", source="call.txt", size=size)
-    assert_contract(text, chunks, size, CHARS, atoms=False)
+    assert_contract(text, chunks, size, CHARS, atoms=ATOMS)
     check_messages(text, chunks, placed, size, CHARS)
 
 
@@ -199,7 +202,7 @@ def test_transcripts_group_whole_turns(case: tuple[str, list[Message]], size: in
        source=st.sampled_from(["a.txt", "<text>", "a.log"]))  # fmt: skip
 def test_contract_holds_on_arbitrary_text(text: str, size: int, source: str) -> None:
     chunks = narezka.chunk_text(text, "chat", source=source, size=size)
-    assert_contract(text, chunks, size, CHARS, atoms=False)
+    assert_contract(text, chunks, size, CHARS, atoms=ATOMS)
 
 
 JSON_VALUES = st.recursive(
@@ -231,7 +234,7 @@ def test_any_json_is_chunked_or_refused_cleanly(values: list[object], source: st
         chat = parse_chat(source, text)
         assert chat is not None and not chat.turns
         return
-    assert_contract(text, chunks, 80, CHARS, atoms=False)
+    assert_contract(text, chunks, 80, CHARS, atoms=ATOMS)
 
 
 @given(value=st.text(), ascii_only=st.booleans(), data=st.data())
@@ -262,7 +265,7 @@ def test_lone_and_paired_surrogate_escapes() -> None:
 
 def test_support_chat_groups_turns_with_speakers_and_times() -> None:
     chunks = narezka.chunk_text(SUPPORT, "chat", source="support.jsonl", size=800)
-    assert_contract(SUPPORT, chunks, 800, CHARS, atoms=False)
+    assert_contract(SUPPORT, chunks, 800, CHARS, atoms=ATOMS)
     lines = SUPPORT.splitlines(keepends=True)
     starts = [sum(map(len, lines[:k])) for k in range(len(lines))]
     whole = [c for c in chunks if "part" not in c.meta]
@@ -300,7 +303,7 @@ def test_support_chat_long_message_is_split_alone() -> None:
 
 def test_team_json_decodes_escapes_and_keeps_emoji() -> None:
     chunks = narezka.chunk_text(TEAM, "chat", source="team.json", size=600)
-    assert_contract(TEAM, chunks, 600, CHARS, atoms=False)
+    assert_contract(TEAM, chunks, 600, CHARS, atoms=ATOMS)
     embed = "\n".join(c.embed_text for c in chunks)
     assert "Лена: Всем привет! Сегодня выкатываем релиз 2.4 🚀\nПлан:\n1. заморозка" in embed
     assert 'сценарий "оплата частями"' in embed and "🙈" in embed
@@ -312,7 +315,7 @@ def test_team_json_decodes_escapes_and_keeps_emoji() -> None:
 
 def test_call_transcript_keeps_continuation_lines_in_their_turn() -> None:
     chunks = narezka.chunk_text(CALL, "chat", source="call.txt", size=600)
-    assert_contract(CALL, chunks, 600, CHARS, atoms=False)
+    assert_contract(CALL, chunks, 600, CHARS, atoms=ATOMS)
     turn = "Клиент: Он протекает у основания. Сначала я думал, что пролил воду сам,\nно лужа"
     holder = [c for c in chunks if turn in c.embed_text]
     assert len(holder) == 1 and "Пользовался строго по инструкции." in holder[0].embed_text
@@ -341,7 +344,7 @@ def test_long_speaker_names_are_shortened_to_leave_room_for_text() -> None:
 def test_plain_text_that_is_not_a_chat_falls_back_to_sentences() -> None:
     text = "Это обычный текст. В нём нет реплик.\n\nВторой абзац: тоже без реплик. " * 10
     chunks = narezka.chunk_text(text, "chat", source="notes.txt", size=200)
-    assert_contract(text, chunks, 200, CHARS, atoms=False)
+    assert_contract(text, chunks, 200, CHARS, atoms=ATOMS)
     assert all(c.strategy == "chat" and "speakers" not in c.meta for c in chunks)
     assert all(c.text.rstrip()[-1] in ".:" for c in chunks)
     assert parse_chat("notes.txt", text) is None

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import narezka
 from narezka.discover import normalize_newlines
 from narezka.runs.chunking import chunk_raw
-from narezka.split import SplitParams, get_strategy
+from narezka.split import SplitParams, get_strategy, strategy_names
 from narezka.tokens import TokenCounter, get_counter
 from narezka.types import RawDocument
 
@@ -19,11 +19,18 @@ from markdown_gen import adversarial_markdown, markdown
 STRUCTURED = ["overlap", "recursive", "sentences", "headings"]
 
 
+def _atoms(strategy: str) -> bool:
+    """Whether the contract's atom rule binds ``strategy``: what the strategy declares
+    (``respects_atoms``; only the naive ``fixed`` baseline and ``chat``, whose units are
+    messages, say no)."""
+    return get_strategy(strategy).respects_atoms
+
+
 @pytest.mark.parametrize("strategy", [*STRUCTURED, "fixed"])
 @given(text=markdown(), size=st.sampled_from([40, 90, 250, 1000]))
 def test_contract_in_chars(strategy: str, text: str, size: int) -> None:
     chunks = narezka.chunk_text(text, strategy, size=size)
-    assert_contract(text, chunks, size, get_counter("chars"), atoms=strategy != "fixed")
+    assert_contract(text, chunks, size, get_counter("chars"), atoms=_atoms(strategy))
 
 
 @pytest.mark.parametrize("strategy", [*STRUCTURED, "fixed"])
@@ -31,7 +38,7 @@ def test_contract_in_chars(strategy: str, text: str, size: int) -> None:
 def test_contract_in_cl100k_tokens(strategy: str, text: str, size: int) -> None:
     chunks = narezka.chunk_text(text, strategy, size=size, unit="tokens")
     counter = get_counter("tokens", "cl100k_base")
-    assert_contract(text, chunks, size, counter, atoms=strategy != "fixed")
+    assert_contract(text, chunks, size, counter, atoms=_atoms(strategy))
 
 
 @pytest.mark.parametrize("strategy", ["overlap", "recursive", "sentences"])
@@ -45,7 +52,7 @@ def test_contract_with_overlap(strategy: str, text: str, overlap: int) -> None:
 @given(text=st.text(max_size=600), size=st.sampled_from([16, 50, 300]))
 def test_contract_on_arbitrary_text(strategy: str, text: str, size: int) -> None:
     chunks = narezka.chunk_text(text, strategy, size=size)
-    assert_contract(text, chunks, size, get_counter("chars"), atoms=strategy != "fixed")
+    assert_contract(text, chunks, size, get_counter("chars"), atoms=_atoms(strategy))
 
 
 @given(text=markdown(), levels=st.sampled_from([(2, 3), (1, 1), (3, 6)]))
@@ -71,7 +78,7 @@ FEWER = settings(max_examples=30)
 def test_contract_on_adversarial_markdown_in_chars(strategy: str, text: str, size: int) -> None:
     chunks = narezka.chunk_text(text, strategy, size=size)
     counter = get_counter("chars")
-    assert_contract(text, chunks, size, counter, atoms=strategy != "fixed", commonmark=True)
+    assert_contract(text, chunks, size, counter, atoms=_atoms(strategy), commonmark=True)
 
 
 @QUIET
@@ -81,7 +88,7 @@ def test_contract_on_adversarial_markdown_in_chars(strategy: str, text: str, siz
 def test_contract_on_adversarial_markdown_in_tokens(strategy: str, text: str, size: int) -> None:
     chunks = narezka.chunk_text(text, strategy, size=size, unit="tokens")
     counter = get_counter("tokens", "cl100k_base")
-    assert_contract(text, chunks, size, counter, atoms=strategy != "fixed", commonmark=True)
+    assert_contract(text, chunks, size, counter, atoms=_atoms(strategy), commonmark=True)
 
 
 @QUIET
@@ -136,7 +143,7 @@ def test_contract_in_model_tokens_summed_from_pieces(
     text = normalize_newlines(text)
     doc = RawDocument(source="t.md", text=text)
     chunks = chunk_raw(doc, get_strategy(strategy), SplitParams(size=size, unit="tokens"), counter)
-    assert_contract(text, chunks.chunks, size, counter, atoms=strategy != "fixed", commonmark=True)
+    assert_contract(text, chunks.chunks, size, counter, atoms=_atoms(strategy), commonmark=True)
 
 
 @pytest.mark.parametrize("strategy", ["headings", "recursive", "legal"])
@@ -155,3 +162,19 @@ def test_a_code_block_past_the_span_bound_is_split_and_one_within_it_is_whole(
         assert_contract(text, chunks, 300, counter, commonmark=True)
         assert all(c.end - c.start <= 2400 for c in chunks)
         assert any(c.start <= start and c.end == len(text) for c in chunks) is whole
+
+
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        n
+        for n in strategy_names()
+        if n not in (*STRUCTURED, "fixed", "semantic") and get_strategy(n).markdown
+    ],
+)
+@given(text=markdown(), size=st.sampled_from([90, 400]))
+def test_every_strategy_keeps_what_it_declares(strategy: str, text: str, size: int) -> None:
+    # semantic needs a model and has its own contract tests (tests/split/test_semantic.py);
+    # code and chat read source files and chats, not Markdown (their own tests hold them).
+    chunks = narezka.chunk_text(text, strategy, size=size)
+    assert_contract(text, chunks, size, get_counter("chars"), atoms=_atoms(strategy))
