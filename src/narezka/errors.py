@@ -42,6 +42,16 @@
     ├── AtomContextWarning           (narezka.split.atom_frame) a split table's header dropped
     ├── CacheDamagedWarning          (narezka.sqlite_cache) a damaged cache moved aside
     └── IndexDamagedWarning          (narezka.index.integrity) store and manifest disagree
+
+    Exception  signals a remote embedder's request function raises to its dispatcher: public
+    │          for whoever writes a request function, caught inside narezka, never raised to
+    │          a caller
+    ├── TransientError               (narezka.embed.remote) worth retrying: a timeout, a 5xx
+    ├── LengthRejected               (narezka.embed.remote) a probe's batch refused as too long
+    ├── BatchTooLarge                (narezka.embed.dispatch) refused for the batch's size
+    └── PartlyRejected               (narezka.embed.dispatch) some inputs refused, others embedded
+
+``_Bail`` and ``_BadRequest`` are private signals: they never leave the module that defines them.
 """
 
 from __future__ import annotations
@@ -69,6 +79,10 @@ _HOMES = {
         ("ContextLLMError", "LLMModelNotFoundError", "LLMReplyError", "LLMUnavailableError"),
         "narezka.enrich.llm_client",
     ),
+    "BatchTooLarge": "narezka.embed.dispatch",
+    "PartlyRejected": "narezka.embed.dispatch",
+    "LengthRejected": "narezka.embed.remote",
+    "TransientError": "narezka.embed.remote",
     "CompactionError": "narezka.index.compaction",
     "IndexDamagedWarning": "narezka.index.integrity",
     "NotFoundError": "narezka.serve.errors",
