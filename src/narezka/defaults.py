@@ -26,6 +26,9 @@ SIZE = 800
 TOKENIZER = "cl100k_base"
 """The tokenizer of ``unit = "tokens"`` when the size is not the embedder's own."""
 OVERLAP = 0
+WATCH_DEBOUNCE_MS = 800
+"""``watch`` and ``serve`` sync once a burst of file events has settled, grouping at most this
+long: short enough that an edit shows in answers within a second."""
 LEVELS = (1, 6)
 MIN_CHARS = 150
 REDACT = True

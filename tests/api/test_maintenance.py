@@ -76,3 +76,24 @@ def test_push_copies_every_point_with_ids_vectors_and_payloads(kb: Path) -> None
     sample = target.get(ids[:5], with_vectors=True)
     assert [p.id for p in sample] == ids[:5]
     assert all(p.dense is not None and p.payload["content_hash"] for p in sample)
+
+
+def test_watch_and_serve_share_one_debounce_default() -> None:
+    # Written twice before (1,600 ms for watch, 800 for serve): one default, read by all four.
+    import inspect
+
+    from narezka.cli.index import watch_command
+    from narezka.cli.serve import serve_command
+    from narezka.defaults import WATCH_DEBOUNCE_MS
+    from narezka.serve.service import Service
+
+    def flag(command: object) -> object:
+        return next(p.default for p in command.params if p.name == "debounce_ms")  # type: ignore[attr-defined]
+
+    found = {
+        "watch()": inspect.signature(watch).parameters["debounce_ms"].default,
+        "Service": inspect.signature(Service).parameters["debounce_ms"].default,
+        "narezka watch": flag(watch_command),
+        "narezka serve": flag(serve_command),
+    }
+    assert found == dict.fromkeys(found, WATCH_DEBOUNCE_MS)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import cast
 
 from narezka.api.searching import resolve_store
+from narezka.defaults import WATCH_DEBOUNCE_MS
 from narezka.embed import Embedder, get_embedder
 from narezka.embed.calibrate import Calibration, ServerCounted, calibrate, save_calibration
 from narezka.errors import ConfigError, MissingDependencyError
@@ -60,17 +61,13 @@ def sync(
 def watch(
     location: str | Path,
     *,
-    debounce_ms: int = 1600,
+    debounce_ms: int = WATCH_DEBOUNCE_MS,
     on_sync: Callable[[IndexReport], None] | None = None,
     stop_event: threading.Event | None = None,
     follow_symlinks: bool | None = None,
 ) -> Iterator[IndexReport]:
     """Sync once, then again after every burst of file changes in the corpus
     (``follow_symlinks``, when given, replaces the recorded choice, as in :func:`sync`)."""
-    try:
-        from watchfiles import watch as file_events
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise MissingDependencyError("watchfiles", "watch") from exc
     home = resolve_store(location)
     corpus = corpus_of(home, read_record(home))
     report = sync(home, follow_symlinks=follow_symlinks)  # recorded for the syncs below
@@ -78,6 +75,27 @@ def watch(
         on_sync(report)
     yield report
 
+    for _changes in corpus_changes(home, corpus, debounce_ms=debounce_ms, stop_event=stop_event):
+        report = sync(home)
+        if on_sync:
+            on_sync(report)
+        yield report
+
+
+def corpus_changes(
+    home: Path,
+    corpus: Path,
+    *,
+    debounce_ms: int = WATCH_DEBOUNCE_MS,
+    stop_event: threading.Event | None = None,
+) -> Iterator[object]:
+    """Each settled burst of file events in ``corpus``, leaving out the index's own writes
+    (``home`` may lie inside the corpus); ends when ``stop_event`` is set. ``watch`` and the
+    server's watcher both listen through this."""
+    try:
+        from watchfiles import watch as file_events
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise MissingDependencyError("watchfiles", "watch") from exc
     own = home.resolve()
 
     def outside_index(_: object, path: str) -> bool:
@@ -85,16 +103,13 @@ def watch(
         changed = Path(path)
         return STORE_DIRNAME not in changed.parts and own not in changed.parents
 
-    for _changes in file_events(
+    yield from file_events(
         corpus,
         watch_filter=outside_index,
         debounce=debounce_ms,
         stop_event=stop_event,
-    ):
-        report = sync(home)
-        if on_sync:
-            on_sync(report)
-        yield report
+        yield_on_timeout=False,
+    )
 
 
 def push(location: str | Path, target: VectorStore) -> int:

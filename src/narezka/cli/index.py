@@ -15,6 +15,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from narezka import defaults
 from narezka.cli.common import EXIT_NOTHING, fail, jobs_option, settings_for, split_options
 from narezka.cli.options import cluster_for, cluster_options
 from narezka.cli.progress import byte_progress
@@ -206,7 +207,7 @@ def sync_command(
 
 @click.command("watch")
 @click.argument("store", default=".")
-@click.option("--debounce-ms", type=int, default=1600, show_default=True)
+@click.option("--debounce-ms", type=int, default=defaults.WATCH_DEBOUNCE_MS, show_default=True)
 @click.option(
     "--follow-symlinks/--no-follow-symlinks",
     default=None,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from narezka import defaults
 from narezka.cli.common import fail
 from narezka.errors import ConfigError, MissingDependencyError, NarezkaError
 
@@ -74,7 +75,7 @@ def _listen(host: str, port: int) -> socket.socket:
     "[default: localhost, 127.0.0.1, [::1] and the address served].",
 )
 @click.option("--no-watch", is_flag=True, help="Do not sync on file changes (sync at start only).")
-@click.option("--debounce-ms", type=int, default=800, show_default=True)
+@click.option("--debounce-ms", type=int, default=defaults.WATCH_DEBOUNCE_MS, show_default=True)
 @click.option(
     "--search-threads",
     type=click.IntRange(min=1),

@@ -19,10 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from narezka.api.maintenance import corpus_changes
+from narezka.defaults import WATCH_DEBOUNCE_MS
 from narezka.errors import ConfigError, NarezkaError
 from narezka.globs import glob_matches, glob_regex
 from narezka.index import Index, SyncReport
-from narezka.index.layout import STORE_DIRNAME
 from narezka.parse.redaction import redact
 from narezka.search import Hit, Query
 from narezka.search.expansion import read_source
@@ -38,7 +39,6 @@ MAX_K = 50
 MAX_QUERY_CHARS = 2000
 MAX_CONTEXT = 10
 SOURCES_PAGE = 200
-DEBOUNCE_MS = 800
 TRUNCATION_MARK = "\n[… truncated to fit the reply budget]"
 T = TypeVar("T")
 
@@ -68,7 +68,7 @@ class Service:
         *,
         max_reply_tokens: int = DEFAULT_REPLY_TOKENS,
         watch: bool = True,
-        debounce_ms: int = DEBOUNCE_MS,
+        debounce_ms: int = WATCH_DEBOUNCE_MS,
         search_threads: int | None = None,
         follow_symlinks: bool | None = None,
     ) -> None:
@@ -160,25 +160,12 @@ class Service:
                 state.cond.notify_all()
 
     def _watch_loop(self) -> None:
-        from watchfiles import watch as file_events
-
         home = self.index.home
         assert home is not None  # serve opens an index folder (it syncs), never a URL
-        own = home.resolve()
-
-        def outside_index(_: object, path: str) -> bool:
-            # The index may live inside the corpus: its own writes must not trigger a sync.
-            changed = Path(path)
-            return STORE_DIRNAME not in changed.parts and own not in changed.parents
-
         self._writer.watching = True
         try:
-            for _changes in file_events(
-                self.corpus,
-                watch_filter=outside_index,
-                debounce=self.debounce_ms,
-                stop_event=self._stop,
-                yield_on_timeout=False,
+            for _changes in corpus_changes(
+                home, self.corpus, debounce_ms=self.debounce_ms, stop_event=self._stop
             ):
                 self.request_sync(wait=False)
         finally:
