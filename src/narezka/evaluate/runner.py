@@ -245,32 +245,9 @@ def score_strategy(
     ``token_ends`` (document → token end offsets, see
     :func:`narezka.evaluate.chroma.token_ends`) adds the token variant of the span metrics.
     """
-    lowered = [c.text.lower() for c in chunks]
-    containers = _Containers(chunks)
-    results = []
-    refused = []
-    for question in questions:
-        retrieved = tuple(retrieve(question))
-        if not question.answerable:
-            refused.append(QuestionResult(question, None, retrieved, False))
-            continue
-        if question.references:
-            results.append(_span_result(question, retrieved, ks, containers, token_ends))
-            continue
-        rank = first_hit_rank([r.text for r in retrieved], question.must_contain)
-        results.append(
-            QuestionResult(
-                question,
-                rank,
-                retrieved,
-                answerable(question.must_contain, lowered),
-                (absent or {}).get(question, ()),
-            )
-        )
+    results, refused = _ask(questions, chunks, retrieve, ks, absent or {}, token_ends)
     ranks = [r.rank for r in results]
     n = len(results)
-    spanned = [r for r in results if r.spans]
-    tokened = [r for r in results if r.token_spans]
     return StrategyResult(
         spec=spec,
         chunks=len(chunks),
@@ -281,13 +258,49 @@ def score_strategy(
         mrr=mean_reciprocal_rank(ranks),
         ceiling=sum(r.in_one_chunk for r in results) / n if n else 0.0,
         questions=results,
-        span={k: summarize([r.spans[k] for r in spanned]) for k in ks} if spanned else {},
-        span_tokens=(
-            {k: summarize([r.token_spans[k] for r in tokened]) for k in ks} if tokened else {}
-        ),
+        span=_span_summaries(results, ks, tokens=False),
+        span_tokens=_span_summaries(results, ks, tokens=True),
         retrieved_tokens={k: sum(r.tokens_at(k) for r in results) / n if n else 0.0 for k in ks},
         unanswerable=refused,
     )
+
+
+def _ask(
+    questions: Sequence[GoldenQuestion],
+    chunks: Sequence[ChunkView],
+    retrieve: Callable[[GoldenQuestion], Sequence[Retrieved]],
+    ks: Sequence[int],
+    absent: Mapping[GoldenQuestion, tuple[str, ...]],
+    token_ends: Mapping[str, Sequence[int]] | None,
+) -> tuple[list[QuestionResult], list[QuestionResult]]:
+    """Each question's result: the answerable ones, and the unanswerable ones apart."""
+    lowered = [c.text.lower() for c in chunks]
+    containers = _Containers(chunks)
+    results = []
+    refused = []
+    for question in questions:
+        retrieved = tuple(retrieve(question))
+        if not question.answerable:
+            refused.append(QuestionResult(question, None, retrieved, False))
+        elif question.references:
+            results.append(_span_result(question, retrieved, ks, containers, token_ends))
+        else:
+            rank = first_hit_rank([r.text for r in retrieved], question.must_contain)
+            in_one = answerable(question.must_contain, lowered)
+            results.append(
+                QuestionResult(question, rank, retrieved, in_one, absent.get(question, ()))
+            )
+    return results, refused
+
+
+def _span_summaries(
+    results: Sequence[QuestionResult], ks: Sequence[int], *, tokens: bool
+) -> dict[int, SpanSummary]:
+    """The span metrics at each k over the questions that have them (in characters, or in
+    tokens), or ``{}`` where none does."""
+    scored = [r.token_spans if tokens else r.spans for r in results]
+    scored = [s for s in scored if s]
+    return {k: summarize([s[k] for s in scored]) for k in ks} if scored else {}
 
 
 def _span_result(
