@@ -249,20 +249,27 @@ def _parse_line(line: str, number: int) -> tuple[GoldenQuestion | None, str | No
         return None, '"answerable" must be true or false'
     if not flag:
         return _unanswerable(data, q.strip(), category, source, number)
+    return _answerable(data, q.strip(), category, source, number)
+
+
+def _answerable(
+    data: dict[str, Any], q: str, category: str, source: str, number: int
+) -> tuple[GoldenQuestion | None, str | None]:
+    """A question answered by reference spans or by strings its hit must contain."""
     if "references" in data:
         if "must_contain" in data:
             return None, 'give "must_contain" or "references", not both'
         refs = _parse_references(data["references"])
         if isinstance(refs, str):
             return None, refs
-        return GoldenQuestion(q.strip(), (), category, source or refs[0].doc, number, refs), None
+        return GoldenQuestion(q, (), category, source or refs[0].doc, number, refs), None
     strings = data.get("must_contain")
     if not isinstance(strings, list) or not all(isinstance(s, str) for s in strings):
         return None, '"must_contain" must be a list of strings (or give "references")'
     cleaned = tuple(s for s in strings if s.strip())
     if not cleaned:
         return None, 'empty "must_contain"'
-    return GoldenQuestion(q.strip(), cleaned, category, source, number), None
+    return GoldenQuestion(q, cleaned, category, source, number), None
 
 
 def _unanswerable(

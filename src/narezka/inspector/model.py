@@ -187,52 +187,24 @@ def inspection_data(
     in characters). A chunk whose text no longer matches the re-read file (it changed on
     disk meanwhile) is kept and the document is flagged ``stale``.
     """
-    per_run: list[dict[str, list[Chunk]]] = []
-    shown: list[list[int] | None] = []
-    display_of: list[dict[tuple[str, int], int]] = []
-    for run in runs:
-        by_source: dict[str, list[Chunk]] = {}
-        for c in run.report.chunks:
-            by_source.setdefault(c.source, []).append(c)
-        per_run.append(by_source)
-        counts = display.count_batch([c.embed_text for c in run.report.chunks]) if display else None
-        shown.append(counts)
-        keys = [(c.source, c.index) for c in run.report.chunks]
-        display_of.append(dict(zip(keys, counts, strict=True)) if counts is not None else {})
+    per_run = [_by_source(run.report.chunks) for run in runs]
+    shown = [
+        display.count_batch([c.embed_text for c in run.report.chunks]) if display else None
+        for run in runs
+    ]
+    display_of = [
+        {(c.source, c.index): n for c, n in zip(run.report.chunks, counts, strict=True)}
+        if counts is not None
+        else {}
+        for run, counts in zip(runs, shown, strict=True)
+    ]
     order = sorted(set().union(*per_run) & set(sources)) if per_run else []
     docs: list[dict[str, Any]] = []
     files: list[dict[str, Any]] = []
     for source in order:
-        src = sources[source]
-        chunk_lists = []
-        stale = False
-        for n, by_source in enumerate(per_run):
-            chunks = by_source.get(source, [])
-            stale = stale or any(src.text[c.start : c.end] != c.text for c in chunks)
-            chunk_lists.append(
-                [_chunk_record(c, display_of[n].get((c.source, c.index))) for c in chunks]
-            )
-        docs.append(
-            {
-                "source": source,
-                "text": src.text,
-                "body": src.body_start,
-                "atoms": [list(a) for a in src.atoms],
-                "runs": chunk_lists,
-                "stale": stale,
-            }
-        )
-        files.append(
-            {
-                "source": source,
-                "chars": len(src.text),
-                "chunks": [len(c) for c in chunk_lists],
-                "over": [
-                    sum(1 for c in cs if c["t"] > run.limit)
-                    for cs, run in zip(chunk_lists, runs, strict=True)
-                ],
-            }
-        )
+        doc, file = _document(source, sources[source], per_run, display_of, runs)
+        docs.append(doc)
+        files.append(file)
     index = {
         "title": title,
         "runs": [
@@ -250,6 +222,49 @@ def inspection_data(
         "files": files,
     }
     return index, docs
+
+
+def _by_source(chunks: Sequence[Chunk]) -> dict[str, list[Chunk]]:
+    by_source: dict[str, list[Chunk]] = {}
+    for c in chunks:
+        by_source.setdefault(c.source, []).append(c)
+    return by_source
+
+
+def _document(
+    source: str,
+    src: SourceText,
+    per_run: Sequence[dict[str, list[Chunk]]],
+    display_of: Sequence[dict[tuple[str, int], int]],
+    runs: Sequence[InspectRun],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One document's record (its text and each run's chunks) and its row in the file list."""
+    chunk_lists = []
+    stale = False
+    for n, by_source in enumerate(per_run):
+        chunks = by_source.get(source, [])
+        stale = stale or any(src.text[c.start : c.end] != c.text for c in chunks)
+        chunk_lists.append(
+            [_chunk_record(c, display_of[n].get((c.source, c.index))) for c in chunks]
+        )
+    doc = {
+        "source": source,
+        "text": src.text,
+        "body": src.body_start,
+        "atoms": [list(a) for a in src.atoms],
+        "runs": chunk_lists,
+        "stale": stale,
+    }
+    file = {
+        "source": source,
+        "chars": len(src.text),
+        "chunks": [len(c) for c in chunk_lists],
+        "over": [
+            sum(1 for c in cs if c["t"] > run.limit)
+            for cs, run in zip(chunk_lists, runs, strict=True)
+        ],
+    }
+    return doc, file
 
 
 __all__ = [
