@@ -99,35 +99,47 @@ def embed_grouped(
     finished = 0
     while queue:
         batch, queue = queue[:batch_size], queue[batch_size:]
-        extra: list[_Item] = []
-        while batch:
-            try:
-                vectors = list(embedder.embed([item.text for item in batch]))
-            except ContextLengthError as exc:
-                rejected = _rejected_items(exc, batch, embedder)
-                for item in rejected:
-                    pieces = _split(item, exc, embedder, resplit, max_depth)
-                    pending[item.owner] += len(pieces) - 1
-                    extra.extend(
-                        _Item(item.owner, (*item.path, k), p) for k, p in enumerate(pieces)
-                    )
-                kept = [k for k, item in enumerate(batch) if item not in rejected]
-                if exc.embedded is None or any(k not in exc.embedded for k in kept):
-                    batch = [batch[k] for k in kept]
-                    continue
-                # The backend embedded the others already: keep their rows, send them not again.
-                vectors = [exc.embedded[k] for k in kept]
-                batch = [batch[k] for k in kept]
-            for item, vector in zip(batch, vectors, strict=True):
-                done_vectors[(item.owner, item.path)] = (item.text, vector)
-                pending[item.owner] -= 1
-                finished += pending[item.owner] == 0
-            batch = []
+        embedded, rejected, extra = _embed_batch(batch, embedder, resplit, max_depth)
+        for item in rejected:  # replaced by its pieces, counted as they come
+            pending[item.owner] -= 1
+        for item in extra:
+            pending[item.owner] += 1
+        for item, vector in embedded:
+            done_vectors[(item.owner, item.path)] = (item.text, vector)
+            pending[item.owner] -= 1
+            finished += pending[item.owner] == 0
         # Pieces go to the front: an input's pieces finish before later inputs start.
         queue = extra + queue
         if on_progress is not None:
             on_progress(finished, total)
     return _assemble(texts, done_vectors, embedder.dim)
+
+
+def _embed_batch(
+    batch: list[_Item], embedder: Embedder, resplit: Resplit | None, max_depth: int
+) -> tuple[list[tuple[_Item, np.ndarray]], list[_Item], list[_Item]]:
+    """One batch embedded: the items with their vectors, the items the backend rejected as
+    too long, and those items' pieces (to embed next)."""
+    rejected: list[_Item] = []
+    extra: list[_Item] = []
+    while batch:
+        try:
+            vectors = list(embedder.embed([item.text for item in batch]))
+        except ContextLengthError as exc:
+            refused = _rejected_items(exc, batch, embedder)
+            for item in refused:
+                pieces = _split(item, exc, embedder, resplit, max_depth)
+                extra.extend(_Item(item.owner, (*item.path, k), p) for k, p in enumerate(pieces))
+            rejected.extend(refused)
+            kept = [k for k, item in enumerate(batch) if item not in refused]
+            if exc.embedded is None or any(k not in exc.embedded for k in kept):
+                batch = [batch[k] for k in kept]
+                continue
+            # The backend embedded the others already: keep their rows, send them not again.
+            vectors = [exc.embedded[k] for k in kept]
+            batch = [batch[k] for k in kept]
+        return list(zip(batch, vectors, strict=True)), rejected, extra
+    return [], rejected, extra
 
 
 def preferred_batch(embedder: Embedder, default: int = 32) -> int:
