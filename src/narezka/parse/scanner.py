@@ -105,6 +105,7 @@ class _Scan(LeafRules):
             m = plain(src, line)
         return line
 
+    # complexity: the scanner's hot loop: one branch per CommonMark block start, inline for speed
     def block(self, line: int, pos: int, col: int, blk: int, li: int, depth: int,
               ov: bool) -> int:  # fmt: skip
         """Try the block rules in markdown-it's order at a block start; return the next line."""
@@ -151,6 +152,7 @@ class _Scan(LeafRules):
                 return nxt
         return self.paragraph(line, pos, eol, blk, li, depth, ov)
 
+    # complexity: the scanner's hot loop: every way a paragraph or list item can end, inline
     def term(self, bol: int, pos: int, col: int, blk: int, li: int, mode: int, eol: int) -> bool:
         """Whether this line interrupts a paragraph, a table or a list (silent rules)."""
         if col - blk >= 4:
@@ -249,6 +251,7 @@ class _Scan(LeafRules):
         self.add(BlockKind.TABLE, line, k - 1, depth)
         return k
 
+    # complexity: the scanner's hot loop: list item continuation rules of CommonMark, inline
     def list(self, line: int, pos: int, col: int, blk: int, li: int, depth: int) -> int:
         """A bullet or ordered list: its items' blocks, one level deeper; -1 if not a list."""
         src, stop = self.src, self.stop

@@ -98,6 +98,7 @@ class Sizes(WordEndSizes):
         counted = self._short.count(text)
         return counted - self._base if counted != self._empty else -1
 
+    # complexity: the packer's hot loop: each size case answered without a call
     def group_bounds(self, pieces: list[tuple[int, int]], i: int, j: int) -> tuple[int, int] | None:
         """Bounds on the cost of pieces ``i..j`` as one chunk from their counted bodies, the
         counted overhead and the gaps' own tokens, each whitespace join off by at most the

@@ -81,6 +81,7 @@ class WordEndSizes:
         summed = self._sum(ranges, bodies)
         return None if summed is None else summed[0]
 
+    # complexity: the packer's hot loop: each size case answered without a call
     def _sum(
         self, ranges: Sequence[tuple[int, int]], bodies: Sequence[int]
     ) -> tuple[int, bool] | None:
