@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "src"))
 from narezka.api.evaluating import evaluate  # noqa: E402
 from narezka.evaluate import EvalRun, StrategyResult, load_golden  # noqa: E402
 from narezka.evaluate.metrics import sign_test  # noqa: E402
-from narezka.store.sparse import ANALYZERS, Bm25Encoder, russian_lemma  # noqa: E402
+from narezka.tokens.bm25 import ANALYZERS, Bm25Encoder, russian_lemma  # noqa: E402
 
 SHARED = Path(os.environ.get("NAREZKA_SHARED", REPO.parent / "shared"))
 BASELINE = "headings"

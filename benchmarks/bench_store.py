@@ -26,7 +26,7 @@ import numpy as np
 from narezka.embed.base import HashEmbedder
 from narezka.search.fusion import hybrid_query
 from narezka.store import Eq, Filter, SparseVector, StoredPoint, VectorStore, point_id
-from narezka.store.sparse import Bm25Encoder
+from narezka.tokens.bm25 import Bm25Encoder
 
 DIM = 512
 ZONES = ("hot", "warm", "warm", "cold")

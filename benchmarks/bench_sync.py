@@ -58,7 +58,7 @@ from narezka.index import layout  # noqa: E402
 from narezka.search.fusion import hybrid_query  # noqa: E402
 from narezka.store import Eq, Filter, open_store  # noqa: E402
 from narezka.store.manifest import MANIFEST_NAME  # noqa: E402
-from narezka.store.sparse import Bm25Encoder  # noqa: E402
+from narezka.tokens.bm25 import Bm25Encoder  # noqa: E402
 
 PROJECTS_TOML = """\
 [projects]

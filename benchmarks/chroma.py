@@ -37,8 +37,8 @@ from narezka.evaluate.spans import Span, span_metrics  # noqa: E402
 from narezka.search.fusion import hybrid_query  # noqa: E402
 from narezka.store import StoredPoint, open_store  # noqa: E402
 from narezka.store.base import point_id  # noqa: E402
-from narezka.store.sparse import Bm25Encoder  # noqa: E402
 from narezka.tokens import get_counter  # noqa: E402
+from narezka.tokens.bm25 import Bm25Encoder  # noqa: E402
 
 PAPER = {"recall": 75.7, "iou": 6.5}
 K = 5

@@ -35,7 +35,7 @@ from narezka.evaluate import load_golden
 from narezka.evaluate.metrics import contains_all, sign_test
 from narezka.search import Fusion, fuse
 from narezka.store import StoredHit, open_store
-from narezka.store.sparse import bm25_encoder
+from narezka.tokens.bm25 import bm25_encoder
 
 KS = (1, 3, 5)
 Fuse = Callable[[Sequence[StoredHit], Sequence[StoredHit]], list[str]]

@@ -63,7 +63,7 @@ from narezka.embed import CachedEmbedder, EmbeddingCache, get_embedder  # noqa: 
 from narezka.embed.cache import default_cache_path  # noqa: E402
 from narezka.evaluate import parse_strategy  # noqa: E402
 from narezka.search import Filter  # noqa: E402
-from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder  # noqa: E402
+from narezka.tokens.bm25 import DEFAULT_ANALYZER, bm25_encoder  # noqa: E402
 
 FEATURES = DEFAULT_CACHE / "relevance_features_ext.jsonl"
 DENSE_DEPTH = 50

@@ -46,7 +46,7 @@ from narezka.evaluate import load_golden
 from narezka.evaluate.metrics import contains_all, sign_test
 from narezka.search.fusion import Fusion, fuse, hybrid_query
 from narezka.store import StoredHit, StoredPoint, open_store
-from narezka.store.sparse import bm25_encoder
+from narezka.tokens.bm25 import bm25_encoder
 
 KS = (1, 3, 5)
 

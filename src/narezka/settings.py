@@ -37,8 +37,8 @@ from narezka.errors import ConfigError
 from narezka.runs.config import ChunkConfig, checked_split_values
 from narezka.runs.file_chunks import make_params
 from narezka.split import strategy_names
-from narezka.store.sparse import check_analyzer
 from narezka.tokens import get_counter
+from narezka.tokens.bm25 import check_analyzer
 
 if TYPE_CHECKING:
     from narezka.embed import Embedder

@@ -188,3 +188,12 @@ class Chunk:
                 {"start": s.start, "end": s.end, "kind": s.kind} for s in self.secrets
             ]
         return data
+
+
+@dataclass(frozen=True, slots=True)
+class SparseVector:
+    """A sparse vector: sorted unique ``indices`` and their ``values`` (a BM25 analysis of a
+    text, :mod:`narezka.tokens.bm25`, as the store keeps it)."""
+
+    indices: tuple[int, ...]
+    values: tuple[float, ...]

@@ -199,7 +199,7 @@ def test_run_prepare_runs_what_the_variable_holds_and_removes_it(
 NUMPY_FREE = """
 from click.testing import CliRunner
 from narezka.cli import cli
-import narezka.cli.chunk, narezka.settings, narezka.store.base, narezka.store.sparse
+import narezka.cli.chunk, narezka.settings, narezka.store.base, narezka.tokens.bm25
 import narezka.embed
 from narezka.embed import EmbedError
 imported = "numpy" in sys.modules

@@ -18,7 +18,7 @@ from narezka.search import Fusion, Query, fuse
 from narezka.search.folding import AUTO_FOLD
 from narezka.search.fusion import DEFAULT, SCORE_DENSE_WEIGHT, depth, hybrid_query
 from narezka.store import StoredHit, open_store
-from narezka.store.sparse import bm25_encoder
+from narezka.tokens.bm25 import bm25_encoder
 
 from conftest import copy_examples, index_data
 

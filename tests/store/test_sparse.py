@@ -7,7 +7,7 @@ import pytest
 import qdrant_edge as qe
 
 from narezka.store import StoredPoint, VectorStore, point_id
-from narezka.store.sparse import Bm25Encoder, murmur3_32, token_id
+from narezka.tokens.bm25 import Bm25Encoder, murmur3_32, token_id
 
 
 @pytest.fixture(scope="module")

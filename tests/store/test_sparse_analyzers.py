@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from narezka.errors import ConfigError, MissingDependencyError
 from narezka.store import StoredPoint, VectorStore, point_id
-from narezka.store.sparse import (
+from narezka.tokens.bm25 import (
     ANALYZERS,
     Bm25Encoder,
     _morph,

@@ -47,7 +47,7 @@ from narezka.search.folding import Fold
 from narezka.search.fusion import DEFAULT as DEFAULT_FUSION
 from narezka.settings import Settings, chunk_config
 from narezka.split import SplitParams, get_strategy
-from narezka.store.sparse import check_analyzer
+from narezka.tokens.bm25 import check_analyzer
 from narezka.types import RawDocument
 
 Progress = Callable[[str], None]

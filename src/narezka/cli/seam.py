@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from narezka.serve.mcp_server import build_mcp, serve_stdio
     from narezka.serve.service import DEFAULT_REPLY_TOKENS, Service
     from narezka.store.cluster import ClusterParams
-    from narezka.store.sparse import ANALYZERS
+    from narezka.tokens.bm25 import ANALYZERS
 
 _HOMES = {
     "evaluate": "narezka.api.evaluating",
@@ -72,7 +72,7 @@ _HOMES = {
     "DEFAULT_REPLY_TOKENS": "narezka.serve.service",
     "Service": "narezka.serve.service",
     "ClusterParams": "narezka.store.cluster",
-    "ANALYZERS": "narezka.store.sparse",
+    "ANALYZERS": "narezka.tokens.bm25",
 }
 
 __getattr__, __dir__ = lazy_exports(globals(), _HOMES)

@@ -82,7 +82,7 @@ from narezka.store.collections import (
     refuse_foreign,
     snapshot_files,
 )
-from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
+from narezka.tokens.bm25 import DEFAULT_ANALYZER, bm25_encoder
 
 if TYPE_CHECKING:  # qdrant-client is imported only for an index on a server
     from narezka.store import server_record

@@ -67,7 +67,7 @@ from narezka.store import (
     chunk_point_id,
 )
 from narezka.store.errors import IndexDamagedError, StoreUnavailableError
-from narezka.store.sparse import DEFAULT_ANALYZER, bm25_encoder
+from narezka.tokens.bm25 import DEFAULT_ANALYZER, bm25_encoder
 from narezka.types import Chunk
 
 __all__ = ["INDEX_META", "INDEX_VERSION", "STORE_DIRNAME", "IndexReport", "Progress", "Syncer"]

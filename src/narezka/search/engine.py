@@ -22,8 +22,9 @@ from narezka.search.query import Query
 from narezka.search.relevance import NO_SIGNALS, calibrated, relevance, signals_for
 from narezka.search.rescoring import rescored, second_cosines
 from narezka.store import VectorStore
-from narezka.store.base import Mode, SparseVector, Vector
-from narezka.store.sparse import Bm25Encoder
+from narezka.store.base import Mode, Vector
+from narezka.tokens.bm25 import Bm25Encoder
+from narezka.types import SparseVector
 
 CANDIDATES_PER_RESULT = 4
 """Candidates fetched per wanted result: neighbours fold together and a path glob drops some."""

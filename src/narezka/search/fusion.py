@@ -38,7 +38,8 @@ from typing import Any, Literal, TypeAlias, cast
 from narezka.errors import ConfigError
 from narezka.store import Filter as StoreFilter
 from narezka.store import StoredHit, VectorStore
-from narezka.store.base import SparseVector, Vector
+from narezka.store.base import Vector
+from narezka.types import SparseVector
 
 Method: TypeAlias = Literal["rrf", "weighted", "score"]
 METHODS: tuple[Method, ...] = ("rrf", "weighted", "score")

@@ -37,7 +37,8 @@ import numpy as np
 # The threshold the fit above chose; it lives with every other default.
 from narezka.defaults import MIN_RELEVANCE as MIN_RELEVANCE
 from narezka.store import VectorStore
-from narezka.store.base import SparseVector, Vector
+from narezka.store.base import Vector
+from narezka.types import SparseVector
 
 # Fitted by `benchmarks/calibrate_relevance.py fit` (logistic regression, numpy Newton, L2
 # 1e-3) on the 6,560 top-5 hits of 1,312 dev-suite questions, all nine corpora, USE vectors,

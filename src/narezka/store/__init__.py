@@ -27,7 +27,6 @@ if TYPE_CHECKING:
         Filter,
         Range,
         Rankings,
-        SparseVector,
         StoredHit,
         StoredPoint,
         VectorStore,
@@ -35,18 +34,20 @@ if TYPE_CHECKING:
         point_id,
     )
     from narezka.store.manifest import ChunkEntry, FileEntry, FilePlan, Manifest
+    from narezka.types import SparseVector
 
 # The protocol and ids need numpy and the manifest sqlite: loaded when first asked for, so a
 # process that only takes the store's lock (a chunk worker's orphan watch) does not pay.
 _HOMES = {
     **dict.fromkeys(
         (
-            *("AnyOf", "Eq", "Filter", "Range", "Rankings", "SparseVector", "StoredHit"),
+            *("AnyOf", "Eq", "Filter", "Range", "Rankings", "StoredHit"),
             *("StoredPoint", "VectorStore", "chunk_point_id", "point_id"),
         ),
         "narezka.store.base",
     ),
     **dict.fromkeys(("ChunkEntry", "FileEntry", "FilePlan", "Manifest"), "narezka.store.manifest"),
+    "SparseVector": "narezka.types",
 }
 __getattr__, __dir__ = lazy_exports(globals(), _HOMES)
 

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeAlias
 
+from narezka.types import SparseVector
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -64,14 +66,6 @@ def is_point_id(value: str) -> bool:
 def chunk_point_id(source: str, fingerprint: str, index: int) -> str:
     """The id of chunk ``index`` of ``source`` under a strategy fingerprint (chunk contract)."""
     return point_id(f"{source}\0{fingerprint}\0{index}")
-
-
-@dataclass(frozen=True, slots=True)
-class SparseVector:
-    """A sparse vector: sorted unique ``indices`` and their ``values``."""
-
-    indices: tuple[int, ...]
-    values: tuple[float, ...]
 
 
 @dataclass(frozen=True, slots=True)

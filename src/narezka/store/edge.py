@@ -55,7 +55,6 @@ from narezka.store.base import (
     Mode,
     Range,
     Rankings,
-    SparseVector,
     StoredHit,
     StoredPoint,
     Vector,
@@ -72,6 +71,7 @@ from narezka.store.errors import (
     StoreConfigError,
 )
 from narezka.store.lock import DirectoryLock
+from narezka.types import SparseVector
 
 META_NAME = "narezka_store.json"
 FORMAT = 1

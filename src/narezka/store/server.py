@@ -32,7 +32,6 @@ from narezka.store.base import (
     Mode,
     Range,
     Rankings,
-    SparseVector,
     StoredHit,
     StoredPoint,
     Vector,
@@ -45,6 +44,7 @@ from narezka.store.base import (
 )
 from narezka.store.cluster import ClusterParams
 from narezka.store.errors import DimensionMismatchError, StoreConfigError, StoreUnavailableError
+from narezka.types import SparseVector
 
 try:
     from qdrant_client import QdrantClient

@@ -12,7 +12,7 @@ from narezka.api.indexing import index, read_index_meta
 from narezka.api.searching import search
 from narezka.embed import HashEmbedder
 from narezka.errors import ConfigError
-from narezka.store.sparse import Bm25Encoder, check_analyzer, title_text, title_weight, token_id
+from narezka.tokens.bm25 import Bm25Encoder, check_analyzer, title_text, title_weight, token_id
 
 CHUNK = (
     "Частые вопросы > Доставка > Сколько стоит доставка?\n\n"

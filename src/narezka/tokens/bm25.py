@@ -52,7 +52,7 @@ from functools import lru_cache
 from typing import Any
 
 from narezka.errors import ConfigError, MissingDependencyError
-from narezka.store.base import SparseVector
+from narezka.types import SparseVector
 
 _BASE_ANALYZERS = ("snowball", "lemma", "snowball+ident", "lemma+ident")
 ANALYZERS = (*_BASE_ANALYZERS, *(f"{a}+title" for a in _BASE_ANALYZERS))
