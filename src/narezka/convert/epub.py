@@ -62,15 +62,18 @@ def convert_epub(data: bytes, path: str) -> Converted:
     """Convert an EPUB's chapters to one Markdown text; each block's location is its
     chapter and the nearest id (``text/ch02.xhtml#intro``).
 
-    Raises ``UnsafeFileError`` (zip bomb, DTD in the package) or ``ConvertError``.
+    Raises ``UnsafeFileError`` (zip bomb, a DTD in the container or package file, an entity
+    DTD in a chapter) or ``ConvertError``. Chapters are HTML to the HTML converter, whose
+    notes (a charset it could not follow) come back in ``meta["notes"]`` under their names.
     """
-    check_office_zip(data, path)
+    check_office_zip(data, path, every_member=False)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, OSError, ValueError) as exc:  # checked above; for mypy's sake
         raise ConvertError(path, f"not a valid EPUB ({exc})") from exc
     parts: list[str] = []
     spans: list[ProvenanceSpan] = []
+    notes: list[str] = []
     length = 0
     with archive:
         chapters, title = _spine(archive, path)
@@ -87,6 +90,7 @@ def convert_epub(data: bytes, path: str) -> Converted:
                 if "empty" in str(exc):  # a cover or a blank page
                     continue
                 raise
+            notes.extend(f"{name}: {note}" for note in chapter.meta.get("notes", ()))
             text = chapter.markdown.rstrip("\n")
             if not text.strip():
                 continue
@@ -103,4 +107,7 @@ def convert_epub(data: bytes, path: str) -> Converted:
     markdown = "".join(parts)
     if not markdown.strip():
         raise ConvertError(path, "EPUB has no text")
-    return Converted(markdown + "\n", tuple(spans), {"title": title, "chapters": len(chapters)})
+    meta: dict[str, Any] = {"title": title, "chapters": len(chapters)}
+    if notes:
+        meta["notes"] = notes
+    return Converted(markdown + "\n", tuple(spans), meta)
