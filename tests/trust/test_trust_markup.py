@@ -21,7 +21,7 @@ from narezka.convert import convert
 from narezka.errors import UnsafeFileError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "convert"))
-import convert_samples as samples  # noqa: E402
+import convert_samples as samples
 
 # Row 4: a charset label ------------------------------------------------------------------
 
@@ -54,8 +54,11 @@ def test_row4_a_page_mislabelled_utf8_is_read_as_what_it_is_and_named() -> None:
     assert "utf-8" in result.meta["notes"][0] and "windows-1251" in result.meta["notes"][0]
 
 
+_NAREZKA = (sys.executable, "-m", "narezka")
+
+
 def _index(corpus: Path) -> tuple[int, dict[str, object], str]:
-    command = [sys.executable, "-m", "narezka", "index", str(corpus), "--embedder", "hash"]
+    command = [*_NAREZKA, "index", str(corpus), "--embedder", "hash"]
     done = subprocess.run([*command, "--json"], capture_output=True, text=True, check=False)
     try:
         report = json.loads(done.stdout)
@@ -84,8 +87,17 @@ def test_row4_index_goes_on_past_a_bad_charset_page_and_names_it(tmp_path: Path)
     assert "b-idna.html: declares charset 'idna'" in warnings
     for word, source in (("xylophone", "a-undefined.html"), ("narwhal", "d-good.html")):
         found = subprocess.run(
-            [sys.executable, "-m", "narezka", "search", word, "--store", str(corpus)]
-            + ["--mode", "bm25", "--format", "json"],
+            [
+                *_NAREZKA,
+                "search",
+                word,
+                "--store",
+                str(corpus),
+                "--mode",
+                "bm25",
+                "--format",
+                "json",
+            ],
             capture_output=True,
             text=True,
             check=True,
