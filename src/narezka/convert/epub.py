@@ -9,7 +9,7 @@ import zipfile
 from typing import Any
 from urllib.parse import unquote
 
-from narezka.convert.guard import check_office_zip, parse_xml
+from narezka.convert.guard import ZIP_ERRORS, check_office_zip, parse_xml
 from narezka.convert.html import convert_html
 from narezka.convert.markdown import Converted
 from narezka.errors import ConvertError
@@ -29,6 +29,8 @@ def _xml(archive: zipfile.ZipFile, name: str, path: str) -> Any:
         data = archive.read(name)
     except KeyError as exc:
         raise ConvertError(path, f"not a valid EPUB ({name} is missing)") from exc
+    except ZIP_ERRORS as exc:
+        raise ConvertError(path, f"broken EPUB member {name}: {exc}") from exc
     return parse_xml(data, path, name, "not a valid EPUB")
 
 
@@ -82,7 +84,7 @@ def convert_epub(data: bytes, path: str) -> Converted:
         for name in chapters:
             try:
                 page = archive.read(name)
-            except (KeyError, zipfile.BadZipFile, OSError, ValueError) as exc:
+            except (KeyError, *ZIP_ERRORS) as exc:
                 raise ConvertError(path, f"broken EPUB chapter {name}: {exc}") from exc
             try:
                 chapter = convert_html(page, f"{path}:{name}")

@@ -25,7 +25,14 @@ from xml.parsers import expat
 
 from narezka.errors import ConvertError, UnsafeFileError
 
-__all__ = ["MAX_MEMBERS", "MAX_UNZIPPED", "check_office_zip", "declares_dtd", "parse_xml"]
+__all__ = [
+    "MAX_MEMBERS",
+    "MAX_UNZIPPED",
+    "ZIP_ERRORS",
+    "check_office_zip",
+    "declares_dtd",
+    "parse_xml",
+]
 
 MAX_UNZIPPED = 256 * 1024 * 1024
 """Decompressed bytes an Office file may hold in all: real documents of thousands of pages
@@ -36,7 +43,8 @@ MAX_RATIO = 200
 (XML compresses 10-30x; a run of one repeated byte, 1000x)."""
 _RATIO_FLOOR = 16 * 1024 * 1024
 _BLOCK = 64 * 1024
-_ZIP_ERRORS = (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error, NotImplementedError)
+ZIP_ERRORS = (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error, NotImplementedError)
+"""What reading a damaged zip member raises (a bad CRC or header, an unknown compression)."""
 
 
 class _Stop(Exception):
@@ -167,7 +175,7 @@ def _member_declares_dtd(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: 
     try:
         with archive.open(info) as member:
             return declares_dtd(iter(lambda: member.read(_BLOCK), b""))
-    except _ZIP_ERRORS as exc:
+    except ZIP_ERRORS as exc:
         raise ConvertError(path, f"broken zip member {info.filename}: {exc}") from exc
 
 
