@@ -78,6 +78,11 @@ def test_a_child_that_sets_visibility_or_size_back_stays() -> None:
     assert "Shown." in md and "Sized." in md and "Dark." in md
 
 
+def test_a_link_to_text_moved_off_the_page_does_not_keep_it() -> None:
+    body = f'<a href="#x">x</a><p id="x" style="position:absolute;left:-5000px">{_PLANT}</p>'
+    assert _PLANT not in _md(body)
+
+
 def test_hidden_table_cells_and_links_go_too() -> None:
     body = (
         '<table><tr><td>Tariff</td><td style="display:none">Secret</td></tr></table>'

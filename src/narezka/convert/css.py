@@ -258,44 +258,44 @@ class _Inherited:
         )
 
 
+def _off_page(style: Mapping[str, str]) -> bool:
+    """Whether the element is moved or clipped out of sight: no control ever shows that."""
+    if style.get("position") in ("absolute", "fixed"):
+        for prop in ("left", "top", "right", "bottom", "margin-left", "margin-top"):
+            offset = _px(style.get(prop, ""))
+            if offset is not None and offset <= _OFF_PAGE:
+                return True
+        clip = style.get("clip", "")
+        edges = re.split(r"[\s,]+", clip[5:].rstrip(")").strip())
+        if clip.startswith("rect(") and all((_px(v) or 0) <= 1 for v in edges):
+            return True
+    indent = _px(style.get("text-indent", ""))
+    if indent is not None and indent <= _OFF_PAGE:
+        return True
+    return style.get("clip-path", "") in ("inset(50%)", "inset(100%)", "circle(0)", "circle(0px)")
+
+
 def _gone(el: Any, style: Mapping[str, str], revealable: frozenset[str]) -> bool:
     """Whether the element and all inside it are out of sight."""
+    if _off_page(style):
+        return True
     if el.get("id") in revealable or (el.get("role") or "").lower() == "tabpanel":
-        return False
+        return False  # hidden until a tab, a button or a link on the page shows it
     if el.get("hidden") is not None and el.get("hidden").lower() != "until-found":
         return True
     if style.get("display") == "none":
         return True
     opacity = _px(style.get("opacity", "1"))
     fades = any(p in style for p in ("transition", "transform", "animation"))
-    if (
-        opacity is not None
-        and opacity <= 0.01
-        and not fades
-        and not any(el.get(a) is not None for a in _FADERS)
-    ):
+    faded_in = fades or any(el.get(a) is not None for a in _FADERS)  # by a script, later
+    if opacity is not None and opacity <= 0.01 and not faded_in:
         return True
     if any(style.get(f"overflow{s}") in ("hidden", "clip") for s in ("", "-x", "-y")):
         for prop in ("width", "height", "max-width", "max-height"):
             size = _px(style.get(prop, ""))
             if size is not None and size <= 1:
                 return True
-    positioned = style.get("position") in ("absolute", "fixed")
-    if positioned:
-        for prop in ("left", "top", "right", "bottom", "margin-left", "margin-top"):
-            offset = _px(style.get(prop, ""))
-            if offset is not None and offset <= _OFF_PAGE:
-                return True
-        clip = style.get("clip", "")
-        if clip.startswith("rect(") and all(
-            (_px(v) or 0) <= 1 for v in re.split(r"[\s,]+", clip[5:].rstrip(")").strip())
-        ):
-            return True
-    indent = _px(style.get("text-indent", ""))
-    if indent is not None and indent <= _OFF_PAGE:
-        return True
-    clip_path = style.get("clip-path", "")
-    return clip_path in ("inset(50%)", "inset(100%)", "circle(0)", "circle(0px)")
+    return False
 
 
 def _inherit(parent: _Inherited, style: Mapping[str, str]) -> _Inherited:
