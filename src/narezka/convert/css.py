@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["hide"]
@@ -70,10 +71,11 @@ _CLOSE = 8
 _OFF_PAGE = -1000.0
 _WHITE, _BLACK = (255, 255, 255), (0, 0, 0)
 _TRANSPARENT = "transparent"
-_REVEALERS = ("aria-controls", "data-target", "data-bs-target", "href")
+_REVEALERS = ("aria-controls", "data-target", "data-bs-target")
 _FADERS = ("data-w-id", "data-aos", "data-sal")
 
 Color = tuple[int, int, int] | str  # an RGB triple, "transparent", or a name not known here
+Style = tuple[tuple[str, str], ...]  # an element's (property, value) pairs, sorted
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +87,8 @@ class _Rule:
     decls: Mapping[str, tuple[str, bool]]
 
 
-def _declarations(text: str) -> dict[str, tuple[str, bool]]:
+@lru_cache(maxsize=4096)
+def _declarations(text: str) -> Mapping[str, tuple[str, bool]]:
     """``prop: value`` pairs this module reads, with whether each is ``!important``."""
     out: dict[str, tuple[str, bool]] = {}
     for decl in text.split(";"):
@@ -147,6 +150,7 @@ class _Sheet:
     """The page's simple rules, found for an element by its type, classes and id."""
 
     def __init__(self, rules: list[_Rule]) -> None:
+        self.seen: dict[tuple[str, str | None, str | None, str | None], Style] = {}
         self.by_key: dict[str, list[_Rule]] = {}
         for rule in rules:
             key = (
@@ -158,8 +162,15 @@ class _Sheet:
             )
             self.by_key.setdefault(key, []).append(rule)
 
-    def style(self, el: Any) -> dict[str, str]:
+    def style(self, el: Any) -> Style:
         """The element's values for the properties read here: rules, then its ``style``."""
+        key = (el.tag, el.get("class"), el.get("id"), el.get("style"))
+        known = self.seen.get(key)
+        if known is None:
+            known = self.seen[key] = self._style(el)
+        return known
+
+    def _style(self, el: Any) -> Style:
         classes = frozenset((el.get("class") or "").split())
         ident = el.get("id") or ""
         keys = [el.tag, *("." + c for c in classes)] + (["#" + ident] if ident else [])
@@ -177,7 +188,7 @@ class _Sheet:
             rank = (int(important) * 2 + 1,)
             if prop not in found or found[prop][0] < rank:
                 found[prop] = (rank, value)
-        return {prop: value for prop, (_, value) in found.items()}
+        return tuple(sorted((prop, value) for prop, (_, value) in found.items()))
 
 
 def _px(value: str) -> float | None:
@@ -248,57 +259,67 @@ class _Inherited:
     invisible: bool = False
     tiny: bool = False
 
-    def hides_text(self) -> bool:
-        if self.invisible or self.tiny or self.color == _TRANSPARENT:
-            return True
-        return (
-            self.color is not None
-            and self.backdrop is not None
-            and _same(self.color, self.backdrop)
-        )
+
+@lru_cache(maxsize=1024)
+def _hides_text(here: _Inherited) -> bool:
+    if here.invisible or here.tiny or here.color == _TRANSPARENT:
+        return True
+    return here.color is not None and here.backdrop is not None and _same(here.color, here.backdrop)
 
 
-def _off_page(style: Mapping[str, str]) -> bool:
-    """Whether the element is moved or clipped out of sight: no control ever shows that."""
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    """What an element's style alone says of it."""
+
+    off_page: bool  # moved or clipped out of sight: no control ever shows that
+    hidden: bool  # display:none, or no room and no overflow
+    transparent: bool  # opacity 0 and nothing here to fade it in
+
+
+@lru_cache(maxsize=4096)
+def _verdict(items: Style) -> _Verdict:
+    style = dict(items)
+    off_page = False
     if style.get("position") in ("absolute", "fixed"):
         for prop in ("left", "top", "right", "bottom", "margin-left", "margin-top"):
             offset = _px(style.get(prop, ""))
-            if offset is not None and offset <= _OFF_PAGE:
-                return True
+            off_page = off_page or (offset is not None and offset <= _OFF_PAGE)
         clip = style.get("clip", "")
         edges = re.split(r"[\s,]+", clip[5:].rstrip(")").strip())
-        if clip.startswith("rect(") and all((_px(v) or 0) <= 1 for v in edges):
-            return True
+        off_page = off_page or (clip.startswith("rect(") and all((_px(v) or 0) <= 1 for v in edges))
     indent = _px(style.get("text-indent", ""))
-    if indent is not None and indent <= _OFF_PAGE:
-        return True
-    return style.get("clip-path", "") in ("inset(50%)", "inset(100%)", "circle(0)", "circle(0px)")
+    off_page = off_page or (indent is not None and indent <= _OFF_PAGE)
+    clip_path = style.get("clip-path", "")
+    off_page = off_page or clip_path in ("inset(50%)", "inset(100%)", "circle(0)", "circle(0px)")
+    hidden = style.get("display") == "none"
+    if any(style.get(f"overflow{s}") in ("hidden", "clip") for s in ("", "-x", "-y")):
+        for prop in ("width", "height", "max-width", "max-height"):
+            size = _px(style.get(prop, ""))
+            hidden = hidden or (size is not None and size <= 1)
+    opacity = _px(style.get("opacity", "1"))
+    fades = any(p in style for p in ("transition", "transform", "animation"))
+    transparent = opacity is not None and opacity <= 0.01 and not fades
+    return _Verdict(off_page, hidden, transparent)
 
 
-def _gone(el: Any, style: Mapping[str, str], revealable: frozenset[str]) -> bool:
+def _gone(el: Any, style: Style, revealable: frozenset[str]) -> bool:
     """Whether the element and all inside it are out of sight."""
-    if _off_page(style):
+    verdict = _verdict(style)
+    if verdict.off_page:
         return True
     if el.get("id") in revealable or (el.get("role") or "").lower() == "tabpanel":
         return False  # hidden until a tab, a button or a link on the page shows it
     if el.get("hidden") is not None and el.get("hidden").lower() != "until-found":
         return True
-    if style.get("display") == "none":
+    if verdict.hidden:
         return True
-    opacity = _px(style.get("opacity", "1"))
-    fades = any(p in style for p in ("transition", "transform", "animation"))
-    faded_in = fades or any(el.get(a) is not None for a in _FADERS)  # by a script, later
-    if opacity is not None and opacity <= 0.01 and not faded_in:
-        return True
-    if any(style.get(f"overflow{s}") in ("hidden", "clip") for s in ("", "-x", "-y")):
-        for prop in ("width", "height", "max-width", "max-height"):
-            size = _px(style.get(prop, ""))
-            if size is not None and size <= 1:
-                return True
-    return False
+    # A fader's attribute means a script fades it in later.
+    return verdict.transparent and not any(el.get(a) is not None for a in _FADERS)
 
 
-def _inherit(parent: _Inherited, style: Mapping[str, str]) -> _Inherited:
+@lru_cache(maxsize=4096)
+def _inherit(parent: _Inherited, items: Style) -> _Inherited:
+    style = dict(items)
     color, backdrop = parent.color, parent.backdrop
     if "color" in style:
         color = _color(style["color"])
@@ -320,15 +341,10 @@ def _inherit(parent: _Inherited, style: Mapping[str, str]) -> _Inherited:
 def _revealable(root: Any) -> frozenset[str]:
     """Ids a control on the page can show: tabs, toggles, "read more" links."""
     ids: set[str] = set()
-    for el in root.iter():
-        if not isinstance(el.tag, str):
-            continue
-        for attr in _REVEALERS:
-            value = el.get(attr) or ""
-            if attr != "href":
-                ids.update(v.lstrip("#") for v in value.split())
-            elif value.startswith("#") and len(value) > 1:
-                ids.add(value[1:])
+    for value in root.xpath(" | ".join(f"//@{attr}" for attr in _REVEALERS)):
+        ids.update(v.lstrip("#") for v in str(value).split())
+    ids.update(str(href)[1:] for href in root.xpath("//@href[starts-with(., '#')]"))
+    ids.discard("")
     return frozenset(ids)
 
 
@@ -350,7 +366,7 @@ def hide(root: Any) -> int:
             gone.append(el)
             return
         here = _inherit(inherited, style)
-        if here.hides_text():
+        if _hides_text(here):
             muted.append((el, here.invisible))
         for child in el:
             if isinstance(child.tag, str):
