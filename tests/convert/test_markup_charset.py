@@ -191,3 +191,38 @@ def test_xhtml_chapters_with_a_public_doctype_still_convert() -> None:
         )
     md = convert(_rezip(data, {"OEBPS/text/ch1.xhtml": chapter}), ".epub", "b.epub").markdown
     assert "# Глава 1" in md
+
+
+def _typed(data: bytes, extra: dict[str, bytes], default: bytes) -> bytes:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        types = archive.read("[Content_Types].xml").replace(b"</Types>", default + b"</Types>")
+    return _rezip(data, {"[Content_Types].xml": types, **extra})
+
+
+_SVG = (
+    b'<?xml version="1.0"?>\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" '
+    b'"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n<svg xmlns="http://www.w3.org/2000/svg"/>'
+)
+
+
+def test_an_svg_picture_with_its_doctype_does_not_refuse_a_deck() -> None:
+    svg = b'<Default Extension="svg" ContentType="image/svg+xml"/>'
+    data = _typed(samples.make_pptx(), {"ppt/media/image9.svg": _SVG}, svg)
+    assert "Доставка" in convert(data, ".pptx", "deck.pptx").markdown
+    untyped = _rezip(samples.make_pptx(), {"ppt/media/image9.svg": _SVG})
+    with pytest.raises(UnsafeFileError, match=r"ppt/media/image9\.svg declares"):
+        convert(untyped, ".pptx", "deck.pptx")
+
+
+def test_a_part_typed_as_a_picture_is_not_read_as_xml_either() -> None:
+    data = samples.make_docx()
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        body = archive.read("word/document.xml").split(b"?>", 1)[1]
+    retyped = _typed(
+        data,
+        {"word/document.xml": b"<!DOCTYPE w [<!ENTITY a 'PLANTED'>]>" + body},
+        b'<Override PartName="/word/document.xml" ContentType="image/png"/>',
+    )
+    with pytest.raises(ConvertError, match=r"^retyped\.docx: ") as caught:
+        convert(retyped, ".docx", "retyped.docx")
+    assert "PLANTED" not in str(caught.value)

@@ -43,6 +43,7 @@ MAX_RATIO = 200
 (XML compresses 10-30x; a run of one repeated byte, 1000x)."""
 _RATIO_FLOOR = 16 * 1024 * 1024
 _BLOCK = 64 * 1024
+_MEDIA_TYPES = ("image/", "audio/", "video/", "font/")
 ZIP_ERRORS = (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error, NotImplementedError)
 """What reading a damaged zip member raises (a bad CRC or header, an unknown compression)."""
 
@@ -179,12 +180,44 @@ def _member_declares_dtd(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: 
         raise ConvertError(path, f"broken zip member {info.filename}: {exc}") from exc
 
 
+def _media(archive: zipfile.ZipFile, path: str) -> frozenset[str]:
+    """The members ``[Content_Types].xml`` types as pictures, sound, video or fonts (lower
+    case): python-docx and python-pptx keep those as bytes, never parse them, and an SVG
+    picture often carries a harmless ``<!DOCTYPE svg PUBLIC …>``."""
+    try:
+        data = archive.read("[Content_Types].xml")
+    except KeyError:
+        return frozenset()
+    except ZIP_ERRORS as exc:
+        raise ConvertError(path, f"broken zip member [Content_Types].xml: {exc}") from exc
+    types = parse_xml(data, path, "[Content_Types].xml", "not a valid Office file")
+    defaults: dict[str, str] = {}
+    overrides: dict[str, str] = {}
+    for entry in types:
+        tag = entry.tag if isinstance(entry.tag, str) else ""
+        kind = (entry.get("ContentType") or "").lower()
+        if tag.endswith("}Default"):
+            defaults[(entry.get("Extension") or "").lower()] = kind
+        elif tag.endswith("}Override"):
+            overrides[(entry.get("PartName") or "").lstrip("/").lower()] = kind
+    media = set()
+    for name in archive.namelist():
+        lowered = name.lower()
+        kind = overrides.get(lowered) or defaults.get(lowered.rpartition(".")[2], "")
+        if kind.startswith(_MEDIA_TYPES):
+            media.add(lowered)
+    return frozenset(media)
+
+
 def check_office_zip(data: bytes, path: str, *, every_member: bool = True) -> None:
     """Raise a ``ConvertError`` for a zip that is not one, or ``UnsafeFileError`` for one that
     would decompress past the caps or one of whose members declares an XML DTD.
 
-    With ``every_member`` each member is checked, whatever its name: python-docx, python-pptx
-    and openpyxl read a part as XML by its content type, not its name. A converter that reads
+    With ``every_member`` each member is checked, whatever its name (python-docx, python-pptx
+    and openpyxl read a part as XML by its content type, not its name), but for those typed
+    as pictures, sound, video or fonts, which no library parses (openpyxl reads worksheets
+    by path whatever their type, through defusedxml, which refuses entities itself). A
+    converter that reads
     its XML only through ``parse_xml`` (OpenDocument, EPUB: their XHTML chapters go to the
     HTML parser, and old OpenOffice manifests carry a harmless DOCTYPE) passes False.
 
@@ -213,8 +246,11 @@ def check_office_zip(data: bytes, path: str, *, every_member: bool = True) -> No
                 )
         if not every_member:
             return
+        media = _media(archive, path)
         for info in members:
-            if not info.is_dir() and _member_declares_dtd(archive, info, path):
+            if info.is_dir() or info.filename.lower() in media:
+                continue
+            if _member_declares_dtd(archive, info, path):
                 raise UnsafeFileError(
                     path, f"{info.filename} declares an XML DTD (refused, not parsed)"
                 )
