@@ -226,3 +226,9 @@ def test_a_part_typed_as_a_picture_is_not_read_as_xml_either() -> None:
     with pytest.raises(ConvertError, match=r"^retyped\.docx: ") as caught:
         convert(retyped, ".docx", "retyped.docx")
     assert "PLANTED" not in str(caught.value)
+
+
+def test_a_page_naming_an_external_dtd_never_loads_it() -> None:
+    page = b'<!DOCTYPE html SYSTEM "file:///etc/hostname"><html><body><p>Text.</p></body></html>'
+    result = convert(page, ".html", "ext.html")
+    assert result.markdown == "Text.\n"

@@ -55,6 +55,10 @@ def test_hidden_text_goes(head: str, body: str) -> None:
         ("", f'<p style="color:#ccc">{_PLANT}</p>'),  # light grey: low contrast, still seen
         ('<link rel="stylesheet" href="dark.css">', f'<p style="color:white">{_PLANT}</p>'),
         ("", f'<div style="background:url(bg.png)"><p style="color:#fff">{_PLANT}</p></div>'),
+        (
+            '<link rel="stylesheet" href="site.css">',
+            f'<div style="font-size:0;background:#fff;color:#fff"><p class="c">{_PLANT}</p></div>',
+        ),
         ("<style>@media print{.x{display:none}}</style>", f'<p class="x">{_PLANT}</p>'),
         ("<style>.a .x{display:none}</style>", f'<div class="a"><p class="x">{_PLANT}</p></div>'),
         ("<style>.x{display:none}.x{display:block}</style>", f'<p class="x">{_PLANT}</p>'),

@@ -17,7 +17,8 @@ holds text planted for machines only. What is understood:
   colour, or a colour within a few units of the background's behind it (white on white): a
   child that sets them back (``visibility:visible``, its own size or colour) stays. With no
   background set, the page is white and its text black only if it links no stylesheet;
-  otherwise neither is known and colour hides nothing.
+  otherwise each is unknown until the page itself sets it, and a child with a class or an
+  id inherits no hiding colour, size or visibility (the linked sheet may set them back).
 
 Content a reader can still reach stays: an element named by a control on the page
 (``aria-controls``, ``data-target``, ``data-bs-target``, a ``href="#id"``), a tab panel,
@@ -368,9 +369,12 @@ def hide(root: Any) -> int:
         here = _inherit(inherited, style)
         if _hides_text(here):
             muted.append((el, here.invisible))
+        # An unseen stylesheet may set a named child's colour, size or visibility back.
+        reset = _Inherited(None, here.backdrop) if styled else here
         for child in el:
             if isinstance(child.tag, str):
-                visit(child, here)
+                named = child.get("class") or child.get("id")
+                visit(child, reset if named else here)
 
     visit(root, page)
     for el, invisible in muted:
