@@ -13,17 +13,19 @@ holds text planted for machines only. What is understood:
   ``opacity:0``, the ``hidden`` attribute, a zero width or height (``max-`` too) under
   ``overflow:hidden``, a ``clip``/``clip-path`` to nothing, or an absolute position or
   ``text-indent`` a thousand pixels off the page;
-- an element's own text goes with ``visibility:hidden``, ``font-size:0``, a transparent
+- an element's own text goes with ``visibility:hidden``, a font size under one pixel
+  (``font-size:0``), a transparent
   colour, or a colour within a few units of the background's behind it (white on white): a
   child that sets them back (``visibility:visible``, its own size or colour) stays. With no
   background set, the page is white and its text black only if it links no stylesheet;
   otherwise each is unknown until the page itself sets it, and a child with a class or an
   id inherits no hiding colour, size or visibility (the linked sheet may set them back).
 
-Content a reader can still reach stays: an element named by a control on the page
-(``aria-controls``, ``data-target``, ``data-bs-target``, a ``href="#id"``), a tab panel,
-``hidden="until-found"``, and an element faded in by a script (``opacity:0`` beside a
-``transition``, ``transform`` or ``animation``, or a ``data-w-id``/``data-aos`` attribute).
+Content a reader can still reach stays, unless moved or clipped off the page: an element
+named by a control on the page (``aria-controls``, ``data-target``, ``data-bs-target``, a
+``href="#id"``), a tab panel, ``hidden="until-found"``, and an element faded in by a script
+(``opacity:0`` beside a ``transition``, ``transform`` or ``animation``, or a ``data-w-id``,
+``data-aos`` or ``data-sal`` attribute).
 ``aria-hidden="true"`` hides nothing: it hides from screen readers only, the text is on
 screen (icons, visual duplicates), and dropping it cannot keep planted text out.
 """
