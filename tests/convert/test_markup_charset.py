@@ -232,3 +232,14 @@ def test_a_page_naming_an_external_dtd_never_loads_it() -> None:
     page = b'<!DOCTYPE html SYSTEM "file:///etc/hostname"><html><body><p>Text.</p></body></html>'
     result = convert(page, ".html", "ext.html")
     assert result.markdown == "Text.\n"
+
+
+def test_the_html_parser_itself_never_expands_a_declared_entity() -> None:
+    # Why a DTD in a page is refused as a belt only: libxml2's HTML parser reads no internal
+    # subset, so even a page that got past the refusal could not expand or fetch anything.
+    import lxml.html
+
+    page = '<!DOCTYPE html [<!ENTITY x "EXPANDED"><!ENTITY y SYSTEM "file:///etc/hostname">]>'
+    root = lxml.html.document_fromstring(page + "<p>a &x; b &y; c</p>")
+    text = root.text_content()
+    assert "EXPANDED" not in text and "&x;" in text
