@@ -170,6 +170,8 @@ _VALID = {
     ".html": b"<html><body><nav>m</nav><h1 id=a>T</h1><p>x <b>y</b></p><table><tr><td>1"
     b"</td></tr></table><ul><li>a<ul><li>b</li></ul></li></ul></body></html>",
     ".csv": b"a;b\n1;2\n",
+    ".odt": samples.make_odt(),
+    ".epub": samples.make_epub(),
 }
 
 
@@ -206,3 +208,31 @@ def test_mutated_files_only_ever_raise_convert_errors(
         spans = result.provenance
         assert all(0 <= s.start < s.end <= len(result.markdown) for s in spans)
         assert all(a.end <= b.start for a, b in itertools.pairwise(spans))
+
+
+def _damaged_members(data: bytes) -> list[tuple[str, bytes]]:
+    """Each member of the zip damaged twice: its local header's name and its middle byte."""
+    out = []
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        for info in archive.infolist():
+            at = info.header_offset
+            name_len, extra_len = (
+                int.from_bytes(data[at + 26 : at + 28], "little"),
+                int.from_bytes(data[at + 28 : at + 30], "little"),
+            )
+            body = at + 30 + name_len + extra_len
+            for spot in (at + 30, body + info.compress_size // 2):
+                if spot < len(data):
+                    damaged = bytearray(data)
+                    damaged[spot] ^= 0x55
+                    out.append((f"{info.filename}@{spot}", bytes(damaged)))
+    return out
+
+
+@pytest.mark.parametrize("suffix", [".docx", ".pptx", ".xlsx", ".odt", ".epub"])
+def test_a_damaged_zip_member_is_a_convert_error(suffix: str) -> None:
+    for where, data in _damaged_members(_VALID[suffix]):
+        try:
+            convert(data, suffix, f"damaged{suffix}")
+        except ConvertError as exc:
+            assert exc.path == f"damaged{suffix}", where

@@ -10,6 +10,8 @@ Markdown only. Each failure is a ``ConvertError`` naming the file.
 from __future__ import annotations
 
 import bisect
+import zipfile
+import zlib
 from collections.abc import Callable, Collection
 
 from narezka.convert.markdown import Converted
@@ -18,7 +20,7 @@ from narezka.types import CONVERTED_SUFFIXES, ProvenanceSpan, SourceLocation
 
 __all__ = ["CONVERTER_VERSION", "SUFFIXES", "Converted", "convert", "locate"]
 
-CONVERTER_VERSION = "9"
+CONVERTER_VERSION = "10"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 
@@ -73,6 +75,18 @@ def _csv(data: bytes, path: str) -> Converted:
     return convert_csv(text.replace("\r\n", "\n").replace("\r", "\n"), path)
 
 
+_UNREADABLE = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    NotImplementedError,
+    LookupError,
+    UnicodeError,
+    ValueError,
+)
+"""What a damaged container or an odd encoding raises deep in a library: a last net under the
+converters, which name these themselves where they can."""
+
 # Loaded on first use: importing narezka must not import PDFium, lxml or openpyxl.
 _CONVERTERS: dict[str, Callable[[bytes, str], Converted]] = {
     ".pdf": _pdf,
@@ -97,21 +111,24 @@ def convert(
     """
     kind = suffix.lower()
     name = path or f"<{kind} file>"
-    if kind in (".html", ".htm"):
-        from narezka.convert.html import convert_html
-
-        return convert_html(data, name, boilerplate)
+    page = kind in (".html", ".htm")
     converter = _CONVERTERS.get(kind)
-    if converter is None:
+    if converter is None and not page:
         raise ConvertError(name, f"no converter for {suffix!r} files")
-    if not data.strip():
+    if not page and not data.strip():
         raise ConvertError(name, "file is empty")
     try:
+        if converter is None:
+            from narezka.convert.html import convert_html
+
+            return convert_html(data, name, boilerplate)
         return converter(data, name)
     except ConvertError:
         raise
     except (MemoryError, RecursionError) as exc:
         raise ConvertError(name, f"too large or deep to convert ({type(exc).__name__})") from exc
+    except _UNREADABLE as exc:  # a converter's gap: the run must still go on without the file
+        raise ConvertError(name, f"damaged or unreadable ({type(exc).__name__})") from exc
 
 
 def locate(

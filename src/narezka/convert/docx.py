@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from narezka.convert.guard import check_office_zip
-from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
+from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, link, table_markdown
 from narezka.errors import ConvertError
 from narezka.types import SourceLocation
 
@@ -116,7 +116,7 @@ def _inline(paragraph: Any, styles: _Styles) -> str:
             url = item.address
             if url and text.strip():
                 fragment = f"#{item.fragment}" if item.fragment else ""
-                pieces.append((f"[{text.strip()}]({url}{fragment})", False))
+                pieces.append((link(text.strip(), f"{url}{fragment}"), False))
             else:
                 pieces.append((text, False))
         elif item.text and styles.is_mono(item) and item.text.strip():

@@ -9,7 +9,7 @@ import zipfile
 from typing import Any
 from urllib.parse import unquote
 
-from narezka.convert.guard import check_office_zip, parse_xml
+from narezka.convert.guard import ZIP_ERRORS, check_office_zip, parse_xml
 from narezka.convert.html import convert_html
 from narezka.convert.markdown import Converted
 from narezka.errors import ConvertError
@@ -29,6 +29,8 @@ def _xml(archive: zipfile.ZipFile, name: str, path: str) -> Any:
         data = archive.read(name)
     except KeyError as exc:
         raise ConvertError(path, f"not a valid EPUB ({name} is missing)") from exc
+    except ZIP_ERRORS as exc:
+        raise ConvertError(path, f"broken EPUB member {name}: {exc}") from exc
     return parse_xml(data, path, name, "not a valid EPUB")
 
 
@@ -62,15 +64,18 @@ def convert_epub(data: bytes, path: str) -> Converted:
     """Convert an EPUB's chapters to one Markdown text; each block's location is its
     chapter and the nearest id (``text/ch02.xhtml#intro``).
 
-    Raises ``UnsafeFileError`` (zip bomb, DTD in the package) or ``ConvertError``.
+    Raises ``UnsafeFileError`` (zip bomb, a DTD in the container or package file, an entity
+    DTD in a chapter) or ``ConvertError``. Chapters are HTML to the HTML converter, whose
+    notes (a charset it could not follow) come back in ``meta["notes"]`` under their names.
     """
-    check_office_zip(data, path)
+    check_office_zip(data, path, every_member=False)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, OSError, ValueError) as exc:  # checked above; for mypy's sake
         raise ConvertError(path, f"not a valid EPUB ({exc})") from exc
     parts: list[str] = []
     spans: list[ProvenanceSpan] = []
+    notes: list[str] = []
     length = 0
     with archive:
         chapters, title = _spine(archive, path)
@@ -79,7 +84,7 @@ def convert_epub(data: bytes, path: str) -> Converted:
         for name in chapters:
             try:
                 page = archive.read(name)
-            except (KeyError, zipfile.BadZipFile, OSError, ValueError) as exc:
+            except (KeyError, *ZIP_ERRORS) as exc:
                 raise ConvertError(path, f"broken EPUB chapter {name}: {exc}") from exc
             try:
                 chapter = convert_html(page, f"{path}:{name}")
@@ -87,6 +92,7 @@ def convert_epub(data: bytes, path: str) -> Converted:
                 if "empty" in str(exc):  # a cover or a blank page
                     continue
                 raise
+            notes.extend(f"{name}: {note}" for note in chapter.meta.get("notes", ()))
             text = chapter.markdown.rstrip("\n")
             if not text.strip():
                 continue
@@ -103,4 +109,7 @@ def convert_epub(data: bytes, path: str) -> Converted:
     markdown = "".join(parts)
     if not markdown.strip():
         raise ConvertError(path, "EPUB has no text")
-    return Converted(markdown + "\n", tuple(spans), {"title": title, "chapters": len(chapters)})
+    meta: dict[str, Any] = {"title": title, "chapters": len(chapters)}
+    if notes:
+        meta["notes"] = notes
+    return Converted(markdown + "\n", tuple(spans), meta)

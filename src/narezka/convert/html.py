@@ -1,9 +1,21 @@
-"""HTML → Markdown through lxml, with the page's boilerplate left out.
+"""HTML → Markdown through lxml, with the page's boilerplate and hidden text left out.
 
 Boilerplate is found two ways: by markup (``nav``, ``aside``, page-level ``header`` and
 ``footer``, ARIA landmarks, cookie and menu classes) on each page, and across a crawl by
 ``repeated_blocks``: a block whose text is on many pages of one folder is a menu or a footer.
-Scripts are never run: the page is only parsed, and ``script``/``style`` are dropped.
+Text the page's CSS hides from a reader goes (``narezka.convert.css``). Scripts are never run:
+the page is only parsed, and ``script``/``style`` are dropped.
+
+The bytes are read as ``narezka.convert.charset`` says (BOM, a declared charset a browser
+knows, else detection); a label no browser knows or bytes that needed replacing become a note
+in the result's ``meta["notes"]``, which a run prints as a warning naming the file. Links
+keep only ``http``, ``https``, ``mailto``, relative and fragment URLs
+(``narezka.convert.markdown.safe_url``): the text of any other link stays, its URL goes.
+
+A page is parsed by libxml2's HTML parser, which never loads a DTD nor expands an entity one
+declares (``<!DOCTYPE html>`` is normal there); a DOCTYPE with an internal subset or an
+``<!ENTITY`` anywhere in the page is still refused as an ``UnsafeFileError``: no page needs
+one, and the page may reach an XML reader elsewhere.
 """
 
 from __future__ import annotations
@@ -14,15 +26,18 @@ from collections import Counter
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from narezka.convert.guard import refuse_dtd
+from narezka.convert.charset import decode_page
+from narezka.convert.css import hide
 from narezka.convert.markdown import (
     Converted,
     MarkdownWriter,
     escape_line,
     inline_text,
+    link,
+    safe_url,
     table_markdown,
 )
-from narezka.errors import ConvertError
+from narezka.errors import ConvertError, UnsafeFileError
 from narezka.types import SourceLocation
 
 __all__ = ["block_key", "convert_html", "page_block_keys", "repeated_blocks"]
@@ -43,7 +58,7 @@ _BLOCKS = frozenset(
     "summary center".split()
 )
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
-_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([-\w]+)""", re.IGNORECASE)
+_DTD = re.compile(r"<!(?:doctype\s[^>\[]*\[|entity\s)", re.IGNORECASE)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _MIN_PAGES = 3
 _MIN_SHARE = 0.5
@@ -55,31 +70,16 @@ def block_key(text: str) -> str:
     return hashlib.blake2b(norm.encode("utf-8"), digest_size=12).hexdigest()
 
 
-def _decode(data: bytes) -> str:
-    """The page as text: its BOM, else its declared charset, else UTF-8, else Windows-1251."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        return data[3:].decode("utf-8", errors="replace")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16", errors="replace")
-    declared = _CHARSET.search(data[:4096])
-    if declared:
-        try:
-            return data.decode(declared.group(1).decode("ascii"), errors="replace")
-        except LookupError:
-            pass
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("cp1251", errors="replace")
-
-
-def _parse(data: bytes, path: str) -> Any:
+def _parse(data: bytes, path: str) -> tuple[Any, tuple[str, ...]]:
+    """The page's tree and the notes on how its bytes were read."""
     import lxml.html
     from lxml import etree
 
-    refuse_dtd(re.sub(rb"<!doctype\s+html[^>\[]*>", b"", data[:4096], flags=re.I), path, "page")
+    decoded = decode_page(data)
+    if _DTD.search(decoded.text):
+        raise UnsafeFileError(path, "page declares an XML DTD or entity (refused, not parsed)")
     # lxml refuses text that declares an encoding; the bytes were decoded above.
-    text = _XML_DECLARATION.sub("", _decode(data).replace("\x00", ""), count=1)
+    text = _XML_DECLARATION.sub("", decoded.text.replace("\x00", ""), count=1)
     if not text.strip():
         raise ConvertError(path, "page is empty")
     try:
@@ -87,16 +87,7 @@ def _parse(data: bytes, path: str) -> Any:
         root = lxml.html.document_fromstring(text, parser=parser)
     except (etree.ParserError, ValueError) as exc:
         raise ConvertError(path, f"not a readable HTML page ({exc})") from exc
-    return root
-
-
-def _hidden(el: Any) -> bool:
-    """Decoration a reader never sees. Elements with ``hidden`` stay: tab panels and
-    collapsed answers carry it until clicked, and they are content."""
-    style = (el.get("style") or "").replace(" ", "").lower()
-    return (
-        el.get("aria-hidden") == "true" or "display:none" in style or "visibility:hidden" in style
-    )
+    return root, decoded.notes
 
 
 def _is_boilerplate(el: Any, in_content: bool) -> bool:
@@ -121,6 +112,7 @@ class _Renderer:
         self.where = SourceLocation()
         self.keys: list[str] = []
         self.removed = 0
+        self.notes: tuple[str, ...] = ()
 
     def emit(self, text: str, key_text: str | None = None) -> None:
         key = block_key(key_text if key_text is not None else text)
@@ -140,7 +132,7 @@ class _Renderer:
 
     def walk(self, el: Any, in_content: bool, depth: int = 0) -> None:
         tag = el.tag if isinstance(el.tag, str) else ""
-        if not tag or tag in _DROP or _hidden(el) or _is_boilerplate(el, in_content):
+        if not tag or tag in _DROP or _is_boilerplate(el, in_content):
             self.tail(el)
             return
         if el.get("id"):
@@ -170,11 +162,11 @@ class _Renderer:
             self.flush()
         elif tag == "br":
             self.inline.append(" ")
-        elif tag == "a" and el.get("href") and not el.get("href").startswith("javascript:"):
+        elif tag == "a" and safe_url(el.get("href") or ""):
             # A linked image (a logo, a badge) is named by its alt text.
             alts = " ".join(img.get("alt") or "" for img in el.iter("img"))
             text = inline_text(el.text_content()) or inline_text(alts)
-            self.inline.append(f"[{text}]({el.get('href')})" if text else "")
+            self.inline.append(link(text, el.get("href")))
         elif tag == "code":
             self.inline.append(f"`{inline_text(el.text_content())}`")
         elif tag in ("strong", "b"):
@@ -260,10 +252,12 @@ def _content_root(root: Any) -> Any:
 
 
 def _render(data: bytes, path: str, skip: Collection[str]) -> _Renderer:
-    root = _parse(data, path)
+    root, notes = _parse(data, path)
     renderer = _Renderer(skip)
-    content = _content_root(root)
+    renderer.notes = notes
     try:
+        hide(root)
+        content = _content_root(root)
         renderer.walk(content, content.tag in ("main", "article"))
         renderer.flush()
     except RecursionError as exc:
@@ -294,4 +288,7 @@ def convert_html(data: bytes, path: str, boilerplate: Collection[str] = frozense
     """Convert an HTML page to Markdown without its boilerplate; blocks whose key is in
     ``boilerplate`` (from ``repeated_blocks`` over the page's folder) are left out too."""
     renderer = _render(data, path, boilerplate)
-    return renderer.writer.result({"repeated_blocks_removed": renderer.removed})
+    meta: dict[str, Any] = {"repeated_blocks_removed": renderer.removed}
+    if renderer.notes:
+        meta["notes"] = list(renderer.notes)
+    return renderer.writer.result(meta)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -9,7 +10,15 @@ from typing import Any
 
 from narezka.types import ProvenanceSpan, SourceLocation
 
-__all__ = ["Converted", "MarkdownWriter", "escape_line", "inline_text", "table_markdown"]
+__all__ = [
+    "Converted",
+    "MarkdownWriter",
+    "escape_line",
+    "inline_text",
+    "link",
+    "safe_url",
+    "table_markdown",
+]
 
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
 # A line that Markdown would read as a heading, quote, list item, rule or fence, if written
@@ -18,6 +27,16 @@ _BLOCK_START = re.compile(
     r"^(\s{0,3})(#{1,6}(?=\s|$)|>|[-+*](?=\s)|\d{1,9}[.)](?=\s)|```|~~~|=+\s*$)"
 )
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_LINK_SCHEMES = frozenset({"http", "https", "mailto"})
+_SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*):")
+_TAB_OR_NEWLINE = {9: None, 10: None, 13: None}
+_URL_EDGE = "".join(map(chr, (*range(0x21), *range(0x2000, 0x200B)))) + (
+    "\u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+# Characters that would end or break a Markdown link destination, percent-encoded.
+_DESTINATION = {ord(c): f"%{ord(c):02X}" for c in " ()<>\\"} | {
+    c: f"%{c:02X}" for c in (*range(0x20), 0x7F)
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +52,37 @@ class Converted:
 def inline_text(text: str) -> str:
     """``text`` on one line: runs of spaces and line breaks become one space, controls go."""
     return _SPACES.sub(" ", _CONTROLS.sub("", text).replace("\n", " ").replace("\r", " ")).strip()
+
+
+def _url_view(url: str) -> str:
+    """``url`` as the WHATWG URL parser sees it before reading a scheme: leading and trailing
+    C0 controls and spaces stripped (Unicode spaces too, as other readers strip them), tabs
+    and line breaks inside removed."""
+    return url.strip(_URL_EDGE).translate(_TAB_OR_NEWLINE)
+
+
+def safe_url(url: str) -> str | None:
+    """``url`` as a link may keep it, or None: only ``http``, ``https``, ``mailto``, relative
+    URLs and fragments pass. The scheme is read as a browser reads it (``JavaScript:``,
+    `` javascript:``, ``java\\tscript:`` are ``javascript:``), in the value and in the value
+    with HTML character references decoded once more (``java&Tab;script:``, which lxml's
+    HTML4 entity table leaves as it is)."""
+    kept = _url_view(url)
+    for view in (kept, _url_view(html.unescape(url))):
+        scheme = _SCHEME.match(view)
+        if scheme and scheme.group(1).lower() not in _LINK_SCHEMES:
+            return None
+    return kept.translate(_DESTINATION)
+
+
+def link(text: str, url: str) -> str:
+    """``[text](url)`` for a link a document makes, or ``text`` alone when the URL's scheme
+    may not be kept (``safe_url``) or it is empty; brackets in the text are escaped so that
+    they cannot close the link early."""
+    safe = safe_url(url)
+    if not safe or not text:
+        return text
+    return "[" + text.replace("[", "\\[").replace("]", "\\]") + "](" + safe + ")"
 
 
 def escape_line(line: str) -> str:

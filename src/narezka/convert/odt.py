@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from narezka.convert.guard import check_office_zip, parse_xml
-from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
+from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, link, table_markdown
 from narezka.errors import ConvertError
 from narezka.types import SourceLocation
 
@@ -90,7 +90,7 @@ def _inline(el: Any) -> str:
         elif tag == f"{_TEXT}a":
             text = _inline(child)
             url = child.get(f"{_XLINK}href") or ""
-            out.append(f"[{text.strip()}]({url})" if url and text.strip() else text)
+            out.append(link(text.strip(), url) if url and text.strip() else text)
         elif tag == f"{_TEXT}note":
             body = child.find(f"{_TEXT}note-body")
             if body is not None:
@@ -221,7 +221,7 @@ def convert_odt(data: bytes, path: str) -> Converted:
 
     Raises ``UnsafeFileError`` (zip bomb, DTD) or ``ConvertError`` (not an .odt, corrupt).
     """
-    check_office_zip(data, path)
+    check_office_zip(data, path, every_member=False)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             content = _xml(archive, "content.xml", path)

@@ -81,7 +81,8 @@ def _pages(numbers: list[int]) -> str:
 
 
 def conversion_notes(meta: Mapping[str, Any], file: Path | str) -> list[str]:
-    """What a run should say about a conversion: pages read by OCR, pages left unread."""
+    """What a run should say about a conversion: pages read by OCR, pages left unread, and
+    the converter's own ``meta["notes"]`` (a web page's charset it could not follow)."""
     notes = []
     if meta.get("ocr_pages"):
         notes.append(f"{file}: {_pages(meta['ocr_pages'])} read by OCR ({meta.get('ocr', '')})")
@@ -93,6 +94,7 @@ def conversion_notes(meta: Mapping[str, Any], file: Path | str) -> list[str]:
             else "a scan? install tesseract-ocr and tesseract-ocr-rus to read it by OCR"
         )
         notes.append(f"{file}: {_pages(meta['no_text_pages'])}: no text layer, not indexed ({why})")
+    notes.extend(f"{file}: {note}" for note in meta.get("notes", ()))  # e.g. a bad charset
     return notes
 
 
