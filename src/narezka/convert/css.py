@@ -282,6 +282,19 @@ class _Verdict:
 @lru_cache(maxsize=4096)
 def _verdict(items: Style) -> _Verdict:
     style = dict(items)
+    hidden = style.get("display") == "none"
+    if any(style.get(f"overflow{s}") in ("hidden", "clip") for s in ("", "-x", "-y")):
+        for prop in ("width", "height", "max-width", "max-height"):
+            size = _px(style.get(prop, ""))
+            hidden = hidden or (size is not None and size <= 1)
+    opacity = _px(style.get("opacity", "1"))
+    fades = any(p in style for p in ("transition", "transform", "animation"))
+    transparent = opacity is not None and opacity <= 0.01 and not fades
+    return _Verdict(_off_page(style), hidden, transparent)
+
+
+def _off_page(style: dict[str, str]) -> bool:
+    """Placed, indented or clipped out of sight (the screen-reader-only tricks included)."""
     off_page = False
     if style.get("position") in ("absolute", "fixed"):
         for prop in ("left", "top", "right", "bottom", "margin-left", "margin-top"):
@@ -293,16 +306,7 @@ def _verdict(items: Style) -> _Verdict:
     indent = _px(style.get("text-indent", ""))
     off_page = off_page or (indent is not None and indent <= _OFF_PAGE)
     clip_path = style.get("clip-path", "")
-    off_page = off_page or clip_path in ("inset(50%)", "inset(100%)", "circle(0)", "circle(0px)")
-    hidden = style.get("display") == "none"
-    if any(style.get(f"overflow{s}") in ("hidden", "clip") for s in ("", "-x", "-y")):
-        for prop in ("width", "height", "max-width", "max-height"):
-            size = _px(style.get(prop, ""))
-            hidden = hidden or (size is not None and size <= 1)
-    opacity = _px(style.get("opacity", "1"))
-    fades = any(p in style for p in ("transition", "transform", "animation"))
-    transparent = opacity is not None and opacity <= 0.01 and not fades
-    return _Verdict(off_page, hidden, transparent)
+    return off_page or clip_path in ("inset(50%)", "inset(100%)", "circle(0)", "circle(0px)")
 
 
 def _gone(el: Any, style: Style, revealable: frozenset[str]) -> bool:
