@@ -118,8 +118,7 @@ def http_reference(document: dict[str, Any] | None = None) -> str:
         from narezka.serve.openapi import openapi_document
 
         document = openapi_document()
-    served = "served by `narezka serve --http` at `/openapi.json`"
-    parts = [f"OpenAPI {document['openapi']}, {served}.\n"]
+    parts = [f"OpenAPI version {document['openapi']}.\n"]
     for route, methods in document["paths"].items():
         for method, op in methods.items():
             parts.append(f"## `{method.upper()} {route}`\n\n{op['summary']}\n")
