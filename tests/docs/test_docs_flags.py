@@ -44,10 +44,10 @@ def _options(command: click.Command) -> set[str]:
     return names | {"--help", "-h"}
 
 
-PAGES = sorted(DOCS.rglob("*.md"))
+PAGES = [DOCS.parent / "README.md", *sorted(DOCS.rglob("*.md"))]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS.parent).as_posix() for p in PAGES])
 def test_documented_commands_and_flags_exist(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     for line in _commands(text):
