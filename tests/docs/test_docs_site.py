@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,8 +130,10 @@ def test_the_cli_reference_is_every_commands_help(
 
 def _console_help(path: tuple[str, ...]) -> str:
     env = {**os.environ, "COLUMNS": reference_module().HELP_COLUMNS}
+    script = shutil.which("narezka")
+    command = [script] if script else [sys.executable, "-m", "narezka"]
     run = subprocess.run(
-        ["narezka", *path, "--help"], capture_output=True, text=True, env=env, timeout=120
+        [*command, *path, "--help"], capture_output=True, text=True, env=env, timeout=120
     )
     assert run.returncode == 0, (path, run.stderr)
     return run.stdout.rstrip()

@@ -12,12 +12,7 @@ from narezka.api.evaluating import evaluate
 from narezka.embed import HashEmbedder
 from narezka.evaluate.html import html_report
 
-import inspector.conftest as chromium
 from conftest import EXAMPLES
-
-# The browser fixtures of the page tests (tests/inspector): Debian's Chromium, offline.
-browser = chromium.browser
-open_page = chromium.open_page
 
 # Every line box of a card's text against the card's visible box: a line whose top is inside
 # and whose bottom is outside is cut in half. Also what the card shows against what it holds.
