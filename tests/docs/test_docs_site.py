@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -30,13 +31,20 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def _config() -> dict[str, Any]:
+    # A `!!python/name:` tag, should the config ever hold one, is read as plain text.
+    text = (REPO / "mkdocs.yml").read_text(encoding="utf-8").replace("!!", "")
+    config: dict[str, Any] = yaml.safe_load(text)
+    return config
+
+
 def _page(site: Path, name: str) -> str:
     return (site / name / "index.html").read_text(encoding="utf-8")
 
 
 def test_every_page_in_docs_is_built_and_in_the_navigation(site: Path) -> None:
     pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
-    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8").replace("!!", ""))
+    config = _config()
 
     def listed(nav: object) -> set[str]:
         if isinstance(nav, str):
@@ -55,7 +63,7 @@ def test_every_page_in_docs_is_built_and_in_the_navigation(site: Path) -> None:
 
 
 def test_the_site_fetches_nothing_from_the_network(site: Path) -> None:
-    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = _config()
     assert config["theme"]["font"] is False  # no Google Fonts
     external = re.compile(r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=\"(?:https?:)?//")
     for page in site.rglob("*.html"):
@@ -66,7 +74,7 @@ def test_the_site_fetches_nothing_from_the_network(site: Path) -> None:
 
 
 def _broken_site(tmp: Path, page: str) -> subprocess.CompletedProcess[str]:
-    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = _config()
     docs = tmp / "docs"
     docs.mkdir(parents=True)
     (docs / "index.md").write_text("# Home\n\n## Present\n", encoding="utf-8")
