@@ -234,12 +234,13 @@ def test_settings_round_trip_through_the_index_record(kb: Path) -> None:
         assert index.settings == chosen
 
 
-def test_the_readme_python_example_runs(kb: Path) -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    start = readme.index("```python", readme.index("## Python API"))
-    code = readme[start + len("```python") : readme.index("```", start + 3)]
+def test_the_python_guides_example_runs(kb: Path) -> None:
+    guide = Path(__file__).resolve().parents[1] / "docs" / "guides" / "python.md"
+    text = guide.read_text(encoding="utf-8")
+    start = text.index("```python")
+    code = text[start + len("```python") : text.index("```", start + 3)]
     code = code.replace('"docs/"', repr(str(kb))).replace('embedder="use"', 'embedder="hash"')
     namespace: dict[str, object] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, str(guide), "exec"), namespace)
     hits = namespace["hits"]
     assert isinstance(hits, list) and hits and isinstance(hits[0], narezka.Hit)

@@ -123,7 +123,11 @@
       const row = ev.target.closest("tr[data-question]");
       if (row) openQuestion(Number(row.dataset.question), drill);
     });
-    tbody.addEventListener("keydown", (ev) => { if (ev.key === "Enter") ev.target.click(); });
+    tbody.addEventListener("keydown", (ev) => {
+      if (ev.key !== "Enter" && ev.key !== " ") return;
+      ev.preventDefault();  // Space would scroll the page instead
+      ev.target.click();
+    });
     return el("table", { class: "figures questions" }, [
       el("thead", {}, el("tr", {}, ["line", "question", ...strategies.map((s) => s.label + " @" + k)]
         .map((h) => el("th", { scope: "col" }, h)))), tbody]);
@@ -170,12 +174,35 @@
       el("h3", {}, spans ? "Expected excerpts" : "Expected strings (all in one chunk)"), expected,
       el("div", { class: "cols" }, cols));
     drill.hidden = false;
+    drill.querySelectorAll(".retrieved .text").forEach(clampCard);
+    // The drill-down opens below the whole table: bring it into view and move the keyboard
+    // there, or a click on a question low on the page seems to do nothing.
     drill.scrollIntoView({ block: "start" });
+    drill.focus({ preventScroll: true });
+  }
+
+  // A long chunk shows its first CARD_LINES whole lines (the height is a whole number of
+  // line boxes, so no line is cut in half) and a button that shows the rest.
+  const CARD_LINES = 12;
+
+  function clampCard(text) {
+    const full = text.scrollHeight, line = parseFloat(getComputedStyle(text).lineHeight);
+    if (full <= CARD_LINES * line + 1) return;
+    text.classList.add("clamped");
+    const button = el("button", { type: "button", class: "more", "aria-expanded": "false" },
+      "show all " + Math.round(full / line) + " lines");
+    button.addEventListener("click", () => {
+      const open = text.classList.toggle("clamped") === false;
+      button.setAttribute("aria-expanded", String(open));
+      button.textContent = open ? "show the first " + CARD_LINES + " lines" : "show all " + Math.round(full / line) + " lines";
+    });
+    text.after(button);
   }
 
   function build() {
     const app = document.getElementById("app");
-    const drill = el("section", { class: "drill", id: "drill", hidden: true, "aria-live": "polite" });
+    const drill = el("section", { class: "drill", id: "drill", hidden: true, tabindex: -1,
+      "aria-live": "polite", "aria-label": "what each strategy retrieved for the question" });
     const misses = index.questions.filter((q) => q.results.some((o) => !o.hit)).length;
     const onlyMisses = el("input", { type: "checkbox", id: "only-misses" });
     const questions = questionsTable(drill);
