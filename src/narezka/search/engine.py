@@ -132,6 +132,11 @@ class SearchEngine:
                 else h
                 for h in hits
             ]
+        if (limit := query.max_chars) is not None:
+            # Last: what was searched, folded, expanded and scored is the whole text.
+            hits = [
+                dataclasses.replace(h, text=h.text[:limit], snippet=h.snippet[:limit]) for h in hits
+            ]
         return hits
 
     def _with_relevance(

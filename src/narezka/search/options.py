@@ -397,6 +397,17 @@ class SearchOptions:
             "built with the quality tier; no effect on other indexes.",
         ),
     )
+    max_chars: int | None = field(
+        default=None,
+        metadata=row(
+            kind="whole",
+            minimum=1,
+            shown="no limit",
+            help="Return at most this many characters of each hit's text and of its snippet "
+            "(their first ones). Only what is returned is cut: the search ranks, folds and "
+            "scores whole chunks, and a hit's start and end still span its whole passage.",
+        ),
+    )
 
     def __post_init__(self) -> None:
         for name, rule in _CHECKS.items():
