@@ -195,14 +195,18 @@ def _cli_args(options: dict[str, Any]) -> list[str]:
     return args
 
 
-def via_cli(corpus: Path, options: dict[str, Any]) -> list[str]:
+Answer = list[tuple[str, str]]
+"""What a front returned: each hit's chunk id and text, in order."""
+
+
+def via_cli(corpus: Path, options: dict[str, Any]) -> Answer:
     args = ["search", TEXT, "--store", str(corpus), "--format", "json", *_cli_args(options)]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code in (0, 1), result.output
-    return [hit["chunk_id"] for hit in json.loads(result.stdout)]
+    return [(hit["chunk_id"], hit["text"]) for hit in json.loads(result.stdout)]
 
 
-def via_http(corpus: Path, options: dict[str, Any]) -> list[str]:
+def via_http(corpus: Path, options: dict[str, Any]) -> Answer:
     pytest.importorskip("starlette", reason="the serve extra (starlette) is not installed")
     from starlette.testclient import TestClient
 
@@ -219,10 +223,10 @@ def via_http(corpus: Path, options: dict[str, Any]) -> list[str]:
     ):
         reply = client.get("/search", params=params)
     assert reply.status_code == 200, reply.text
-    return [hit["chunk_id"] for hit in reply.json()["hits"]]
+    return [(hit["chunk_id"], hit["text"]) for hit in reply.json()["hits"]]
 
 
-def via_mcp(corpus: Path, options: dict[str, Any]) -> list[str]:
+def via_mcp(corpus: Path, options: dict[str, Any]) -> Answer:
     pytest.importorskip("mcp", reason="the serve extra (mcp) is not installed")
     from mcp import Client
 
@@ -231,12 +235,12 @@ def via_mcp(corpus: Path, options: dict[str, Any]) -> list[str]:
 
     from serve.helpers import run_async
 
-    async def main(service: Service) -> list[str]:
+    async def main(service: Service) -> Answer:
         async with Client(build_mcp(service)) as client:
             reply = await client.call_tool("search", {"query": TEXT, **options})
         assert not reply.is_error, reply.content
         text = reply.content[0].text  # type: ignore[union-attr]
-        return [hit["chunk_id"] for hit in json.loads(text)["hits"]]
+        return [(hit["chunk_id"], hit["text"]) for hit in json.loads(text)["hits"]]
 
     with Service(corpus, watch=False) as service:
         return run_async(lambda: main(service))
@@ -251,36 +255,36 @@ def _retriever_fields(options: dict[str, Any]) -> dict[str, Any]:
     return {name: getattr(query, name) for name in FIELDS}
 
 
-def via_langchain(corpus: Path, options: dict[str, Any]) -> list[str]:
+def via_langchain(corpus: Path, options: dict[str, Any]) -> Answer:
     pytest.importorskip("langchain_core", reason="the langchain extra is not installed")
     from narezka.integrations.langchain import NarezkaRetriever
 
     with Index.open(corpus) as index:
         docs = NarezkaRetriever(index=index, **_retriever_fields(options)).invoke(TEXT)
-    return [str(doc.id) for doc in docs]
+    return [(str(doc.id), doc.page_content) for doc in docs]
 
 
-def via_llamaindex(corpus: Path, options: dict[str, Any]) -> list[str]:
+def via_llamaindex(corpus: Path, options: dict[str, Any]) -> Answer:
     pytest.importorskip("llama_index.core", reason="the llamaindex extra is not installed")
     from narezka.integrations.llamaindex import NarezkaRetriever
 
     with Index.open(corpus) as index:
         nodes = NarezkaRetriever(index, **_retriever_fields(options)).retrieve(TEXT)
-    return [node.node.node_id for node in nodes]
+    return [(node.node.node_id, node.node.get_content()) for node in nodes]
 
 
-def via_api(corpus: Path, options: dict[str, Any]) -> list[str]:
+def via_api(corpus: Path, options: dict[str, Any]) -> Answer:
     from narezka.api.searching import search
 
-    return [hit.chunk_id for hit in search(TEXT, corpus, **options)]
+    return [(hit.chunk_id, hit.text) for hit in search(TEXT, corpus, **options)]
 
 
-def via_index(corpus: Path, options: dict[str, Any]) -> list[str]:
+def via_index(corpus: Path, options: dict[str, Any]) -> Answer:
     with Index.open(corpus) as index:
-        return [hit.chunk_id for hit in index.search(Query.parse(TEXT, options))]
+        return [(h.chunk_id, h.text) for h in index.search(Query.parse(TEXT, options))]
 
 
-ENTRY_POINTS: dict[str, tuple[str, Callable[[Path, dict[str, Any]], list[str]]]] = {
+ENTRY_POINTS: dict[str, tuple[str, Callable[[Path, dict[str, Any]], Answer]]] = {
     "cli": ("search", via_cli),
     "http": ("http", via_http),
     "mcp": ("mcp", via_mcp),
@@ -315,12 +319,12 @@ def test_every_front_asks_the_default_query_when_told_nothing(
 
 def test_every_front_answers_the_same_hits_by_default(corpus: Path) -> None:
     """The index's min_relevance applies at every front alike, the library's included: the
-    same hits, in the same order, and some of all that ranked left out."""
+    same hits with the same text, in the same order, and some of all that ranked left out."""
     with Index.open(corpus) as index:
         every = index.search(TEXT, min_relevance=0)
         floor = index.settings.relevance_floor
     assert floor == FLOOR
-    expected = [h.chunk_id for h in every if h.relevance >= floor]
+    expected = [(h.chunk_id, h.text) for h in every if h.relevance >= floor]
     assert expected and len(expected) < len(every), "the query must have hits on both sides"
     answers = {entry: drive(corpus, {}) for entry, (_, drive) in ENTRY_POINTS.items()}
     assert answers == dict.fromkeys(ENTRY_POINTS, expected)
@@ -410,3 +414,48 @@ def test_the_retrievers_fields_are_the_table_s(corpus: Path) -> None:
             LlamaIndex(index, colour="red")
         with pytest.raises(ConfigError, match="unknown search option colour"):
             chain.invoke(TEXT, colour="red")
+
+
+# ---- max_chars, through every front ------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
+def test_max_chars_cuts_the_text_every_front_returns(entry: str, corpus: Path) -> None:
+    drive = ENTRY_POINTS[entry][1]
+    whole = drive(corpus, {})
+    cut = drive(corpus, {"max_chars": 40})
+    # The same hits (the search saw whole chunks), each text its first 40 characters.
+    assert whole and any(len(text) > 40 for _, text in whole)
+    assert cut == [(chunk_id, text[:40]) for chunk_id, text in whole]
+
+
+def test_max_chars_leaves_the_span_relevance_and_order_alone(corpus: Path) -> None:
+    with Index.open(corpus) as index:
+        whole = index.search(TEXT, expand="section")
+        cut = index.search(TEXT, expand="section", max_chars=25)
+        assert Query(TEXT, max_chars=25).options()["max_chars"] == 25
+        with pytest.raises(ConfigError, match="max_chars must be a whole number of at least 1"):
+            index.search(TEXT, max_chars=0)
+    assert [(h.chunk_id, h.start, h.end, h.relevance) for h in cut] == [
+        (h.chunk_id, h.start, h.end, h.relevance) for h in whole
+    ]
+    for short, full in zip(cut, whole, strict=True):
+        assert short.text == full.text[:25] and short.snippet == full.snippet[:25]
+        assert len(full.text) > 25  # a section is longer: the cut did cut
+
+
+def test_a_bad_max_chars_is_refused_in_each_front_s_words(corpus: Path) -> None:
+    result = CliRunner().invoke(cli, ["search", TEXT, "--store", str(corpus), "--max-chars", "0"])
+    assert result.exit_code == 2 and "--max-chars must be a whole number" in result.stderr
+    pytest.importorskip("starlette", reason="the serve extra (starlette) is not installed")
+    from starlette.testclient import TestClient
+
+    from narezka.serve.http_api import build_app
+    from narezka.serve.service import Service
+
+    with (
+        Service(corpus, watch=False) as service,
+        TestClient(build_app(service), base_url="http://127.0.0.1") as client,
+    ):
+        reply = client.get("/search", params={"q": TEXT, "max_chars": "many"})
+    assert reply.status_code == 400 and "max_chars must be a whole number" in reply.json()["error"]
