@@ -93,7 +93,11 @@ def collect(args: argparse.Namespace) -> int:
             with Index.open(store, embedder=model) as held:
                 for n, question in enumerate(asked):
                     hits = held.search(
-                        question.q, k=K, mode=args.mode, filters=Filter(include_archived=False)
+                        question.q,
+                        k=K,
+                        mode=args.mode,
+                        filters=Filter(include_archived=False),
+                        min_relevance=0.0,  # every hit: the fit sees the weak ones too
                     )
                     rank = rank_of(question.golden, hits) if question.golden else None
                     for position, hit in enumerate(hits, start=1):

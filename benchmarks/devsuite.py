@@ -280,6 +280,7 @@ def run(args: argparse.Namespace) -> int:
                             filters=Filter(include_archived=False),
                             fusion=parse_fusion(fusion),
                             fold=parse_fold(fold),
+                            min_relevance=0.0,  # every hit: refusal is scored apart
                         )
                         row = result_row(question, hits, config)
                         row["ms"] = round((time.perf_counter() - asked_at) * 1000, 2)

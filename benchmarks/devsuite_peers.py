@@ -192,7 +192,9 @@ def llamaindex(
 
 def narezka(index: Index) -> Retriever:
     def retrieve(query: str) -> list[Found]:
-        hits = index.search(query, k=K, mode="hybrid", filters=Filter(include_archived=False))
+        hits = index.search(
+            query, k=K, mode="hybrid", filters=Filter(include_archived=False), min_relevance=0.0
+        )
         return [Found(h.file_path, h.start, h.end, h.text) for h in hits]
 
     return retrieve

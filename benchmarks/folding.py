@@ -125,7 +125,9 @@ def main(argv: list[str]) -> int:
                 for question in golden:
                     refs = [r.span for r in question.references]
                     for fusion, fold in settings:
-                        hits = held.search(question.q, k=K, fusion=fusion, fold=fold)
+                        hits = held.search(
+                            question.q, k=K, fusion=fusion, fold=fold, min_relevance=0.0
+                        )
                         spans = [Span(h.file_path, h.start, h.end) for h in hits]
                         scores[fusion, fold].append(span_metrics(spans, refs))
                         chars[fusion, fold].append(sum(len(s) for s in spans))
@@ -182,7 +184,7 @@ def string_set(name: str, fusions: list[Fusion], folds: list[float | None]) -> i
         with Index.open(Path(tmp), embedder=model) as held:
             for question in golden:
                 for fusion, fold in settings:
-                    hits = held.search(question.q, k=K, fusion=fusion, fold=fold)
+                    hits = held.search(question.q, k=K, fusion=fusion, fold=fold, min_relevance=0.0)
                     found = [contains_all(h.text, question.must_contain) for h in hits]
                     ranks[fusion, fold].append(found.index(True) + 1 if True in found else None)
     base = ranks[settings[0]]

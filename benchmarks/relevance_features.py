@@ -98,7 +98,11 @@ def collect(args: argparse.Namespace) -> int:
                 top_idf = idf(0, total)
                 for n, question in enumerate(asked):
                     hits = held.search(
-                        question.q, k=K, mode="hybrid", filters=Filter(include_archived=False)
+                        question.q,
+                        k=K,
+                        mode="hybrid",
+                        filters=Filter(include_archived=False),
+                        min_relevance=0.0,  # every hit
                     )
                     rank = rank_of(question.golden, hits) if question.golden else None
                     sparse = encoder.encode_query(question.q)
@@ -176,7 +180,11 @@ def collect_e5(args: argparse.Namespace) -> int:
             with Index.open(path, embedder=use) as held:
                 for n, question in enumerate(asked):
                     hits = held.search(
-                        question.q, k=K, mode="hybrid", filters=Filter(include_archived=False)
+                        question.q,
+                        k=K,
+                        mode="hybrid",
+                        filters=Filter(include_archived=False),
+                        min_relevance=0.0,  # every hit
                     )
                     if not hits:
                         continue

@@ -87,7 +87,10 @@ def main() -> int:
                         kwargs["fusion"] = Fusion(*kwargs["fusion"])
                     digest, count = hashlib.sha256(), 0
                     for question in questions:
-                        for hit in index.search(question, k=args.k, **kwargs):
+                        # Every hit (0 keeps them all, in trees before and after the
+                        # index's min_relevance became Index.search's default).
+                        hits = index.search(question, k=args.k, min_relevance=0.0, **kwargs)
+                        for hit in hits:
                             count += 1
                             line = f"{hit.chunk_id}\t{hit.score:.6f}\t{hit.relevance:.6f}\n"
                             digest.update(line.encode("utf-8"))

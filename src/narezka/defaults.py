@@ -1,13 +1,13 @@
 """Every default a user can override, in one place: settings, splitting and search.
 
 The flags, ``narezka.toml``, the ``NAREZKA_*`` variables, :class:`~narezka.Settings`,
-:class:`~narezka.split.SplitParams`, :class:`~narezka.search.Query` and the help texts all
-read them from here, so a default is changed once and every entry point agrees.
+:class:`~narezka.split.SplitParams`, the table of search options
+(:mod:`narezka.search.options`) and the help texts all read them from here, so a default is
+changed once and every entry point agrees. (A search option's default that is a word of the
+search's own, like ``fold="auto"``, lives with the word in :mod:`narezka.search`.)
 """
 
 from __future__ import annotations
-
-from typing import Final
 
 from narezka.errors import ConfigError
 
@@ -35,12 +35,11 @@ REDACT = True
 
 K = 5
 MODE = "hybrid"
-FOLD: Final = "auto"
-"""Neighbours folded into their hit: 0.8 of its score for hybrid score fusion, else any."""
 MIN_RELEVANCE = 0.05
-"""Hits below this calibrated relevance are "nothing relevant" for the CLI, the server and
-the retrievers: the highest threshold that drops at most 5 % of the correct top answers over
-the dev suite's held-out predictions (benchmarks/results/relevance.md)."""
+"""Hits below this calibrated relevance are "nothing relevant": every search leaves them out
+unless the index's ``min_relevance`` setting or the query says otherwise. The highest
+threshold that drops at most 5 % of the correct top answers over the dev suite's held-out
+predictions (benchmarks/results/relevance.md)."""
 RESCORE: str | None = None
 """The quality tier (``rescore = "e5"``): off unless the dev suite says otherwise
 (benchmarks/results/quality_tier.md)."""
@@ -73,7 +72,6 @@ def check_min_relevance(value: float) -> float:
 
 __all__ = [
     "EMBEDDER",
-    "FOLD",
     "LEVELS",
     "MIN_CHARS",
     "MIN_RELEVANCE",

@@ -78,18 +78,18 @@ def test_the_second_model_reorders_the_candidates(
     tier_index: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with Index.open(tier_index) as index:
-        first = index.search(QUESTION, k=3, fold=None, rescore=False)
+        first = index.search(QUESTION, k=3, fold=None, rescore=False, min_relevance=0)
         assert first[0].file_path == "points.md"
         assert all(h.signals is not None and h.signals.second is None for h in first)
         # The second model alone: its order, which differs from the first stage's.
         monkeypatch.setattr(rescoring, "WEIGHT", 1.0)
-        alone = index.search(QUESTION, k=3, fold=None)
+        alone = index.search(QUESTION, k=3, fold=None, min_relevance=0)
         assert alone[0].file_path == "refunds.md"
         seconds = [h.signals.second for h in alone if h.signals is not None]
         assert seconds == sorted(seconds, reverse=True) and len(seconds) == 3
         # The default fusion: exactly rescored() of the first stage and the e5 cosines.
         monkeypatch.undo()
-        fused = index.search(QUESTION, k=3, fold=None)
+        fused = index.search(QUESTION, k=3, fold=None, min_relevance=0)
     cosines = {h.chunk_id: h.signals.second for h in alone if h.signals is not None}
     stage = [StoredHit(h.chunk_id, h.score, {}) for h in first]
     expected = [h.id for h in rescoring.rescored(stage, cosines)]  # type: ignore[arg-type]

@@ -74,11 +74,16 @@ def test_hits_carry_relevance_and_raw_signals(kb: Index) -> None:
 
 
 def test_a_nonsense_query_is_below_the_threshold(kb: Index) -> None:
-    hits = kb.search(NONSENSE, k=5)
+    hits = kb.search(NONSENSE, k=5, min_relevance=0)  # 0 keeps every hit
     assert hits, "hybrid search always returns its nearest vectors"
     assert max(h.relevance for h in hits) < MIN_RELEVANCE
     kept, best = above(hits, MIN_RELEVANCE)
     assert kept == [] and best == max(h.relevance for h in hits)
+    # By default the index's min_relevance applies, in Index.search itself: nothing is
+    # left, and the result says how close the best came and which floor applied.
+    default = kb.search(NONSENSE, k=5)
+    assert default == [] and default.best_relevance == best
+    assert default.min_relevance == kb.settings.relevance_floor == MIN_RELEVANCE
 
 
 def test_above_keeps_order_and_reports_the_best_of_all(kb: Index) -> None:

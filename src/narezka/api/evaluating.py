@@ -43,7 +43,7 @@ from narezka.globs import literal_glob
 from narezka.index import Index
 from narezka.runs.chunking import include_for
 from narezka.search import Filter, Fusion
-from narezka.search.folding import Fold
+from narezka.search.folding import AUTO, Fold
 from narezka.search.fusion import DEFAULT as DEFAULT_FUSION
 from narezka.settings import Settings, chunk_config
 from narezka.split import SplitParams, get_strategy
@@ -76,7 +76,7 @@ def evaluate(
     jobs: int | None = None,
     context_llm: str | None = None,
     fusion: Fusion | None = None,
-    fold: Fold = "auto",
+    fold: Fold = AUTO,
 ) -> EvalRun:
     """Index ``corpus`` once per strategy spec (``"fixed:size=1500 headings"``), ask every
     golden question with ``k = max(ks)`` and score it; see :class:`~narezka.evaluate.EvalRun`.
@@ -176,6 +176,9 @@ def evaluate(
                             expand=expand,
                             fusion=fusion,
                             fold=fold,
+                            # Every hit: the scores count what ranked, the refusal
+                            # table weighs each threshold against all of them.
+                            min_relevance=0.0,
                         )
                         counts = model.counter.count_batch([h.text for h in hits])
                         return [_retrieved(h, n) for h, n in zip(hits, counts, strict=True)]

@@ -46,9 +46,9 @@ def search(
 ) -> Hits:
     """The best hits for ``query`` from the index in ``store`` (opened and closed for this one
     query; hold an :class:`narezka.Index` to search many times). ``options`` are a query's
-    flat options (:data:`narezka.search.query.OPTIONS`: ``k``, ``mode``, ``zone``,
-    ``project``, ``category``, ``path``, ``include_archived``, ``expand``, ``fusion``,
-    ``rrf_k``, ``dense_weight``, ``fold``, ``min_relevance``)."""
+    flat options (:data:`narezka.search.OPTIONS`, the table in :mod:`narezka.search.options`:
+    ``k=3``, ``mode="bm25"``, ``path="docs/**"``…). As everywhere, hits below the index's
+    ``min_relevance`` are left out unless ``min_relevance`` says otherwise (0: every hit)."""
     if isinstance(query, str):
         query = Query.parse(query, options)
     elif options:

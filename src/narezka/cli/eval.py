@@ -14,7 +14,7 @@ from rich.console import Console
 
 from narezka.cli.common import fail, jobs_option, settings_for, split_options
 from narezka.cli.seam import evaluate, html_report, paths_inside, refusal_table
-from narezka.cli.search import ranking, ranking_options
+from narezka.cli.search import parse_query, query_options
 from narezka.embed import DEFAULT_EMBEDDER
 from narezka.errors import NarezkaError
 from narezka.evaluate import (
@@ -27,9 +27,10 @@ from narezka.evaluate import (
     size_tables,
     terminal_table,
 )
-from narezka.search import MODES
+from narezka.search import shown_at
 
-EXPANDS = ("section", "parent")
+EVAL_OPTIONS = tuple(o.name for o in shown_at("eval"))
+"""The search options ``eval`` takes (the table's ``eval`` front): how hits rank."""
 
 
 @click.command("eval")
@@ -58,20 +59,10 @@ EXPANDS = ("section", "parent")
     "default the embedder's tokens); a spec that sets size runs once.",
 )
 @click.option("-k", "ks", default="1,3,5", show_default=True, help="Comma-separated ks.")
-@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
 @click.option(
     "--embedder",
     default=None,
     help=f"Embedder spec  [default: narezka.toml's, else {DEFAULT_EMBEDDER}].",
-)
-@click.option(
-    "--expand",
-    type=click.Choice(EXPANDS),
-    default=None,
-    help="Score hits expanded to their heading section or parent chunk (as search --expand).",
-)
-@click.option(
-    "--include-archived", is_flag=True, help="Let archived pages answer (search excludes them)."
 )
 @click.option(
     "--cache",
@@ -111,7 +102,7 @@ EXPANDS = ("section", "parent")
     'refused against correct answers dropped; golden lines {q, "answerable": false})  '
     "[default: narezka.toml's min_relevance, else the measured default].",
 )
-@ranking_options
+@query_options("eval")
 @split_options(strategy=False)
 @jobs_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full results as JSON.")
@@ -121,20 +112,13 @@ def eval_command(
     strategies: str,
     sizes: str | None,
     ks: str,
-    mode: str,
     embedder: str | None,
-    expand: str | None,
-    include_archived: bool,
     cache_path: Path | None,
     report_path: Path | None,
     plot_path: Path | None,
     html_path: Path | None,
     as_json: bool,
     jobs: int | None,
-    fusion: str,
-    rrf_k: int | None,
-    dense_weight: float | None,
-    fold: str,
     min_relevance: float | None,
     **options: Any,
 ) -> None:
@@ -146,11 +130,15 @@ def eval_command(
     --report RESULTS.md --plot results.png
     """
     err = Console(stderr=True)
+    # The ranking options as one Query, checked as search checks them (eval asks its own
+    # questions: the text is a stand-in).
+    asked = parse_query("eval", {name: options.pop(name) for name in EVAL_OPTIONS})
+    mode, expand = asked.mode, asked.expand
+    include_archived = asked.filters.include_archived
     # The embedder goes through the settings like every other choice: narezka.toml's
     # embedder counts when no flag is given (it was bypassed by the flag's own default).
     settings = settings_for(corpus, {**options, "embedder": embedder})
     embedder = settings.embedder
-    fusion_chosen, fold_chosen = ranking(mode, fusion, rrf_k, dense_weight, fold)
     try:
         if plot_path is not None:
             require_matplotlib()  # before the long run, not after it
@@ -174,8 +162,8 @@ def eval_command(
             params=settings.split_values(),
             jobs=jobs,
             context_llm=settings.context_llm,
-            fusion=fusion_chosen,
-            fold=fold_chosen,
+            fusion=asked.fusion,
+            fold=asked.fold,
             on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
         )
         run.min_relevance = settings.relevance_floor if min_relevance is None else min_relevance

@@ -1,6 +1,6 @@
-"""``narezka search`` and the ranking options it shares with ``eval``: every option of a
-:class:`~narezka.search.Query` as a flag of the same name, turned into the query by
-:meth:`Query.parse <narezka.search.Query.parse>` (as the HTTP API and MCP do)."""
+"""``narezka search``, and the flags it shares with ``eval``: made from the table of search
+options (:mod:`narezka.search.options`), each a flag of the option's name, turned into the
+query by :meth:`Query.parse <narezka.search.Query.parse>` (as the HTTP API and MCP do)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,11 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from narezka import defaults
 from narezka.cli.common import EXIT_NOTHING, fail
-from narezka.cli.seam import AUTO_FOLD, DEFAULT, OPTIONS, RRF_K, Fold, parse_fold, parse_fusion
 from narezka.embed import get_embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
-from narezka.search import METHODS, MODES, Fusion, Hit, Query
+from narezka.search import OPTIONS, Front, Hit, IndexSetting, Option, Query, shown_at
 from narezka.store import IndexInUseError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -32,53 +30,47 @@ TABLE_SNIPPET = 160
 """Characters of a hit's snippet shown in the table (JSON output carries all of it)."""
 
 
-def ranking_options(command: F) -> F:
-    """``--fusion``, ``--rrf-k``, ``--dense-weight`` and ``--fold``."""
-    for option in reversed(_OPTIONS):
-        command = option(command)
-    return command
+def query_options(front: Front) -> Callable[[F], F]:
+    """Every option of the table (:mod:`narezka.search.options`) that ``front`` (``search``
+    or ``eval``) shows, as a flag of the same name."""
+
+    def decorate(command: F) -> F:
+        for option in reversed(shown_at(front)):
+            command = click_option(option)(command)
+        return command
+
+    return decorate
 
 
-_OPTIONS = [
-    click.option(
-        "--fusion",
-        type=click.Choice(METHODS),
-        default=DEFAULT.method,
-        show_default=True,
-        help="How hybrid search combines the dense and BM25 rankings: reciprocal-rank fusion, "
-        "weighted RRF, or min-max normalized scores (measured best; --fusion rrf --fold 0 "
-        "searches as narezka did before this default).",
-    ),
-    click.option(
-        "--rrf-k",
-        type=int,
-        default=None,
-        help=f"RRF's constant for rrf and weighted fusion  [default: {RRF_K}].",
-    ),
-    click.option(
-        "--dense-weight",
-        type=float,
-        default=None,
-        help="Weight of the dense ranking in [0, 1] for weighted and score fusion; BM25 gets the "
-        "rest  [default: 0.3 for score, 0.5 for weighted].",
-    ),
-    click.option(
-        "--fold",
-        default=defaults.FOLD,
-        show_default=True,
-        help="Fold a neighbouring chunk of a hit's section into it only when it scored at least "
-        "this fraction of the hit (0: every neighbour that ranked; off: no folding; auto: "
-        f"{AUTO_FOLD} for hybrid score fusion, else 0).",
-    ),
-]
+def click_option(option: Option) -> Callable[[F], F]:
+    """One option of the table as a click flag. Only the type is checked here: bounds and
+    choices are the Query's to check (its error is turned into the flags' words)."""
+    extra: dict[str, Any] = {}
+    default = None if isinstance(option.default, IndexSetting) else option.default
+    if option.kind == "flag" and option.default is False:
+        extra["is_flag"] = True
+    elif option.kind == "flag":
+        extra["type"] = click.Choice(["on", "off"])
+        default = "on" if option.default else "off"
+    elif option.kind == "choice":
+        extra["type"] = click.Choice(option.choices)
+    elif option.kind in ("whole", "number"):
+        extra["type"] = int if option.kind == "whole" else float
+    help_text = option.help
+    if option.shown is not None:
+        help_text += f"  [default: {option.shown}]"
+    else:
+        extra["show_default"] = default is not None and default is not False
+    decorator: Callable[[F], F] = click.option(
+        option.flag, option.name, default=default, help=help_text, **extra
+    )
+    return decorator
 
 
-def ranking(
-    mode: str, fusion: str | None, rrf_k: int | None, dense_weight: float | None, fold: str
-) -> tuple[Fusion | None, Fold]:
-    """The ranking options as a Query holds them (a bad value is a usage error)."""
+def parse_query(text: str, options: dict[str, Any]) -> Query:
+    """The Query of a command's flags; a bad value is a usage error in the flags' words."""
     try:
-        return parse_fusion(mode, fusion, rrf_k, dense_weight), parse_fold(fold)
+        return Query.parse(text, options)
     except ConfigError as exc:
         raise click.UsageError(as_flags(str(exc))) from None
 
@@ -94,14 +86,9 @@ def as_flags(message: str) -> str:
     """A Query's error in the words of the command line: ``fold must…`` → ``--fold must…``."""
 
     def flags(found: re.Match[str]) -> str:
-        names = re.sub(rf"\b({_NAMES})\b", lambda m: _flag(m.group(1)), found.group(0))
-        return names
+        return re.sub(rf"\b({_NAMES})\b", lambda m: OPTIONS[m.group(1)].flag, found.group(0))
 
     return _MODE.sub(r"--mode \1", _LEADING.sub(flags, message))
-
-
-def _flag(name: str) -> str:
-    return "-k" if name == "k" else "--" + name.replace("_", "-")
 
 
 @click.command("search")
@@ -118,24 +105,6 @@ def _flag(name: str) -> str:
     default="narezka",
     show_default=True,
     help="With a server URL as --store: which index there (its --collection name).",
-)
-@click.option("--mode", type=click.Choice(MODES), default=defaults.MODE, show_default=True)
-@click.option("-k", "k", type=int, default=defaults.K, show_default=True)
-@click.option("--zone", default=None)
-@click.option("--project", default=None)
-@click.option("--category", default=None)
-@click.option(
-    "--path",
-    default=None,
-    help="Only files matching this glob (.gitignore-style: '*.md' at any depth).",
-)
-@click.option("--include-archived", is_flag=True, help="Archived pages are left out by default.")
-@click.option(
-    "--expand",
-    type=click.Choice(["section", "parent"]),
-    default=None,
-    help="Return each hit's whole heading section, or its parent (an index built with "
-    "--strategy parent-child): small-to-big.",
 )
 @click.option(
     "--format",
@@ -156,22 +125,7 @@ def _flag(name: str) -> str:
     show_default=True,
     help="Seconds to wait for another process that holds the index (a running sync).",
 )
-@click.option(
-    "--min-relevance",
-    type=click.FloatRange(0.0, 1.0),
-    default=None,
-    help="Drop hits whose relevance (the calibrated chance of answering) is below this; "
-    "none left: exit 1, 'no relevant passage'  [default: the index's min_relevance setting, "
-    f"else {defaults.MIN_RELEVANCE}].",
-)
-@click.option(
-    "--rescore",
-    type=click.Choice(["on", "off"]),
-    default=None,
-    help="off: search an index built with the quality tier (index --rescore e5) without "
-    "re-scoring by its e5 vectors  [default: on; no effect on other indexes].",
-)
-@ranking_options
+@query_options("search")
 def search_command(
     query: str,
     store: str,
@@ -187,17 +141,12 @@ def search_command(
 
     Example: narezka search "гарантия на лампу Свет мини" --store examples/kb -k 3
     """
-    try:
-        asked = Query.parse(query, options)
-    except ConfigError as exc:
-        raise click.UsageError(as_flags(str(exc))) from None
+    asked = parse_query(query, options)
     deadline = time.monotonic() + max(wait, 0.0)
     while True:
         try:
             model = get_embedder(embedder) if embedder else None
             with Index.open(store, embedder=model, collection=collection) as index:
-                if asked.min_relevance is None:
-                    asked = asked.replace(min_relevance=index.settings.relevance_floor)
                 hits = index.search(asked)
             break
         except IndexInUseError as exc:

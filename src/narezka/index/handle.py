@@ -65,7 +65,7 @@ from narezka.index.syncing import (
 from narezka.runs.chunking import include_for
 from narezka.runs.config import ChunkConfig
 from narezka.runs.contexts import estimate_sync
-from narezka.search import Hit, Hits, Query, SearchEngine
+from narezka.search import INDEX_SETTING, Hit, Hits, Query, SearchEngine
 from narezka.search.hits import above
 from narezka.search.staleness import mark_stale
 from narezka.settings import Settings, chunk_config
@@ -619,16 +619,18 @@ class Index:
     def search(self, query: str | Query, **options: Any) -> Hits:
         """The best hits for ``query``: a :class:`~narezka.search.Query`, or its text with
         the query's fields as keywords (``k=5``, ``mode="bm25"``, ``filters=Filter(...)``,
-        ``expand="section"``, ``fusion=Fusion("rrf")``, ``fold=None``, ``min_relevance=0.3``).
+        ``expand="section"``, ``fusion=Fusion("rrf")``, ``fold=None``, ``min_relevance=0.3``;
+        every option: :mod:`narezka.search.options`).
 
         ``dense``, ``bm25`` or ``hybrid`` search (min-max score fusion, or as ``fusion``
         says), narrowed by ``filters``, neighbours folded (those scoring at least ``fold``
         times their hit; None: no folding; ``"auto"``: 0.8 for hybrid score fusion, else 0);
         ``expand`` = ``"section"`` (the whole heading section) or ``"parent"`` (a
         parent-child index's parents). Every hit carries its calibrated ``relevance``; those
-        below ``min_relevance`` are dropped (None, the default here, keeps them all; the CLI,
-        the server and the retrievers pass ``settings.relevance_floor``), and the result's
-        ``best_relevance`` says how close the best of all came."""
+        below ``min_relevance`` are dropped: by default the index's setting
+        (:data:`~narezka.search.INDEX_SETTING`, resolved here and only here, so every front
+        answers alike), 0 keeps every hit. The result's ``best_relevance`` says how close the
+        best of all came, its ``min_relevance`` which floor applied."""
         if isinstance(query, Query):
             if options:
                 query = query.replace(**options)
@@ -651,14 +653,14 @@ class Index:
             rescore=self._search_tier(meta) if query.rescore else None,
         )
         found = engine.search(query)
-        if query.min_relevance is not None:
-            found, best = above(found, query.min_relevance)
-        else:
-            best = max((h.relevance for h in found), default=None)
+        floor = query.min_relevance
+        if floor is INDEX_SETTING:
+            floor = self.settings.relevance_floor
+        found, best = above(found, floor)
         if found and (self.home is not None or self.corpus.is_dir()):
             # A reader by URL without the corpus here cannot tell what is stale.
             found = mark_stale(found, self.corpus, lambda: self._manifest(meta))
-        return Hits(found, best)
+        return Hits(found, best, floor)
 
     def get(self, chunk_id: str) -> Hit | None:
         """The stored chunk with this id (a hit's ``chunk_id``), or None."""

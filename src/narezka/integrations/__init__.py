@@ -5,14 +5,14 @@ source span, so a citation points at the characters that answered."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from narezka.enrich.payload import ORIGIN_KEYS
+from narezka.errors import ConfigError
 from narezka.parse.redaction import redacted_text
-from narezka.search import Filter, Hit, Query
-from narezka.settings import Settings
+from narezka.search import Hit, Query
+from narezka.search.options import FIELDS, Group, Option, field_default, field_types
 from narezka.types import Chunk
 
 SHOWN_KEYS = ("source", "url", "section", "where")
@@ -53,21 +53,68 @@ def _origin(meta: Mapping[str, Any]) -> dict[str, Any]:
     return {key: meta[key] for key in ORIGIN_KEYS if meta.get(key) is not None}
 
 
-QUERY_FIELDS = tuple(f.name for f in dataclasses.fields(Query) if f.name != "text")
-"""What a retriever holds to build its queries: every field of a Query but the text."""
+def _flat(entry: Option | Group) -> tuple[Option, ...]:
+    return entry.members if isinstance(entry, Group) else (entry,)
 
 
-def query_for(text: str, retriever: object, settings: Settings, **overrides: Any) -> Query:
-    """The :class:`~narezka.search.Query` a retriever asks: its own :data:`QUERY_FIELDS`,
-    then a call's ``overrides`` (None: not given); ``min_relevance`` unset is the index's
-    ``min_relevance`` setting."""
-    values = {name: getattr(retriever, name) for name in QUERY_FIELDS}
+RETRIEVER_FIELDS = {
+    name: entry
+    for name, entry in FIELDS.items()
+    if any(
+        "retrievers" in o.fronts for o in (entry.members if isinstance(entry, Group) else [entry])
+    )
+}
+"""What a retriever holds to build its queries: the fields of the table of search options
+(:mod:`narezka.search.options`) the retrievers show, by the Query's names (``filters`` a
+:class:`~narezka.search.Filter`, ``fusion`` a :class:`~narezka.search.Fusion`)."""
+
+
+def retriever_fields() -> dict[str, tuple[Any, Any, str]]:
+    """Each retriever field's type (None allowed: not given), default and help, from the
+    table: both retrievers declare exactly these."""
+    types = field_types()
+    return {
+        name: (types[name] | None, field_default(name), entry.help)
+        for name, entry in RETRIEVER_FIELDS.items()
+    }
+
+
+def declare_fields(namespace: dict[str, Any], make: Callable[[Any, str], Any]) -> None:
+    """Declare :func:`retriever_fields` in a class body's ``namespace`` (``locals()``): each
+    an annotation and ``make(default, help)`` as its value (pydantic: a ``Field``)."""
+    annotations = namespace.setdefault("__annotations__", {})
+    for name, (kind, default, text) in retriever_fields().items():
+        annotations[name] = kind
+        namespace[name] = make(default, text)
+
+
+def retriever_values(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A retriever's fields from its keyword arguments: each given one, else its default; an
+    unknown name is refused, naming it."""
+    unknown = sorted(set(options) - set(RETRIEVER_FIELDS))
+    if unknown:
+        raise ConfigError(f"unknown retriever option {', '.join(unknown)}")
+    return {name: options.get(name, field_default(name)) for name in RETRIEVER_FIELDS}
+
+
+def query_for(text: str, retriever: object, **overrides: Any) -> Query:
+    """The :class:`~narezka.search.Query` a retriever asks: its own fields, then a call's
+    ``overrides``. None is "not given" (the table's default: for ``min_relevance`` the
+    index's setting), except where None is a field's own value (``fold``: no folding)."""
+    unknown = sorted(set(overrides) - set(RETRIEVER_FIELDS))
+    if unknown:
+        raise ConfigError(f"unknown search option {', '.join(unknown)}")
+    values = {name: getattr(retriever, name) for name in RETRIEVER_FIELDS}
     values.update({name: value for name, value in overrides.items() if value is not None})
-    if values["filters"] is None:
-        values["filters"] = Filter()
-    if values["min_relevance"] is None:
-        values["min_relevance"] = settings.relevance_floor
-    return Query(text, **values)
+    given = {
+        name: value for name, value in values.items() if value is not None or _takes_none(name)
+    }
+    return Query(text, **given)
+
+
+def _takes_none(name: str) -> bool:
+    entry = RETRIEVER_FIELDS[name]
+    return field_default(name) is None or (isinstance(entry, Option) and entry.kind == "fold")
 
 
 def chunk_metadata(chunk: Chunk) -> dict[str, Any]:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -21,61 +22,47 @@ from langchain_core.callbacks import (
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables.config import run_in_executor
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 from narezka.index import Index
-from narezka.integrations import chunk_metadata, chunk_text, hit_metadata, query_for
-from narezka.search import Filter, Fusion
-from narezka.search.folding import Fold
+from narezka.integrations import (
+    chunk_metadata,
+    chunk_text,
+    declare_fields,
+    hit_metadata,
+    query_for,
+)
 from narezka.types import Chunk
 
 
 class NarezkaRetriever(BaseRetriever):
-    """``index.search`` as a LangChain retriever; the caller owns (and closes) the index."""
+    """``index.search`` as a LangChain retriever; the caller owns (and closes) the index.
+
+    Its fields besides ``index`` are the search options the table gives retrievers
+    (:data:`narezka.integrations.RETRIEVER_FIELDS`: ``k``, ``mode``, ``filters``, ``expand``,
+    ``fusion``, ``fold``, ``min_relevance`` — the index's setting unless given —, ``rescore``
+    and any added since), each with the table's type and default; ``invoke(query, k=2)``
+    overrides any of them for one call."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     index: Index
-    k: int = 5
-    mode: str = "hybrid"
-    filters: Filter | None = None
-    expand: str | None = None
-    fusion: Fusion | None = None
-    fold: Fold = "auto"
-    min_relevance: float | None = None
-    """Hits less relevant than this are left out (None: the index's ``min_relevance``)."""
-    rescore: bool = True
-    """Re-score by the index's second vectors, when it has them (the quality tier)."""
+    # The fields are declared by the table (narezka.search.options), not here: pydantic reads
+    # a class body's namespace, which a class body may add to.
+    declare_fields(locals(), lambda default, text: Field(default, description=text))
 
     def _get_relevant_documents(
-        self,
-        query: str,
-        *,
-        run_manager: CallbackManagerForRetrieverRun,
-        k: int | None = None,
-        mode: str | None = None,
-        filters: Filter | None = None,
-        expand: str | None = None,
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **overrides: Any
     ) -> list[Document]:
-        """The hits as Documents; ``invoke(query, k=2)`` (or ``mode``, ``filters``,
-        ``expand``) overrides the retriever's own setting for this call."""
-        asked = query_for(
-            query, self, self.index.settings, k=k, mode=mode, filters=filters, expand=expand
-        )
-        hits = self.index.search(asked)
+        """The hits as Documents; ``invoke(query, k=2)`` (or any other field: ``mode``,
+        ``filters``, ``expand``…) overrides the retriever's own setting for this call."""
+        hits = self.index.search(query_for(query, self, **overrides))
         return [
             Document(page_content=h.text, metadata=hit_metadata(h), id=h.chunk_id) for h in hits
         ]
 
     async def _aget_relevant_documents(
-        self,
-        query: str,
-        *,
-        run_manager: AsyncCallbackManagerForRetrieverRun,
-        k: int | None = None,
-        mode: str | None = None,
-        filters: Filter | None = None,
-        expand: str | None = None,
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **overrides: Any
     ) -> list[Document]:
         # LangChain's default async path drops the per-call arguments: pass them on.
         return await run_in_executor(
@@ -83,10 +70,7 @@ class NarezkaRetriever(BaseRetriever):
             self._get_relevant_documents,
             query,
             run_manager=run_manager.get_sync(),
-            k=k,
-            mode=mode,
-            filters=filters,
-            expand=expand,
+            **overrides,
         )
 
 

@@ -25,39 +25,26 @@ from narezka.integrations import (
     chunk_text,
     hit_metadata,
     query_for,
+    retriever_values,
 )
-from narezka.search import Filter, Fusion
-from narezka.search.folding import Fold
 from narezka.types import Chunk
 
 
 class NarezkaRetriever(BaseRetriever):
     """``index.search`` as a LlamaIndex retriever; the caller owns (and closes) the index."""
 
-    def __init__(
-        self,
-        index: Index,
-        *,
-        k: int = 5,
-        mode: str = "hybrid",
-        filters: Filter | None = None,
-        expand: str | None = None,
-        fusion: Fusion | None = None,
-        fold: Fold = "auto",
-        min_relevance: float | None = None,
-        rescore: bool = True,
-    ) -> None:
+    def __init__(self, index: Index, **options: Any) -> None:
+        """``options``: the search options the table gives retrievers
+        (:data:`narezka.integrations.RETRIEVER_FIELDS`: ``k``, ``mode``, ``filters``,
+        ``expand``, ``fusion``, ``fold``, ``min_relevance`` — the index's setting unless
+        given —, ``rescore``…), each kept as an attribute of the same name."""
         super().__init__()
         self.index = index
-        self.k, self.mode, self.filters, self.expand = k, mode, filters, expand
-        self.fusion, self.fold = fusion, fold
-        self.min_relevance = min_relevance
-        """Hits less relevant than this are left out (None: the index's ``min_relevance``)."""
-        self.rescore = rescore
-        """Re-score by the index's second vectors, when it has them (the quality tier)."""
+        for name, value in retriever_values(options).items():
+            setattr(self, name, value)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        hits = self.index.search(query_for(query_bundle.query_str, self, self.index.settings))
+        hits = self.index.search(query_for(query_bundle.query_str, self))
         return [
             NodeWithScore(
                 node=_node(h.text, h.start, h.end, hit_metadata(h), h.chunk_id), score=h.score

@@ -52,9 +52,9 @@ class SearchEngine:
         """The quality tier's model: the candidates are re-scored by their second vectors
         (None: an index without them, or a query that turned it off)."""
         self.redact = redact
+        """Redact secrets in text re-read from files (off only for a --no-redact index)."""
         self.convert_cache = convert_cache
         """The index's cache of converted documents, read when a hit's file is re-read."""
-        """Redact secrets in text re-read from files (off only for a --no-redact index)."""
         self.corpus = corpus
         self.strategy = strategy
         self.embedder = embedder
@@ -118,20 +118,25 @@ class SearchEngine:
         hits = self._with_relevance(hits[:k], dense, sparse or self.bm25.encode_query(text), second)
         if expand == "section":
             # The section holds the folded neighbours too: one read of the file serves both.
-            return [
+            hits = [
                 expand_section(
                     h, self.corpus, text, redact=self.redact, convert_cache=self.convert_cache
                 )
                 for h in hits
             ]
-        if expand is None:
-            return [
+        elif expand is None:
+            hits = [
                 merged_text(
                     h, self.corpus, text, redact=self.redact, convert_cache=self.convert_cache
                 )
                 if h.merged
                 else h
                 for h in hits
+            ]
+        if (limit := query.max_chars) is not None:
+            # Last: what was searched, folded, expanded and scored is the whole text.
+            hits = [
+                dataclasses.replace(h, text=h.text[:limit], snippet=h.snippet[:limit]) for h in hits
             ]
         return hits
 

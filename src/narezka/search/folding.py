@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Final, Literal
 
 from narezka.errors import ConfigError
 from narezka.search.hits import Hit, snippet
@@ -16,28 +16,31 @@ benchmark it keeps most of folding's recall at nearly the unfolded IoU (83.8 / 7
 modes fold every neighbour by default, as before: the gate was not measured there (under RRF
 it hardly bites, fused ranks being compressed)."""
 
+AUTO: Final = "auto"
+"""The fold setting that leaves the ratio to the search (the default): :data:`AUTO_FOLD`
+for hybrid score fusion, else 0 (see :func:`resolve_fold`)."""
 Fold = float | None | Literal["auto"]
-"""A fold setting: a ratio in [0, 1], None (no folding), or ``"auto"`` (the default:
-:data:`AUTO_FOLD` for hybrid score fusion, else 0)."""
+"""A fold setting: a ratio in [0, 1], None (no folding), or :data:`AUTO`."""
 
 
 def resolve_fold(fold: Fold, mode: str, method: str) -> float | None:
     """The ratio ``fold`` means for a search in ``mode`` with fusion ``method``."""
-    if fold != "auto":
+    if not isinstance(fold, str):  # AUTO is the one word a checked Fold holds
         return fold
     return AUTO_FOLD if mode == "hybrid" and method == "score" else 0.0
 
 
-def check_fold(fold: Fold) -> None:
-    """Refuse a fold ratio outside [0, 1] (None, no folding, and "auto" are fine)."""
-    if fold is None or fold == "auto":
-        return
+def check_fold(fold: Any) -> Fold:
+    """``fold`` if it is a ratio in [0, 1] (as a float), None (no folding) or :data:`AUTO`;
+    else a ConfigError."""
+    if fold is None or fold == AUTO:
+        return AUTO if fold is not None else None
     if isinstance(fold, bool) or not isinstance(fold, int | float) or not 0.0 <= fold <= 1.0:
         raise ConfigError(
             f"fold must be a score ratio in [0, 1] (0 folds every neighbour, None none, "
-            f"'auto' the default), "
-            f"got {fold!r}"
+            f"{AUTO!r} the default), got {fold!r}"
         )
+    return float(fold)
 
 
 def fold_neighbours(

@@ -165,13 +165,21 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
 class Hits(list[Hit]):
     """A search's hits, best first, and ``best_relevance``: the best relevance among all it
     found, those a ``min_relevance`` dropped too (None: it found nothing). No hits with a
-    ``best_relevance`` means "the index holds nothing relevant", and says how close it came."""
+    ``best_relevance`` means "the index holds nothing relevant", and says how close it came;
+    ``min_relevance`` is the floor that was applied (the index's, unless the query set one)."""
 
     best_relevance: float | None
+    min_relevance: float | None
 
-    def __init__(self, hits: Iterable[Hit] = (), best_relevance: float | None = None) -> None:
+    def __init__(
+        self,
+        hits: Iterable[Hit] = (),
+        best_relevance: float | None = None,
+        min_relevance: float | None = None,
+    ) -> None:
         super().__init__(hits)
         self.best_relevance = best_relevance
+        self.min_relevance = min_relevance
 
 
 def above(hits: list[Hit], min_relevance: float) -> tuple[list[Hit], float | None]:

@@ -27,7 +27,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from narezka.errors import NarezkaError
-from narezka.search.query import OPTIONS as QUERY_OPTIONS
+from narezka.search.options import shown_at
 from narezka.serve.errors import NotFoundError, ServiceError
 from narezka.serve.mcp_server import build_mcp
 from narezka.serve.openapi import openapi_document
@@ -93,8 +93,9 @@ def _routes(service: Service) -> list[Route]:
         query = q.get("q")
         if query is None:
             raise _BadRequest("the query parameter q is required")
-        # Every option of a Query by its one name, in its text form; Query.parse checks them.
-        options = {name: q.get(name) or None for name in QUERY_OPTIONS}
+        # Every option of the table HTTP shows, by its one name, in its text form; an empty
+        # one is not given. Query.parse checks them.
+        options = {o.name: q.get(o.name) or None for o in shown_at("http")}
         return service.search(query, cursor=q.get("cursor") or None, **options)
 
     def chunk(request: Request) -> dict[str, Any]:

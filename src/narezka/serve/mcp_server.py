@@ -14,7 +14,7 @@ import inspect
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -34,6 +34,7 @@ from mcp.types import (
 from pydantic import Field, ValidationError
 
 from narezka.errors import NarezkaError
+from narezka.search.options import IndexSetting, Option, shown_at
 from narezka.serve.service import MAX_CONTEXT, MAX_K, MAX_QUERY_CHARS, Service
 
 log = logging.getLogger("narezka.serve")
@@ -76,123 +77,59 @@ def _worded(reply: dict[str, Any]) -> dict[str, Any]:
     return {"answer": answer, **reply}
 
 
+def _search_signature() -> inspect.Signature:
+    """The search tool's arguments: the query, every option of the table MCP shows (each with
+    its type, default, bounds and help: the tool's input schema) and the cursor."""
+    text = Field(
+        description="What to look for, in the user's words (any language; Russian and English "
+        "work best).",
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+    )
+    cursor = Field(description="next_cursor from the previous reply to the same search.")
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    return inspect.Signature(
+        [
+            inspect.Parameter("query", keyword, annotation=Annotated[str, text]),
+            *(
+                inspect.Parameter(o.name, keyword, annotation=_argument(o), default=o.default)
+                if not isinstance(o.default, IndexSetting)
+                else inspect.Parameter(o.name, keyword, annotation=_argument(o), default=None)
+                for o in shown_at("mcp")
+            ),
+            inspect.Parameter(
+                "cursor", keyword, annotation=Annotated[str | None, cursor], default=None
+            ),
+        ],
+        return_annotation=str,
+    )
+
+
+def _argument(option: Option) -> Any:
+    """One option of the table as a tool argument's type (pydantic makes its schema)."""
+    bounds: dict[str, Any] = {}
+    if option.kind in ("whole", "number"):
+        top = MAX_K if option.name == "k" else option.maximum  # a reply's bound, not a query's
+        bounds = {"ge": option.minimum, "le": top}
+    said = f" (default: {option.default_text})" if option.default_text else ""
+    return Annotated[option.annotation(), Field(description=option.help + said, **bounds)]
+
+
 def build_mcp(service: Service, *, name: str = "narezka") -> MCPServer:
     """An MCP server over ``service`` (run it on stdio, or mount its streamable HTTP app)."""
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
-    def search(
-        query: Annotated[
-            str,
-            Field(
-                description="What to look for, in the user's words (any language; Russian "
-                "and English work best).",
-                min_length=1,
-                max_length=MAX_QUERY_CHARS,
-            ),
-        ],
-        k: Annotated[int, Field(description="How many hits at most.", ge=1, le=MAX_K)] = 5,
-        mode: Annotated[
-            Literal["hybrid", "dense", "bm25"],
-            Field(
-                description="hybrid (default): meaning and exact words together; dense: "
-                "meaning only; bm25: exact words only (names, identifiers, error codes)."
-            ),
-        ] = "hybrid",
-        zone: Annotated[str | None, Field(description="Only chunks of this zone.")] = None,
-        project: Annotated[str | None, Field(description="Only this project.")] = None,
-        category: Annotated[str | None, Field(description="Only this category.")] = None,
-        path: Annotated[
-            str | None,
-            Field(
-                description="Only files matching this glob, .gitignore-style: '*.md' at any "
-                "depth, 'products/**' or 'docs/*.md' from the corpus root."
-            ),
-        ] = None,
-        include_archived: Annotated[
-            bool, Field(description="Let archived (outdated) pages answer too.")
-        ] = False,
-        expand: Annotated[
-            Literal["section", "parent"] | None,
-            Field(
-                description="section: return each hit's whole heading section instead of "
-                "the chunk; parent: its parent chunk (parent-child indexes only)."
-            ),
-        ] = None,
-        fusion: Annotated[
-            Literal["score", "rrf", "weighted"] | None,
-            Field(
-                description="hybrid only: how meaning and exact-word rankings combine (score, "
-                "the default, weighs normalized scores; rrf and weighted fuse ranks)."
-            ),
-        ] = None,
-        rrf_k: Annotated[
-            int | None, Field(description="rrf/weighted: RRF's constant (default 60).", ge=0)
-        ] = None,
-        dense_weight: Annotated[
-            float | None,
-            Field(
-                description="weighted/score: the meaning ranking's weight, 0 to 1 (exact words "
-                "get the rest).",
-                ge=0.0,
-                le=1.0,
-            ),
-        ] = None,
-        fold: Annotated[
-            str | None,
-            Field(
-                description="Fold a hit's neighbouring chunks scoring at least this share of it "
-                "into it: a ratio 0 to 1, auto (default) or off."
-            ),
-        ] = None,
-        cursor: Annotated[
-            str | None,
-            Field(description="next_cursor from the previous reply to the same search."),
-        ] = None,
-        min_relevance: Annotated[
-            float | None,
-            Field(
-                description="Leave out hits less likely than this to answer (0 to 1; default: "
-                "the index's setting). Lower it only to see weak matches.",
-                ge=0.0,
-                le=1.0,
-            ),
-        ] = None,
-        rescore: Annotated[
-            bool | None,
-            Field(
-                description="false: do not re-score by the index's e5 vectors (an index built "
-                "with the quality tier); default true, no effect on other indexes."
-            ),
-        ] = None,
-    ) -> str:
+    def search(query: str, cursor: str | None = None, **options: Any) -> str:
         """Search the knowledge base. Returns {"hits": [...], "next_cursor", "total",
         "best_relevance"}; each hit has text, breadcrumb, url, file_path, start, end (exact
         character span in the file), relevance (the calibrated chance, 0 to 1, that it answers
         the query), score and chunk_id. No hits and an "answer" in words: the index does not
         answer the query. Archived pages are left out unless include_archived."""
-        return _answer(
-            lambda: _worded(
-                service.search(
-                    query,
-                    k=k,
-                    mode=mode,
-                    zone=zone,
-                    project=project,
-                    category=category,
-                    path=path,
-                    include_archived=include_archived,
-                    expand=expand,
-                    fusion=fusion,
-                    rrf_k=rrf_k,
-                    dense_weight=dense_weight,
-                    fold=fold,
-                    cursor=cursor,
-                    min_relevance=min_relevance,
-                    rescore=rescore,
-                )
-            )
-        )
+        return _answer(lambda: _worded(service.search(query, cursor=cursor, **options)))
+
+    # The arguments are the table's (narezka.search.options): the SDK reads the signature.
+    search.__signature__ = _search_signature()  # type: ignore[attr-defined]
+    search = server.tool(annotations=READ_ONLY, structured_output=False)(search)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     def get_context(

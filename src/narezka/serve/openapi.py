@@ -1,12 +1,12 @@
 """The HTTP API described as OpenAPI 3.1 (served at ``/openapi.json``; schemathesis tests the
-server against it)."""
+server against it). ``/search``'s parameters are the table of search options
+(:mod:`narezka.search.options`), each with its schema, default and help."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from narezka.search.fusion import DEFAULT as DEFAULT_FUSION
-from narezka.search.fusion import METHODS
+from narezka.search.options import Option, shown_at
 from narezka.serve.service import MAX_CONTEXT, MAX_K, MAX_QUERY_CHARS
 
 _ERROR = {
@@ -32,6 +32,11 @@ def _param(name: str, schema: dict[str, Any], text: str, *, where: str = "query"
         "schema": schema,
         "description": text,
     }
+
+
+def _said(option: Option) -> str:
+    """An option's help, with its default in words where the schema cannot say it."""
+    return option.help + (f" Default: {option.shown}." if option.shown else "")
 
 
 _REFUSALS = {code: _ERROR for code in ("400", "401", "403", "413", "421", "500", "503")}
@@ -63,41 +68,9 @@ def openapi_document() -> dict[str, Any]:
             {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS},
             "The query.",
         ),
-        _param("k", {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 5}, "Hits."),
-        _param("mode", {"enum": ["hybrid", "dense", "bm25"], "default": "hybrid"}, "Ranking."),
-        _param("zone", string, "Only this zone."),
-        _param("project", string, "Only this project."),
-        _param("category", string, "Only this category."),
-        _param("path", string, "Only files matching this glob."),
-        _param("include_archived", {"type": "boolean", "default": False}, "Archived too."),
-        _param("expand", {"enum": ["section", "parent"]}, "Small-to-big expansion."),
-        _param(
-            "fusion",
-            {"enum": list(METHODS), "default": DEFAULT_FUSION.method},
-            "How hybrid search combines its dense and BM25 rankings.",
-        ),
-        _param("rrf_k", {"type": "integer", "minimum": 0}, "RRF's constant (rrf, weighted)."),
-        _param(
-            "dense_weight",
-            {"type": "number", "minimum": 0, "maximum": 1},
-            "Weight of the dense ranking (weighted, score); BM25 gets the rest.",
-        ),
-        _param(
-            "fold",
-            {"type": "string", "default": "auto"},
-            "Fold a hit's neighbours scoring at least this share of it: a ratio in [0, 1], "
-            "auto or off.",
-        ),
-        _param(
-            "min_relevance",
-            {"type": "number", "minimum": 0, "maximum": 1},
-            "Drop hits below this relevance (default: the index's setting).",
-        ),
-        _param(
-            "rescore",
-            {"type": "boolean", "default": True},
-            "false: no re-scoring by the index's e5 vectors (the quality tier); no effect on "
-            "an index without them.",
+        *(
+            _param(o.name, o.json_schema(maximum=MAX_K if o.name == "k" else None), _said(o))
+            for o in shown_at("http")
         ),
         cursor,
     ]

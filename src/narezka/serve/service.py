@@ -183,7 +183,7 @@ class Service:
 
     def search(self, query: str, *, cursor: str | None = None, **options: Any) -> dict[str, Any]:
         """The best hits for ``query`` under its flat ``options``
-        (:data:`narezka.search.query.OPTIONS`, in their text forms too: a URL's ``k=5``),
+        (:data:`narezka.search.OPTIONS`, in their text forms too: a URL's ``k=5``),
         those reaching ``min_relevance`` (default: the index's setting), as many as fit the
         reply budget; ``next_cursor`` (same arguments plus the cursor) returns the rest.
         ``best_relevance`` is the best of all ``k``, kept or not: no hits with it means the
@@ -193,8 +193,6 @@ class Service:
         asked = self._request_check(lambda: Query.parse(query, options))
         if not 1 <= asked.k <= MAX_K:
             raise ServiceError(f"k must be between 1 and {MAX_K}, got {asked.k}")
-        if asked.min_relevance is None:
-            asked = asked.replace(min_relevance=self.index.settings.relevance_floor)
         args = [query, *asked.options().values()]
         offset = cursor_offset(cursor, args)
         if asked.expand == "parent" and self.index.settings.strategy != "parent-child":
@@ -214,7 +212,7 @@ class Service:
             "next_cursor": more,
             "total": len(items),
             "best_relevance": None if best is None else round(best, 4),
-            "min_relevance": asked.min_relevance,
+            "min_relevance": hits.min_relevance,
         }
 
     def get_context(self, chunk_id: str, *, before: int = 1, after: int = 1) -> dict[str, Any]:
