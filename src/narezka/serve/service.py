@@ -10,24 +10,28 @@ sync, never half-written.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from narezka.errors import ConfigError, NarezkaError
-from narezka.globs import glob_matches, glob_regex
+from narezka.globs import compile_glob, glob_matches
 from narezka.index import Index, SyncReport
 from narezka.index.layout import STORE_DIRNAME
 from narezka.parse.redaction import redact
 from narezka.search import Hit, Query
 from narezka.search.expansion import read_source
 from narezka.serve.cursors import cursor_offset, make_cursor
-from narezka.serve.errors import NotFoundError, ServiceError
+from narezka.serve.errors import NotFoundError, RequestTimeoutError, ServiceError
 from narezka.settings import Settings
 from narezka.tokens import TokenCounter, get_counter
 
@@ -40,7 +44,56 @@ MAX_CONTEXT = 10
 SOURCES_PAGE = 200
 DEBOUNCE_MS = 800
 TRUNCATION_MARK = "\n[… truncated to fit the reply budget]"
+REQUEST_SECONDS = 30.0
+"""How long one request may work (a thread cannot be interrupted: its loops check the time)."""
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+_deadline: ContextVar[tuple[float, float] | None] = ContextVar("narezka_deadline", default=None)
+
+
+def on_time() -> float:
+    """Seconds left to the current request's limit (infinite outside a request); a
+    :class:`RequestTimeoutError` once it has passed."""
+    limit = _deadline.get()
+    if limit is None:
+        return float("inf")
+    left = limit[0] - time.monotonic()
+    if left <= 0:
+        raise RequestTimeoutError(
+            f"the request took longer than the server's limit of {limit[1]:.0f} s and was "
+            "stopped (narrow it: a more specific path glob, a smaller k)"
+        )
+    return left
+
+
+@contextlib.contextmanager
+def request_limit(seconds: float) -> Iterator[None]:
+    """Within it, :func:`on_time` counts down from ``seconds``."""
+    token = _deadline.set((time.monotonic() + seconds, seconds))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _limited(method: F) -> F:
+    """A request: its work stops at the service's ``request_seconds``."""
+
+    @functools.wraps(method)
+    def limited(self: Service, *args: Any, **kwargs: Any) -> Any:
+        with request_limit(self.request_seconds):
+            return method(self, *args, **kwargs)
+
+    return limited  # type: ignore[return-value]
+
+
+def _checked(items: Iterable[T], every: int = 256) -> Iterator[T]:
+    """``items``, checking the request's time limit every ``every`` of them."""
+    for count, item in enumerate(items):
+        if count % every == 0:
+            on_time()
+        yield item
 
 
 @dataclass(slots=True)
@@ -71,6 +124,7 @@ class Service:
         debounce_ms: int = DEBOUNCE_MS,
         search_threads: int | None = None,
         follow_symlinks: bool | None = None,
+        request_seconds: float = REQUEST_SECONDS,
     ) -> None:
         if max_reply_tokens < MIN_REPLY_TOKENS:
             raise ConfigError(f"the reply budget must be at least {MIN_REPLY_TOKENS} tokens")
@@ -79,6 +133,7 @@ class Service:
             self.index.settings = self.index.settings.replace(follow_symlinks=follow_symlinks)
         self.corpus = self.index.corpus
         self.budget = max_reply_tokens
+        self.request_seconds = request_seconds
         self.debounce_ms = debounce_ms
         self._counter: TokenCounter = get_counter("tokens", "cl100k_base")
         self._writer = WriterState()
@@ -194,6 +249,7 @@ class Service:
 
     # ---- reading ------------------------------------------------------------------------
 
+    @_limited
     def search(self, query: str, *, cursor: str | None = None, **options: Any) -> dict[str, Any]:
         """The best hits for ``query`` under its flat ``options``
         (:data:`narezka.search.query.OPTIONS`, in their text forms too: a URL's ``k=5``),
@@ -215,8 +271,13 @@ class Service:
                 "expand=parent needs an index built with --strategy parent-child; this one "
                 f"was built with {self.index.settings.strategy!r} (use expand=section)"
             )
-        with self._searching:
+        # Searches queue here for the cores: one that waited past its limit gives up.
+        while not self._searching.acquire(timeout=min(on_time(), threading.TIMEOUT_MAX)):
+            pass
+        try:
             hits = self.index.search(asked)
+        finally:
+            self._searching.release()
         items = [_hit_json(h) for h in hits]
         page, after = self._fit(items, offset, {"query": query, "next_cursor": "x" * 40})
         more = make_cursor(after, args) if after < len(items) else None
@@ -230,6 +291,7 @@ class Service:
             "min_relevance": asked.min_relevance,
         }
 
+    @_limited
     def get_context(self, chunk_id: str, *, before: int = 1, after: int = 1) -> dict[str, Any]:
         """The chunk with ``chunk_id`` and up to ``before``/``after`` chunks around it in its
         file, in order (small-to-big)."""
@@ -245,6 +307,7 @@ class Service:
         page, _ = self._fit(items, 0, {"chunk_id": chunk_id, "truncated": True})
         return {"chunk_id": chunk_id, "chunks": page, "truncated": len(page) < len(items)}
 
+    @_limited
     def chunk(self, chunk_id: str) -> dict[str, Any]:
         """One stored chunk by id."""
         found = self.index.get(chunk_id)
@@ -254,12 +317,13 @@ class Service:
         page, _ = self._fit([item], 0, {})
         return page[0]
 
+    @_limited
     def list_sources(
         self, path_glob: str | None = None, cursor: str | None = None
     ) -> dict[str, Any]:
         """Indexed files (path, size, chunks), a page at a time."""
         if path_glob:  # a malformed glob is the caller's error, before the listing
-            self._request_check(lambda: glob_regex(path_glob))
+            self._request_check(lambda: compile_glob(path_glob))
         rows = [
             {
                 "path": s.path,
@@ -267,7 +331,7 @@ class Service:
                 "chunks": s.chunks,
                 "uri": f"narezka://source/{s.path}",
             }
-            for s in self.index.sources()
+            for s in _checked(self.index.sources())
             if not path_glob or glob_matches(path_glob, s.path)
         ]
         offset = cursor_offset(cursor, [path_glob])
@@ -299,6 +363,7 @@ class Service:
             "reply_budget_tokens": self.budget,
         }
 
+    @_limited
     def source_text(self, path: str) -> str:
         """An indexed file's text (redacted unless the index was built with --no-redact),
         cut to the reply budget. Only files the index holds, inside the corpus, are read."""
@@ -370,6 +435,7 @@ class Service:
             return text
         lo, hi = 0, len(text)
         while lo < hi:  # the longest prefix (with the mark) that fits
+            on_time()  # each step counts a whole file's tokens: seconds for a big one
             mid = (lo + hi + 1) // 2
             if self._counter.count(json.dumps(text[:mid] + TRUNCATION_MARK)) <= limit:
                 lo = mid
