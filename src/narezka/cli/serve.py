@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from narezka.cli.common import fail
+from narezka.cli.terminal import echo
 from narezka.errors import ConfigError, MissingDependencyError, NarezkaError
 
 
@@ -139,7 +140,7 @@ def serve_command(
         except NarezkaError as exc:
             fail(exc)
         service.start()
-        click.echo(f"narezka: serving {service.corpus} on http://{host}:{port}", err=True)
+        echo(f"narezka: serving {service.corpus} on http://{host}:{port}", err=True)
         config = uvicorn.Config(app, log_level="warning", access_log=False)
         with sock:
             uvicorn.Server(config).run(sockets=[sock])

@@ -685,7 +685,7 @@ def _sync_changed(
             try:
                 syncer.apply(root, root / source, changed, outcome)
             except SourceError as exc:
-                report.skipped.append(exc)
+                report.skipped.append(_in_corpus(exc, root / source, source))
             except (DiskFullError, IndexDamagedError):
                 raise  # every later file would fail alike: stop, naming the cause
             except OSError as exc:
@@ -768,6 +768,14 @@ def _unmatched(root: Path, unseen: set[str], report: IndexReport, *, prune: bool
         return set()
     report.warnings.append(f"{count}, kept in the index: {names}; --prune removes them")
     return set(unmatched)
+
+
+def _in_corpus(error: SourceError, file: Path, source: str) -> SourceError:
+    """``error`` naming its file as every message of a sync does: by its path in the corpus
+    (a reader names the path it opened: relative to where ``index`` ran, or absolute)."""
+    if error.path != str(file):
+        return error
+    return type(error)(source, error.problem)  # as __reduce__ rebuilds it
 
 
 def relative(root: Path, file: Path) -> str:
