@@ -77,7 +77,7 @@ def print_index_report(report: IndexReport) -> None:
         ),
         ("Embedding cache", f"{report.cache_hits} hits, {report.cache_misses} misses"),
         *_context_rows(report),
-        ("Seconds", ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items())),
+        ("Time", times(report.seconds)),
         ("Embedder", report.embedder),
         ("Skipped files", str(len(report.skipped))),
     ]
@@ -88,6 +88,13 @@ def print_index_report(report: IndexReport) -> None:
     for label, value in rows:
         table.add_row(label, plain(value))
     Console().print(table)
+
+
+def times(seconds: dict[str, float]) -> str:
+    """The run's wall time, then each stage's: the time spent in it file by file, added up
+    over the worker processes that chunk side by side, so a stage may exceed the wall time."""
+    stages = ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items() if k != "total")
+    return f"{seconds['total']:.1f} s wall; per stage, summed over parallel workers: {stages}"
 
 
 def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
@@ -113,7 +120,7 @@ def summary(report: IndexReport) -> str:
         f"{report.chunks_embedded} chunks embedded, {report.chunks_deleted} deleted; "
         f"{len(report.skipped)} skipped"
         + (f", {describe_unread(report.not_read, shown=0)}" if report.not_read else "")
-        + f"; {report.seconds['total']:.2f} s"
+        + f"; {report.seconds['total']:.1f} s wall"
         + _context_summary(report.context)
     )
 
