@@ -133,3 +133,22 @@ def test_shown_leaves_no_control_character_and_keeps_plain_text(text: str) -> No
         text,
     ):
         assert out == text
+
+
+def test_the_servers_log_lines_are_escaped() -> None:
+    import logging
+
+    from narezka.cli.serve import InertFormatter
+
+    try:
+        raise ValueError(f"cannot read {TITLE}{FORGED}")
+    except ValueError:
+        record = logging.makeLogRecord(
+            {"msg": "request failed: %s", "args": (f"/sources/{CLIPBOARD}",), "levelname": "ERROR"}
+        )
+        record.exc_info = sys.exc_info()
+    line = InertFormatter(logging.BASIC_FORMAT).format(record)
+    assert not RAW.search(line)
+    assert line.startswith("ERROR:") and shown(f"/sources/{CLIPBOARD}") in line
+    assert line.splitlines()[-1] == shown(f"ValueError: cannot read {TITLE}{FORGED}")
+    assert "Traceback (most recent call last):" in line.splitlines()  # still a traceback
