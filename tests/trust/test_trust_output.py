@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -152,3 +153,27 @@ def test_the_servers_log_lines_are_escaped() -> None:
     assert line.startswith("ERROR:") and shown(f"/sources/{CLIPBOARD}") in line
     assert line.splitlines()[-1] == shown(f"ValueError: cannot read {TITLE}{FORGED}")
     assert "Traceback (most recent call last):" in line.splitlines()  # still a traceback
+
+
+def test_warnings_of_narezka_and_of_libraries_are_escaped(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import warnings
+
+    import narezka.cli
+    from narezka.cli import _show_warning
+    from narezka.errors import NarezkaWarning
+
+    def python_shows(message: Warning | str, category: type[Warning], *where: Any) -> None:
+        # What Python's own showwarning writes (pytest has put its recorder in its place).
+        sys.stderr.write(warnings.formatwarning(message, category, *where[:2]))
+
+    monkeypatch.setattr(narezka.cli, "_default_show", python_shows)
+
+    _show_warning(NarezkaWarning(f"a{TITLE}.md: odd{FORGED}"), NarezkaWarning, "x.py", 1)
+    _show_warning(UserWarning(f"page {CLIPBOARD}{FORGED}"), UserWarning, "lib.py", 7)
+    err = capsys.readouterr().err
+    assert not RAW.search(err)
+    assert shown(f"Warning: a{TITLE}.md: odd{FORGED}") in err
+    assert shown(f"page {CLIPBOARD}{FORGED}") in err
+    assert not [line for line in err.splitlines() if line.startswith("warning: f")]

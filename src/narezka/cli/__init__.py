@@ -182,11 +182,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 def _show_warning(
     message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any
 ) -> None:
-    """narezka's own warnings as one line on stderr (they name the file they are about)."""
+    """narezka's own warnings as one line on stderr (they name the file they are about);
+    a library's as Python shows them, its message escaped (it may quote a document)."""
     if issubclass(category, NarezkaWarning):
         echo(f"Warning: {message}", err=True)
     else:
-        _default_show(message, category, *args, **kwargs)
+        _default_show(shown(message), category, *args, **kwargs)
 
 
 _default_show = warnings.showwarning

@@ -184,11 +184,11 @@ def _print_stats(summary: dict[str, Any], console: Console, *, per_file: bool = 
     console.print(table)
     if per_file:
         chosen = summary["strategies"]
-        shown = list(chosen.items())[:PER_FILE_LINES]
-        for source, name in shown:
+        listed = list(chosen.items())[:PER_FILE_LINES]
+        for source, name in listed:
             console.print(plain(f"  {name:<10} {source}"), highlight=False)
-        if len(chosen) > len(shown):
-            console.print(f"  … {len(chosen) - len(shown)} more files (all in --format json)")
+        if len(chosen) > len(listed):
+            console.print(f"  … {len(chosen) - len(listed)} more files (all in --format json)")
 
 
 __all__ = ["JsonDocument", "chunk"]

@@ -388,7 +388,7 @@ class Service:
         if not path or relative.is_absolute() or ".." in relative.parts or "\\" in path:
             raise ServiceError(f"{path!r}: not a path inside the corpus")
         wanted = relative.as_posix()
-        if wanted not in {s.path for s in self.index.sources()}:
+        if all(s.path != wanted for s in _checked(self.index.sources())):
             raise NotFoundError(f"{path!r}: not an indexed file (see list_sources)")
         root = (self.corpus if self.corpus.is_dir() else self.corpus.parent).resolve()
         try:
