@@ -155,7 +155,29 @@ def test_the_linear_matcher_agrees_with_the_regex(pattern: str, path: str) -> No
         with pytest.raises(ConfigError):
             compile_glob(pattern)
         return
-    assert compile_glob(pattern).matches(path) is (reference.fullmatch(path) is not None)
+    expected = reference.fullmatch(path) is not None
+    glob = compile_glob(pattern)
+    assert glob.run(path) is expected  # the automaton, whatever the pattern
+    assert glob.matches(path) is expected  # the regex where it cannot backtrack far
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path"),
+    [
+        ("*.md", "a/" * 3000 + "x" * 6000),
+        ("*.md", "/.md" * 3000),
+        ("**/x/*.md", "x/" * 6000 + "q"),
+        ("a/**/b.md", "a/" + "c/" * 6000),
+        ("**/docs/*.md", "docs/" * 2400 + "a.mdx"),
+        ("*[a-z]*[0-9]*!", "a1" * 6000),
+        ("a**b**c**d", "a" + "b" * 12000),
+    ],
+)
+def test_the_worst_paths_for_each_shape_stay_fast(pattern: str, path: str) -> None:
+    glob = compile_glob(pattern)
+    started = time.perf_counter()
+    assert glob.matches(path) is glob.run(path)
+    assert time.perf_counter() - started < 0.25
 
 
 def test_a_hostile_glob_costs_milliseconds_not_minutes() -> None:
