@@ -142,3 +142,25 @@ def test_a_timeout_is_answered_503(limited: Service) -> None:
 
     reply = anyio.run(_guarded(late), Request({"type": "http", "path": "/x", "headers": []}))
     assert reply.status_code == 503 and b"limit of 30 s" in reply.body
+
+
+def test_a_stuck_request_is_answered_at_the_limit(
+    limited: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from starlette.testclient import TestClient
+
+    from narezka.serve.http_api import build_app
+
+    release = threading.Event()
+    monkeypatch.setattr(limited, "search", lambda *_, **__: release.wait(10))
+    app = build_app(limited, seconds=0.5)
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            started = time.monotonic()
+            reply = client.get("/search", params={"q": "чай"})
+            took = time.monotonic() - started
+            assert reply.status_code == 503 and "longer than 0 s" in reply.json()["error"]
+            assert took < 2.0  # not held until the thread lets go
+            assert client.get("/status").status_code == 200  # and the server answers on
+    finally:
+        release.set()
