@@ -310,14 +310,17 @@ def test_index_and_sync_name_files_by_their_path_in_the_corpus(
     (corpus / "sub").mkdir(parents=True)
     (corpus / "a.md").write_text("# А\n\nтекст\n", encoding="utf-8")
     (corpus / "sub" / "bad.md").write_bytes(b"\x00\x01\x02\x03" * 64)
+    legacy = corpus / "sub" / "ru.md"
+    legacy.write_bytes("# Тарифы\n\nдоставка\n".encode("cp1251"))
     monkeypatch.chdir(tmp_path)
     line = "skipped: sub/bad.md: binary file"
+    note = "warning: sub/ru.md: decoded as cp1251"
     code, _, err = run("index", "kb", "--embedder", "hash")
-    assert code == 0 and f"{line} " in err, err
-    code, _, err = run("sync", "kb")
-    assert code == 0 and f"{line} " in err, err
-    code, _, err = run("sync", str(corpus))
-    assert code == 0 and f"{line} " in err, err
+    assert code == 0 and f"{line} " in err and f"\n{note} " in err, err
+    for where in ("kb", str(corpus)):
+        legacy.write_bytes(f"# Тарифы\n\nдоставка {where}\n".encode("cp1251"))  # read again
+        code, _, err = run("sync", where)
+        assert code == 0 and f"{line} " in err and f"\n{note} " in err, err
     code, out, _ = run("sync", "kb", "--json")
     assert [e["path"] for e in json.loads(out)["skipped"]] == ["sub/bad.md"]
 

@@ -254,7 +254,7 @@ class Syncer:
         report = self.report
         self._file_bytes, self._bytes_done = stat.st_size, 0
         source = relative(root, file)
-        report.warnings.extend(outcome.read_warnings)
+        report.warnings.extend(_named_in_corpus(w, file, source) for w in outcome.read_warnings)
         report.seconds["chunk"] += outcome.seconds
         self._lacks = outcome.lacks
         if outcome.error is not None:
@@ -776,6 +776,12 @@ def _in_corpus(error: SourceError, file: Path, source: str) -> SourceError:
     if error.path != str(file):
         return error
     return type(error)(source, error.problem)  # as __reduce__ rebuilds it
+
+
+def _named_in_corpus(message: str, file: Path, source: str) -> str:
+    """A reader's ``"{file}: …"`` note named like :func:`_in_corpus` names an error."""
+    opened = f"{file}:"
+    return source + message[len(opened) - 1 :] if message.startswith(opened) else message
 
 
 def relative(root: Path, file: Path) -> str:
