@@ -323,6 +323,9 @@ def test_index_and_sync_name_files_by_their_path_in_the_corpus(
         assert code == 0 and f"{line} " in err and f"\n{note} " in err, err
     code, out, _ = run("sync", "kb", "--json")
     assert [e["path"] for e in json.loads(out)["skipped"]] == ["sub/bad.md"]
+    code, out, err = run("chunk", "kb")  # as its chunks are named: "--- sub/ru.md | …"
+    assert code == 0 and "--- sub/ru.md | " in out
+    assert f"{line} " in err and f"\n{note} " in err, err
 
 
 def test_stage_times_are_labelled_beside_the_wall_time() -> None:

@@ -113,7 +113,7 @@ def test_chunk_and_inspect_print_escaped(hostile: Path, tmp_path: Path) -> None:
     inspected = narezka("inspect", "kb", "--out", str(page), cwd=hostile.parent)
     assert inspected.returncode == 0, inspected.stderr
     assert_inert(inspected)
-    assert shown(f"skipped: kb/bin{TITLE}{FORGED}.md") in inspected.stderr
+    assert shown(f"skipped: bin{TITLE}{FORGED}.md: binary") in inspected.stderr
 
 
 def test_an_error_quoting_a_name_is_escaped(tmp_path: Path) -> None:
