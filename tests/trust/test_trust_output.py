@@ -177,3 +177,22 @@ def test_warnings_of_narezka_and_of_libraries_are_escaped(
     assert shown(f"Warning: a{TITLE}.md: odd{FORGED}") in err
     assert shown(f"page {CLIPBOARD}{FORGED}") in err
     assert not [line for line in err.splitlines() if line.startswith("warning: f")]
+
+
+def test_a_progress_bar_shows_a_hostile_name_as_text() -> None:
+    import io
+
+    from rich.console import Console
+
+    from narezka.cli.progress import byte_progress
+    from narezka.cli.reports import stage_text
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=300)
+    with byte_progress("indexing", console) as progress:
+        name = f"[bold red]x[/]{TITLE}{FORGED}.md"
+        progress.add_task(stage_text("embedding", name), total=10)
+        progress.refresh()
+    drawn = screen.getvalue()
+    assert "\x1b]" not in drawn and "\x07" not in drawn  # Rich's own colours (CSI) only
+    assert shown(f"red]x[/]{TITLE}{FORGED}.md") in drawn  # the tail of the name, as text

@@ -2,6 +2,13 @@
 bounded by a token budget and paged by cursors, source files served only from inside the
 corpus, and a background writer that keeps the index fresh.
 
+Each request works for at most ``request_seconds`` (30 s; ``serve --http`` answers 503 at the
+same limit): a thread cannot be interrupted, so the request's own loops (the sources listed,
+the wait for a core, the cutting of a long text) check the time and stop with
+:class:`~narezka.serve.errors.RequestTimeoutError`. What has no such loop is bounded by
+construction: ``k`` and the candidates a search looks at, a path glob matched in time linear
+in the path (:mod:`narezka.globs`).
+
 The writer thread is the process's only writer: it syncs once at start, then after every
 burst of file events (debounced) and on :meth:`Service.request_sync`. Searches run in other
 threads meanwhile; the ``Index``'s read/write lock lets each see a file before or after its
