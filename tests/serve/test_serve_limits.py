@@ -19,7 +19,7 @@ from narezka.globs import MAX_GLOB_CHARS
 from narezka.serve import Service
 from narezka.serve.errors import RequestTimeoutError
 from narezka.serve.http_api import _guarded
-from narezka.serve.service import request_limit
+from narezka.serve.limits import request_limit
 
 from conftest import copy_examples
 

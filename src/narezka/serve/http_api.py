@@ -31,9 +31,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from narezka.errors import NarezkaError
 from narezka.search.query import OPTIONS as QUERY_OPTIONS
 from narezka.serve.errors import NotFoundError, RequestTimeoutError, ServiceError
+from narezka.serve.limits import REQUEST_SECONDS
 from narezka.serve.mcp_server import build_mcp
 from narezka.serve.openapi import openapi_document
-from narezka.serve.service import REQUEST_SECONDS, Service
+from narezka.serve.service import Service
 
 log = logging.getLogger("narezka.serve")
 

@@ -17,14 +17,10 @@ sync, never half-written.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
 import os
 import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,7 +34,8 @@ from narezka.parse.redaction import redact
 from narezka.search import Hit, Query
 from narezka.search.expansion import read_source
 from narezka.serve.cursors import cursor_offset, make_cursor
-from narezka.serve.errors import NotFoundError, RequestTimeoutError, ServiceError
+from narezka.serve.errors import NotFoundError, ServiceError
+from narezka.serve.limits import REQUEST_SECONDS, checked, limited, on_time
 from narezka.settings import Settings
 from narezka.tokens import TokenCounter, get_counter
 
@@ -51,56 +48,7 @@ MAX_CONTEXT = 10
 SOURCES_PAGE = 200
 DEBOUNCE_MS = 800
 TRUNCATION_MARK = "\n[… truncated to fit the reply budget]"
-REQUEST_SECONDS = 30.0
-"""How long one request may work (a thread cannot be interrupted: its loops check the time)."""
 T = TypeVar("T")
-F = TypeVar("F", bound=Callable[..., Any])
-
-_deadline: ContextVar[tuple[float, float] | None] = ContextVar("narezka_deadline", default=None)
-
-
-def on_time() -> float:
-    """Seconds left to the current request's limit (infinite outside a request); a
-    :class:`RequestTimeoutError` once it has passed."""
-    limit = _deadline.get()
-    if limit is None:
-        return float("inf")
-    left = limit[0] - time.monotonic()
-    if left <= 0:
-        raise RequestTimeoutError(
-            f"the request took longer than the server's limit of {limit[1]:.0f} s and was "
-            "stopped (narrow it: a more specific path glob, a smaller k)"
-        )
-    return left
-
-
-@contextlib.contextmanager
-def request_limit(seconds: float) -> Iterator[None]:
-    """Within it, :func:`on_time` counts down from ``seconds``."""
-    token = _deadline.set((time.monotonic() + seconds, seconds))
-    try:
-        yield
-    finally:
-        _deadline.reset(token)
-
-
-def _limited(method: F) -> F:
-    """A request: its work stops at the service's ``request_seconds``."""
-
-    @functools.wraps(method)
-    def limited(self: Service, *args: Any, **kwargs: Any) -> Any:
-        with request_limit(self.request_seconds):
-            return method(self, *args, **kwargs)
-
-    return limited  # type: ignore[return-value]
-
-
-def _checked(items: Iterable[T], every: int = 256) -> Iterator[T]:
-    """``items``, checking the request's time limit every ``every`` of them."""
-    for count, item in enumerate(items):
-        if count % every == 0:
-            on_time()
-        yield item
 
 
 @dataclass(slots=True)
@@ -256,7 +204,7 @@ class Service:
 
     # ---- reading ------------------------------------------------------------------------
 
-    @_limited
+    @limited
     def search(self, query: str, *, cursor: str | None = None, **options: Any) -> dict[str, Any]:
         """The best hits for ``query`` under its flat ``options``
         (:data:`narezka.search.query.OPTIONS`, in their text forms too: a URL's ``k=5``),
@@ -298,7 +246,7 @@ class Service:
             "min_relevance": asked.min_relevance,
         }
 
-    @_limited
+    @limited
     def get_context(self, chunk_id: str, *, before: int = 1, after: int = 1) -> dict[str, Any]:
         """The chunk with ``chunk_id`` and up to ``before``/``after`` chunks around it in its
         file, in order (small-to-big)."""
@@ -314,7 +262,7 @@ class Service:
         page, _ = self._fit(items, 0, {"chunk_id": chunk_id, "truncated": True})
         return {"chunk_id": chunk_id, "chunks": page, "truncated": len(page) < len(items)}
 
-    @_limited
+    @limited
     def chunk(self, chunk_id: str) -> dict[str, Any]:
         """One stored chunk by id."""
         found = self.index.get(chunk_id)
@@ -324,7 +272,7 @@ class Service:
         page, _ = self._fit([item], 0, {})
         return page[0]
 
-    @_limited
+    @limited
     def list_sources(
         self, path_glob: str | None = None, cursor: str | None = None
     ) -> dict[str, Any]:
@@ -338,7 +286,7 @@ class Service:
                 "chunks": s.chunks,
                 "uri": f"narezka://source/{s.path}",
             }
-            for s in _checked(self.index.sources())
+            for s in checked(self.index.sources())
             if not path_glob or glob_matches(path_glob, s.path)
         ]
         offset = cursor_offset(cursor, [path_glob])
@@ -370,7 +318,7 @@ class Service:
             "reply_budget_tokens": self.budget,
         }
 
-    @_limited
+    @limited
     def source_text(self, path: str) -> str:
         """An indexed file's text (redacted unless the index was built with --no-redact),
         cut to the reply budget. Only files the index holds, inside the corpus, are read."""
@@ -395,7 +343,7 @@ class Service:
         if not path or relative.is_absolute() or ".." in relative.parts or "\\" in path:
             raise ServiceError(f"{path!r}: not a path inside the corpus")
         wanted = relative.as_posix()
-        if all(s.path != wanted for s in _checked(self.index.sources())):
+        if all(s.path != wanted for s in checked(self.index.sources())):
             raise NotFoundError(f"{path!r}: not an indexed file (see list_sources)")
         root = (self.corpus if self.corpus.is_dir() else self.corpus.parent).resolve()
         try:
