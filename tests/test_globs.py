@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from narezka import globs
 from narezka.api.indexing import index
 from narezka.embed import HashEmbedder
 from narezka.enrich.payload import match_rule
-from narezka.globs import glob_matches, literal_glob
+from narezka.errors import ConfigError
+from narezka.globs import MAX_GLOB_CHARS, Glob, compile_glob, glob_matches, glob_regex, literal_glob
 from narezka.index import Index
 from narezka.search import Filter
 from narezka.serve.service import Service
@@ -137,3 +140,66 @@ def test_a_store_inside_the_corpus_excludes_only_itself(notes: Path) -> None:
     (notes / "sub" / "idx" / "deep.md").write_text("# Глубоко\n\nтекст\n", encoding="utf-8")
     report = index(notes, store_dir=notes / "idx", embedder=HashEmbedder(64))
     assert report.files_new == 3
+
+
+# The automaton against the regex it replaces, on patterns small enough for the regex to be fast.
+glob_text = st.text(alphabet="ab/*?[]!-.", max_size=8)
+path_text = st.text(alphabet="ab/.-!", max_size=10)
+
+
+@given(glob_text, path_text)
+def test_the_linear_matcher_agrees_with_the_regex(pattern: str, path: str) -> None:
+    try:
+        reference = glob_regex(pattern)
+    except ConfigError:  # a malformed class: both refuse it
+        with pytest.raises(ConfigError):
+            compile_glob(pattern)
+        return
+    expected = reference.fullmatch(path) is not None
+    glob = compile_glob(pattern)
+    assert glob.run(path) is expected  # the automaton, whatever the pattern
+    assert glob.matches(path) is expected  # the regex where it cannot backtrack far
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path"),
+    [
+        ("*.md", "a/" * 3000 + "x" * 6000),
+        ("*.md", "/.md" * 3000),
+        ("**/x/*.md", "x/" * 6000 + "q"),
+        ("a/**/b.md", "a/" + "c/" * 6000),
+        ("**/docs/*.md", "docs/" * 2400 + "a.mdx"),
+        ("*[a-z]*[0-9]*!", "a1" * 6000),
+        ("a**b**c**d", "a" + "b" * 12000),
+    ],
+)
+def test_the_worst_paths_for_each_shape_stay_fast(pattern: str, path: str) -> None:
+    glob = compile_glob(pattern)
+    started = time.perf_counter()
+    assert glob.matches(path) is glob.run(path)
+    assert time.perf_counter() - started < 0.25
+
+
+def test_a_hostile_glob_costs_milliseconds_not_minutes() -> None:
+    # Exponential for a backtracking regex: 55 s of CPU per path before the matcher changed.
+    hostile = "*[a-z]" * 12 + "*!"
+    path = "a" * 4000 + "/" + "b" * 4000
+    started = time.perf_counter()
+    assert not glob_matches(hostile, path)
+    assert glob_matches(hostile, "x/" + "a" * 4000 + "!")
+    assert time.perf_counter() - started < 0.5
+
+
+def test_a_full_automaton_goes_on_through_sets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(globs, "MAX_DFA_STATES", 3)
+    glob = Glob("a*b?c/**")
+    assert glob.matches("axxbyc/d/e") and not glob.matches("axxbyd/d/e")
+    assert glob.matches("abbyc/") and not glob.matches("abbycd")
+
+
+def test_too_long_or_malformed_globs_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match=f"longer than the limit of {MAX_GLOB_CHARS}"):
+        glob_matches("a" * (MAX_GLOB_CHARS + 1), "a")
+    with pytest.raises(ConfigError, match=r"'\[z-a\]': not a valid glob \(bad character range"):
+        Filter(path="[z-a]")
+    assert glob_matches("a" * MAX_GLOB_CHARS, "a" * MAX_GLOB_CHARS)

@@ -29,6 +29,7 @@
     │   ├── LLMModelNotFoundError        the server does not know the model
     │   └── LLMReplyError                an answer with nothing usable as context
     ├── CompactionError        (narezka.index.compaction) the copy differs: the live one stays
+    ├── RequestTimeoutError    (narezka.serve.errors) a served request stopped at the time limit
     └── StoreError             (narezka.store.errors) the vector index cannot be used as asked
         ├── IndexInUseError              another live process holds the index (names its PID)
         ├── DimensionMismatchError       built with another embedder's dimension: --rebuild
@@ -86,6 +87,7 @@ _HOMES = {
     "CompactionError": "narezka.index.compaction",
     "IndexDamagedWarning": "narezka.index.integrity",
     "NotFoundError": "narezka.serve.errors",
+    "RequestTimeoutError": "narezka.serve.errors",
     "ServiceError": "narezka.serve.errors",
     "AtomContextWarning": "narezka.split.atom_frame",
     "MissingGrammarWarning": "narezka.split.code",

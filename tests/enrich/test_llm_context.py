@@ -293,7 +293,7 @@ def test_context_that_does_not_fit_is_cut_or_dropped_and_counted(url: str, state
         assert chunk.chars <= tight
     stats = done.stats  # type: ignore[attr-defined]
     assert stats.cut + stats.dropped >= 1
-    assert any(f"within {tight} chars" in p for p in done.problems)  # type: ignore[attr-defined]
+    assert any(f"within {tight} characters" in p for p in done.problems)  # type: ignore[attr-defined]
     at_limit = [c for c in chunks if c.chars >= tight - 1]
     done = apply(writer(ollama(url)), at_limit, limit=tight)
     assert done.stats.dropped == len(at_limit)  # type: ignore[attr-defined]

@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from narezka.cli.common import EXIT_INTERRUPTED, EXIT_OK
+from narezka.cli.terminal import echo, shown
 from narezka.errors import NarezkaWarning
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -168,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             standalone_mode=False,
         )
     except click.ClickException as exc:
+        # It may quote a file name or an option's value; click types it Final, not frozen.
+        exc.message = shown(exc.message)  # type: ignore[misc]
         exc.show()
         sys.exit(exc.exit_code)
     except (click.Abort, KeyboardInterrupt):
@@ -179,11 +182,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 def _show_warning(
     message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any
 ) -> None:
-    """narezka's own warnings as one line on stderr (they name the file they are about)."""
+    """narezka's own warnings as one line on stderr (they name the file they are about);
+    a library's as Python shows them, its message escaped (it may quote a document)."""
     if issubclass(category, NarezkaWarning):
-        click.echo(f"Warning: {message}", err=True)
+        echo(f"Warning: {message}", err=True)
     else:
-        _default_show(message, category, *args, **kwargs)
+        _default_show(shown(message), category, *args, **kwargs)
 
 
 _default_show = warnings.showwarning

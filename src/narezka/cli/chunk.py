@@ -20,6 +20,7 @@ from narezka import runs
 from narezka.cli.common import EXIT_NOTHING, jobs_option
 from narezka.cli.options import Splitting, splitting_options
 from narezka.cli.seam import chunk_stats, describe_unread, redacted_text
+from narezka.cli.terminal import echo, plain, shown
 from narezka.defaults import TOKENIZER
 from narezka.errors import ConfigError
 from narezka.tokens import get_counter
@@ -95,11 +96,11 @@ def chunk(
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     for problem in report.skipped:
-        click.echo(f"skipped: {problem}", err=True)
+        echo(f"skipped: {problem}", err=True)
     for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
     if report.not_read:
-        click.echo(f"warning: {describe_unread(report.not_read)}", err=True)
+        echo(f"warning: {describe_unread(report.not_read)}", err=True)
 
     summary = chunk_stats(report)
     if document is not None:
@@ -110,9 +111,12 @@ def chunk(
         for c in report.chunks:
             where = " > ".join(c.section) or "(no section)"
             tokens = c.tokens if display is None else display.count(c.embed_text)
-            out.write(f"--- {c.source} | {where} | {c.chars} chars, {tokens} tokens ---\n")
-            shown = redacted_text(c)  # a terminal or a pasted log is no place for a key
-            out.write(shown[:PREVIEW_CHARS] + ("…" if len(shown) > PREVIEW_CHARS else "") + "\n\n")
+            head = f"--- {c.source} | {where} | {c.chars} chars, {tokens} tokens ---"
+            out.write(shown(head) + "\n")
+            text = redacted_text(c)  # a terminal or a pasted log is no place for a key
+            preview = text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS else "")
+            # A chunk keeps its lines; each is escaped (a \r or an escape sequence in it too).
+            out.write("\n".join(shown(line) for line in preview.split("\n")) + "\n\n")
     if stats:
         _print_stats(summary, Console(stderr=fmt != "text"), per_file=strategy == "auto")
     if strict and (report.skipped or report.not_read):
@@ -170,21 +174,21 @@ def _print_stats(summary: dict[str, Any], console: Console, *, per_file: bool = 
         "secrets_redacted": "Secrets redacted",
     }
     for key, label in labels.items():
-        table.add_row(label, str(summary[key]))
+        table.add_row(label, plain(summary[key]))
     counts = summary["strategy_counts"]
     if per_file or len(counts) > 1:
-        table.add_row("Strategies", ", ".join(f"{n} {c}" for n, c in counts.items()))
+        table.add_row("Strategies", plain(", ".join(f"{n} {c}" for n, c in counts.items())))
     spent = summary["embedding"]
     if spent:
         table.add_row("Embedding calls", f"{spent.get('calls', 0)} ({spent.get('texts', 0)} texts)")
     console.print(table)
     if per_file:
         chosen = summary["strategies"]
-        shown = list(chosen.items())[:PER_FILE_LINES]
-        for source, name in shown:
-            console.print(f"  {name:<10} {source}", highlight=False, markup=False)
-        if len(chosen) > len(shown):
-            console.print(f"  … {len(chosen) - len(shown)} more files (all in --format json)")
+        listed = list(chosen.items())[:PER_FILE_LINES]
+        for source, name in listed:
+            console.print(plain(f"  {name:<10} {source}"), highlight=False)
+        if len(chosen) > len(listed):
+            console.print(f"  … {len(chosen) - len(listed)} more files (all in --format json)")
 
 
 __all__ = ["JsonDocument", "chunk"]

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 import narezka.defaults as defaults
+from narezka.cli.terminal import echo
 from narezka.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ EXIT_INTERRUPTED = 130
 
 def fail(exc: Exception) -> NoReturn:
     """Report a library error the way every command does: one line, exit status 2."""
-    click.echo(f"Error: {exc}", err=True)
+    echo(f"Error: {exc}", err=True)
     sys.exit(EXIT_USAGE)
 
 

@@ -15,6 +15,7 @@ from rich.console import Console
 from narezka.cli.common import fail, jobs_option, settings_for, split_options
 from narezka.cli.seam import evaluate, html_report, paths_inside, refusal_table
 from narezka.cli.search import parse_query, query_options
+from narezka.cli.terminal import echo, plain
 from narezka.embed import DEFAULT_EMBEDDER
 from narezka.errors import NarezkaError
 from narezka.evaluate import (
@@ -164,7 +165,7 @@ def eval_command(
             context_llm=settings.context_llm,
             fusion=asked.fusion,
             fold=asked.fold,
-            on_progress=None if as_json else lambda m: err.print(f"[dim]{m}[/dim]"),
+            on_progress=None if as_json else lambda m: err.print(plain(m, "dim")),
         )
         run.min_relevance = settings.relevance_floor if min_relevance is None else min_relevance
         if plot_path is not None:
@@ -172,10 +173,10 @@ def eval_command(
     except NarezkaError as exc:
         fail(exc)
     for problem in run.problems:
-        err.print(f"[yellow]golden {problem}[/yellow]", markup=True, highlight=False)
+        err.print(plain(f"golden {problem}", "yellow"), highlight=False)
     for strategy in run.strategies:
         for warning in strategy.warnings:
-            err.print(f"[yellow]{strategy.label}: {warning}[/yellow]", highlight=False)
+            err.print(plain(f"{strategy.label}: {warning}", "yellow"), highlight=False)
     err.print(
         f"embedding cache: {run.cache_hits} texts from the cache, {run.cache_misses} embedded",
         highlight=False,
@@ -225,7 +226,7 @@ def _print_tables(run: EvalRun) -> None:
         console.print(refused)
     comparisons = best_comparisons(run) if len(run.comparisons) > 10 else run.comparisons
     for c in comparisons:
-        click.echo(
+        echo(
             f"sign test hit@{c.k}: {c.a} vs {c.b}: only A {c.test.a_only}, "
             f"only B {c.test.b_only}, p = {c.test.p_value:.3f}"
         )

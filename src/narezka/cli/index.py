@@ -21,6 +21,7 @@ from narezka.cli.options import cluster_for, cluster_options
 from narezka.cli.progress import byte_progress
 from narezka.cli.reports import print_index_report, report_problems, summary, sync_progress
 from narezka.cli.seam import ANALYZERS, special_kind, sync, watch
+from narezka.cli.terminal import echo
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
 
@@ -200,7 +201,10 @@ def sync_command(
     except NarezkaError as exc:
         fail(exc)
     report_problems(report)
-    click.echo(json.dumps(report.as_dict(), ensure_ascii=False) if as_json else summary(report))
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
+    else:
+        echo(summary(report))
     if strict and (report.skipped or report.not_read):
         sys.exit(EXIT_NOTHING)
 
@@ -220,7 +224,7 @@ def watch_command(store: str, debounce_ms: int, follow_symlinks: bool | None) ->
     """
     try:
         for report in watch(store, debounce_ms=debounce_ms, follow_symlinks=follow_symlinks):
-            click.echo(summary(report), err=True)
+            echo(summary(report), err=True)
     except NarezkaError as exc:
         fail(exc)
     except KeyboardInterrupt:
@@ -254,4 +258,4 @@ def push_command(store: str, qdrant_url: str, collection: str, **options: Any) -
             copied = index.push(qdrant_url, collection=collection, cluster=cluster)
     except NarezkaError as exc:
         fail(exc)
-    click.echo(f"copied {copied} points to {qdrant_url} ({collection})")
+    echo(f"copied {copied} points to {qdrant_url} ({collection})")

@@ -15,6 +15,7 @@ from narezka import runs
 from narezka.cli.options import Splitting, splitting_options
 from narezka.cli.progress import progress_bar
 from narezka.cli.seam import parse_strategy
+from narezka.cli.terminal import echo
 from narezka.defaults import TOKENIZER
 from narezka.errors import ConfigError
 from narezka.inspector import InspectRun, index_convert_cache, inspector_page, read_sources
@@ -76,9 +77,9 @@ def inspect_command(
     for side in sides:
         report = _chunk(paths, side, err, cache)
         for problem in report.skipped:
-            click.echo(f"skipped: {problem}", err=True)
+            echo(f"skipped: {problem}", err=True)
         for warning in report.warnings:
-            click.echo(f"warning: {warning}", err=True)
+            echo(f"warning: {warning}", err=True)
         runs.append(
             InspectRun(side.label, report, side.size, side.unit, side.tokenizer, side.strategy)
         )
@@ -94,9 +95,9 @@ def inspect_command(
     except OSError as exc:
         raise click.ClickException(f"{out}: cannot write: {exc.strerror or exc}") from None
     counts = " | ".join(f"{len(r.report.chunks)} chunks ({r.label})" for r in runs)
-    click.echo(f"wrote {out}: {len(sources)} documents, {counts}", err=True)
+    echo(f"wrote {out}: {len(sources)} documents, {counts}", err=True)
     if open_page and not webbrowser.open(out.resolve().as_uri()):
-        click.echo(f"no browser found: open {out} yourself", err=True)
+        echo(f"no browser found: open {out} yourself", err=True)
 
 
 def _chunk(

@@ -63,7 +63,8 @@ def byte_progress(label: str, console: Console) -> Progress:
     task added with ``calls=True`` counts LLM calls instead, with the time left."""
     return Progress(
         TextColumn(label),
-        TextColumn("{task.description}", style="dim"),
+        # The description names a file: its text, never Rich markup (and escaped by the caller).
+        TextColumn("{task.description}", style="dim", markup=False),
         BarColumn(),
         _BytesOrCalls(),
         _ChunkRate(),

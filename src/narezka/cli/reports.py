@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import click
 from rich.console import Console
 from rich.progress import Progress as RichProgress
 from rich.progress import TaskID
 from rich.table import Table
 
 from narezka.cli.seam import ContextEstimate, IndexReport, Progress, describe_unread
+from narezka.cli.terminal import echo, plain, shown
 
 STAGE_SOURCE_CHARS = 40
 """The tail of the current file's name shown beside the stage."""
@@ -19,8 +19,8 @@ STAGE_SOURCE_CHARS = 40
 
 def stage_text(stage: str, source: str) -> str:
     """A progress bar's description: the stage and the tail of the file's name."""
-    shown = source if len(source) <= STAGE_SOURCE_CHARS else "…" + source[-STAGE_SOURCE_CHARS:]
-    return f"{stage} {shown}"
+    tail = source if len(source) <= STAGE_SOURCE_CHARS else "…" + source[-STAGE_SOURCE_CHARS:]
+    return shown(f"{stage} {tail}")
 
 
 def sync_progress(progress: RichProgress, err: Console) -> Progress:
@@ -43,7 +43,7 @@ def context_progress(progress: RichProgress, err: Console) -> dict[str, Any]:
     def estimate(est: ContextEstimate) -> None:
         if not est.chunks:  # nothing changed: a cron log needs no line about it
             return
-        err.print(est.describe(), highlight=False, soft_wrap=True)
+        err.print(plain(est.describe()), highlight=False, soft_wrap=True)
         calls.append(progress.add_task("context LLM", total=est.to_generate, calls=True))
 
     def called() -> None:
@@ -56,14 +56,14 @@ def context_progress(progress: RichProgress, err: Console) -> dict[str, Any]:
 def report_problems(report: IndexReport) -> None:
     """Each skipped file and warning of a run, one line each, on stderr."""
     for problem in report.skipped:
-        click.echo(f"skipped: {problem}", err=True)
+        echo(f"skipped: {problem}", err=True)
     for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
 
 
 def print_index_report(report: IndexReport) -> None:
     """``narezka index``'s table for people."""
-    table = Table(title=f"narezka index → {report.store}", show_header=False, box=None)
+    table = Table(title=plain(f"narezka index → {report.store}"), show_header=False, box=None)
     rows = [
         (
             "Files",
@@ -77,7 +77,7 @@ def print_index_report(report: IndexReport) -> None:
         ),
         ("Embedding cache", f"{report.cache_hits} hits, {report.cache_misses} misses"),
         *_context_rows(report),
-        ("Seconds", ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items())),
+        ("Time", times(report.seconds)),
         ("Embedder", report.embedder),
         ("Skipped files", str(len(report.skipped))),
     ]
@@ -86,8 +86,15 @@ def print_index_report(report: IndexReport) -> None:
     if report.recovered:
         rows.append(("Repaired", ", ".join(report.recovered)))
     for label, value in rows:
-        table.add_row(label, value)
+        table.add_row(label, plain(value))
     Console().print(table)
+
+
+def times(seconds: dict[str, float]) -> str:
+    """The run's wall time, then each stage's: the time spent in it file by file, added up
+    over the worker processes that chunk side by side, so a stage may exceed the wall time."""
+    stages = ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items() if k != "total")
+    return f"{seconds['total']:.1f} s wall; per stage, summed over parallel workers: {stages}"
 
 
 def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
@@ -113,7 +120,7 @@ def summary(report: IndexReport) -> str:
         f"{report.chunks_embedded} chunks embedded, {report.chunks_deleted} deleted; "
         f"{len(report.skipped)} skipped"
         + (f", {describe_unread(report.not_read, shown=0)}" if report.not_read else "")
-        + f"; {report.seconds['total']:.2f} s"
+        + f"; {report.seconds['total']:.1f} s wall"
         + _context_summary(report.context)
     )
 

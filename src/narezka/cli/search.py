@@ -14,8 +14,10 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from narezka.cli.common import EXIT_NOTHING, fail
+from narezka.cli.terminal import plain, shown
 from narezka.embed import get_embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
@@ -173,7 +175,8 @@ STALE_MARK = " [stale: file changed since the last sync]"
 
 
 def _print_hits(hits: Sequence[Hit], query: str, mode: str) -> None:
-    table = Table(title=f"{query!r} — {mode}")
+    # Every cell is the corpus's text or the query: plain Text, never markup (terminal.py).
+    table = Table(title=plain(f"{shown(repr(query))} — {mode}"))
     for column in ("#", "relevance", "score", "url", "section", "snippet"):
         table.add_column(column, overflow="fold")
     for rank, h in enumerate(hits, 1):
@@ -181,18 +184,15 @@ def _print_hits(hits: Sequence[Hit], query: str, mode: str) -> None:
             str(rank),
             f"{h.relevance:.2f}",
             f"{h.score:.3f}",
-            h.url + (f" {h.where}" if h.where else "") + (STALE_MARK if h.stale else ""),
-            " > ".join(h.section),
+            plain(h.url + (f" {h.where}" if h.where else "") + (STALE_MARK if h.stale else "")),
+            plain(" > ".join(h.section)),
             _highlight(h.snippet[:TABLE_SNIPPET], query),
         )
     Console().print(table)
 
 
-def _highlight(text: str, query: str) -> str:
-    from rich.markup import escape
-
-    out = escape(text)
-    for word in {w for w in query.split() if len(w) > 3}:
-        stem = escape(word[:5])
-        out = out.replace(stem, f"[bold yellow]{stem}[/]")
+def _highlight(text: str, query: str) -> Text:
+    """The snippet with the first letters of each longer query word in bold yellow."""
+    out = plain(text)
+    out.highlight_words({shown(w[:5]) for w in query.split() if len(w) > 3}, "bold yellow")
     return out

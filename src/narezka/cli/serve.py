@@ -7,13 +7,37 @@ import logging
 import os
 import socket
 import sys
+import traceback
 from pathlib import Path
+from typing import Any
 
 import click
 
 from narezka import defaults
 from narezka.cli.common import fail
+from narezka.cli.terminal import echo, shown
 from narezka.errors import ConfigError, MissingDependencyError, NarezkaError
+
+
+class InertFormatter(logging.Formatter):
+    """Log lines as :func:`~narezka.cli.terminal.shown` prints them; a traceback keeps its
+    lines, each escaped."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return shown(super().formatMessage(record))
+
+    def formatException(self, ei: Any) -> str:
+        out = []
+        for part in traceback.format_exception(*ei):
+            text = part.strip("\n")
+            if part.startswith(_TRACE_LINES):  # lines of the trace: each escaped
+                out.append("\n".join(shown(line) for line in text.split("\n")))
+            else:  # "Error: message", the message maybe of many lines: one line
+                out.append(shown(text))
+        return "\n".join(out)
+
+
+_TRACE_LINES = ("Traceback", "  ", "\nDuring handling", "\nThe above exception")
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -111,8 +135,11 @@ def serve_command(
 
     from narezka.cli.seam import DEFAULT_REPLY_TOKENS, Service
 
-    # stdout is the MCP channel on stdio: every log line goes to stderr.
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    # stdout is the MCP channel on stdio: every log line goes to stderr, escaped (a request's
+    # path or a file's name in an error is the caller's text).
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(InertFormatter(logging.BASIC_FORMAT))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     address = _address(http) if http else None
     api_key = os.environ.get("NAREZKA_API_KEY", "").strip() or None
     try:
@@ -140,7 +167,7 @@ def serve_command(
         except NarezkaError as exc:
             fail(exc)
         service.start()
-        click.echo(f"narezka: serving {service.corpus} on http://{host}:{port}", err=True)
+        echo(f"narezka: serving {service.corpus} on http://{host}:{port}", err=True)
         config = uvicorn.Config(app, log_level="warning", access_log=False)
         with sock:
             uvicorn.Server(config).run(sockets=[sock])

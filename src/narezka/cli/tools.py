@@ -24,6 +24,7 @@ from narezka.cli.seam import (
     calibrate_corpus,
     context_cache_file,
 )
+from narezka.cli.terminal import echo, plain
 from narezka.embed import EmbeddingCache, embedder_specs
 from narezka.errors import NarezkaError
 from narezka.index import Index
@@ -45,12 +46,7 @@ def models_command(as_json: bool) -> None:
         table.add_column(column)
     for s in specs:
         table.add_row(
-            s.spec,
-            s.model,
-            s.dim,
-            s.window,
-            s.tokenizer,
-            s.extra,
+            *map(plain, (s.spec, s.model, s.dim, s.window, s.tokenizer, s.extra)),
             "yes" if s.usable_offline_here else "no",
         )
     Console().print(table)
@@ -160,10 +156,10 @@ def calibrate_command(
             json.dumps({**asdict(result), "stored": str(path)}, ensure_ascii=False, indent=1)
         )
         return
-    table = Table(title=f"calibrated {result.embedder}", show_header=False, box=None)
+    table = Table(title=plain(f"calibrated {result.embedder}"), show_header=False, box=None)
     for key, value in asdict(result).items():
-        table.add_row(key, str(value))
-    table.add_row("stored in", str(path))
+        table.add_row(key, plain(value))
+    table.add_row("stored in", plain(path))
     Console().print(table)
 
 
@@ -183,11 +179,11 @@ def compact_command(store: str, as_json: bool) -> None:
     except NarezkaError as exc:
         fail(exc)
     for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
     if as_json:
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
         return
-    click.echo(
+    echo(
         f"compacted {report.files} files, {report.points} points into {report.generation}: "
         f"{_mb(report.bytes_before)} → {_mb(report.bytes_after)} in {report.seconds:.1f} s"
     )
@@ -222,14 +218,14 @@ def check_command(store: str, repair: bool, as_json: bool) -> None:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False))
     else:
         points = "cannot be opened" if report.points is None else f"{report.points} points"
-        click.echo(f"{report.index}: {report.chunks} chunks in the manifest, {points} in the store")
+        echo(f"{report.index}: {report.chunks} chunks in the manifest, {points} in the store")
         for line in report.findings():
-            click.echo(f"damage: {line}")
+            echo(f"damage: {line}")
         for line in report.repaired:
-            click.echo(f"repaired: {line}")
+            echo(f"repaired: {line}")
         if report.ok:
             click.echo("ok")
         elif not report.repaired:
-            click.echo(f"run `narezka check {store} --repair` to repair it")
+            echo(f"run `narezka check {store} --repair` to repair it")
     if not report.ok and not report.repaired:
         sys.exit(EXIT_NOTHING)

@@ -43,7 +43,7 @@ from narezka.enrich.llm_client import (
     open_client,
 )
 from narezka.parse.redaction import find_secrets
-from narezka.tokens import TokenCounter
+from narezka.tokens import TokenCounter, unit_words
 from narezka.types import Chunk
 
 FAILURES_TO_STOP = 3
@@ -234,7 +234,7 @@ class ContextWriter:
         if stats.dropped or stats.cut:
             problems.append(
                 f"{source}: context shortened for {stats.cut} and left out for {stats.dropped} "
-                f"chunk(s) to keep embed_text within {limit} {counter.name} "
+                f"chunk(s) to keep embed_text within {limit} {unit_words(counter.name)} "
                 "(a smaller --size leaves room for it)"
             )
         if stats.long_replies:

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, Protocol
 from narezka.convert.capability import still_lacking
 from narezka.discover import iter_files, read_document
 from narezka.discover.kinds import describe_unread
+from narezka.discover.naming import error_in_corpus, note_in_corpus
 from narezka.diskspace import ensure_free, write_needs
 from narezka.embed import (
     CachedEmbedder,
@@ -254,7 +255,7 @@ class Syncer:
         report = self.report
         self._file_bytes, self._bytes_done = stat.st_size, 0
         source = relative(root, file)
-        report.warnings.extend(outcome.read_warnings)
+        report.warnings.extend(note_in_corpus(w, file, source) for w in outcome.read_warnings)
         report.seconds["chunk"] += outcome.seconds
         self._lacks = outcome.lacks
         if outcome.error is not None:
@@ -685,7 +686,7 @@ def _sync_changed(
             try:
                 syncer.apply(root, root / source, changed, outcome)
             except SourceError as exc:
-                report.skipped.append(exc)
+                report.skipped.append(error_in_corpus(exc, root / source, source))
             except (DiskFullError, IndexDamagedError):
                 raise  # every later file would fail alike: stop, naming the cause
             except OSError as exc:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from narezka.defaults import STRATEGY as DEFAULT_STRATEGY
 from narezka.discover import iter_files, normalize_newlines, read_document
+from narezka.discover.naming import error_in_corpus, note_in_corpus
 from narezka.errors import SourceError
 from narezka.runs.config import ChunkConfig
 
@@ -222,14 +223,16 @@ def chunk_documents(
         if tasks is None:
             tasks = listed()
         for task, outcome in zip(tasks, pool.map(tasks), strict=True):
+            # Named by its path in the folder given, as its chunks are (discover.naming).
+            file, source = task.file, outcome.source
             if outcome.read_failed and outcome.error is not None:
-                report.skipped.append(outcome.error)
+                report.skipped.append(error_in_corpus(outcome.error, file, source))
                 continue
             report.files += 1
-            report.warnings.extend(outcome.read_warnings)
+            report.warnings.extend(note_in_corpus(w, file, source) for w in outcome.read_warnings)
             report.input_chars += outcome.chars
             if outcome.error is not None:
-                report.skipped.append(outcome.error)
+                report.skipped.append(error_in_corpus(outcome.error, file, source))
                 continue
             result = outcome.result
             if result is None:
@@ -241,7 +244,7 @@ def chunk_documents(
                     # The worker kept its copy.
                     text = read_document(task.root, task.file, convert_cache=convert_cache)[0].text
                 except SourceError as exc:  # gone or changed since the worker read it
-                    report.skipped.append(exc)
+                    report.skipped.append(error_in_corpus(exc, file, source))
                     continue
                 done = writer.apply(
                     outcome.source, text, chunks, counter=counter, limit=split_params.size

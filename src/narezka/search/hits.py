@@ -9,7 +9,7 @@ from typing import Any
 
 from narezka.enrich.anchors import anchor_for
 from narezka.enrich.payload import ORIGIN_KEYS, Payload
-from narezka.globs import glob_matches, glob_regex
+from narezka.globs import compile_glob, glob_matches
 from narezka.search.relevance import Signals
 from narezka.store import Eq, StoredHit
 from narezka.store import Filter as StoreFilter
@@ -31,7 +31,7 @@ class Filter:
 
     def __post_init__(self) -> None:
         if self.path is not None:
-            glob_regex(self.path)  # a malformed glob fails here, not mid-search
+            compile_glob(self.path)  # a malformed or too long glob fails here, not mid-search
 
     def store_filter(self) -> StoreFilter:
         """The part the store evaluates itself (the path glob is applied to candidates)."""

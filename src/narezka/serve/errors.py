@@ -1,8 +1,8 @@
-"""What the service refuses, as the front ends map it (400 and 404, tool errors)."""
+"""What the service refuses, as the front ends map it (400, 404 and 503, tool errors)."""
 
 from __future__ import annotations
 
-from narezka.errors import ConfigError
+from narezka.errors import ConfigError, NarezkaError
 
 
 class ServiceError(ConfigError):
@@ -12,3 +12,8 @@ class ServiceError(ConfigError):
 
 class NotFoundError(ServiceError):
     """The chunk id or file the request names is not in the index."""
+
+
+class RequestTimeoutError(NarezkaError):
+    """A request ran past the server's time limit and stopped where it was: nothing is
+    wrong with the index, and the caller may ask again, narrower."""

@@ -5,9 +5,11 @@ Guards, outermost first: the Host and Origin headers (DNS rebinding: a page of a
 whose name was re-pointed at 127.0.0.1 is refused; the same check MCP's own transport runs),
 no POST body a form could send cross-site without a preflight, an API key when one is
 configured (required for any address but loopback; compared in constant time), a request
-body limit, a time limit per request. No CORS headers are sent, so a web page from another
-origin cannot read replies. Errors are ``{"error": message}`` with no internals in them: 4xx
-for the caller's mistakes, 5xx for the server's own faults.
+body limit, a time limit per request (answered on time with 503 while the request's thread,
+which cannot be interrupted, stops at its next check of the same limit). No CORS headers are
+sent, so a web page from another origin cannot read replies. Errors are
+``{"error": message}`` with no internals in them: 4xx for the caller's mistakes, 5xx for the
+server's own faults.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from narezka.errors import NarezkaError
 from narezka.search.options import shown_at
-from narezka.serve.errors import NotFoundError, ServiceError
+from narezka.serve.errors import NotFoundError, RequestTimeoutError, ServiceError
+from narezka.serve.limits import REQUEST_SECONDS
 from narezka.serve.mcp_server import build_mcp
 from narezka.serve.openapi import openapi_document
 from narezka.serve.service import Service
@@ -36,7 +39,6 @@ from narezka.serve.service import Service
 log = logging.getLogger("narezka.serve")
 
 MAX_BODY_BYTES = 64 * 1024
-REQUEST_SECONDS = 30.0
 SYNC_SECONDS = 600.0
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 WILDCARD = ("0.0.0.0", "::", "")
@@ -55,11 +57,14 @@ def _guarded(call: Callable[[Request], Any]) -> Handler:
 
     async def endpoint(request: Request) -> Response:
         try:
-            result = await anyio.to_thread.run_sync(call, request)
+            # Abandoned on the time limit, so the answer is not held by the thread.
+            result = await anyio.to_thread.run_sync(call, request, abandon_on_cancel=True)
         except NotFoundError as exc:
             return _error(404, str(exc))
         except (ServiceError, _BadRequest) as exc:
             return _error(400, str(exc))
+        except RequestTimeoutError as exc:
+            return _error(503, str(exc))
         except NarezkaError as exc:
             log.error("request failed: %s: %s", request.url.path, exc)
             return _error(500, f"the server cannot answer: {exc}")
@@ -282,6 +287,7 @@ def build_app(
         raise NarezkaError(
             f"serving on {host} (not loopback) needs an API key: set NAREZKA_API_KEY"
         )
+    service.request_seconds = seconds  # the work stops at the limit its answer is given at
     mcp = build_mcp(service)
     security = host_security(host, allowed_hosts)
     mcp_app = mcp.streamable_http_app(host=host, transport_security=security)

@@ -2,6 +2,13 @@
 bounded by a token budget and paged by cursors, source files served only from inside the
 corpus, and a background writer that keeps the index fresh.
 
+Each request works for at most ``request_seconds`` (30 s; ``serve --http`` answers 503 at the
+same limit): a thread cannot be interrupted, so the request's own loops (the sources listed,
+the wait for a core, the cutting of a long text) check the time and stop with
+:class:`~narezka.serve.errors.RequestTimeoutError`. What has no such loop is bounded by
+construction: ``k`` and the candidates a search looks at, a path glob matched in time linear
+in the path (:mod:`narezka.globs`).
+
 The writer thread is the process's only writer: it syncs once at start, then after every
 burst of file events (debounced) and on :meth:`Service.request_sync`. Searches run in other
 threads meanwhile; the ``Index``'s read/write lock lets each see a file before or after its
@@ -22,13 +29,14 @@ from typing import Any, TypeVar
 from narezka.api.maintenance import corpus_changes
 from narezka.defaults import WATCH_DEBOUNCE_MS
 from narezka.errors import ConfigError, NarezkaError
-from narezka.globs import glob_matches, glob_regex
+from narezka.globs import compile_glob, glob_matches
 from narezka.index import Index, SyncReport
 from narezka.parse.redaction import redact
 from narezka.search import Hit, Query
 from narezka.search.expansion import read_source
 from narezka.serve.cursors import cursor_offset, make_cursor
 from narezka.serve.errors import NotFoundError, ServiceError
+from narezka.serve.limits import REQUEST_SECONDS, checked, limited, on_time
 from narezka.settings import Settings
 from narezka.tokens import TokenCounter, get_counter
 
@@ -71,6 +79,7 @@ class Service:
         debounce_ms: int = WATCH_DEBOUNCE_MS,
         search_threads: int | None = None,
         follow_symlinks: bool | None = None,
+        request_seconds: float = REQUEST_SECONDS,
     ) -> None:
         if max_reply_tokens < MIN_REPLY_TOKENS:
             raise ConfigError(f"the reply budget must be at least {MIN_REPLY_TOKENS} tokens")
@@ -79,6 +88,7 @@ class Service:
             self.index.settings = self.index.settings.replace(follow_symlinks=follow_symlinks)
         self.corpus = self.index.corpus
         self.budget = max_reply_tokens
+        self.request_seconds = request_seconds
         self.debounce_ms = debounce_ms
         self._counter: TokenCounter = get_counter("tokens", "cl100k_base")
         self._writer = WriterState()
@@ -181,6 +191,7 @@ class Service:
 
     # ---- reading ------------------------------------------------------------------------
 
+    @limited
     def search(self, query: str, *, cursor: str | None = None, **options: Any) -> dict[str, Any]:
         """The best hits for ``query`` under its flat ``options``
         (:data:`narezka.search.OPTIONS`, in their text forms too: a URL's ``k=5``),
@@ -200,8 +211,13 @@ class Service:
                 "expand=parent needs an index built with --strategy parent-child; this one "
                 f"was built with {self.index.settings.strategy!r} (use expand=section)"
             )
-        with self._searching:
+        # Searches queue here for the cores: one that waited past its limit gives up.
+        while not self._searching.acquire(timeout=min(on_time(), threading.TIMEOUT_MAX)):
+            pass
+        try:
             hits = self.index.search(asked)
+        finally:
+            self._searching.release()
         items = [_hit_json(h) for h in hits]
         page, after = self._fit(items, offset, {"query": query, "next_cursor": "x" * 40})
         more = make_cursor(after, args) if after < len(items) else None
@@ -215,6 +231,7 @@ class Service:
             "min_relevance": hits.min_relevance,
         }
 
+    @limited
     def get_context(self, chunk_id: str, *, before: int = 1, after: int = 1) -> dict[str, Any]:
         """The chunk with ``chunk_id`` and up to ``before``/``after`` chunks around it in its
         file, in order (small-to-big)."""
@@ -230,6 +247,7 @@ class Service:
         page, _ = self._fit(items, 0, {"chunk_id": chunk_id, "truncated": True})
         return {"chunk_id": chunk_id, "chunks": page, "truncated": len(page) < len(items)}
 
+    @limited
     def chunk(self, chunk_id: str) -> dict[str, Any]:
         """One stored chunk by id."""
         found = self.index.get(chunk_id)
@@ -239,12 +257,13 @@ class Service:
         page, _ = self._fit([item], 0, {})
         return page[0]
 
+    @limited
     def list_sources(
         self, path_glob: str | None = None, cursor: str | None = None
     ) -> dict[str, Any]:
         """Indexed files (path, size, chunks), a page at a time."""
         if path_glob:  # a malformed glob is the caller's error, before the listing
-            self._request_check(lambda: glob_regex(path_glob))
+            self._request_check(lambda: compile_glob(path_glob))
         rows = [
             {
                 "path": s.path,
@@ -252,7 +271,7 @@ class Service:
                 "chunks": s.chunks,
                 "uri": f"narezka://source/{s.path}",
             }
-            for s in self.index.sources()
+            for s in checked(self.index.sources())
             if not path_glob or glob_matches(path_glob, s.path)
         ]
         offset = cursor_offset(cursor, [path_glob])
@@ -284,6 +303,7 @@ class Service:
             "reply_budget_tokens": self.budget,
         }
 
+    @limited
     def source_text(self, path: str) -> str:
         """An indexed file's text (redacted unless the index was built with --no-redact),
         cut to the reply budget. Only files the index holds, inside the corpus, are read."""
@@ -308,7 +328,7 @@ class Service:
         if not path or relative.is_absolute() or ".." in relative.parts or "\\" in path:
             raise ServiceError(f"{path!r}: not a path inside the corpus")
         wanted = relative.as_posix()
-        if wanted not in {s.path for s in self.index.sources()}:
+        if all(s.path != wanted for s in checked(self.index.sources())):
             raise NotFoundError(f"{path!r}: not an indexed file (see list_sources)")
         root = (self.corpus if self.corpus.is_dir() else self.corpus.parent).resolve()
         try:
@@ -355,6 +375,7 @@ class Service:
             return text
         lo, hi = 0, len(text)
         while lo < hi:  # the longest prefix (with the mark) that fits
+            on_time()  # each step counts a whole file's tokens: seconds for a big one
             mid = (lo + hi + 1) // 2
             if self._counter.count(json.dumps(text[:mid] + TRUNCATION_MARK)) <= limit:
                 lo = mid

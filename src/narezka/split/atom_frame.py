@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from narezka.errors import NarezkaWarning
 from narezka.parse.sanitize import sanitize
-from narezka.tokens import TokenCounter
+from narezka.tokens import TokenCounter, unit_words
 from narezka.types import Block, BlockKind
 
 Fits = Callable[[str], bool]
@@ -60,9 +60,8 @@ def atom_frame(
         what = "header rows" if atom.kind is BlockKind.TABLE else "fence lines"
         warnings.warn(
             f"the {atom.kind.value} at line {line} is split, and even shortened its {what} "
-            f"exceed {cap} {counter.name} (half the packing budget less the breadcrumb, and "
-            "room for a redaction marker): its "
-            "pieces are embedded without them",
+            f"exceed {cap} {unit_words(counter.name)} (half the packing budget less the "
+            "breadcrumb, and room for a redaction marker): its pieces are embedded without them",
             AtomContextWarning,
             stacklevel=4,
         )

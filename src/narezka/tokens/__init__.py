@@ -30,6 +30,24 @@ class TokenCounter(Protocol):
     def count_batch(self, texts: Sequence[str]) -> list[int]: ...
 
 
+def unit_words(name: str) -> str:
+    """A counter's unit as people say it, for messages (ids stay in data): ``chars`` is
+    characters, an encoding's its tokens (``tokens of cl100k_base``), a model's tokenizer
+    (``spm:use-m3@994fcc2e``, ``hf:intfloat/e5-base+query``) the tokens of that embedder,
+    a ``tokenizer.json`` file's (``hf:/path/tokenizer.json``) the tokens of that file."""
+    if name == "chars":
+        return "characters"
+    kind, colon, rest = name.partition(":")
+    if not colon or kind not in ("spm", "wordpiece", "hf"):
+        return f"tokens of {name}"
+    # A model file's digest tells people nothing; an hf name carries none.
+    model = rest if kind == "hf" else rest.rpartition("@")[0] or rest
+    model = model.removesuffix("+query")
+    if kind == "hf" and model.endswith(".json"):
+        return f"tokens of the tokenizer {model}"
+    return f"tokens of the embedder {model}"
+
+
 def call_constant(counter: TokenCounter) -> int:
     """Tokens every count of a non-blank text includes whatever the text: BOS/EOS,
     CLS/SEP, an instruction prefix. Read off a join of two one-token words, so a prefix
@@ -267,4 +285,5 @@ __all__ = [
     "join_correction",
     "join_slack",
     "short_counts",
+    "unit_words",
 ]
