@@ -29,9 +29,6 @@ if TYPE_CHECKING:
     from narezka.parse.redaction import redacted_text
     from narezka.runs.config import ChunkConfig
     from narezka.runs.stats import chunk_stats
-    from narezka.search.folding import AUTO_FOLD, Fold
-    from narezka.search.fusion import DEFAULT, RRF_K
-    from narezka.search.query import OPTIONS, parse_fold, parse_fusion
     from narezka.serve.http_api import build_app
     from narezka.serve.mcp_server import build_mcp, serve_stdio
     from narezka.serve.service import DEFAULT_REPLY_TOKENS, Service
@@ -59,13 +56,6 @@ _HOMES = {
     "redacted_text": "narezka.parse.redaction",
     "ChunkConfig": "narezka.runs.config",
     "chunk_stats": "narezka.runs.stats",
-    "AUTO_FOLD": "narezka.search.folding",
-    "Fold": "narezka.search.folding",
-    "DEFAULT": "narezka.search.fusion",
-    "RRF_K": "narezka.search.fusion",
-    "OPTIONS": "narezka.search.query",
-    "parse_fold": "narezka.search.query",
-    "parse_fusion": "narezka.search.query",
     "build_app": "narezka.serve.http_api",
     "build_mcp": "narezka.serve.mcp_server",
     "serve_stdio": "narezka.serve.mcp_server",
@@ -79,17 +69,12 @@ __getattr__, __dir__ = lazy_exports(globals(), _HOMES)
 
 __all__ = [
     "ANALYZERS",
-    "AUTO_FOLD",
-    "DEFAULT",
     "DEFAULT_REPLY_TOKENS",
-    "OPTIONS",
-    "RRF_K",
     "CacheStats",
     "ChunkConfig",
     "ClusterParams",
     "ContextCache",
     "ContextEstimate",
-    "Fold",
     "IndexReport",
     "Progress",
     "Service",
@@ -102,8 +87,6 @@ __all__ = [
     "describe_unread",
     "evaluate",
     "html_report",
-    "parse_fold",
-    "parse_fusion",
     "parse_strategy",
     "paths_inside",
     "redacted_text",
