@@ -11,14 +11,16 @@ does, and retires the old generation with every byte it held.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from narezka.convert.cache import ConvertCache
 from narezka.errors import NarezkaError
-from narezka.index.layout import generation_entries, generation_folder
+from narezka.index.layout import CONVERT_CACHE_NAME, generation_entries, generation_folder
 from narezka.store import Manifest, VectorStore
 from narezka.store.manifest import MANIFEST_NAME
 
@@ -96,4 +98,27 @@ def copy_generation(
         )
 
 
-__all__ = ["CompactReport", "CompactionError", "copy_generation", "generation_bytes"]
+def prune_conversions(home: Path, manifest: Manifest, *, vacuum: bool = False) -> list[str]:
+    """Drop from the index's conversion cache every conversion no file of ``manifest`` has
+    now (a file deleted, changed, or read by a search but never indexed), leaving none of
+    its bytes on disk (``ConvertCache.retain_texts``); ``vacuum`` rewrites the file too (as
+    ``compact`` does). Run after every sync. Returns the warnings: a cache that cannot be
+    pruned now (locked, damaged) is named and pruned by a later run."""
+    path = home / CONVERT_CACHE_NAME
+    if not path.is_file():
+        return []
+    try:
+        with ConvertCache(path) as cache:
+            cache.retain_texts(manifest.doc_hashes(), vacuum=vacuum)
+    except (sqlite3.Error, NarezkaError) as exc:
+        return [f"{path}: conversions of removed files not pruned now ({exc}); a later run will"]
+    return []
+
+
+__all__ = [
+    "CompactReport",
+    "CompactionError",
+    "copy_generation",
+    "generation_bytes",
+    "prune_conversions",
+]

@@ -34,7 +34,12 @@ from narezka.enrich.llm_client import open_client
 from narezka.enrich.llm_context import ContextWriter, open_context
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import layout
-from narezka.index.compaction import CompactReport, copy_generation, generation_bytes
+from narezka.index.compaction import (
+    CompactReport,
+    copy_generation,
+    generation_bytes,
+    prune_conversions,
+)
 from narezka.index.integrity import (
     CheckReport,
     inspect,
@@ -467,6 +472,7 @@ class Index:
                 sync_files(syncer, root, globs, plan.exclude, manifest, progress, paths=wanted,
                            jobs=jobs, prune=prune,
                            follow_symlinks=config.follow_symlinks)  # fmt: skip
+                report.warnings.extend(prune_conversions(home, manifest))
                 files = snapshot_files(manifest) if self.url else None
             _optimize(store)
             dropped = sum(c.retain(c.touched or ()) for c in caches)
@@ -555,8 +561,9 @@ class Index:
                                 new_dir, self._shared.lock.read, report)  # fmt: skip
                 _optimize(fresh)
                 files = None
-                if self.url is not None:
-                    with Manifest(new_dir) as manifest:
+                with Manifest(new_dir) as manifest:
+                    report.warnings.extend(prune_conversions(home, manifest, vacuum=True))
+                    if self.url is not None:
                         files = snapshot_files(manifest)
                     meta = self._switch_alias(meta)
             except BaseException:

@@ -197,6 +197,11 @@ class Manifest:
         """Every path the manifest knows, sorted."""
         return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
 
+    def doc_hashes(self) -> Iterator[str]:
+        """The document hash of every file (read as they come, not held: a million files)."""
+        for (digest,) in self._db.execute("SELECT doc_hash FROM files"):
+            yield str(digest)
+
     def file_count(self) -> int:
         """How many files the manifest knows."""
         return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
