@@ -560,11 +560,10 @@ class Index:
                 copy_generation(self._shared.store_for(old), old.data_dir(home), fresh,
                                 new_dir, self._shared.lock.read, report)  # fmt: skip
                 _optimize(fresh)
-                files = None
                 with Manifest(new_dir) as manifest:
                     report.warnings.extend(prune_conversions(home, manifest, vacuum=True))
-                    if self.url is not None:
-                        files = snapshot_files(manifest)
+                    files = snapshot_files(manifest) if self.url is not None else None
+                if self.url is not None:
                     meta = self._switch_alias(meta)
             except BaseException:
                 fresh.close()
