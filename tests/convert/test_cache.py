@@ -223,3 +223,41 @@ def test_redaction_moves_the_provenance_with_the_text(pieces: list[str]) -> None
     assert redacted(converted) == converted
     meta = str(converted.meta)
     assert not [s for s in (TOKEN, AWS, "pwd=Fk9d", "hunter2hunter") if s in meta]
+
+
+def test_pruning_keeps_the_texts_an_index_manifest_has(tmp_path: Path) -> None:
+    from narezka.index.compaction import prune_conversions
+    from narezka.store import Manifest
+    from narezka.store.manifest import FileEntry
+
+    home = tmp_path / ".narezka"
+    kept, gone = Converted("a text still indexed\n", ()), Converted("canaryphrase gone\n", ())
+    with ConvertCache(home / "converted.sqlite") as cache:
+        cache.put(b"kept", ".docx", kept)
+        cache.put(b"gone", ".docx", gone)
+    with Manifest(home / "data-1") as manifest:
+        manifest.commit(FileEntry("a.docx", 1, 1.0, text_hash(kept.markdown), "f", "e"))
+        assert prune_conversions(home, manifest) == []
+    with ConvertCache(home / "converted.sqlite") as cache:
+        assert cache.count() == 1 and cache.get(b"kept", ".docx") == kept
+    assert b"canaryphrase" not in _bytes_under(home)
+
+
+def test_a_cache_that_cannot_be_pruned_now_is_named(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from narezka.index.compaction import prune_conversions
+
+    home = tmp_path / ".narezka"
+    with ConvertCache(home / "converted.sqlite") as cache:
+        cache.put(b"x", ".docx", Converted("text\n", ()))
+    damaged = tmp_path / "manifest.sqlite"
+    damaged.write_bytes(b"not a database, " * 512)
+    warnings = prune_conversions(home, SimpleNamespace(path=damaged))  # type: ignore[arg-type]
+    assert len(warnings) == 1 and "converted.sqlite" in warnings[0]
+    assert (
+        "until a later run prunes them (not writable now: it or the manifest is damaged)"
+        in warnings[0]
+    )
+    with ConvertCache(home / "converted.sqlite") as cache:
+        assert cache.count() == 1  # nothing lost: pruned by a later run

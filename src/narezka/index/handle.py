@@ -472,7 +472,9 @@ class Index:
                 sync_files(syncer, root, globs, plan.exclude, manifest, progress, paths=wanted,
                            jobs=jobs, prune=prune,
                            follow_symlinks=config.follow_symlinks)  # fmt: skip
-                report.warnings.extend(prune_conversions(home, manifest))
+                if report.files_changed or report.files_deleted or plan.rebuild:
+                    # A conversion no file has any more goes (a second at a million files).
+                    report.warnings.extend(prune_conversions(home, manifest))
                 files = snapshot_files(manifest) if self.url else None
             _optimize(store)
             dropped = sum(c.retain(c.touched or ()) for c in caches)

@@ -64,6 +64,9 @@ CREATE TABLE IF NOT EXISTS pending (
 """
 VERSION = "1"
 MANIFEST_NAME = "manifest.sqlite"
+DOC_HASHES = ("files", "doc_hash")
+"""The table and column of each file's document hash: what another sqlite file joins on
+(the conversion cache keeps only texts some file has: ``narezka.index.compaction``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,11 +199,6 @@ class Manifest:
     def paths(self) -> list[str]:
         """Every path the manifest knows, sorted."""
         return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
-
-    def doc_hashes(self) -> Iterator[str]:
-        """The document hash of every file (read as they come, not held: a million files)."""
-        for (digest,) in self._db.execute("SELECT doc_hash FROM files"):
-            yield str(digest)
 
     def file_count(self) -> int:
         """How many files the manifest knows."""
