@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import io
-import zipfile
+import sys
 from collections.abc import Callable
 from pathlib import Path
+
+# The generic writers of tests/convert (an EPUB's package, an ODT's zip), from here too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "convert"))
+import convert_samples as samples
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -161,12 +165,6 @@ def make_html() -> str:
     )
 
 
-_CONTAINER = """<?xml version="1.0"?>
-<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">
- <rootfiles><rootfile full-path="OEBPS/book.opf" media-type="application/oebps-package+xml"/>
- </rootfiles></container>"""
-
-
 def make_epub() -> bytes:
     opf = f"""<?xml version="1.0"?>
 <package xmlns="http://www.idpf.org/2007/opf" xmlns:dc="http://purl.org/dc/elements/1.1/"
@@ -174,35 +172,22 @@ def make_epub() -> bytes:
  <manifest><item id="c1" href="text/ch1.xhtml" media-type="application/xhtml+xml"/></manifest>
  <spine><itemref idref="c1"/></spine></package>"""
     chapter = (
-        '<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html>\n'
-        '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>t</title></head><body>'
         f'<h1 id="{secret("epub: id attribute", "npm")}">'
         f"Chapter {secret('epub: heading', 'github')}</h1>"
-        f"<p>Text with {secret('epub: body', 'slack')} and {canary('epub')}.</p></body></html>"
+        f"<p>Text with {secret('epub: body', 'slack')} and {canary('epub')}.</p>"
     )
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as epub:
-        epub.writestr("mimetype", "application/epub+zip")
-        epub.writestr("META-INF/container.xml", _CONTAINER)
-        epub.writestr("OEBPS/book.opf", opf)
-        epub.writestr("OEBPS/text/ch1.xhtml", chapter)
-    return out.getvalue()
+    return samples.make_epub(opf, {"ch1.xhtml": chapter})
 
 
 def make_odt() -> bytes:
-    content = f"""<?xml version="1.0" encoding="UTF-8"?>
+    return samples.make_odt(f"""<?xml version="1.0" encoding="UTF-8"?>
 <office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
  xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.3">
 <office:body><office:text>
  <text:h text:outline-level="1">Keys {secret("odt: heading", "github")}</text:h>
  <text:p>Use {secret("odt: body", "aws")} with {canary("odt")}.</text:p>
 </office:text></office:body></office:document-content>
-"""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as odt:
-        odt.writestr("mimetype", "application/vnd.oasis.opendocument.text")
-        odt.writestr("content.xml", content)
-    return out.getvalue()
+""")
 
 
 def make_csv() -> str:
