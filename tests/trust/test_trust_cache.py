@@ -163,3 +163,16 @@ def test_a_changed_file_leaves_no_conversion_of_its_old_text(corpus: Path) -> No
     assert index(corpus)["files_changed"] == 1
     assert conversions(home) == before  # the old conversion went, the new one came
     assert not found(b"".join(converted_files(home).values()), {"csv": CANARIES["table.csv"]})
+
+
+def test_chunking_a_converted_file_shows_no_secret_in_any_field(tmp_path: Path) -> None:
+    """``narezka chunk`` over the files themselves (no index, no cache): the canonical text
+    is redacted as it is converted, so even the exact-span ``text`` holds markers."""
+    folder = write_corpus(tmp_path / "kb")
+    for name in FILES:
+        if name.endswith(".md"):
+            continue
+        out = run("chunk", str(folder / name), "--format", "jsonl")
+        chunks = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        assert chunks, name
+        assert found(out.encode(), PLANTED) == [], name
