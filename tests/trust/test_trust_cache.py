@@ -176,3 +176,20 @@ def test_chunking_a_converted_file_shows_no_secret_in_any_field(tmp_path: Path) 
         chunks = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         assert chunks, name
         assert found(out.encode(), PLANTED) == [], name
+
+
+def test_the_server_serves_no_secret_of_a_converted_file(corpus: Path) -> None:
+    """What HTTP and MCP serve (one ``Service`` behind both): every hit with its context,
+    each chunk, and each file's whole text (``/sources``, MCP ``read_source``)."""
+    from narezka.serve.service import Service
+
+    with Service(corpus, watch=False) as service:
+        hits = []
+        for query in QUERIES:
+            hits += service.search(query, k=50, min_relevance=0)["hits"]
+        shown = [json.dumps(hits, ensure_ascii=False)]
+        for hit in hits:
+            shown.append(json.dumps(service.get_context(hit["chunk_id"]), ensure_ascii=False))
+        shown += [service.source_text(name) for name in FILES]
+    assert {h["file_path"] for h in hits} >= set(FILES) - {"page.html"}
+    assert found("".join(shown).encode(), PLANTED) == []
