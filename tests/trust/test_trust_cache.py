@@ -150,7 +150,7 @@ def test_a_deleted_file_leaves_no_text_in_the_conversion_cache(corpus: Path) -> 
 def test_no_secret_in_any_served_field(corpus: Path) -> None:
     hits = served(corpus)
     sources = {h["file_path"] for h in hits}
-    assert sources >= set(FILES) - {"page.html"}, sources  # every converted file was served
+    assert sources >= set(FILES), sources  # every converted file was served
     assert {k for h in hits for k, v in h.items() if v is not None} >= {"sheet", "element"}
     shown = json.dumps(hits, ensure_ascii=False)
     assert found(shown.encode(), PLANTED) == []
@@ -191,5 +191,19 @@ def test_the_server_serves_no_secret_of_a_converted_file(corpus: Path) -> None:
         for hit in hits:
             shown.append(json.dumps(service.get_context(hit["chunk_id"]), ensure_ascii=False))
         shown += [service.source_text(name) for name in FILES]
-    assert {h["file_path"] for h in hits} >= set(FILES) - {"page.html"}
+    assert {h["file_path"] for h in hits} >= set(FILES)
     assert found("".join(shown).encode(), PLANTED) == []
+
+
+def test_cache_stats_counts_conversions_and_clear_conversions_keeps_vectors(
+    corpus: Path,
+) -> None:
+    stats = json.loads(run("cache", "stats", "--store", str(corpus)))
+    assert stats["conversions"]["entries"] == len(FILES) - 1 and stats["entries"] > 0
+    out = run("cache", "clear", "--store", str(corpus), "--conversions")
+    assert out.strip() == f"removed {len(FILES) - 1} conversions"
+    stats = json.loads(run("cache", "stats", "--store", str(corpus)))
+    assert stats["conversions"]["entries"] == 0 and stats["entries"] > 0
+    assert run("cache", "clear", "--store", str(corpus)).startswith(
+        f"removed {stats['entries']} vectors"
+    )
