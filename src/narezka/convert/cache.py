@@ -27,9 +27,8 @@ from __future__ import annotations
 import hashlib
 import json
 from bisect import bisect_right
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
-from typing import Any
 
 from narezka.convert import CONVERTER_VERSION, convert, ocr
 from narezka.convert.markdown import Converted
@@ -80,7 +79,7 @@ def text_hash(markdown: str) -> str:
     return hashlib.sha256(markdown.encode()).hexdigest()[:32]
 
 
-def _mover(secrets: tuple[Secret, ...]) -> Any:
+def _mover(secrets: tuple[Secret, ...]) -> Callable[[int], int]:
     """Where an offset of the text lands once each secret is its marker: a secret's start
     stays before its marker, any offset inside or after it lands after."""
     starts = [s.start for s in secrets]
@@ -109,17 +108,20 @@ def redacted(converted: Converted) -> Converted:
     text = converted.markdown
     secrets = find_secrets(text)
     derived = DerivedRedactor(text, secrets)
-    spans = converted.provenance
+    moved = _mover(secrets) if secrets else int
+    places: dict[SourceLocation, SourceLocation] = {}  # a sheet's thousand spans: one check
+    spans = []
+    for span in converted.provenance:
+        start, end = moved(span.start), moved(span.end)
+        if start == end and span.start < span.end:
+            continue  # all of it inside one secret: its marker lies in the span before
+        where = places.get(span.where)
+        if where is None:
+            where = places[span.where] = _where(span.where, derived)
+        spans.append(ProvenanceSpan(start, end, where))
     if secrets:
-        moved = _mover(secrets)
         text = redact_span(text, secrets, 0, len(text))
-        spans = tuple(
-            ProvenanceSpan(moved(s.start), moved(s.end), s.where)
-            for s in spans
-            if moved(s.start) < moved(s.end)
-        )
-    spans = tuple(ProvenanceSpan(s.start, s.end, _where(s.where, derived)) for s in spans)
-    return Converted(text, spans, derived.value(dict(converted.meta)))
+    return Converted(text, tuple(spans), derived.value(dict(converted.meta)))
 
 
 def _where(where: SourceLocation, derived: DerivedRedactor) -> SourceLocation:
