@@ -143,11 +143,12 @@ def test_without_redaction_the_cache_keeps_plaintext_under_other_keys(tmp_path: 
 
 
 def test_put_redacts_what_it_is_given(tmp_path: Path) -> None:
-    converted = Converted(f"# Keys\n\n{TOKEN}\n", (), {"title": TOKEN})
+    converted = Converted(f"# Keys\n\n{TOKEN}\n", (), {"title": TOKEN, "notes": (AWS,)})
     with ConvertCache(tmp_path / "c.sqlite") as cache:
         cache.put(b"x", ".docx", converted)
         stored = cache.get(b"x", ".docx")
-    assert stored is not None and TOKEN not in repr(stored)
+    assert stored is not None and TOKEN not in repr(stored) and AWS not in repr(stored)
+    assert redacted(converted).meta["notes"] == ["[REDACTED:aws-access-key-id]"]
     assert TOKEN.encode() not in _bytes_under(tmp_path)
 
 

@@ -68,8 +68,9 @@ def vars_of(obj: Any) -> dict[str, Any]:
 
 @click.group("cache")
 def cache_group() -> None:
-    """The embedding cache kept beside an index, the LLM-written contexts and the converted
-    files (PDF, Word, HTML… as Markdown) beside it.
+    """The embedding cache kept beside an index, and the LLM-written contexts beside it.
+
+    Also the converted files (PDF, Word, HTML… as Markdown, secrets redacted).
 
     Example: narezka cache stats --store examples/kb
     """

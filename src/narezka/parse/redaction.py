@@ -401,7 +401,7 @@ class DerivedRedactor:
         """A front-matter value (text, list, mapping, number…) with its text redacted."""
         if isinstance(data, str):
             return self(data)
-        if isinstance(data, list):
+        if isinstance(data, list | tuple):  # a converter's meta may hold tuples
             return [self.value(v) for v in data]
         if isinstance(data, dict):
             return {self(str(k)): self.value(v) for k, v in data.items()}
