@@ -262,3 +262,15 @@ def test_a_cache_that_cannot_be_pruned_now_is_named(tmp_path: Path) -> None:
     )
     with ConvertCache(home / "converted.sqlite") as cache:
         assert cache.count() == 1  # nothing lost: pruned by a later run
+
+
+def test_a_marker_is_found_as_the_secret_it_stands_for() -> None:
+    """A text stored redacted is redacted, counted and flagged again as it was: its markers
+    are its secrets. A marker of no kind narezka finds is left as text."""
+    text = "key [REDACTED:github-token], pwd [REDACTED:password], [REDACTED:made-up] x"
+    found = find_secrets(text)
+    assert [(text[s.start : s.end], s.kind) for s in found] == [
+        ("[REDACTED:github-token]", "github-token"),
+        ("[REDACTED:password]", "password"),
+    ]
+    assert redact_span(text, found, 0, len(text)) == text
