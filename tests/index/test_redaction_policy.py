@@ -237,3 +237,25 @@ def test_converted_files_leave_no_plaintext_when_redaction_is_turned_on(tmp_path
     with Index.open(corpus) as ix:
         hits = [h.to_json() for h in ix.search("git", k=5, mode="bm25")]
     assert hits and hits[0]["sheet"] == "[REDACTED:aws-access-key-id]"
+
+
+def test_a_no_redact_index_reads_its_converted_files_back_in_plain(tmp_path: Path) -> None:
+    """Built with --no-redact, an index holds a converted file's plaintext, and re-reading
+    the file (section expansion, /sources) sees that same text: not stale, not redacted."""
+    import openpyxl
+
+    from narezka.serve.service import Service
+
+    corpus = tmp_path / "sheets"
+    corpus.mkdir()
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["git", TOKEN])
+    book.save(corpus / "keys.xlsx")
+    index(corpus, "--no-redact")
+    with Index.open(corpus) as ix:
+        hits = ix.search("git", k=1, mode="bm25", expand="section")
+    assert hits and not hits[0].stale and TOKEN in hits[0].text
+    with Service(corpus, watch=False) as service:
+        assert TOKEN in service.source_text("keys.xlsx")
