@@ -8,6 +8,11 @@ Usage::
 
     python benchmarks/audit_trust.py [--out benchmarks/results/audit_trust.md]
 
+The per-format rows plant secrets in every place each converted format offers (the corpus of
+``tests/trust/planted_formats.py``, shared with ``tests/trust/test_trust_cache.py``) and read
+every file under ``.narezka/`` as bytes after ``index``, ``cache clear``, ``index --rebuild``,
+``compact`` and deleting the files then syncing.
+
 Faults of the disk and of the files under ``.narezka/`` are probed by
 ``benchmarks/audit_faults.py``; kill -9 trials by ``tests/index/test_crash_safety.py``.
 Exit status 1 when any probe fails.
@@ -29,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+REPO = Path(__file__).resolve().parents[1]
 
 # Secrets of the shapes the detectors know, one per position a Markdown file offers.
 SECRETS = {
@@ -223,6 +230,69 @@ def secrets_probes(work: Path) -> list[Row]:
             "no plaintext left on disk",
             f"before {len(before)} kinds on disk, after {len(after)}",
             code == 0 and not after,
+        )
+    )
+    return rows
+
+
+def format_probes(work: Path) -> list[Row]:
+    """One row per converted format: its planted secrets under ``.narezka/`` at each stage
+    of the index's life, and in every field a search serves."""
+    sys.path.insert(0, str(REPO / "tests" / "trust"))
+    from planted_formats import CANARIES, FILES, PLANTED, found, write_corpus
+
+    corpus = write_corpus(work / "formats")
+    home = corpus / ".narezka"
+
+    def under_home(values: dict[str, str]) -> set[str]:
+        return {
+            label for p in home.rglob("*") if p.is_file() for label in found(p.read_bytes(), values)
+        }
+
+    stages: dict[str, set[str]] = {}
+    code, _ = narezka("index", str(corpus), "--embedder", "hash")
+    stages["index"] = under_home(PLANTED)
+    args = ("--store", str(corpus), "--format", "json", "-k", "50", "--min-relevance", "0")
+    shown = "".join(
+        narezka("search", q, *args)[1] for q in ("Token rotation", "Keys", "key", "Deploy")
+    )
+    served = set(found(shown.encode(), PLANTED))
+    narezka("cache", "clear", "--store", str(corpus))
+    stages["cache clear"] = under_home(PLANTED)
+    narezka("index", str(corpus), "--embedder", "hash", "--rebuild")
+    stages["--rebuild"] = under_home(PLANTED)
+    narezka("compact", str(corpus))
+    stages["compact"] = under_home(PLANTED)
+    for name in FILES:
+        (corpus / name).unlink()
+    narezka("index", str(corpus), "--embedder", "hash")
+    stages["deleted, synced"] = under_home(PLANTED)
+    left = {p.name for p in home.glob("converted.sqlite*") if found(p.read_bytes(), CANARIES)}
+    rows = []
+    for name in FILES:
+        kind = name.rsplit(".", 1)[1]
+        mine = [label for label in PLANTED if label.startswith(f"{kind}:")]
+        counts = [
+            f"{stage} {len([m for m in mine if m in seen])}" for stage, seen in stages.items()
+        ]
+        leaks = [m for m in mine if any(m in seen for seen in stages.values()) or m in served]
+        shown_here = len([m for m in mine if m in served])
+        rows.append(
+            Row(
+                "2",
+                f"{name}: {len(mine)} secrets ({', '.join(m.split(': ')[1] for m in mine)})",
+                "none under .narezka/ at any stage, none served",
+                f"exit {code}; found: {'; '.join(counts)}; served {shown_here}",
+                code == 0 and not leaks,
+            )
+        )
+    rows.append(
+        Row(
+            "2",
+            "the converted files deleted, synced: their text in converted.sqlite*",
+            "gone",
+            f"canaries found in: {sorted(left) or 'none'}",
+            not left,
         )
     )
     return rows
@@ -449,7 +519,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=None, help="Also write the table here.")
     args = parser.parse_args()
-    probes: list[Callable[[Path], list[Row]]] = [secrets_probes, corpus_probes, http_probes]
+    probes: list[Callable[[Path], list[Row]]] = [
+        secrets_probes,
+        format_probes,
+        corpus_probes,
+        http_probes,
+    ]
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
         for probe in probes:

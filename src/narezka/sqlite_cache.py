@@ -79,6 +79,9 @@ class SqliteCache:
             # No fsync per commit (WAL stays consistent; a crash may lose the last writes,
             # which a cache can afford): with fsync a cold run cost 3x the model time.
             db.execute("PRAGMA synchronous=NORMAL")
+            # A deleted or replaced row is overwritten with zeros, not left in a free page:
+            # a cache of texts must not keep one after it is dropped.
+            db.execute("PRAGMA secure_delete=ON")
             db.execute(schema)
             db.commit()
         except BaseException:
@@ -119,23 +122,32 @@ class SqliteCache:
         if self.touched is not None:
             self.touched.update(keys)
 
-    def retain(self, keys: Iterable[bytes]) -> int:
-        """Delete every row whose key is not in ``keys``, leaving none of its bytes in the
-        file or its log (a cache that held a text's secret must not keep it in a free page);
-        returns how many rows went."""
+    def retain(
+        self, keys: Iterable[bytes | str], *, column: str = "key", vacuum: bool = False
+    ) -> int:
+        """Delete every row whose ``column`` (its key by default) is not in ``keys``, leaving
+        none of its bytes in the file or its log (a cache that held a text's secret must not
+        keep it in a free page); ``vacuum`` also rewrites the file at its new size. Returns
+        how many rows went."""
         with self._lock:
-            self._db.execute("CREATE TEMP TABLE IF NOT EXISTS kept (key BLOB PRIMARY KEY)")
+            self._db.execute("CREATE TEMP TABLE IF NOT EXISTS kept (key PRIMARY KEY)")
             self._db.execute("DELETE FROM temp.kept")
             self._db.executemany("INSERT OR IGNORE INTO temp.kept VALUES (?)", ((k,) for k in keys))
-            self._db.execute("PRAGMA secure_delete=ON")  # deleted content is zeroed
             cur = self._db.execute(
-                f"DELETE FROM {self.TABLE} WHERE key NOT IN (SELECT key FROM temp.kept)"
+                f"DELETE FROM {self.TABLE} WHERE {column} NOT IN (SELECT key FROM temp.kept)"
             )
             self._db.execute("DELETE FROM temp.kept")
             self._db.commit()
-            # The log still holds the pages as they were: fold it in and empty it.
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._scrub(vacuum=vacuum)
             return cur.rowcount
+
+    def _scrub(self, *, vacuum: bool = False) -> None:
+        """After a delete (under the lock): the pages it freed were zeroed (secure_delete,
+        set on open); ``vacuum`` rewrites the file without them; the log, which still holds
+        the pages as they were, is folded in and emptied."""
+        if vacuum:
+            self._db.execute("VACUUM")
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         """Close the file."""

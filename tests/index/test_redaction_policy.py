@@ -211,3 +211,51 @@ def test_which_changes_take_text_out(old: str, new: str, removes: bool) -> None:
 
     record = IndexRecord.from_json({"version": 2, "dim": 64, "fingerprint": old}, "index.json")
     assert removes_text(record, new) is removes
+
+
+def test_converted_files_leave_no_plaintext_when_redaction_is_turned_on(tmp_path: Path) -> None:
+    """The conversion cache keeps plaintext only while the index does (``--no-redact``):
+    turned on, the conversions of the old texts go with the old generation."""
+    import openpyxl
+
+    corpus = tmp_path / "sheets"
+    corpus.mkdir()
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "AKIAQWERTYUIOPASDFGH"
+    sheet.append(["git", TOKEN])
+    book.save(corpus / "keys.xlsx")
+    home = corpus / ".narezka"
+    planted = ["AKIAQWERTYUIOPASDFGH", TOKEN]
+    index(corpus, "--no-redact")
+    assert any(hit.startswith(layout.CONVERT_CACHE_NAME) for hit in on_disk(home, planted))
+
+    index(corpus)
+
+    assert on_disk(home, planted) == []
+    with Index.open(corpus) as ix:
+        hits = [h.to_json() for h in ix.search("git", k=5, mode="bm25")]
+    assert hits and hits[0]["sheet"] == "[REDACTED:aws-access-key-id]"
+
+
+def test_a_no_redact_index_reads_its_converted_files_back_in_plain(tmp_path: Path) -> None:
+    """Built with --no-redact, an index holds a converted file's plaintext, and re-reading
+    the file (section expansion, /sources) sees that same text: not stale, not redacted."""
+    import openpyxl
+
+    from narezka.serve.service import Service
+
+    corpus = tmp_path / "sheets"
+    corpus.mkdir()
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["git", TOKEN])
+    book.save(corpus / "keys.xlsx")
+    index(corpus, "--no-redact")
+    with Index.open(corpus) as ix:
+        hits = ix.search("git", k=1, mode="bm25", expand="section")
+    assert hits and not hits[0].stale and TOKEN in hits[0].text
+    with Service(corpus, watch=False) as service:
+        assert TOKEN in service.source_text("keys.xlsx")

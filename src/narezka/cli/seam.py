@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from narezka.api.evaluating import evaluate, paths_inside
     from narezka.api.indexing import IndexReport
     from narezka.api.maintenance import calibrate_corpus, sync, watch
+    from narezka.convert.cache import ConvertCache
     from narezka.discover.kinds import describe_unread, special_kind
     from narezka.embed.cache import CacheStats
     from narezka.enrich.context_cache import ContextCache, context_cache_file
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from narezka.evaluate.html import html_report
     from narezka.evaluate.report import refusal_table
     from narezka.evaluate.specs import parse_strategy
-    from narezka.index.layout import cache_file
+    from narezka.index.layout import CONVERT_CACHE_NAME, cache_file
     from narezka.index.syncing import Progress
     from narezka.parse.redaction import redacted_text
     from narezka.runs.config import ChunkConfig
@@ -42,6 +43,7 @@ _HOMES = {
     "calibrate_corpus": "narezka.api.maintenance",
     "sync": "narezka.api.maintenance",
     "watch": "narezka.api.maintenance",
+    "ConvertCache": "narezka.convert.cache",
     "describe_unread": "narezka.discover.kinds",
     "special_kind": "narezka.discover.kinds",
     "CacheStats": "narezka.embed.cache",
@@ -51,6 +53,7 @@ _HOMES = {
     "html_report": "narezka.evaluate.html",
     "refusal_table": "narezka.evaluate.report",
     "parse_strategy": "narezka.evaluate.specs",
+    "CONVERT_CACHE_NAME": "narezka.index.layout",
     "cache_file": "narezka.index.layout",
     "Progress": "narezka.index.syncing",
     "redacted_text": "narezka.parse.redaction",
@@ -69,12 +72,14 @@ __getattr__, __dir__ = lazy_exports(globals(), _HOMES)
 
 __all__ = [
     "ANALYZERS",
+    "CONVERT_CACHE_NAME",
     "DEFAULT_REPLY_TOKENS",
     "CacheStats",
     "ChunkConfig",
     "ClusterParams",
     "ContextCache",
     "ContextEstimate",
+    "ConvertCache",
     "IndexReport",
     "Progress",
     "Service",

@@ -1,6 +1,10 @@
 """Commands around an index: ``models``, ``cache stats|clear``, ``calibrate``, ``compact``,
 ``check``.
 
+``cache clear`` drops the embedding cache and the conversion cache (converted PDF, Word,
+HTML… files) by default: neither can be read back once gone (the conversions' file is
+rewritten and its log emptied), and both fill again on the next sync.
+
 Thin like the others: options in, one library call, a table or JSON out.
 """
 
@@ -18,8 +22,10 @@ from rich.table import Table
 
 from narezka.cli.common import EXIT_NOTHING, fail
 from narezka.cli.seam import (
+    CONVERT_CACHE_NAME,
     CacheStats,
     ContextCache,
+    ConvertCache,
     cache_file,
     calibrate_corpus,
     context_cache_file,
@@ -60,6 +66,8 @@ def vars_of(obj: Any) -> dict[str, Any]:
 def cache_group() -> None:
     """The embedding cache kept beside an index, and the LLM-written contexts beside it.
 
+    Also the converted files (PDF, Word, HTML… as Markdown, secrets redacted).
+
     Example: narezka cache stats --store examples/kb
     """
 
@@ -67,8 +75,8 @@ def cache_group() -> None:
 @cache_group.command("stats")
 @click.option("--store", type=click.Path(path_type=Path), default=Path("."))
 def cache_stats(store: Path) -> None:
-    """Entries and size per embedder, and LLM-written contexts per model (creates nothing
-    when there is no cache yet).
+    """Entries and size per embedder, LLM-written contexts per model, and converted files
+    (creates nothing when there is no cache yet).
 
     Example: narezka cache stats --store examples/kb
     """
@@ -88,6 +96,12 @@ def cache_stats(store: Path) -> None:
         "entries": sum(by_model.values()),
         "by_model": by_model,
     }
+    conversions = _conversions_path(store)
+    count = 0
+    if conversions.is_file():
+        with ConvertCache(conversions) as cache:
+            count = cache.count()
+    stats["conversions"] = {"path": str(conversions), "entries": count}
     click.echo(json.dumps(stats, ensure_ascii=False, indent=1, default=str))
 
 
@@ -101,9 +115,18 @@ def cache_stats(store: Path) -> None:
     metavar="MODEL|all",
     help="Drop LLM-written contexts instead (one model's, as `cache stats` names it, or all).",
 )
-def cache_clear(store: Path, embedder: str | None, context_model: str | None) -> None:
-    """Drop cached vectors (all, or one embedder's), or with --contexts the LLM-written
-    chunk contexts.
+@click.option(
+    "--conversions",
+    "only_conversions",
+    is_flag=True,
+    help="Drop only the converted files (PDF, Word, HTML… as Markdown), not the vectors.",
+)
+def cache_clear(
+    store: Path, embedder: str | None, context_model: str | None, only_conversions: bool
+) -> None:
+    """Drop cached vectors and converted files (or one embedder's vectors with --embedder,
+    the conversions alone with --conversions), or with --contexts the LLM-written chunk
+    contexts. What is dropped leaves no bytes behind in the cache files.
 
     Example: narezka cache clear --store examples/kb --embedder use
     """
@@ -116,15 +139,26 @@ def cache_clear(store: Path, embedder: str | None, context_model: str | None) ->
             removed = cache.clear(None if context_model == "all" else context_model)
         click.echo(f"removed {removed} contexts")
         return
-    if not _cache_path(store).is_file():
-        click.echo("removed 0 vectors")
+    converted = 0
+    if (only_conversions or embedder is None) and _conversions_path(store).is_file():
+        with ConvertCache(_conversions_path(store)) as conversions:
+            converted = conversions.clear()
+    if only_conversions:
+        click.echo(f"removed {converted} conversions")
         return
-    with EmbeddingCache(_cache_path(store)) as cache:
-        click.echo(f"removed {cache.clear(embedder)} vectors")
+    removed = 0
+    if _cache_path(store).is_file():
+        with EmbeddingCache(_cache_path(store)) as cache:
+            removed = cache.clear(embedder)
+    click.echo(f"removed {removed} vectors" + (f", {converted} conversions" if converted else ""))
 
 
 def _cache_path(store: Path) -> Path:
     return cache_file(store)
+
+
+def _conversions_path(store: Path) -> Path:
+    return _cache_path(store).with_name(CONVERT_CACHE_NAME)
 
 
 @click.command("calibrate")

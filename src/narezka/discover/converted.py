@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.convert import Converted, convert
-from narezka.convert.cache import ConvertCache
+from narezka.convert.cache import ConvertCache, redacted
 from narezka.convert.capability import lacking
 from narezka.convert.html import page_block_keys, repeated_blocks
 from narezka.errors import ConvertError
@@ -55,17 +55,19 @@ def _boilerplate(file: Path) -> Collection[str]:
         return frozenset()
 
 
-def _converted(data: bytes, file: Path, cache: Path | None) -> Converted:
+def _converted(data: bytes, file: Path, cache: Path | None, *, redact: bool) -> Converted:
     boilerplate = _boilerplate(file)
-    if cache is None:
-        return convert(data, file.suffix, str(file), boilerplate=boilerplate)
-    try:
-        with ConvertCache(cache) as converted:
-            return converted.convert(data, file.suffix, str(file), boilerplate=boilerplate)
-    except sqlite3.Error:
-        # A cache that cannot be written (locked by another process, read-only, full) costs
-        # a conversion, never the file.
-        return convert(data, file.suffix, str(file), boilerplate=boilerplate)
+    if cache is not None:
+        try:
+            with ConvertCache(cache, redact=redact) as converted:
+                return converted.convert(data, file.suffix, str(file), boilerplate=boilerplate)
+        except sqlite3.Error:
+            # A cache that cannot be written (locked by another process, read-only, full)
+            # costs a conversion, never the file.
+            pass
+    result = convert(data, file.suffix, str(file), boilerplate=boilerplate)
+    # Redacted as the cache redacts: the same canonical text, cached or not.
+    return redacted(result) if redact else result
 
 
 def _pages(numbers: list[int]) -> str:
@@ -99,17 +101,25 @@ def conversion_notes(meta: Mapping[str, Any], file: Path | str) -> list[str]:
 
 
 def converted_document(
-    data: bytes, file: Path, source: str, mtime: float, cache: Path | None = None
+    data: bytes,
+    file: Path,
+    source: str,
+    mtime: float,
+    cache: Path | None = None,
+    *,
+    redact: bool = True,
 ) -> tuple[RawDocument, list[str]]:
     """The document whose text is the file's canonical Markdown, with its provenance map,
     and the run's notes on it (``conversion_notes``); converted through the ``cache`` sqlite
     file when given (unchanged bytes never twice). A web page loses the blocks repeated
     across most pages of its folder (a crawl's menus, footers, notices:
-    ``narezka.convert.html.repeated_blocks``).
+    ``narezka.convert.html.repeated_blocks``). With ``redact`` (the index's default) the
+    canonical text, its provenance and meta have their secrets replaced by markers
+    (``narezka.convert.cache.redacted``), cached or not.
 
     Raises ``ConvertError`` naming ``file``.
     """
-    result = _converted(data, file, cache)
+    result = _converted(data, file, cache, redact=redact)
     document = RawDocument(
         source=source,
         text=result.markdown,

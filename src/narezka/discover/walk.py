@@ -330,13 +330,14 @@ def _read_regular(file: Path) -> tuple[bytes, float]:
 
 
 def read_document(
-    root: Path, file: Path, *, convert_cache: Path | None = None
+    root: Path, file: Path, *, convert_cache: Path | None = None, redact: bool = True
 ) -> tuple[RawDocument, list[str]]:
     """Read and decode one file; ``source`` is its POSIX path relative to ``root``.
 
     Raises ``SourceError`` (or its ``BinaryFileError``/``DecodeError``/``ConvertError``)
     naming the file. A PDF, Word, HTML, slide or sheet file is converted to Markdown, through
-    the ``convert_cache`` sqlite file when given.
+    the ``convert_cache`` sqlite file when given, its secrets redacted unless ``redact`` is
+    false (``--no-redact``: read it as the index it is read for was built).
     """
     try:
         raw, mtime = _read_regular(file)
@@ -347,7 +348,7 @@ def read_document(
     except ValueError:
         source = file.name
     if file.suffix.lower() in CONVERTED_SUFFIXES:
-        return converted_document(raw, file, source, mtime, convert_cache)
+        return converted_document(raw, file, source, mtime, convert_cache, redact=redact)
     text, encoding, warnings = decode_bytes(raw, str(file))
     doc = RawDocument(source=source, text=text, encoding=encoding, mtime=mtime, size=len(raw))
     return doc, warnings

@@ -129,7 +129,7 @@ class EmbeddingCache(SqliteCache):
             else:
                 cur = self._db.execute("DELETE FROM vectors WHERE embedder = ?", (embedder,))
             self._db.commit()
-            self._db.execute("VACUUM")
+            self._scrub(vacuum=True)
         return cur.rowcount
 
 

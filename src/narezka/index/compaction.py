@@ -6,21 +6,26 @@ manifest rows in free pages. So text a user removed from the corpus (a password 
 note, a deleted file) can stay readable on disk inside the index long after a sync removed
 it from every search. A compaction copies the live points (ids, vectors, payloads: nothing
 is embedded again) and a vacuumed manifest into a new generation, swaps it in as a rebuild
-does, and retires the old generation with every byte it held.
+does, and retires the old generation with every byte it held. The conversion cache beside
+the generations keeps only the texts of files the index holds (:func:`prune_conversions`,
+rewritten by a compaction).
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from narezka.convert.cache import ConvertCache
 from narezka.errors import NarezkaError
-from narezka.index.layout import generation_entries, generation_folder
+from narezka.index.layout import CONVERT_CACHE_NAME, generation_entries, generation_folder
+from narezka.sqlite_cache import is_full
 from narezka.store import Manifest, VectorStore
-from narezka.store.manifest import MANIFEST_NAME
+from narezka.store.manifest import DOC_HASHES, MANIFEST_NAME
 
 COPY_BATCH = 256
 
@@ -96,4 +101,45 @@ def copy_generation(
         )
 
 
-__all__ = ["CompactReport", "CompactionError", "copy_generation", "generation_bytes"]
+def prune_conversions(home: Path, manifest: Manifest, *, vacuum: bool = False) -> list[str]:
+    """Drop from the index's conversion cache every conversion no file of ``manifest`` has
+    now (a file deleted, changed, or read by a search but never indexed), leaving none of
+    its bytes on disk (``ConvertCache.retain_texts_in``, joined with the manifest in
+    sqlite); ``vacuum`` rewrites the file too. Run by a sync that changed or deleted a file
+    or rebuilt the index, and by ``compact``. Returns the warnings: a cache that cannot be
+    pruned now (locked, damaged) is named, and pruned by a later run."""
+    path = home / CONVERT_CACHE_NAME
+    if not path.is_file():
+        return []
+    try:
+        with ConvertCache(path) as cache:
+            cache.retain_texts_in(manifest.path, *DOC_HASHES, vacuum=vacuum)
+    except (sqlite3.Error, NarezkaError) as exc:
+        return [
+            f"{path}: conversions of removed files stay until a later run prunes them "
+            f"(not writable now: {_why(exc)})"
+        ]
+    return []
+
+
+def _why(exc: sqlite3.Error | NarezkaError) -> str:
+    if not isinstance(exc, sqlite3.Error) or is_full(exc):
+        return "the disk is full"  # the one NarezkaError opening a cache raises
+    return _UNWRITABLE.get(getattr(exc, "sqlite_errorname", ""), "it or the manifest is damaged")
+
+
+_UNWRITABLE = {
+    "SQLITE_BUSY": "another process holds it",
+    "SQLITE_LOCKED": "another process holds it",
+    "SQLITE_READONLY": "read-only",
+    "SQLITE_CANTOPEN": "cannot be opened",
+}
+
+
+__all__ = [
+    "CompactReport",
+    "CompactionError",
+    "copy_generation",
+    "generation_bytes",
+    "prune_conversions",
+]

@@ -34,7 +34,12 @@ from narezka.enrich.llm_client import open_client
 from narezka.enrich.llm_context import ContextWriter, open_context
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import layout
-from narezka.index.compaction import CompactReport, copy_generation, generation_bytes
+from narezka.index.compaction import (
+    CompactReport,
+    copy_generation,
+    generation_bytes,
+    prune_conversions,
+)
 from narezka.index.integrity import (
     CheckReport,
     inspect,
@@ -467,6 +472,9 @@ class Index:
                 sync_files(syncer, root, globs, plan.exclude, manifest, progress, paths=wanted,
                            jobs=jobs, prune=prune,
                            follow_symlinks=config.follow_symlinks)  # fmt: skip
+                if report.files_changed or report.files_deleted or plan.rebuild:
+                    # A conversion no file has any more goes (a second at a million files).
+                    report.warnings.extend(prune_conversions(home, manifest))
                 files = snapshot_files(manifest) if self.url else None
             _optimize(store)
             dropped = sum(c.retain(c.touched or ()) for c in caches)
@@ -554,10 +562,10 @@ class Index:
                 copy_generation(self._shared.store_for(old), old.data_dir(home), fresh,
                                 new_dir, self._shared.lock.read, report)  # fmt: skip
                 _optimize(fresh)
-                files = None
+                with Manifest(new_dir) as manifest:
+                    report.warnings.extend(prune_conversions(home, manifest, vacuum=True))
+                    files = snapshot_files(manifest) if self.url is not None else None
                 if self.url is not None:
-                    with Manifest(new_dir) as manifest:
-                        files = snapshot_files(manifest)
                     meta = self._switch_alias(meta)
             except BaseException:
                 fresh.close()

@@ -269,7 +269,7 @@ class Syncer:
             if attempt > 0:
                 # A re-cut after a refusal is rare: done here, from the file as it is now.
                 started = time.perf_counter()
-                raw, _ = read_document(root, file)
+                raw, _ = read_document(root, file, redact=params.redact)
                 text = raw.text
                 result = chunk_raw(raw, self.strategy, params, self.counter)
                 chunks = with_file_meta(result.chunks, raw.mtime, digest, resplit=True)
@@ -278,7 +278,7 @@ class Syncer:
             doc_warnings = result.warnings if result is not None else []
             if self.context is not None:
                 if text is None:  # the worker that chunked the file kept its text
-                    text = read_document(root, file)[0].text
+                    text = read_document(root, file, redact=params.redact)[0].text
                 chunks = self._with_contexts(source, text, chunks, params)
             entries = [
                 ChunkEntry(

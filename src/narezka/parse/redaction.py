@@ -41,14 +41,21 @@ __all__ = [
     "size_change",
 ]
 
-RULES_VERSION = 1
+RULES_VERSION = 2
 """Part of the strategy fingerprint when redaction is on: changing the rules in a way that
-finds more must bump it, so the next sync re-chunks every file and drops what is now found."""
+finds more must bump it, so the next sync re-chunks every file and drops what is now found.
+(2: a converted file's text, provenance and metadata are redacted as it is converted, and a
+marker counts as the secret it stands for: ``narezka.convert.cache``.)"""
 
 
 def marker(kind: str) -> str:
     """What replaces a secret (or the part of one inside a chunk)."""
     return f"[REDACTED:{kind}]"
+
+
+_MARKER = re.compile(r"\[REDACTED:([a-z0-9-]{1,40})\]")
+_ASSIGNED_KINDS = ("password", "token", "api-key", "secret")
+"""The kinds an assignment's key names (``_kind_of``)."""
 
 
 # After "scheme://": user:password@ (the password is the secret; the user name goes too).
@@ -172,6 +179,8 @@ def _anchors() -> tuple[re.Pattern[str], tuple[tuple[Rule, tuple[str, ...]], ...
 
 
 _ANCHORED, _BARE_HINTS = _anchors()
+_KINDS = frozenset([rule.kind for rule in _TOKEN_RULES] + ["url-credentials", *_ASSIGNED_KINDS])
+"""Every kind a secret is found as: the markers ``_markers`` takes for secrets."""
 _ANY_CASE = {
     rule.kind: re.compile("|".join(map(re.escape, rule.hints)), re.IGNORECASE)
     for rule in _TOKEN_RULES
@@ -258,8 +267,19 @@ def _keywords(text: str) -> Iterator[tuple[int, int]]:
                 yield run + m.start(), end
 
 
+def _markers(text: str) -> Iterator[tuple[int, int, int, str]]:
+    """Markers already in ``text`` (a converted file is stored redacted: its text holds the
+    markers, ``narezka.convert.cache``), each found as the secret of its kind it stands for,
+    so a text redacted once is redacted, counted and flagged again exactly as before."""
+    if "[REDACTED:" not in text:
+        return
+    for m in _MARKER.finditer(text):
+        if m.group(1) in _KINDS:
+            yield m.start(), m.end(), 0, m.group(1)
+
+
 def _candidates(text: str) -> list[tuple[int, int, int, str]]:
-    found: list[tuple[int, int, int, str]] = []
+    found: list[tuple[int, int, int, str]] = list(_markers(text))
     for rule in _rules_present(text):
         for m in rule.pattern.finditer(text):
             found.append((m.start(rule.group), m.end(rule.group), rule.priority, rule.kind))
@@ -381,7 +401,7 @@ class DerivedRedactor:
         """A front-matter value (text, list, mapping, number…) with its text redacted."""
         if isinstance(data, str):
             return self(data)
-        if isinstance(data, list):
+        if isinstance(data, list | tuple):  # a converter's meta may hold tuples
             return [self.value(v) for v in data]
         if isinstance(data, dict):
             return {self(str(k)): self.value(v) for k, v in data.items()}

@@ -242,7 +242,9 @@ def chunk_documents(
             if writer is not None and chunks:  # LLM-written context: after splitting
                 try:
                     # The worker kept its copy.
-                    text = read_document(task.root, task.file, convert_cache=convert_cache)[0].text
+                    text = read_document(
+                        task.root, task.file, convert_cache=convert_cache, redact=task.params.redact
+                    )[0].text
                 except SourceError as exc:  # gone or changed since the worker read it
                     report.skipped.append(error_in_corpus(exc, file, source))
                     continue

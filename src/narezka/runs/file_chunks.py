@@ -240,7 +240,9 @@ def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> Fi
     started = time.perf_counter()
     source = task.file.relative_to(task.root).as_posix()
     try:
-        raw, warnings = read_document(task.root, task.file, convert_cache=task.convert_cache)
+        raw, warnings = read_document(
+            task.root, task.file, convert_cache=task.convert_cache, redact=task.params.redact
+        )
     except SourceError as exc:
         return FileOutcome(source, error=exc, read_failed=True)
     except OSError as exc:

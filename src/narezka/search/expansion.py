@@ -23,7 +23,7 @@ def merged_text(
     """The text of a folded hit's whole span, read from its file (secrets redacted, as in
     everything the index stores); if the file changed since it was indexed, the hit shrinks
     back to its best chunk, marked stale."""
-    raw = current_source(corpus, hit, convert_cache)
+    raw = current_source(corpus, hit, convert_cache, redact=redact)
     if raw is None:
         return _stored(hit, query)
     text = _span(raw.text, hit.start, hit.end, redact=redact)
@@ -40,7 +40,7 @@ def expand_section(
 ) -> Hit:
     """Replace the hit's text by its whole heading section from the source file (or keep the
     stored text, marked stale, when the file no longer matches the index)."""
-    raw = current_source(corpus, hit, convert_cache)
+    raw = current_source(corpus, hit, convert_cache, redact=redact)
     if raw is None:
         return _stored(hit, query)
     doc, _ = parse_document(raw)
@@ -76,11 +76,13 @@ def _stored(hit: Hit, query: str) -> Hit:
     )
 
 
-def current_source(corpus: Path, hit: Hit, convert_cache: Path | None = None) -> RawDocument | None:
+def current_source(
+    corpus: Path, hit: Hit, convert_cache: Path | None = None, *, redact: bool = True
+) -> RawDocument | None:
     """The hit's file as the index read it, only if it still says what the index holds:
     same document hash (or, for an index older than stored hashes, the same text at the
     hit's own span). None if it changed, is gone or is unreadable now."""
-    raw = read_source(corpus, hit.file_path, convert_cache)
+    raw = read_source(corpus, hit.file_path, convert_cache, redact=redact)
     if raw is None:
         return None
     own = hit.record
@@ -90,11 +92,12 @@ def current_source(corpus: Path, hit: Hit, convert_cache: Path | None = None) ->
 
 
 def read_source(
-    corpus: Path, file_path: str, convert_cache: Path | None = None
+    corpus: Path, file_path: str, convert_cache: Path | None = None, *, redact: bool = True
 ) -> RawDocument | None:
     """The indexed file as the index read it (decoded, LF newlines; a PDF, Word file or web
-    page as its canonical Markdown, taken from the index's ``convert_cache`` when it is there,
-    so a scanned PDF is not read by OCR again), or None if it is gone, unreadable, or outside
+    page as its canonical Markdown, redacted unless the index was built with ``redact``
+    false, taken from the index's ``convert_cache`` when it is there, so a scanned PDF is
+    not read by OCR again), or None if it is gone, unreadable, or outside
     the corpus: a symlink leading out of it is not read here, even for an index built with
     ``follow_symlinks`` (its hits keep their stored text)."""
     root = corpus if corpus.is_dir() else corpus.parent
@@ -104,6 +107,6 @@ def read_source(
     if not inside(os.path.realpath(root / relative), os.path.realpath(root)):
         return None  # a link put in the corpus after it was indexed must not leak
     try:
-        return read_document(root, root / relative, convert_cache=convert_cache)[0]
+        return read_document(root, root / relative, convert_cache=convert_cache, redact=redact)[0]
     except (OSError, NarezkaError):
         return None

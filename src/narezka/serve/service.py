@@ -308,10 +308,11 @@ class Service:
         """An indexed file's text (redacted unless the index was built with --no-redact),
         cut to the reply budget. Only files the index holds, inside the corpus, are read."""
         file = self._inside(path)
-        raw = read_source(self.corpus, file, self.index.convert_cache)
+        plain = self.index.settings.redact is False
+        raw = read_source(self.corpus, file, self.index.convert_cache, redact=not plain)
         if raw is None:
             raise NotFoundError(f"{path}: cannot be read now (gone or unreadable)")
-        text = raw.text if self.index.settings.redact is False else redact(raw.text)[0]
+        text = raw.text if plain else redact(raw.text)[0]
         return self._cut(text, self.budget)
 
     @staticmethod

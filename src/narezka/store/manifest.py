@@ -64,6 +64,9 @@ CREATE TABLE IF NOT EXISTS pending (
 """
 VERSION = "1"
 MANIFEST_NAME = "manifest.sqlite"
+DOC_HASHES = ("files", "doc_hash")
+"""The table and column of each file's document hash: what another sqlite file joins on
+(the conversion cache keeps only texts some file has: ``narezka.index.compaction``)."""
 
 
 @dataclass(frozen=True, slots=True)
