@@ -315,6 +315,16 @@ class Index:
             self._closed = True
             release(self._shared)
 
+    def override(
+        self, *, follow_symlinks: bool | None = None, context_llm: str | None = None
+    ) -> None:
+        """The user's own change to what the index records (a flag of ``sync``, ``watch`` or
+        ``serve``; None: as recorded), applied by the next :meth:`sync`, which records it:
+        the one way a setting changes after opening, besides building the index anew."""
+        self.settings = self.settings.replace(
+            follow_symlinks=follow_symlinks, context_llm=context_llm
+        )
+
     def chunk_config(self) -> ChunkConfig:
         """The chunking this index follows: its settings resolved with its embedder (what
         :meth:`sync` cuts the corpus by, and how ``narezka chunk`` would cut it alike)."""

@@ -75,8 +75,7 @@ class Service:
         if max_reply_tokens < MIN_REPLY_TOKENS:
             raise ConfigError(f"the reply budget must be at least {MIN_REPLY_TOKENS} tokens")
         self.index = _open_or_create(Path(location))
-        if follow_symlinks is not None:  # else the index's own choice; its syncs record it
-            self.index.settings = self.index.settings.replace(follow_symlinks=follow_symlinks)
+        self.index.override(follow_symlinks=follow_symlinks)  # None: as the index records
         self.corpus = self.index.corpus
         self.budget = max_reply_tokens
         self.debounce_ms = debounce_ms
