@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from narezka.discover.converted import converted_document
-from narezka.discover.decode import decode_bytes
-from narezka.discover.kinds import special_kind, unread_type
-from narezka.errors import RefusedFileError, SourceError
+from narezka.discover.decode import decode_bytes, junk_kind
+from narezka.discover.kinds import TEXT_CONVERTED_SUFFIXES, special_kind, unread_type
+from narezka.errors import BinaryFileError, RefusedFileError, SourceError
 from narezka.globs import glob_matches
 from narezka.types import CONVERTED_SUFFIXES, MARKDOWN_GLOBS, RawDocument
 
@@ -346,7 +346,11 @@ def read_document(
         source = file.relative_to(root).as_posix()
     except ValueError:
         source = file.name
-    if file.suffix.lower() in CONVERTED_SUFFIXES:
+    suffix = file.suffix.lower()
+    if suffix in CONVERTED_SUFFIXES:
+        junk = junk_kind(raw) if suffix in TEXT_CONVERTED_SUFFIXES else None
+        if junk is not None:
+            raise BinaryFileError(str(file), f"{junk}, skipped")
         return converted_document(raw, file, source, mtime, convert_cache)
     text, encoding, warnings = decode_bytes(raw, str(file))
     doc = RawDocument(source=source, text=text, encoding=encoding, mtime=mtime, size=len(raw))
