@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from narezka.discover.walk import served_refusal
 from narezka.errors import ConfigError, NarezkaError
 from narezka.globs import glob_matches, glob_regex
 from narezka.index import Index, SyncReport
@@ -324,11 +325,11 @@ class Service:
         wanted = relative.as_posix()
         if wanted not in {s.path for s in self.index.sources()}:
             raise NotFoundError(f"{path!r}: not an indexed file (see list_sources)")
-        root = (self.corpus if self.corpus.is_dir() else self.corpus.parent).resolve()
-        try:
-            (root / wanted).resolve().relative_to(root)
-        except (ValueError, OSError):
-            raise ServiceError(f"{path!r}: leads outside the corpus") from None
+        root = self.corpus if self.corpus.is_dir() else self.corpus.parent
+        # Re-checked as it is opened: a link put in an indexed file's place since.
+        refused = served_refusal(root, wanted, self.index.settings.exclude)
+        if refused is not None:
+            raise ServiceError(f"{path!r}: {refused}")
         return wanted
 
     # ---- the budget ---------------------------------------------------------------------
