@@ -54,7 +54,14 @@ from narezka.index.records import (
     retire_leftovers,
     write_record,
 )
-from narezka.index.sharing import acquire, open_data_store, release
+from narezka.index.sharing import (
+    acquire,
+    drop_copy,
+    open_data_store,
+    private_copy,
+    release,
+    writable,
+)
 from narezka.index.syncing import (
     IndexReport,
     Progress,
@@ -213,6 +220,8 @@ class Index:
         self._closed = False
         self._counted: str | None = None
         self._tier: RescoreModel | None = None
+        self._read_only: Path | None = None
+        """The index folder this user cannot write, when ``home`` is a private copy of it."""
 
     # ---- opening ------------------------------------------------------------------------
 
@@ -292,16 +301,20 @@ class Index:
         meta = read_record(home)
         settings = _settings_of(meta)
         root = Path(corpus).resolve() if corpus is not None else corpus_of(home, meta)
-        return cls(
-            home,
+        # A reader who cannot write it searches a private copy (the engine writes to open).
+        copy = private_copy(home, meta) if meta.url is None and not writable(home, meta) else None
+        index = cls(
+            copy or home,
             root,
             settings,
             url=meta.url,
             embedder=embedder,
-            meta=meta,
+            meta=read_record(copy) if copy is not None else meta,
             spec=meta.embedder_spec or None,
             collection=collection_name(None, meta.server_name),
         )
+        index._read_only = home if copy is not None else None
+        return index
 
     def __enter__(self) -> Index:
         return self
@@ -314,6 +327,8 @@ class Index:
         if not self._closed:
             self._closed = True
             release(self._shared)
+            if self._read_only is not None and self.home is not None:
+                drop_copy(self.home)
 
     def override(
         self, *, follow_symlinks: bool | None = None, context_llm: str | None = None
@@ -811,6 +826,11 @@ class Index:
         return str(self.home) if self.home is not None else f"{self.url} ({self.collection})"
 
     def _local_home(self, action: str) -> Path:
+        if self._read_only is not None:
+            raise ConfigError(
+                f"{self._read_only} is read-only for you (searched from a private copy): "
+                f"{action} it as a user who can write it"
+            )
         if self.home is None:
             raise ConfigError(
                 f"the index {self._where()} was opened by its server URL, which is read-only: "

@@ -1,22 +1,35 @@
-"""One open store per index in a process, shared by every ``Index`` of it.
+"""One open store per index in a process, shared by every ``Index`` of it; and a private
+copy of an index the reader cannot write.
 
 The embedded engine admits one process per shard, and opening it costs more than a search:
 every ``Index`` of one folder (or one server collection) in this process holds the same
 :class:`SharedStore`, whose :class:`ReadWriteLock` lets searches read while a sync writes one
 file at a time, so a search sees each file as it was before or after, never half-written.
+
+A reader who cannot write an index folder (another user's, a read-only mount) still
+searches it: the engine writes even to open a shard, so :meth:`narezka.Index.open` opens a
+private copy of the live generation (:func:`private_copy`, in the temporary folder, at the
+cost of copying it once per open) and removes it on close; writing commands refuse.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from narezka.errors import ConfigError
+from narezka.diskspace import OPEN_HEADROOM, ensure_free
+from narezka.errors import ConfigError, DiskFullError
+from narezka.index import layout
+from narezka.index.layout import GENERATION_FILES
 from narezka.index.records import IndexRecord
 from narezka.store import VectorStore, open_store
+from narezka.store.lock import LOCK_NAME
 
 
 class ReadWriteLock:
@@ -154,3 +167,55 @@ def open_data_store(home: Path | None, record: IndexRecord) -> VectorStore:
         store.close()
         raise
     return store
+
+
+# ---- a reader who cannot write the index ------------------------------------------------
+
+READONLY_PREFIX = "narezka-readonly-"
+
+
+def writable(home: Path, record: IndexRecord) -> bool:
+    """Whether this user can write the index folder and its live generation (the engine
+    writes even to open a shard: its log, its payload storage's maps, a lock)."""
+    data = record.data_dir(home)
+    probes = [home, data, *(data / name for name in GENERATION_FILES)]
+    return all(os.access(p, os.W_OK) for p in probes if p.exists())
+
+
+def private_copy(home: Path, record: IndexRecord) -> Path:
+    """A copy of ``home``'s record and live generation in a private temporary folder, for a
+    reader who cannot write the index (#38 row 10): searched there, removed on close
+    (:func:`drop_copy`). The embedding and conversion caches are left behind (a query
+    embeds its own text; a converted file is converted again if a hit needs it)."""
+    data = record.data_dir(home)
+    needed = OPEN_HEADROOM + sum(p.stat().st_size for p in data.rglob("*") if p.is_file())
+    copy = Path(tempfile.mkdtemp(prefix=READONLY_PREFIX))
+    try:
+        ensure_free(copy, needed, f"search the read-only index {home} from a private copy")
+        shutil.copy2(home / layout.INDEX_META, copy / layout.INDEX_META)
+        skipped = {layout.WRITER_LOCK, LOCK_NAME, "temp_segments", *layout.HOME_FILES}
+        shutil.copytree(
+            data,
+            record.data_dir(copy),
+            ignore=lambda folder, names: [n for n in names if n in skipped or n.startswith(
+                layout.DATA_PREFIX)],
+            dirs_exist_ok=True,
+        )  # fmt: skip
+    except OSError as exc:
+        drop_copy(copy)
+        if isinstance(exc, DiskFullError):
+            raise
+        raise ConfigError(
+            f"{home} is read-only for you, and a private copy to search could not be made in "
+            f"{copy.parent}: {exc.strerror or exc}"
+        ) from None
+    except BaseException:
+        drop_copy(copy)
+        raise
+    return copy
+
+
+def drop_copy(copy: Path) -> None:
+    """Remove a private copy :func:`private_copy` made (and nothing else)."""
+    if copy.name.startswith(READONLY_PREFIX):
+        shutil.rmtree(copy, ignore_errors=True)
