@@ -67,3 +67,67 @@ def test_the_copy_needs_its_room(kb: Path, tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(DiskFullError, match="read-only index"):
         Index.open(kb)
     assert os.listdir(tmp_path / "tmp") == []
+
+
+# ---- the reserve a sync holds to close the engine on a disk filled meanwhile (row 11) ----
+
+
+def test_a_sync_holds_its_reserve_and_gives_it_back(tmp_path: Path) -> None:
+    from narezka.index.layout import remove_generation
+
+    folder = tmp_path / "data-1"
+    folder.mkdir()
+    with sharing.reserve(folder):
+        spare = folder / sharing.RESERVE_NAME
+        assert spare.stat().st_size == sharing.RESERVE_BYTES
+        assert spare.stat().st_blocks * 512 >= sharing.RESERVE_BYTES  # blocks, not a hole
+    assert not spare.exists()
+    with pytest.raises(RuntimeError), sharing.reserve(folder):
+        raise RuntimeError("the run failed")
+    assert os.listdir(folder) == []
+    with sharing.reserve(folder):  # a run killed here leaves it; retiring removes it by name
+        assert remove_generation(tmp_path, "data-1")
+    assert not folder.exists()
+
+
+def test_no_reserve_where_there_is_no_room_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sharing, "free_bytes", lambda _: sharing.RESERVE_BYTES)
+    with sharing.reserve(tmp_path):
+        assert os.listdir(tmp_path) == []
+    monkeypatch.undo()
+
+    def full(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sharing, "_allocate", full)
+    with sharing.reserve(tmp_path):
+        assert os.listdir(tmp_path) == []
+
+
+class _Store:
+    def __init__(self, path: Path, fails: bool) -> None:
+        self.path, self.fails, self.optimize_on_close, self.closed = path, fails, True, False
+
+    def close(self) -> None:
+        self.closed = True
+        if self.fails:
+            raise Exception("Service runtime error: failed to write: No space left on device")
+
+
+def test_a_store_on_a_full_disk_closes_without_merging_and_names_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from narezka.errors import DiskFullError
+
+    roomy = _Store(tmp_path, fails=False)
+    sharing.close_store(roomy)  # type: ignore[arg-type]
+    assert roomy.closed and roomy.optimize_on_close
+    monkeypatch.setattr(sharing, "free_bytes", lambda _: 0)
+    full = _Store(tmp_path, fails=False)
+    sharing.close_store(full)  # type: ignore[arg-type]
+    assert full.closed and not full.optimize_on_close
+    with pytest.raises(DiskFullError, match=r"is full \(closing the index") as caught:
+        sharing.close_store(_Store(tmp_path, fails=True))  # type: ignore[arg-type]
+    assert str(tmp_path) in str(caught.value) and "Service runtime" in str(caught.value)

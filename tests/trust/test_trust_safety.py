@@ -282,17 +282,20 @@ from narezka.index.syncing import Progress
 from narezka.errors import NarezkaError
 
 corpus, store, filler = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+left = int(sys.argv[4])
 done = []
 
 def fill(source):
     done.append(source)
-    if len(done) == 1:  # after the first file: another program takes every byte left
+    if len(done) == 1:  # after the first file: another program takes the space left
         with open(filler, "wb") as out:
             try:
                 while True:
                     out.write(b"x" * 65536)
             except OSError:
                 pass
+        with open(filler, "r+b") as out:  # all of it, or all but ``left`` bytes
+            out.truncate(max(0, filler.stat().st_size - left))
 
 try:
     with Index.create(corpus, store=store) as ix:
@@ -320,8 +323,9 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+@pytest.mark.parametrize("left", [0, 3 * 2**20, 12 * 2**20])
 def test_a_disk_filling_during_a_run_is_named_and_the_next_run_repairs(
-    tmp_path: Path, small_disk: Path
+    tmp_path: Path, small_disk: Path, left: int
 ) -> None:
     corpus = tmp_path / "kb"
     corpus.mkdir()
@@ -336,7 +340,7 @@ def test_a_disk_filling_during_a_run_is_named_and_the_next_run_repairs(
     script.write_text(_FILL_DURING_RUN, encoding="utf-8")
     env = _clean_env(tmp_path)
     done = subprocess.run(
-        [sys.executable, str(script), str(corpus), str(store), str(filler)],
+        [sys.executable, str(script), str(corpus), str(store), str(filler), str(left)],
         capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
     assert done.returncode == 2, (done.returncode, done.stderr[-2000:])

@@ -60,6 +60,8 @@ from narezka.index.sharing import (
     open_data_store,
     private_copy,
     release,
+    reserve,
+    room_to_merge,
     writable,
 )
 from narezka.index.syncing import (
@@ -472,7 +474,10 @@ class Index:
         for cache in caches:
             cache.touched = set()  # what the new generation uses; the rest goes
         try:
-            with Manifest(meta.data_dir(home)) as manifest:
+            with (
+                reserve(None if self.url else meta.data_dir(home)),
+                Manifest(meta.data_dir(home)) as manifest,
+            ):
                 syncer = Syncer(
                     root, store, manifest, cached, splitter, config, load_rules(root), report,
                     writing=self._shared.lock.write if fresh_store is None else None,
@@ -1068,7 +1073,8 @@ def _point_count(home: Path, meta: IndexRecord | None) -> int:
 
 
 def _optimize(store: VectorStore) -> None:
-    # A long-lived store is not closed after each sync: merge segments and vacuum now.
+    # A long-lived store is not closed after each sync: merge segments and vacuum now (a
+    # later run does, where the merge does not fit on the disk: a bus error otherwise).
     optimize = getattr(store, "optimize", None)
-    if callable(optimize):
+    if callable(optimize) and room_to_merge(store):
         optimize()
