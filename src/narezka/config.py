@@ -198,7 +198,8 @@ def refuse_lowered(path: Path, values: Mapping[str, Any], user: Path) -> None:
         return
     raise ConfigError(
         f"{path}: a corpus's own narezka.toml may not lower its safety: {'; '.join(lowered)}. "
-        f"If you trust this folder's settings, confirm them: pass {TRUST_FLAG}, set "
+        f"If you trust this folder's settings, confirm them: pass {TRUST_FLAG} (index, "
+        f"chunk, inspect, eval), set "
         f"{TRUST_ENV}=1, or list the folder under [trust] corpora in {user} (where you may "
         "also set them yourself, as flags and NAREZKA_* variables may)"
     )
