@@ -2,7 +2,13 @@
 
 Loaded in this order, each later source overriding the earlier ones::
 
-    the defaults below  →  narezka.toml [settings] in the corpus  →  NAREZKA_* variables  →  flags
+    the defaults below  →  the user's config file [settings]  →  narezka.toml [settings] in the
+    corpus  →  NAREZKA_* variables  →  flags
+
+A corpus's own ``narezka.toml`` may not lower its safety (``follow_symlinks``, ``redact =
+false``, a model that sends text off the machine) unless the user confirms it: see
+:mod:`narezka.config`. :func:`resolve` is the one place that decides, for every command, the
+server and the library, and says which settings came from where.
 
 ``narezka.toml`` example (the same file holds ``[zones]`` and ``[projects]``)::
 
@@ -24,14 +30,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import narezka.defaults as defaults
-from narezka.config import CONFIG_NAME
+from narezka.config import (
+    confirmed,
+    corpus_root,
+    read_toml,
+    read_user_config,
+    refuse_lowered,
+)
 from narezka.enrich.llm_client import parse_spec
 from narezka.errors import ConfigError
 from narezka.runs.config import ChunkConfig, checked_split_values
@@ -185,16 +196,69 @@ class Settings:
         *,
         environ: Mapping[str, str] | None = None,
         base: Mapping[str, Any] | None = None,
+        trust: bool | None = None,
         **flags: Any,
     ) -> Settings:
-        """Defaults, then ``base`` (a command's own defaults: ``chunk`` measures in
-        characters), then ``corpus/narezka.toml`` ``[settings]``, then ``NAREZKA_*``
-        variables, then ``flags`` (None means "not given")."""
-        settings = cls().replace(**dict(base or {}))
-        if corpus is not None:
-            settings = settings.replace(**_from_toml(Path(corpus)))
-        settings = settings.replace(**_from_env(os.environ if environ is None else environ))
-        return settings.replace(**flags)
+        """The settings :func:`resolve` decides (see there)."""
+        return resolve(corpus, environ=environ, base=base, trust=trust, **flags).settings
+
+
+ORIGINS = ("user config", "narezka.toml", "environment", "flags")
+"""Where a setting can come from, besides the defaults (in the order they apply)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """Settings and where each one that is not a default came from (``ORIGINS``)."""
+
+    settings: Settings
+    origins: Mapping[str, str]
+
+    def describe(self) -> str:
+        """``narezka.toml: strategy, exclude; flags: size`` (the rest: defaults)."""
+        parts = []
+        for origin in ORIGINS:
+            names = sorted(n for n, o in self.origins.items() if o == origin)
+            if names:
+                parts.append(f"{origin}: {', '.join(names)}")
+        return "; ".join(parts) + ("; the rest: defaults" if parts else "defaults")
+
+
+def resolve(
+    corpus: str | Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    base: Mapping[str, Any] | None = None,
+    trust: bool | None = None,
+    **flags: Any,
+) -> Resolved:
+    """Defaults, then ``base`` (a command's own defaults: ``chunk`` measures in
+    characters), then the user's config file ``[settings]``, then ``corpus/narezka.toml``
+    ``[settings]``, then ``NAREZKA_*`` variables, then ``flags`` (None means "not given").
+
+    A safety setting from the corpus's ``narezka.toml`` is a ``ConfigError`` naming the file,
+    the setting and how to confirm it, unless ``trust`` (``--trust-corpus-config``),
+    ``NAREZKA_TRUST_CORPUS=1`` or the user's config lists the corpus
+    (:func:`narezka.config.refuse_lowered`)."""
+    env = os.environ if environ is None else environ
+    user = read_user_config(env)
+    layers: list[tuple[str, Mapping[str, Any]]] = [
+        ("user config", _checked(user.settings, f"{user.path} [settings]"))
+    ]
+    if corpus is not None:
+        found = _from_toml(Path(corpus))
+        if found is not None:
+            path, values = found
+            if not (confirmed(env, trust) or user.trusts(corpus_root(Path(corpus)))):
+                refuse_lowered(path, values, user.path)
+            layers.append(("narezka.toml", values))
+    layers += [("environment", _from_env(env)), ("flags", flags)]
+    settings = Settings().replace(**dict(base or {}))
+    origins: dict[str, str] = {}
+    for origin, layer in layers:
+        settings = settings.replace(**layer)
+        origins.update((name, origin) for name, value in layer.items() if value is not None)
+    return Resolved(settings, origins)
 
 
 def chunk_config(settings: Settings, embedder: Embedder | None = None) -> ChunkConfig:
@@ -274,14 +338,11 @@ _INTS = ("size", "overlap", "min_chars", "parent_size")
 _FLOATS = ("threshold", "percentile", "min_relevance")
 
 
-def _from_toml(corpus: Path) -> dict[str, Any]:
-    path = (corpus if corpus.is_dir() else corpus.parent) / CONFIG_NAME
-    if not path.is_file():
-        return {}
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
+def _from_toml(corpus: Path) -> tuple[Path, dict[str, Any]] | None:
+    found = read_toml(corpus)
+    if found is None:
+        return None
+    path, data = found
     # A setting written above every table used to be dropped without a word (the file's
     # embedder silently lost to the default): name it and say where it belongs.
     settable = {f.name for f in fields(Settings)}
@@ -291,7 +352,7 @@ def _from_toml(corpus: Path) -> dict[str, Any]:
     table = data.get("settings", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [settings] must be a table of name = value")
-    return _checked(table, f"{path} [settings]")
+    return path, _checked(table, f"{path} [settings]")
 
 
 def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:

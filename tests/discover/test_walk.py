@@ -12,7 +12,7 @@ import pytest
 
 from discover.test_decode import GARBAGE_PARAGRAPH
 from narezka.discover import iter_files, read_all, read_document
-from narezka.errors import BinaryFileError, DecodeError, SourceError
+from narezka.errors import BinaryFileError, DecodeError, RefusedFileError, SourceError
 from narezka.runs import chunk_documents
 
 
@@ -332,7 +332,8 @@ def test_a_link_to_a_folder_of_the_corpus_lists_it_under_its_real_path_wherever_
 ) -> None:
     """A link sorting before the folder it leads to (``a-link`` → ``real``) does not take
     its files: they are listed once, under the real path, and the link is named. A link to a
-    folder the walk skips (an excluded one) is read through the link, as before."""
+    folder the walk skips (an excluded one) is refused and named: a link cannot reach what
+    ``exclude`` keeps out (#38 row 13)."""
     root = tmp_path / "root"
     _write(root, "real/r.md")
     _write(root, "drafts/d.md")
@@ -341,9 +342,10 @@ def test_a_link_to_a_folder_of_the_corpus_lists_it_under_its_real_path_wherever_
     (root / "c-root").symlink_to(root, target_is_directory=True)
     errors: list[SourceError] = []
     found = list(iter_files([root], exclude=["drafts/"], errors=errors))
-    assert [f.relative_to(root).as_posix() for _, f in found] == ["b-link/d.md", "real/r.md"]
+    assert [f.relative_to(root).as_posix() for _, f in found] == ["real/r.md"]
     assert {e.path: e.problem for e in errors} == {
         "a-link": "symlink to a folder read by another path (a loop?), skipped",
+        "b-link": "symlink to drafts, which is excluded; skipped",
         "c-root": "symlink to a folder read by another path (a loop?), skipped",
     }
 
@@ -358,3 +360,29 @@ def test_two_links_to_one_folder_outside_read_it_once_under_the_first(tmp_path: 
     found = list(iter_files([root], errors=errors, follow_symlinks=True))
     assert [f.relative_to(root).as_posix() for _, f in found] == ["b-link/o.md", "x.md"]
     assert [(e.path, "loop" in e.problem) for e in errors] == [("m-link", True)]
+
+
+def test_links_are_judged_by_their_targets_corpus_path(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    for name in ("ok.md", "private/p.md", "deep/keep/k.md", ".git/hooks/h.md", "notes.md"):
+        _write(root, name)
+    links = {
+        "l-ok.md": "ok.md",  # a link to a file that is read anyway: read under its name too
+        "l-private.md": "private/p.md",
+        "l-git.md": ".git/hooks/h.md",
+        "l-hooks": ".git/hooks",
+        "l-drafts.md": "deep/keep/k.md",
+    }
+    for name, target in links.items():
+        (root / name).symlink_to(root / target)
+    errors: list[SourceError] = []
+    found = iter_files([root], exclude=["private/", "deep/keep/k.md"], errors=errors)
+    listed = [f.relative_to(root).as_posix() for _, f in found]
+    assert listed == ["l-ok.md", "notes.md", "ok.md"]
+    assert {e.path: e.problem for e in errors} == {
+        "l-drafts.md": "symlink to deep/keep/k.md, which is excluded; skipped",
+        "l-git.md": "symlink to .git/hooks/h.md: inside .git/, which is never read; skipped",
+        "l-hooks": "symlink to .git/hooks: inside .git/, which is never read; skipped",
+        "l-private.md": "symlink to private/p.md, which is excluded; skipped",
+    }
+    assert all(isinstance(e, RefusedFileError) for e in errors)

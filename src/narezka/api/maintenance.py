@@ -49,12 +49,9 @@ def sync(
     if not read_record(home).embedder_spec and embedder is None:
         raise ConfigError(f"{home} was built with an embedder object: pass it to sync")
     with Index.open(home, embedder=embedder, corpus=corpus) as index:
-        if context_llm is not None:
-            # Recorded with the rest by this sync; every file is re-processed (fingerprint).
-            index.settings = index.settings.replace(context_llm=context_llm)
-        if follow_symlinks is not None:
-            # Recorded with the rest: later syncs, watch and serve keep to it.
-            index.settings = index.settings.replace(follow_symlinks=follow_symlinks)
+        # Recorded with the rest by this sync: later syncs, watch and serve keep to them (a
+        # new context model re-processes every file: the fingerprint changes).
+        index.override(follow_symlinks=follow_symlinks, context_llm=context_llm)
         return index.sync(progress=progress, jobs=jobs, prune=prune)
 
 

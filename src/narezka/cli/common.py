@@ -33,7 +33,7 @@ from narezka.cli.terminal import echo
 from narezka.errors import ConfigError
 
 if TYPE_CHECKING:
-    from narezka.settings import Settings
+    from narezka.settings import Resolved, Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -186,6 +186,14 @@ def _options() -> list[Callable[[F], F]]:
             help="Keep secrets (keys, tokens, passwords) in embed_text and the stored text instead "
             "of [REDACTED:kind].",
         ),
+        click.option(
+            "--trust-corpus-config",
+            is_flag=True,
+            default=None,
+            help="Let the corpus's own narezka.toml set safety settings (follow_symlinks, "
+            "redact = false, a model that sends text off this machine), refused from it "
+            "otherwise; also NAREZKA_TRUST_CORPUS=1, or [trust] in your own config file.",
+        ),
     ]
 
 
@@ -227,9 +235,19 @@ def settings_for(
     base: Mapping[str, Any] | None = None,
 ) -> Settings:
     """The settings of a run: defaults → ``base`` (the command's own: ``chunk`` measures in
-    characters) → ``narezka.toml`` of ``location`` (a corpus folder, or a file's folder) →
-    ``NAREZKA_*`` → the flags that were given."""
-    from narezka.settings import Settings  # as in split_values
+    characters) → the user's config → ``narezka.toml`` of ``location`` (a corpus folder, or
+    a file's folder) → ``NAREZKA_*`` → the flags that were given."""
+    return resolved_for(location, options, base=base).settings
+
+
+def resolved_for(
+    location: str | Path | None,
+    options: Mapping[str, Any],
+    *,
+    base: Mapping[str, Any] | None = None,
+) -> Resolved:
+    """:func:`settings_for`, with where each setting came from."""
+    from narezka.settings import resolve  # as in split_values
 
     root = None
     if location is not None:
@@ -248,7 +266,7 @@ def settings_for(
         "follow_symlinks": options.get("follow_symlinks") or None,
     }
     try:
-        return Settings.load(root, base=base, **flags)
+        return resolve(root, base=base, trust=options.get("trust_corpus_config"), **flags)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
 

@@ -16,7 +16,7 @@ import click
 from rich.console import Console
 
 from narezka import defaults
-from narezka.cli.common import EXIT_NOTHING, fail, jobs_option, settings_for, split_options
+from narezka.cli.common import EXIT_NOTHING, fail, jobs_option, resolved_for, split_options
 from narezka.cli.options import cluster_for, cluster_options
 from narezka.cli.progress import byte_progress
 from narezka.cli.reports import print_index_report, report_problems, summary, sync_progress
@@ -107,8 +107,9 @@ def index_command(
 ) -> None:
     """Chunk, embed and store a corpus; re-runs only touch what changed.
 
-    Settings come from the defaults, the corpus's narezka.toml [settings], NAREZKA_*
-    variables and these flags, in that order.
+    Settings come from the defaults, your own config file, the corpus's narezka.toml
+    [settings], NAREZKA_* variables and these flags, in that order; the corpus's file may not
+    lower its safety unless you confirm it (--trust-corpus-config).
 
     Example: narezka index examples/kb && narezka search "вернуть вскрытый чай" --store examples/kb
     """
@@ -117,7 +118,8 @@ def index_command(
         fail(ConfigError(f"{corpus}: no such file or directory"))
     if (kind := special_kind(corpus.stat().st_mode)) is not None:
         fail(ConfigError(f"{corpus}: {kind}, not a regular file or folder: never opened"))
-    settings = settings_for(corpus, options)
+    resolved = resolved_for(corpus, options)
+    settings = resolved.settings
     cluster = cluster_for(corpus, options, qdrant_url)
     progress = byte_progress("indexing", err)
     try:
@@ -139,9 +141,10 @@ def index_command(
         fail(exc)
     report_problems(report)
     if as_json:
-        click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=1))
+        data = {**report.as_dict(), "settings_from": dict(resolved.origins)}
+        click.echo(json.dumps(data, ensure_ascii=False, indent=1))
     else:
-        print_index_report(report)
+        print_index_report(report, settings_from=resolved.describe())
     if strict and (report.skipped or report.not_read):
         sys.exit(EXIT_NOTHING)
 

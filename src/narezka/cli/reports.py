@@ -61,8 +61,9 @@ def report_problems(report: IndexReport) -> None:
         echo(f"warning: {warning}", err=True)
 
 
-def print_index_report(report: IndexReport) -> None:
-    """``narezka index``'s table for people."""
+def print_index_report(report: IndexReport, settings_from: str | None = None) -> None:
+    """``narezka index``'s table for people (``settings_from``: which settings came from
+    where, :meth:`narezka.settings.Resolved.describe`)."""
     table = Table(title=plain(f"narezka index → {report.store}"), show_header=False, box=None)
     rows = [
         (
@@ -79,6 +80,7 @@ def print_index_report(report: IndexReport) -> None:
         *_context_rows(report),
         ("Time", times(report.seconds)),
         ("Embedder", report.embedder),
+        *([("Settings from", settings_from)] if settings_from else []),
         ("Skipped files", str(len(report.skipped))),
     ]
     if report.not_read:

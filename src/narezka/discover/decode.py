@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from narezka.errors import BinaryFileError, DecodeError
 
-__all__ = ["decode_bytes", "normalize_newlines"]
+__all__ = ["decode_bytes", "junk_kind", "normalize_newlines"]
 
 _SNIFF = 8192
 """Binary sniffing looks at this many leading bytes only: enough to judge, cheap on big files."""
@@ -16,6 +16,12 @@ MAX_CONTROL_RATIO = 0.10
 """Above this share of control codes (C0 but tab, newlines, form feed; DEL) data is binary.
 Text with stray garbage (a NUL, a BEL, ANSI escapes in a log) stays well below it; the
 sanitizer drops those characters from ``embed_text`` and the stats count them."""
+JUNK_CONTROL_RATIO = 0.01
+JUNK_INVALID_RATIO = 0.10
+"""Bytes named as text are binary junk when more than 1 % of them are control codes and more
+than 10 % are not UTF-8: random bytes have some 11 % and 45 %; text in any legacy encoding
+(cp1251, Latin-1, Shift-JIS…) has almost no control codes, and a coloured log, many
+escapes but valid UTF-8."""
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f")
 _LEGACY = ("cp1251", "koi8-r")
 
@@ -196,6 +202,43 @@ def _try_wide(raw: bytes) -> tuple[str, str] | None:
     return text, name
 
 
+def _legacy_text(sample: bytes) -> bool:
+    """Whether bytes read as Russian text in cp1251 or koi8-r (a stray NUL in an old file)."""
+    for name in _LEGACY:
+        try:
+            text = sample.decode(name, "ignore")
+        except LookupError:  # pragma: no cover - both codecs ship with Python
+            continue
+        if _score(text)[1] <= _MAX_ODD_RATIO:
+            return True
+    return False
+
+
+def junk_kind(raw: bytes, *, wide_checked: bool = False) -> str | None:
+    """Why bytes a file names as text (``.md``, ``.txt``, ``.html``, ``.csv``) are binary,
+    or None: a known binary signature, a large share of control codes, or some control codes
+    among many bytes that are neither UTF-8 nor Russian legacy text (see
+    ``JUNK_CONTROL_RATIO``). UTF-16/32 text is text (``wide_checked``: the caller has found it
+    is not)."""
+    kind = binary_signature(raw)
+    if kind is not None:
+        return f"binary file ({kind})"
+    if not wide_checked and _try_wide(raw) is not None:
+        return None
+    sample = raw[:_SNIFF]
+    share = control_share(sample)
+    if share > MAX_CONTROL_RATIO:
+        return f"binary file ({share:.0%} of the first bytes are control codes)"
+    if share > JUNK_CONTROL_RATIO:
+        invalid = sample.decode("utf-8", "replace").count("\ufffd") / len(sample)
+        if invalid > JUNK_INVALID_RATIO and not _legacy_text(sample):
+            return (
+                f"binary file ({share:.0%} of the first bytes are control codes and "
+                f"{invalid:.0%} are not UTF-8)"
+            )
+    return None
+
+
 def decode_bytes(raw: bytes, path: str) -> tuple[str, str, list[str]]:
     """Decode a file's bytes into ``(text, encoding, warnings)``.
 
@@ -206,19 +249,14 @@ def decode_bytes(raw: bytes, path: str) -> tuple[str, str, list[str]]:
     whichever reads more like Russian prose. Raises ``DecodeError`` when no supported
     encoding fits.
     """
-    kind = binary_signature(raw)
-    if kind is not None:
-        raise BinaryFileError(path, f"binary file ({kind}), skipped")
     # Wide encodings go first because their ASCII characters carry NUL bytes.
-    wide = _try_wide(raw)
+    wide = _try_wide(raw) if binary_signature(raw) is None else None
     if wide is not None:
         text, name = wide
         return normalize_newlines(text), name, [f"{path}: decoded as {name} (not UTF-8)"]
-    share = control_share(raw[:_SNIFF])
-    if share > MAX_CONTROL_RATIO:
-        raise BinaryFileError(
-            path, f"binary file ({share:.0%} of the first bytes are control codes), skipped"
-        )
+    junk = junk_kind(raw, wide_checked=True)
+    if junk is not None:
+        raise BinaryFileError(path, f"{junk}, skipped")
     try:
         return normalize_newlines(raw.decode("utf-8")), "utf-8", []
     except UnicodeDecodeError as exc:

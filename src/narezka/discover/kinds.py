@@ -13,6 +13,7 @@ from narezka.types import CONVERTED_SUFFIXES
 __all__ = [
     "DOCUMENT_SUFFIXES",
     "READABLE_SUFFIXES",
+    "TEXT_CONVERTED_SUFFIXES",
     "describe_unread",
     "special_kind",
     "unread_type",
@@ -23,6 +24,10 @@ READABLE_SUFFIXES: frozenset[str] = frozenset({".md", ".markdown", ".mdx", ".txt
 )
 """Document suffixes narezka reads: Markdown and plain text as they are, and the formats
 ``narezka.convert`` turns into Markdown (PDF, Word, HTML, slides, sheets)."""
+
+TEXT_CONVERTED_SUFFIXES: frozenset[str] = frozenset({".html", ".htm", ".csv"})
+"""Converted formats that are text: bytes under these names that are not text are named as
+binary before conversion (a converter reads any bytes as some text)."""
 
 DOCUMENT_SUFFIXES: frozenset[str] = frozenset(
     {

@@ -9,13 +9,22 @@ from pathlib import Path
 from typing import NamedTuple
 
 from narezka.discover.converted import converted_document
-from narezka.discover.decode import decode_bytes
-from narezka.discover.kinds import special_kind, unread_type
-from narezka.errors import RefusedFileError, SourceError
+from narezka.discover.decode import decode_bytes, junk_kind
+from narezka.discover.kinds import TEXT_CONVERTED_SUFFIXES, special_kind, unread_type
+from narezka.errors import BinaryFileError, RefusedFileError, SourceError
 from narezka.globs import glob_matches
 from narezka.types import CONVERTED_SUFFIXES, MARKDOWN_GLOBS, RawDocument
 
-__all__ = ["DEFAULT_INCLUDE", "inside", "iter_files", "read_all", "read_document", "shown_path"]
+__all__ = [
+    "DEFAULT_INCLUDE",
+    "inside",
+    "iter_files",
+    "read_all",
+    "read_document",
+    "served_refusal",
+    "shown_path",
+    "target_refusal",
+]
 
 DEFAULT_INCLUDE = MARKDOWN_GLOBS
 # Version-control, tool and cache folders. Other dot-folders are walked: `.github/` holds
@@ -86,6 +95,11 @@ class _Walk:
     def refuse(self, rel: str, problem: str) -> None:
         self.problems.append(RefusedFileError(shown_path(rel), problem))
 
+    def link_refusal(self, link: str) -> str | None:
+        """Why the symlink ``link`` must not be read for where it leads (see
+        :func:`target_refusal`), or None."""
+        return target_refusal(self.real_root, os.path.realpath(link), self.exclude)
+
     def leaves(self, path: Path) -> bool:
         """Whether a symlink leads outside the corpus and must not be followed."""
         if self.follow_symlinks:
@@ -94,25 +108,14 @@ class _Walk:
 
     def walks_for_real(self, link: str) -> bool:
         """Whether the folder the symlink ``link`` leads to is walked under its own path:
-        it lies in the corpus and no folder on the way to it is skipped or excluded. Such a
-        tree, reached both ways, is listed under its real path, wherever the link sorts."""
+        it lies in the corpus and no folder on the way to it is skipped or excluded (such a
+        link is refused: :func:`target_refusal`). Such a tree, reached both ways, is listed
+        under its real path, wherever the link sorts."""
         target = os.path.realpath(link)
         if not inside(target, self.real_root):
             return False
         rel = os.path.relpath(target, self.real_root)
-        if rel == os.curdir:
-            return True
-        prefix = ""
-        for part in rel.split(os.sep):
-            prefix += part
-            if (
-                part in _SKIP_DIRS
-                or _undecodable_name(prefix, "folder") is not None
-                or _matches(prefix + "/", self.exclude)
-            ):
-                return False
-            prefix += "/"
-        return True
+        return rel == os.curdir or _undecodable_name(rel, "folder") is None
 
 
 class _Entry(NamedTuple):
@@ -216,6 +219,8 @@ def _walk(
                 rel,
                 "symlink leading outside the corpus: not followed (--follow-symlinks reads it)",
             )
+        elif is_link and wanted and (why := walk.link_refusal(entry.path)) is not None:
+            walk.refuse(rel, why)
         elif is_dir:
             if entry.name in _SKIP_DIRS:
                 continue
@@ -235,6 +240,40 @@ def _walk(
             problems.append(SourceError(rel, "symlink to a missing target, skipped"))
         elif wanted:
             _refuse_special(walk, rel, Path(entry.path))
+
+
+def target_refusal(real_root: str, target: str, exclude: Sequence[str]) -> str | None:
+    """Why the real path ``target`` inside the corpus (real path ``real_root``) must not be
+    read through a link, or None: it is excluded, or lies in a folder never read (``.git``,
+    ``.narezka``…: ``_SKIP_DIRS``), or in an excluded one. A link is judged by where it
+    leads as well as by its own name, so a link cannot reach what ``exclude`` and ``.git/``
+    keep out (#38 row 13)."""
+    if not inside(target, real_root) or target == real_root:
+        return None
+    parts = os.path.relpath(target, real_root).split(os.sep)
+    folder = os.path.isdir(target)
+    whole = shown_path("/".join(parts))
+    for n, part in enumerate(parts):
+        rel = "/".join(parts[: n + 1])
+        last = n == len(parts) - 1
+        if part in _SKIP_DIRS and (folder or not last):
+            return f"symlink to {whole}: inside {part}/, which is never read; skipped"
+        if _matches(rel + "/" if folder or not last else rel, exclude):
+            return f"symlink to {whole}, which is excluded; skipped"
+    return None
+
+
+def served_refusal(root: Path, rel: str, exclude: Sequence[str]) -> str | None:
+    """Why the indexed file ``rel`` of the corpus ``root`` must not be read to serve it now,
+    or None: it leads outside the corpus, or is a link (put in its place since it was
+    indexed, perhaps) to something excluded or under ``.git/``."""
+    real_root = os.path.realpath(root)
+    target = os.path.realpath(root / rel)
+    if not inside(target, real_root):
+        return "leads outside the corpus"
+    if target == os.path.join(real_root, *rel.split("/")):
+        return None  # no link on the way: the file the index holds
+    return target_refusal(real_root, target, exclude)
 
 
 def _refuse_special(walk: _Walk, rel: str, path: Path) -> None:
@@ -347,7 +386,11 @@ def read_document(
         source = file.relative_to(root).as_posix()
     except ValueError:
         source = file.name
-    if file.suffix.lower() in CONVERTED_SUFFIXES:
+    suffix = file.suffix.lower()
+    if suffix in CONVERTED_SUFFIXES:
+        junk = junk_kind(raw) if suffix in TEXT_CONVERTED_SUFFIXES else None
+        if junk is not None:
+            raise BinaryFileError(str(file), f"{junk}, skipped")
         return converted_document(raw, file, source, mtime, convert_cache, redact=redact)
     text, encoding, warnings = decode_bytes(raw, str(file))
     doc = RawDocument(source=source, text=text, encoding=encoding, mtime=mtime, size=len(raw))

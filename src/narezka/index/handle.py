@@ -59,7 +59,16 @@ from narezka.index.records import (
     retire_leftovers,
     write_record,
 )
-from narezka.index.sharing import acquire, open_data_store, release
+from narezka.index.sharing import (
+    acquire,
+    drop_copy,
+    open_data_store,
+    private_copy,
+    release,
+    reserve,
+    room_to_merge,
+    writable,
+)
 from narezka.index.syncing import (
     IndexReport,
     Progress,
@@ -218,6 +227,8 @@ class Index:
         self._closed = False
         self._counted: str | None = None
         self._tier: RescoreModel | None = None
+        self._read_only: Path | None = None
+        """The index folder this user cannot write, when ``home`` is a private copy of it."""
 
     # ---- opening ------------------------------------------------------------------------
 
@@ -297,16 +308,20 @@ class Index:
         meta = read_record(home)
         settings = _settings_of(meta)
         root = Path(corpus).resolve() if corpus is not None else corpus_of(home, meta)
-        return cls(
-            home,
+        # A reader who cannot write it searches a private copy (the engine writes to open).
+        copy = private_copy(home, meta) if meta.url is None and not writable(home, meta) else None
+        index = cls(
+            copy or home,
             root,
             settings,
             url=meta.url,
             embedder=embedder,
-            meta=meta,
+            meta=read_record(copy) if copy is not None else meta,
             spec=meta.embedder_spec or None,
             collection=collection_name(None, meta.server_name),
         )
+        index._read_only = home if copy is not None else None
+        return index
 
     def __enter__(self) -> Index:
         return self
@@ -319,6 +334,18 @@ class Index:
         if not self._closed:
             self._closed = True
             release(self._shared)
+            if self._read_only is not None and self.home is not None:
+                drop_copy(self.home)
+
+    def override(
+        self, *, follow_symlinks: bool | None = None, context_llm: str | None = None
+    ) -> None:
+        """The user's own change to what the index records (a flag of ``sync``, ``watch`` or
+        ``serve``; None: as recorded), applied by the next :meth:`sync`, which records it:
+        the one way a setting changes after opening, besides building the index anew."""
+        self.settings = self.settings.replace(
+            follow_symlinks=follow_symlinks, context_llm=context_llm
+        )
 
     def chunk_config(self) -> ChunkConfig:
         """The chunking this index follows: its settings resolved with its embedder (what
@@ -452,7 +479,10 @@ class Index:
         for cache in caches:
             cache.touched = set()  # what the new generation uses; the rest goes
         try:
-            with Manifest(meta.data_dir(home)) as manifest:
+            with (
+                reserve(None if self.url else meta.data_dir(home)),
+                Manifest(meta.data_dir(home)) as manifest,
+            ):
                 syncer = Syncer(
                     root, store, manifest, cached, splitter, config, load_rules(root), report,
                     writing=self._shared.lock.write if fresh_store is None else None,
@@ -811,6 +841,11 @@ class Index:
         return str(self.home) if self.home is not None else f"{self.url} ({self.collection})"
 
     def _local_home(self, action: str) -> Path:
+        if self._read_only is not None:
+            raise ConfigError(
+                f"{self._read_only} is read-only for you (searched from a private copy): "
+                f"{action} it as a user who can write it"
+            )
         if self.home is None:
             raise ConfigError(
                 f"the index {self._where()} was opened by its server URL, which is read-only: "
@@ -1048,7 +1083,8 @@ def _point_count(home: Path, meta: IndexRecord | None) -> int:
 
 
 def _optimize(store: VectorStore) -> None:
-    # A long-lived store is not closed after each sync: merge segments and vacuum now.
+    # A long-lived store is not closed after each sync: merge segments and vacuum now (a
+    # later run does, where the merge does not fit on the disk: a bus error otherwise).
     optimize = getattr(store, "optimize", None)
-    if callable(optimize):
+    if callable(optimize) and room_to_merge(store):
         optimize()

@@ -53,6 +53,7 @@ GENERATION_FILES = frozenset(
         "narezka_store.json",
         "edge_config.json",
         "narezka.lock",
+        "narezka.reserve",  # room kept during a sync to close the engine on a full disk
         *(f"manifest.sqlite{s}" for s in _SQLITE_SUFFIXES),
     }
 )

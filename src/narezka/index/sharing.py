@@ -1,22 +1,35 @@
-"""One open store per index in a process, shared by every ``Index`` of it.
+"""One open store per index in a process, shared by every ``Index`` of it; and a private
+copy of an index the reader cannot write.
 
 The embedded engine admits one process per shard, and opening it costs more than a search:
 every ``Index`` of one folder (or one server collection) in this process holds the same
 :class:`SharedStore`, whose :class:`ReadWriteLock` lets searches read while a sync writes one
 file at a time, so a search sees each file as it was before or after, never half-written.
+
+A reader who cannot write an index folder (another user's, a read-only mount) still
+searches it: the engine writes even to open a shard, so :meth:`narezka.Index.open` opens a
+private copy of the live generation (:func:`private_copy`, in the temporary folder, at the
+cost of copying it once per open) and removes it on close; writing commands refuse.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from narezka.errors import ConfigError
+from narezka.diskspace import OPEN_HEADROOM, ensure_free, free_bytes, full_error, segment_files
+from narezka.errors import ConfigError, DiskFullError
+from narezka.index import layout
+from narezka.index.layout import GENERATION_FILES
 from narezka.index.records import IndexRecord
 from narezka.store import VectorStore, open_store
+from narezka.store.lock import LOCK_NAME
 
 
 class ReadWriteLock:
@@ -106,9 +119,82 @@ class SharedStore:
     def close(self) -> None:
         """Close the open store (the last ``Index`` of it has closed)."""
         with self.guard:
-            if self.store is not None:
-                self.store.close()
-            self.store, self.data = None, None
+            store, self.store, self.data = self.store, None, None
+            if store is not None:
+                close_store(store)
+
+
+RESERVE_NAME = "narezka.reserve"
+RESERVE_BYTES = 16 * 2**20
+"""Space a sync holds in its generation folder and gives back before the store closes: a
+disk another program fills during the run still has room for the engine's last flush,
+which writes through memory maps (a bus error, with no room)."""
+
+
+@contextlib.contextmanager
+def reserve(folder: Path | None) -> Iterator[None]:
+    """Hold ``RESERVE_BYTES`` of real blocks in ``folder`` (None: a server store, nothing)
+    for the block; removed when it ends, however it ends (#38 row 11). Where there is not
+    that much room, nothing is held: the run's own checks of free space stop any write that
+    would not fit, and a sync with nothing to write needs none."""
+    path = folder / RESERVE_NAME if folder is not None else None
+    try:
+        if path is not None and free_bytes(path.parent) >= RESERVE_BYTES + OPEN_HEADROOM:
+            try:
+                _allocate(path, RESERVE_BYTES)
+            except OSError:  # taken meanwhile: no reserve, as where there was no room
+                path.unlink(missing_ok=True)
+        yield
+    finally:
+        if path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+
+def _allocate(path: Path, size: int) -> None:
+    """A file of ``size`` allocated bytes (not a hole: a full disk cannot take them back)."""
+    with path.open("wb") as spare:
+        try:
+            os.posix_fallocate(spare.fileno(), 0, size)
+            return
+        except (AttributeError, OSError):  # not on this platform or file system: write them
+            pass
+        block = bytes(2**20)
+        for _ in range(size // len(block)):
+            spare.write(block)
+
+
+CLOSE_NEEDS = 8 * 2**20
+"""Free bytes below which a store is closed without optimizing (see :func:`close_store`)."""
+
+
+def room_to_merge(store: VectorStore) -> bool:
+    """Whether merging the store's segments fits in the free space: a merge writes a copy of
+    what it merges through memory maps, and into a full disk that is a bus error. A store
+    on a server always has room here (the server minds its own disk)."""
+    path = getattr(store, "path", None)
+    if path is None:
+        return True
+    folder = Path(path)
+    segments = sum(p.stat().st_size for p in segment_files(folder) if p.is_file())
+    return free_bytes(folder) >= CLOSE_NEEDS + segments
+
+
+def close_store(store: VectorStore) -> None:
+    """Close a store. Where merging its segments does not fit (a disk that filled up during
+    a run) the engine is closed without merging, which would write through memory maps into
+    no space (a bus error): its log holds every write, and a later run merges; a failure to
+    flush there is a ``DiskFullError`` naming the folder, not the engine's text."""
+    path = getattr(store, "path", None)
+    if path is None or room_to_merge(store):
+        store.close()
+        return
+    if hasattr(store, "optimize_on_close"):
+        store.optimize_on_close = False
+    try:
+        store.close()
+    except Exception as exc:  # the engine raises bare Exception
+        raise full_error(Path(path), f"closing the index: {exc}") from None
 
 
 _OPEN: dict[str, SharedStore] = {}
@@ -154,3 +240,55 @@ def open_data_store(home: Path | None, record: IndexRecord) -> VectorStore:
         store.close()
         raise
     return store
+
+
+# ---- a reader who cannot write the index ------------------------------------------------
+
+READONLY_PREFIX = "narezka-readonly-"
+
+
+def writable(home: Path, record: IndexRecord) -> bool:
+    """Whether this user can write the index folder and its live generation (the engine
+    writes even to open a shard: its log, its payload storage's maps, a lock)."""
+    data = record.data_dir(home)
+    probes = [home, data, *(data / name for name in GENERATION_FILES)]
+    return all(os.access(p, os.W_OK) for p in probes if p.exists())
+
+
+def private_copy(home: Path, record: IndexRecord) -> Path:
+    """A copy of ``home``'s record and live generation in a private temporary folder, for a
+    reader who cannot write the index (#38 row 10): searched there, removed on close
+    (:func:`drop_copy`). The embedding and conversion caches are left behind (a query
+    embeds its own text; a converted file is converted again if a hit needs it)."""
+    data = record.data_dir(home)
+    needed = OPEN_HEADROOM + sum(p.stat().st_size for p in data.rglob("*") if p.is_file())
+    copy = Path(tempfile.mkdtemp(prefix=READONLY_PREFIX))
+    try:
+        ensure_free(copy, needed, f"search the read-only index {home} from a private copy")
+        shutil.copy2(home / layout.INDEX_META, copy / layout.INDEX_META)
+        skipped = {layout.WRITER_LOCK, LOCK_NAME, "temp_segments", *layout.HOME_FILES}
+        shutil.copytree(
+            data,
+            record.data_dir(copy),
+            ignore=lambda folder, names: [n for n in names if n in skipped or n.startswith(
+                layout.DATA_PREFIX)],
+            dirs_exist_ok=True,
+        )  # fmt: skip
+    except OSError as exc:
+        drop_copy(copy)
+        if isinstance(exc, DiskFullError):
+            raise
+        raise ConfigError(
+            f"{home} is read-only for you, and a private copy to search could not be made in "
+            f"{copy.parent}: {exc.strerror or exc}"
+        ) from None
+    except BaseException:
+        drop_copy(copy)
+        raise
+    return copy
+
+
+def drop_copy(copy: Path) -> None:
+    """Remove a private copy :func:`private_copy` made (and nothing else)."""
+    if copy.name.startswith(READONLY_PREFIX):
+        shutil.rmtree(copy, ignore_errors=True)

@@ -75,6 +75,9 @@ __all__ = ["INDEX_META", "INDEX_VERSION", "STORE_DIRNAME", "IndexReport", "Progr
 RESPLIT_ATTEMPTS = 3
 RESPLIT_SHRINK = 0.75
 """A file whose chunk a model refuses is re-chunked this much smaller, a few times at most."""
+CLOSE_HEADROOM = 8 * 2**20
+"""Free bytes kept after a file's points: what closing the store still writes (its
+flush, the manifest's last commit) when a run stops for want of space."""
 INCOMPLETE = "!incomplete"
 """Appended to the fingerprint a file is recorded with when some of its chunks got no LLM
 context (a failed request): its stat no longer matches, so the next sync asks again."""
@@ -380,6 +383,8 @@ class Syncer:
         stat: FileStat,
         digest: str,
     ) -> None:
+        if points:
+            self._room_for(source, points)
         self.manifest.begin(source, plan.touched)
         if points:
             self.store.upsert(points)
@@ -396,6 +401,20 @@ class Syncer:
                 tuple(entries),
             )
         )
+
+    def _room_for(self, source: str, points: Sequence[StoredPoint]) -> None:
+        """Stop with a ``DiskFullError`` naming the folder before a file's points are
+        written where they do not fit: the engine writes its log and segments through memory
+        maps, and a write into a full disk is a bus error that kills the run without a word.
+        The whole run's need was checked at its start; this catches a disk that another
+        program fills meanwhile (#38 row 11)."""
+        folder = getattr(self.store, "path", None)
+        if folder is None:
+            return
+        text = sum(len(str(p.payload.get("text", ""))) for p in points)
+        needed = write_needs(2 * text, self.embedder.dim) + CLOSE_HEADROOM  # UTF-8: ≤ 2 bytes/char
+        what = f"store {source} ({len(points)} chunks; the files before it are indexed)"
+        ensure_free(Path(folder), needed, what)
 
     def _point(self, point_id: str, chunk: Chunk, vector: Any) -> StoredPoint:
         sparse: SparseVector = self.bm25.encode_document(chunk.embed_text)

@@ -1,6 +1,7 @@
 """Which hits come from files that changed since the last sync (``Hit.stale``), told
-cheaply: a stat per file of the result, the index's record of a file only when its mtime
-moved, the file's content only when nothing else can tell an edit from a touch."""
+cheaply: a stat per file of the result against the index's record of its size and mtime
+(either one changed is an edit), the file's content only when nothing else can tell an edit
+from a touch."""
 
 from __future__ import annotations
 
@@ -39,9 +40,10 @@ def mark_stale(
 ) -> list[Hit]:
     """``hits``, each flagged ``stale`` whose file changed since its text was indexed: gone,
     or not what the last sync recorded, or a sync has replaced its points since this search
-    read them (another document hash). One stat per distinct file; ``records`` is opened only
-    when a file's mtime is not the one its hit was indexed at, and a file is read (hashed)
-    only when just its mtime moved, so a touched but unchanged file is not called stale."""
+    read them (another document hash). One stat per distinct file and one opening of
+    ``records`` per search; a file is read (hashed) only when just its mtime moved, so a
+    touched but unchanged file is not called stale, and a changed size is stale whatever the
+    mtime says."""
     root = corpus if corpus.is_dir() else corpus.parent
     changed: dict[str, bool] = {}
     suspects: dict[str, tuple[Hit, os.stat_result]] = {}
@@ -53,10 +55,10 @@ def mark_stale(
         except OSError:
             changed[hit.file_path] = True
             continue
-        if _same_mtime(stat.st_mtime, hit.payload.get("mtime")):
-            changed[hit.file_path] = False  # untouched since this version was indexed
-        else:
-            suspects[hit.file_path] = (hit, stat)  # edited, or only touched: ask the record
+        # Even an unmoved mtime asks the record: an edit can restore the old one (a copy
+        # with its times, ``touch -r``), and only the size the record holds tells (the
+        # payload has none).
+        suspects[hit.file_path] = (hit, stat)
     if suspects:
         try:
             with records() as known:
@@ -71,13 +73,6 @@ def mark_stale(
         dataclasses.replace(h, stale=True) if changed[h.file_path] and not h.stale else h
         for h in hits
     ]
-
-
-def _same_mtime(now: float, indexed: object) -> bool:
-    """Whether a file's mtime is the one its hit was indexed at. The payload's float comes
-    back from the engine's JSON a last bit off now and then (1796217217.8346157 for
-    ...8346155): closer than a microsecond is the same."""
-    return isinstance(indexed, int | float) and abs(now - indexed) < 1e-6
 
 
 def _differs(hit: Hit, stat: os.stat_result, entry: Indexed | None, corpus: Path) -> bool:

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from narezka.api.maintenance import corpus_changes
 from narezka.defaults import WATCH_DEBOUNCE_MS
+from narezka.discover.walk import served_refusal
 from narezka.errors import ConfigError, NarezkaError
 from narezka.globs import compile_glob, glob_matches
 from narezka.index import Index, SyncReport
@@ -84,8 +85,7 @@ class Service:
         if max_reply_tokens < MIN_REPLY_TOKENS:
             raise ConfigError(f"the reply budget must be at least {MIN_REPLY_TOKENS} tokens")
         self.index = _open_or_create(Path(location))
-        if follow_symlinks is not None:  # else the index's own choice; its syncs record it
-            self.index.settings = self.index.settings.replace(follow_symlinks=follow_symlinks)
+        self.index.override(follow_symlinks=follow_symlinks)  # None: as the index records
         self.corpus = self.index.corpus
         self.budget = max_reply_tokens
         self.request_seconds = request_seconds
@@ -331,11 +331,11 @@ class Service:
         wanted = relative.as_posix()
         if all(s.path != wanted for s in checked(self.index.sources())):
             raise NotFoundError(f"{path!r}: not an indexed file (see list_sources)")
-        root = (self.corpus if self.corpus.is_dir() else self.corpus.parent).resolve()
-        try:
-            (root / wanted).resolve().relative_to(root)
-        except (ValueError, OSError):
-            raise ServiceError(f"{path!r}: leads outside the corpus") from None
+        root = self.corpus if self.corpus.is_dir() else self.corpus.parent
+        # Re-checked as it is opened: a link put in an indexed file's place since.
+        refused = served_refusal(root, wanted, self.index.settings.exclude)
+        if refused is not None:
+            raise ServiceError(f"{path!r}: {refused}")
         return wanted
 
     # ---- the budget ---------------------------------------------------------------------

@@ -27,13 +27,12 @@ stay the server's defaults (and cannot change in place: they apply from the next
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from narezka.config import CONFIG_NAME
+from narezka.config import read_toml
 from narezka.errors import ConfigError
 
 LARGE = 100_000
@@ -123,18 +122,14 @@ class ClusterParams:
     def load(cls, corpus: str | Path | None, **flags: Any) -> ClusterParams:
         """The corpus's ``narezka.toml`` ``[qdrant]`` table, then ``flags`` (None: not given)."""
         params = cls()
-        if corpus is not None:
-            root = Path(corpus)
-            path = (root if root.is_dir() else root.parent) / CONFIG_NAME
-            if path.is_file():
-                try:
-                    data = tomllib.loads(path.read_text(encoding="utf-8"))
-                except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-                    raise ConfigError(f"{path}: {exc}") from exc
-                table = data.get(TABLE, {})
-                if not isinstance(table, dict):
-                    raise ConfigError(f"{path}: [{TABLE}] must be a table of name = value")
-                params = cls.from_table(table, f"{path} [{TABLE}]")
+        # No safety setting lives here: the server's URL is the user's flag or variable.
+        found = read_toml(Path(corpus)) if corpus is not None else None
+        if found is not None:
+            path, data = found
+            table = data.get(TABLE, {})
+            if not isinstance(table, dict):
+                raise ConfigError(f"{path}: [{TABLE}] must be a table of name = value")
+            params = cls.from_table(table, f"{path} [{TABLE}]")
         return params.replace(**flags)
 
 
