@@ -95,8 +95,13 @@ def print_index_report(report: IndexReport, settings_from: str | None = None) ->
 def times(seconds: dict[str, float]) -> str:
     """The run's wall time, then each stage's: the time spent in it file by file, added up
     over the worker processes that chunk side by side, so a stage may exceed the wall time."""
-    stages = ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items() if k != "total")
-    return f"{seconds['total']:.1f} s wall; per stage, summed over parallel workers: {stages}"
+    stages = ", ".join(f"{k} {_seconds(v)} s" for k, v in seconds.items() if k != "total")
+    return f"{_seconds(seconds['total'])} s wall; per stage, summed over parallel workers: {stages}"
+
+
+def _seconds(value: float) -> str:
+    # Three figures where they matter: a small run's stages would all read 0.0.
+    return f"{value:.1f}" if value >= 10 else f"{value:.2f}" if value >= 0.1 else f"{value:.3f}"
 
 
 def _context_rows(report: IndexReport) -> list[tuple[str, str]]:
@@ -122,7 +127,7 @@ def summary(report: IndexReport) -> str:
         f"{report.chunks_embedded} chunks embedded, {report.chunks_deleted} deleted; "
         f"{len(report.skipped)} skipped"
         + (f", {describe_unread(report.not_read, shown=0)}" if report.not_read else "")
-        + f"; {report.seconds['total']:.1f} s wall"
+        + f"; {_seconds(report.seconds['total'])} s wall"
         + _context_summary(report.context)
     )
 
