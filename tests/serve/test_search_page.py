@@ -31,7 +31,8 @@ HOSTILE = """# Кактус <script>window.__pwned = 1</script>
 
 ## "><img src=x onerror="window.__pwned = 2"> уход за кактусом
 
-Колючий кактус <script>window.__pwned = 3</script> любит свет "><img src=y onerror=window.__pwned=4>.
+Колючий кактус <script>window.__pwned = 3</script> любит свет
+"><img src=y onerror=window.__pwned=4>.
 
 [полить кактус](javascript:window.__pwned=5) и <a href="javascript:window.__pwned=6">кактус</a>.
 """
@@ -82,8 +83,8 @@ def _shot(page: Any, path: Path) -> None:
 class Watched:
     """A page whose console errors, page errors and requests elsewhere fail the test."""
 
-    def __init__(self, browser: Any, base: str, *, javascript: bool = True) -> None:
-        self.context = browser.new_context(
+    def __init__(self, chromium: Any, base: str, *, javascript: bool = True) -> None:
+        self.context = chromium.new_context(
             viewport={"width": 1100, "height": 800}, java_script_enabled=javascript
         )
         self.page = self.context.new_page()

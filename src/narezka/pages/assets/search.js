@@ -73,6 +73,7 @@
     try {
       const response = await fetch(url, { headers: authHeaders(), cache: "no-store" });
       const text = await response.text();
+      performance.mark("narezka-fetched");
       doc = new DOMParser().parseFromString(text, "text/html");
     } catch (e) {
       doc = null;
@@ -94,6 +95,7 @@
     showKeyState(needed);
     if (push && !needed) history.pushState(null, "", url);
     document.title = doc.title;
+    performance.mark("narezka-swapped");
     painted();
   }
 
