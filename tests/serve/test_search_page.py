@@ -336,3 +336,28 @@ def test_highlighting_escapes_and_keeps_the_text(text: str, query: str) -> None:
     out = highlight(text, query_terms(query))
     assert html.unescape(out.replace("<mark>", "").replace("</mark>", "")) == text
     assert "<" not in out.replace("<mark>", "").replace("</mark>", "")
+
+
+def test_archived_pages_count_only_when_asked(served: str) -> None:
+    asked = {"q": "возврат и обмен товара", "path": "returns-2023-archive.md"}
+    shown = httpx.get(served + "/", params={**asked, "include_archived": "true"}).text
+    assert 'class="result"' in shown and '<span class="tag">archived</span>' in shown
+    assert 'value="true" checked' in shown and '<details class="filters" open>' in shown
+    for value in ("", "false", "0"):
+        hidden = httpx.get(served + "/", params={**asked, "include_archived": value}).text
+        assert 'class="result"' not in hidden and "checked" not in hidden, value
+    bad = httpx.get(served + "/", params={**asked, "include_archived": "maybe"})
+    assert bad.status_code == 400 and "include_archived" in bad.text
+
+
+def test_the_page_assets_ship_with_the_package() -> None:
+    # A non-editable install (pip install .) carries only what package-data names.
+    import fnmatch
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    setup = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
+    globs = setup["setuptools"]["package-data"]["narezka"]
+    for name in ("common.css", "common.js", "search.css", "search.js"):
+        assert (root / "src/narezka/pages/assets" / name).is_file(), name
+        assert any(fnmatch.fnmatch(f"pages/assets/{name}", glob) for glob in globs), name

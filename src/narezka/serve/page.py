@@ -38,7 +38,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.types import Scope
 
+from narezka.errors import ConfigError
 from narezka.pages import asset
+from narezka.search import Query
 from narezka.serve.errors import ServiceError
 from narezka.serve.service import Service
 from narezka.store.sparse import bm25_encoder
@@ -76,7 +78,7 @@ class Asked:
     zone: str = ""
     project: str = ""
     category: str = ""
-    include_archived: bool = False
+    include_archived: str = ""
     cursor: str = ""
 
     @classmethod
@@ -92,7 +94,7 @@ class Asked:
             zone=text("zone"),
             project=text("project"),
             category=text("category"),
-            include_archived=bool(text("include_archived")),
+            include_archived=text("include_archived"),
             cursor=text("cursor"),
         )
 
@@ -105,9 +107,18 @@ class Asked:
             "zone": self.zone,
             "project": self.project,
             "category": self.category,
-            "include_archived": "true" if self.include_archived else "",
+            "include_archived": self.include_archived,
         }
         return {name: value or None for name, value in given.items()}
+
+    def archived(self) -> bool:
+        """Whether archived pages count, read as the search reads it (a bad value: no; the
+        search then says why)."""
+        try:
+            asked = Query.parse("archived?", {"include_archived": self.include_archived or None})
+            return asked.filters.include_archived
+        except ConfigError:
+            return False
 
     def url(self, cursor: str = "") -> str:
         """This search's own page URL (a cursor: its next page)."""
@@ -228,8 +239,8 @@ def _form(asked: Asked) -> str:
         f' placeholder="{e(hint)}" autocomplete="off">'
         for name, label, hint in FILTERS
     )
-    filtered = any(getattr(asked, name) for name, _, _ in FILTERS) or asked.include_archived
-    archived = " checked" if asked.include_archived else ""
+    filtered = any(getattr(asked, name) for name, _, _ in FILTERS) or asked.archived()
+    archived = " checked" if asked.archived() else ""
     return (
         f'<form id="search" role="search" method="get" action="{PAGE_PATH}" '
         'aria-labelledby="title">'
