@@ -56,7 +56,9 @@ def _corpus(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    proc, base = start_http(_corpus(tmp_path_factory.mktemp("page")), "--no-watch")
+    # A small reply budget, so that a long result list pages (More results).
+    corpus = _corpus(tmp_path_factory.mktemp("page"))
+    proc, base = start_http(corpus, "--no-watch", "--max-reply-tokens", "3000")
     try:
         yield base
     finally:
@@ -361,3 +363,33 @@ def test_the_page_assets_ship_with_the_package() -> None:
     for name in ("common.css", "common.js", "search.css", "search.js"):
         assert (root / "src/narezka/pages/assets" / name).is_file(), name
         assert any(fnmatch.fnmatch(f"pages/assets/{name}", glob) for glob in globs), name
+
+
+def test_more_results_follow_the_cursor(served: str) -> None:
+    first = httpx.get(served + "/", params={"q": "чай кофе возврат доставка", "k": 50})
+    link = re.search(r'<a href="([^"]+)" data-swap rel="next">', first.text)
+    assert link, "the hits overflow the reply budget of 3,000 tokens"
+    rest = httpx.get(served + html.unescape(link.group(1)))
+    assert rest.status_code == 200
+
+    def paths(body: str) -> list[str]:
+        return re.findall(r'<div class="text">(.*?)</div>', body, re.S)
+
+    assert paths(rest.text) and not set(paths(rest.text)) & set(paths(first.text))
+
+
+def test_more_results_swap_in_by_keyboard(served: str, watched: Any) -> None:
+    page = watched(served).page
+    page.goto(served + "/")
+    page.wait_for_selector("body[data-ready='1']")
+    page.select_option("#k", "50")
+    _search(page, "чай кофе возврат доставка")
+    before = page.locator(".result .text").all_text_contents()
+    page.locator("a[rel=next]").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("body[data-searched='2']")
+    after = page.locator(".result .text").all_text_contents()
+    assert after and not set(after) & set(before) and "cursor=" in page.url
+    page.go_back()  # the first page of results again
+    page.wait_for_selector("body[data-searched='3']")
+    assert page.locator(".result .text").all_text_contents() == before

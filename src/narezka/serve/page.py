@@ -29,7 +29,7 @@ import hashlib
 import html
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -58,6 +58,8 @@ FILTERS = (
     ("project", "Project", "any"),
     ("category", "Category", "any"),
 )
+SEARCH_OPTIONS = ("mode", "k", "path", "zone", "project", "category", "include_archived")
+"""The options of :data:`narezka.search.query.OPTIONS` the form offers."""
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -83,33 +85,12 @@ class Asked:
 
     @classmethod
     def from_params(cls, params: Mapping[str, str]) -> Asked:
-        def text(name: str) -> str:
-            return params.get(name, "").strip()
+        given = {f.name: params.get(f.name, "").strip() for f in fields(cls)}
+        return cls(**{**given, "q": params.get("q", "")})  # q as typed: the reply echoes it
 
-        return cls(
-            q=params.get("q", ""),  # as typed: the reply echoes the query exactly
-            mode=text("mode"),
-            k=text("k"),
-            path=text("path"),
-            zone=text("zone"),
-            project=text("project"),
-            category=text("category"),
-            include_archived=text("include_archived"),
-            cursor=text("cursor"),
-        )
-
-    def options(self) -> dict[str, Any]:
+    def options(self) -> dict[str, str | None]:
         """The query's options as :meth:`Service.search` takes them (``None``: the default)."""
-        given = {
-            "mode": self.mode,
-            "k": self.k,
-            "path": self.path,
-            "zone": self.zone,
-            "project": self.project,
-            "category": self.category,
-            "include_archived": self.include_archived,
-        }
-        return {name: value or None for name, value in given.items()}
+        return {name: getattr(self, name) or None for name in SEARCH_OPTIONS}
 
     def archived(self) -> bool:
         """Whether archived pages count, read as the search reads it (a bad value: no; the
@@ -122,12 +103,8 @@ class Asked:
 
     def url(self, cursor: str = "") -> str:
         """This search's own page URL (a cursor: its next page)."""
-        params = {name: value for name, value in self.options().items() if value}
-        return (
-            PAGE_PATH
-            + "?"
-            + urlencode({"q": self.q, **params, **({"cursor": cursor} if cursor else {})})
-        )
+        given = {"q": self.q, **self.options(), "cursor": cursor or None}
+        return PAGE_PATH + "?" + urlencode({k: v for k, v in given.items() if v})
 
 
 def search_page(service: Service) -> Callable[[Request], HTMLResponse]:
@@ -137,25 +114,16 @@ def search_page(service: Service) -> Callable[[Request], HTMLResponse]:
 
     def page(request: Request) -> HTMLResponse:
         asked = Asked.from_params(request.query_params)
-        status = 200
         if request.scope.get(AUTHORIZED) is not True:
-            results, keyed = _key_needed(), "needed"
-        elif not asked.q.strip():
-            results, keyed = (
-                _results_section("empty", _status("Type a question and press Enter.")),
-                "",
-            )
-        else:
-            keyed = ""
-            try:
-                reply = service.search(asked.q, cursor=asked.cursor or None, **asked.options())
-            except ServiceError as exc:
-                status = 400
-                results = _results_section("error", _status(f"Cannot search: {exc}", "error"))
-            else:
-                results = render_results(asked, reply)
-        body = _document(asked, results, keyed)
-        return HTMLResponse(body, status_code=status, headers=headers())
+            return _respond(asked, _key_needed(), keyed="needed")
+        if not asked.q.strip():
+            return _respond(asked, _results_section("empty", _status("Type a question.")))
+        try:
+            reply = service.search(asked.q, cursor=asked.cursor or None, **asked.options())
+        except ServiceError as exc:
+            message = _status(f"Cannot search: {exc}", "error")
+            return _respond(asked, _results_section("error", message), status=400)
+        return _respond(asked, render_results(asked, reply))
 
     return page
 
@@ -189,6 +157,10 @@ def headers() -> dict[str, str]:
         "Cache-Control": "no-store",
         "X-Frame-Options": "DENY",
     }
+
+
+def _respond(asked: Asked, results: str, *, keyed: str = "", status: int = 200) -> HTMLResponse:
+    return HTMLResponse(_document(asked, results, keyed), status_code=status, headers=headers())
 
 
 def _document(asked: Asked, results: str, keyed: str) -> str:
