@@ -146,6 +146,7 @@ def test_a_question_typed_and_entered_finds_its_answer(
     assert "вскрытый" in marked and "вскрытые" in marked  # the query's words in other forms
     assert "ли" not in marked  # a stop word is no match
     assert "q=" in page.url  # the search has its own URL: reload and back work
+    assert page.inner_text("#announce") == page.inner_text("#status")  # read out
     # Every result is reachable by Tab from the box, and the focus is visible.
     tabs = 0
     while page.evaluate("document.activeElement.className") != "source" and tabs < 30:

@@ -184,6 +184,9 @@ def _document(asked: Asked, results: str, keyed: str) -> str:
             '<h1 id="title">narezka search</h1>',
             _form(asked),
             _key_form(),
+            # The script re-announces each swapped-in status here: a live region must already
+            # be on the page when its text changes for a screen reader to read it.
+            '<p id="announce" class="visually-hidden" aria-live="polite"></p>',
             results,
             _source_view(),
             "</main>",

@@ -95,6 +95,8 @@
     showKeyState(needed);
     if (push && !needed) history.pushState(null, "", url);
     document.title = doc.title;
+    const status = document.getElementById("status");
+    document.getElementById("announce").textContent = status ? status.textContent : "";
     performance.mark("narezka-swapped");
     painted();
   }
