@@ -394,3 +394,21 @@ def test_more_results_swap_in_by_keyboard(served: str, watched: Any) -> None:
     page.go_back()  # the first page of results again
     page.wait_for_selector("body[data-searched='3']")
     assert page.locator(".result .text").all_text_contents() == before
+
+
+def test_a_failed_search_is_said_on_the_page(served: str, watched: Any) -> None:
+    w = watched(served)
+    page = w.page
+    page.goto(served + "/")
+    page.wait_for_selector("body[data-ready='1']")
+    error = {"error": "the server cannot answer: <b>index damaged</b>"}
+    page.route("**/?q=*", lambda route: route.fulfill(status=500, json=error))
+    _search(page, "чай")
+    assert page.inner_text("#status") == f"The server cannot answer: {error['error']}"
+    assert page.locator("#results b").count() == 0
+    page.unroute("**/?q=*")
+    page.route("**/?q=*", lambda route: route.abort())
+    _search(page, "кофе", 2)
+    assert "did not answer" in page.inner_text("#status")
+    # The browser's own console lines for the refused and aborted fetches; nothing else.
+    w.errors[:] = [e for e in w.errors if "500" not in e and "ERR_FAILED" not in e]

@@ -53,6 +53,16 @@
     results.dataset.state = kind || "message";
   }
 
+  // The message of a JSON error the server answered instead of a page (its own fault, or a
+  // guard's refusal), as text.
+  function refusal(text) {
+    try {
+      return String(JSON.parse(text).error);
+    } catch (e) {
+      return "an unexpected reply";
+    }
+  }
+
   function painted() {
     // The frame after the one that laid the results out has painted them.
     requestAnimationFrame(function () {
@@ -70,9 +80,10 @@
     performance.mark("narezka-submit");
     document.body.dataset.busy = "1";
     let doc = null;
+    let text = "";
     try {
       const response = await fetch(url, { headers: authHeaders(), cache: "no-store" });
-      const text = await response.text();
+      text = await response.text();
       performance.mark("narezka-fetched");
       doc = new DOMParser().parseFromString(text, "text/html");
     } catch (e) {
@@ -82,7 +93,8 @@
     delete document.body.dataset.busy;
     const fresh = doc && doc.getElementById("results");
     if (!fresh) {
-      say("The server did not answer. Is narezka serve still running?", "error");
+      say(doc ? "The server cannot answer: " + refusal(text)
+        : "The server did not answer. Is narezka serve still running?", "error");
       painted();
       return;
     }
