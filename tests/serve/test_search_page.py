@@ -325,7 +325,24 @@ def test_a_browser_gives_the_key_once_per_tab(keyed: str, watched: Any, tmp_path
     assert page.evaluate("sessionStorage.length") == 0
 
 
-@given(st.text(max_size=60), st.text(max_size=40))
+URLS = st.sampled_from(
+    [
+        "javascript:alert(1)",
+        " javascript:alert(1)",
+        "JaVaScRiPt:alert(1)",
+        "java\tscript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "vbscript:x",
+        "//evil.example/x",
+        "http:/no-host",
+        "https://docs.example/a b",
+        "https://docs.example/page#part",
+        "faq.md#faq-opened-tea",
+    ]
+)
+
+
+@given(st.one_of(URLS, st.text(max_size=60)), st.text(max_size=40))
 def test_a_link_is_this_server_or_the_web(url: str, path: str) -> None:
     link = source_link({"url": url, "file_path": path})
     assert link.startswith("/sources/") or (
@@ -334,7 +351,12 @@ def test_a_link_is_this_server_or_the_web(url: str, path: str) -> None:
     assert not any(c.isspace() or c in "\"'<>" for c in link if link.startswith("/sources/"))
 
 
-@given(st.text(max_size=200), st.sampled_from(["чай", "вскрытый чай", "<mark>", "a & b"]))
+# Texts mixing the queries' words (in other forms too), markup and anything at all.
+PIECES = st.sampled_from(["чай", "Чаю", "вскрытые", "<", ">", "&amp;", '"', "'", " ", "\n"])
+TEXTS = st.lists(st.one_of(PIECES, st.text(max_size=8)), max_size=30).map("".join)
+
+
+@given(TEXTS, st.sampled_from(["чай", "вскрытый чай", "<mark>", "a & b"]))
 def test_highlighting_escapes_and_keeps_the_text(text: str, query: str) -> None:
     out = highlight(text, query_terms(query))
     assert html.unescape(out.replace("<mark>", "").replace("</mark>", "")) == text
@@ -412,3 +434,24 @@ def test_a_failed_search_is_said_on_the_page(served: str, watched: Any) -> None:
     assert "did not answer" in page.inner_text("#status")
     # The browser's own console lines for the refused and aborted fetches; nothing else.
     w.errors[:] = [e for e in w.errors if "500" not in e and "ERR_FAILED" not in e]
+
+
+def test_a_hit_shows_where_and_links_its_web_url() -> None:
+    from narezka.serve.page import Asked, render_results
+
+    hit = {
+        "file_path": "manual.pdf",
+        "url": "https://docs.example/manual#p3",
+        "section": ["Руководство", "Возврат"],
+        "where": "p. 3–4",
+        "relevance": 0.8123,
+        "text": "Чай можно вернуть.",
+        "zone": "warm",
+    }
+    out = render_results(Asked(q="вернуть чай"), {"hits": [hit], "total": 1})
+    assert '<a class="url" href="https://docs.example/manual#p3" rel="noopener noreferrer"' in out
+    assert '<span class="tag">p. 3–4</span>' in out and "zone warm" in out
+    assert "Руководство › Возврат" in out and "relevance 0.81" in out
+    assert "<mark>Чай</mark> можно <mark>вернуть</mark>." in out
+    local = render_results(Asked(q="x"), {"hits": [{**hit, "url": "manual.pdf#p3"}]})
+    assert 'href="/sources/manual.pdf"' in local and "noopener" not in local
