@@ -28,7 +28,7 @@ import base64
 import hashlib
 import html
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from functools import cache
 from typing import Any
@@ -38,9 +38,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.types import Scope
 
+from narezka import defaults
 from narezka.errors import ConfigError
 from narezka.pages import asset
 from narezka.search import Query
+from narezka.search.query import MODES
 from narezka.serve.errors import ServiceError
 from narezka.serve.service import Service
 from narezka.store.sparse import bm25_encoder
@@ -50,8 +52,7 @@ AUTHORIZED = "narezka.authorized"
 """The ASGI scope key the Guard sets to True once a request passed the API key check (or no
 key is configured); the page shows index data only when it is True: it fails closed."""
 
-MODES = ("hybrid", "dense", "bm25")
-K_CHOICES = (5, 10, 20, 50)
+K_CHOICES = ("5", "10", "20", "50")
 FILTERS = (
     ("path", "Path glob", "e.g. products/**"),
     ("zone", "Zone", "any"),
@@ -200,15 +201,9 @@ def _document(asked: Asked, results: str, keyed: str) -> str:
 
 def _form(asked: Asked) -> str:
     e = html.escape
-    modes = "".join(
-        f'<option value="{m}"{" selected" if (asked.mode or "hybrid") == m else ""}>{m}</option>'
-        for m in MODES
-    )
-    ks = "".join(
-        f'<option value="{k}"{" selected" if (asked.k or "5") == str(k) else ""}>{k}</option>'
-        for k in K_CHOICES
-    )
-    fields = "".join(
+    modes = _options(sorted(MODES, key=lambda m: m != defaults.MODE), asked.mode or defaults.MODE)
+    ks = _options(K_CHOICES, asked.k or str(defaults.K))
+    boxes = "".join(
         f'<label for="f-{name}">{label}</label>'
         f'<input id="f-{name}" name="{name}" value="{e(getattr(asked, name))}"'
         f' placeholder="{e(hint)}" autocomplete="off">'
@@ -230,11 +225,22 @@ def _form(asked: Asked) -> str:
         f'<label for="k">Results</label><select id="k" name="k">{ks}</select>'
         "</div>"
         f'<details class="filters"{" open" if filtered else ""}><summary>Filters</summary>'
-        f'<div class="grid">{fields}'
+        f'<div class="grid">{boxes}'
         '<label class="check">'
         f'<input type="checkbox" name="include_archived" value="true"{archived}>'
         " include archived pages</label></div></details>"
         "</form>"
+    )
+
+
+def _options(values: Sequence[str], chosen: str) -> str:
+    """A select's options, ``chosen`` selected (added if a URL asked for another value, so
+    that the next search asks the same)."""
+    listed = [*values, *(() if chosen in values else (chosen,))]
+    return "".join(
+        f'<option value="{html.escape(v)}"{" selected" if v == chosen else ""}>'
+        f"{html.escape(v)}</option>"
+        for v in listed
     )
 
 
