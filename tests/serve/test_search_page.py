@@ -193,6 +193,11 @@ def test_modes_and_filters_reach_the_search(served: str, watched: Any) -> None:
     paths = page.locator(".result a.source").all_text_contents()
     assert paths and all(p.startswith("products/") for p in paths)
     assert "mode=bm25" in page.url and "path=products" in page.url
+    page.select_option("#mode", "dense")
+    _search(page, "доставка", 2)
+    page.go_back()  # the form is the earlier search's again
+    page.wait_for_selector("body[data-searched='3']")
+    assert page.input_value("#mode") == "bm25" and page.input_value("#q") == QUESTION
     expected = httpx.get(
         f"{served}/search", params={"q": QUESTION, "mode": "bm25", "path": "products/**"}
     ).json()

@@ -75,7 +75,26 @@
     });
   }
 
-  async function load(url, push) {
+  // The form as the page for a URL of the history shows it (back and forward): the fields
+  // are those its server-rendered form was filled with.
+  function syncForm(doc) {
+    const fresh = doc.getElementById("search");
+    if (!fresh) return;
+    for (const node of fresh.elements) {
+      const mine = node.name && form.elements.namedItem(node.name);
+      if (!mine) continue;
+      if (node.type === "checkbox") {
+        mine.checked = node.checked;
+      } else if (node.tagName === "SELECT") {
+        mine.replaceChildren(...Array.from(node.options, (o) => document.importNode(o, true)));
+        mine.value = node.value;
+      } else {
+        mine.value = node.value;
+      }
+    }
+  }
+
+  async function load(url, push, fromHistory) {
     const mine = ++asked;
     performance.mark("narezka-submit");
     document.body.dataset.busy = "1";
@@ -105,6 +124,7 @@
       say("The server did not accept this API key.", "error");
     }
     showKeyState(needed);
+    if (fromHistory) syncForm(doc);
     if (push && !needed) history.pushState(null, "", url);
     document.title = doc.title;
     const status = document.getElementById("status");
@@ -143,7 +163,9 @@
   // A source link needs the key too when the server has one: read it here and show it below.
   document.addEventListener("click", async function (event) {
     const link = event.target.closest && event.target.closest("a");
-    if (!link) return;
+    // A click that opens another tab or window is the browser's to handle.
+    const plain = event.button === 0 && !(event.metaKey || event.ctrlKey || event.shiftKey || event.altKey);
+    if (!link || !plain || event.defaultPrevented) return;
     if (link.hasAttribute("data-swap")) {
       event.preventDefault();
       load(link.getAttribute("href"), true);
@@ -178,9 +200,7 @@
   });
 
   window.addEventListener("popstate", function () {
-    const params = new URLSearchParams(location.search);
-    form.querySelector("#q").value = params.get("q") || "";
-    load(location.pathname + location.search, false);
+    load(location.pathname + location.search, false, true);
   });
 
   const needed = document.body.dataset.key === "needed";
