@@ -34,6 +34,7 @@ from narezka.serve.errors import NotFoundError, RequestTimeoutError, ServiceErro
 from narezka.serve.limits import REQUEST_SECONDS
 from narezka.serve.mcp_server import build_mcp
 from narezka.serve.openapi import openapi_document
+from narezka.serve.page import AUTHORIZED, asks_for_key, search_page
 from narezka.serve.service import Service
 
 log = logging.getLogger("narezka.serve")
@@ -129,6 +130,7 @@ def _routes(service: Service) -> list[Route]:
         return JSONResponse(openapi_document())
 
     return [
+        Route("/", _guarded(search_page(service)), methods=["GET"]),
         Route("/search", _guarded(search), methods=["GET"]),
         Route("/chunks/{chunk_id}", _guarded(chunk), methods=["GET"]),
         Route("/sources", _guarded(sources), methods=["GET"]),
@@ -238,8 +240,10 @@ class Guard:
         if request.method == "POST" and kind and not kind.lower().startswith("application/json"):
             # A form or a no-cors fetch can send these from any site without a preflight.
             return _error(415, f"a POST body must be application/json, not {kind!r}")
-        if self.api_key is not None and not self._authorized(request.headers):
+        authorized = self.api_key is None or self._authorized(request.headers)
+        if not authorized and not asks_for_key(scope):  # the page asks for it, showing nothing
             return _error(401, "a valid API key is required (Authorization: Bearer KEY)")
+        scope[AUTHORIZED] = authorized
         return None
 
     async def _body(self, scope: Scope, receive: Receive) -> Message | None:
