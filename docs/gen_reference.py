@@ -170,7 +170,39 @@ def python_reference() -> str:
     return "\n".join(rows) + "\n"
 
 
+def search_options_reference() -> str:
+    """Markdown: the one table of search options (``narezka.search.options``) as every front
+    shows it: the flat name (HTTP parameter, MCP argument, retriever field, ``Index.search``
+    keyword), the command-line flag, the default, what it may take, and where it is shown."""
+    from narezka.search import OPTIONS
+
+    rows = [
+        "| option | flag | default | takes | shown by | what it does |",
+        "|---|---|---|---|---|---|",
+    ]
+    for o in OPTIONS.values():
+        takes = (
+            " / ".join(f"`{c}`" for c in o.choices)
+            if o.choices
+            else {"whole": "a whole number", "number": "a number", "flag": "true / false"}.get(
+                o.kind, "text" if o.kind == "text" else "a share or `auto`/`off`"
+            )
+        )
+        if o.minimum is not None or o.maximum is not None:
+            low = "" if o.minimum is None else f"{o.minimum:g}"
+            high = "" if o.maximum is None else f"{o.maximum:g}"
+            takes += f" in [{low}, {high}]" if high else f", at least {low}"
+        shown = ", ".join(sorted(o.fronts))
+        default = o.default_text or "—"
+        rows.append(
+            f"| `{o.name}` | `{o.flag}` | {_cell(default)} | {_cell(takes)} | {shown} | "
+            f"{_cell(o.help)} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
 GENERATED = {
+    "search-options-reference": search_options_reference,
     "cli-reference": cli_reference,
     "http-reference": http_reference,
     "python-reference": python_reference,
@@ -191,5 +223,5 @@ if __name__ == "__main__":
     os.environ.setdefault("COLUMNS", HELP_COLUMNS)
     which = sys.argv[1] if len(sys.argv) > 1 else ""
     if f"{which}-reference" not in GENERATED:
-        sys.exit("usage: python docs/gen_reference.py cli|http|python")
+        sys.exit("usage: python docs/gen_reference.py cli|http|python|search-options")
     sys.stdout.write(GENERATED[f"{which}-reference"]())
