@@ -45,7 +45,7 @@ from narezka.search import Query
 from narezka.search.query import MODES
 from narezka.serve.errors import ServiceError
 from narezka.serve.service import Service
-from narezka.store.sparse import bm25_encoder
+from narezka.tokens.bm25 import bm25_encoder
 
 PAGE_PATH = "/"
 AUTHORIZED = "narezka.authorized"
