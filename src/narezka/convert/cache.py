@@ -8,7 +8,10 @@ import json
 from collections.abc import Collection
 from pathlib import Path
 
-from narezka.convert import CONVERTER_VERSION, convert, ocr
+from narezka.convert import CONVERTER_VERSION, ocr
+
+# In a child process under limits (narezka.convert.isolate): a bomb costs its conversion only.
+from narezka.convert.isolate import convert_bounded as convert
 from narezka.convert.markdown import Converted
 from narezka.sqlite_cache import SqliteCache
 from narezka.types import ProvenanceSpan, SourceLocation

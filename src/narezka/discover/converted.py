@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Collection, Mapping
@@ -9,11 +10,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from narezka.convert import Converted, convert
+from narezka.convert import Converted
 from narezka.convert.cache import ConvertCache
 from narezka.convert.capability import lacking
+from narezka.convert.failures import REMEMBERED, FailedConversions, failure_key
 from narezka.convert.html import page_block_keys, repeated_blocks
-from narezka.errors import ConvertError
+
+# Every conversion of a run runs in a child process under limits (narezka.convert.isolate):
+# a file that explodes there costs its own conversion, never the run or the server.
+from narezka.convert.isolate import convert_bounded as convert
+from narezka.errors import ConversionLimitError, ConvertError
 from narezka.types import RawDocument
 
 _PAGES = (".html", ".htm")
@@ -55,13 +61,34 @@ def _boilerplate(file: Path) -> Collection[str]:
         return frozenset()
 
 
+def _remembered(cache: Path, key: str) -> str | None:
+    try:
+        with FailedConversions(cache) as failed:
+            return failed.reason(key)
+    except sqlite3.Error:
+        return None
+
+
+def _remember(cache: Path, key: str, reason: str) -> None:
+    with contextlib.suppress(sqlite3.Error), FailedConversions(cache) as failed:
+        failed.remember(key, reason)
+
+
 def _converted(data: bytes, file: Path, cache: Path | None) -> Converted:
     boilerplate = _boilerplate(file)
     if cache is None:
         return convert(data, file.suffix, str(file), boilerplate=boilerplate)
+    # A file that broke a conversion's limits is named again at once, not converted again.
+    key = failure_key(data, file.suffix)
+    reason = _remembered(cache, key)
+    if reason is not None:
+        raise ConversionLimitError(str(file), reason + REMEMBERED)
     try:
         with ConvertCache(cache) as converted:
             return converted.convert(data, file.suffix, str(file), boilerplate=boilerplate)
+    except ConversionLimitError as exc:
+        _remember(cache, key, exc.problem)
+        raise
     except sqlite3.Error:
         # A cache that cannot be written (locked by another process, read-only, full) costs
         # a conversion, never the file.
