@@ -198,14 +198,17 @@ def text_lines(lines: list[str], size: float = 11, top: float = 740) -> bytes:
 
 
 def many_text_objects(count: int) -> bytes:
-    """A one-page PDF drawing ``count`` words, each its own text object, in rows."""
-    per_row = 10
+    """A one-page PDF drawing ``count`` words, each its own text object, none over another
+    (rows of 20 in 3-point type; the page grows as tall as they need)."""
+    per_row, step = 20, 4
+    rows = -(-count // per_row)
+    height = rows * step + 40
     parts = []
     for i in range(count):
-        x = 20 + (i % per_row) * 58
-        y = 780 - (i // per_row) % 760
-        parts.append(b"BT /F1 4 Tf %d %d Td (w%d) Tj ET" % (x, y, i))
-    return pdf_pages([b"\n".join(parts)])
+        x = 10 + (i % per_row) * 30
+        y = height - 20 - (i // per_row) * step
+        parts.append(b"BT /F1 3 Tf %d %d Td (w%d) Tj ET" % (x, y, i))
+    return pdf_pages([b"\n".join(parts)], size=(620, height))
 
 
 def pdf_form_bomb(depth: int = 12, fan: int = 10) -> bytes:

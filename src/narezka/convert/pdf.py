@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
+from narezka.convert.pdf_bounded import BoundedText
 from narezka.errors import ConvertError, NoTextLayerError, PasswordProtectedError
 from narezka.types import SourceLocation
 
@@ -50,6 +51,10 @@ a quarter to a third of one)."""
 _CODE_GAP = 2.8
 _HEADING_RATIO = 1.12
 _MAX_HEADING = 160
+_INDEXED_CHARS = 4000
+"""A page of more characters has its runs' texts read from one index of its characters
+(``BoundedText``) instead of a PDFium call over the whole page per run: linear, not
+quadratic, in the page's text objects."""
 
 
 @dataclass(slots=True)
@@ -244,6 +249,7 @@ def _page_lines(
         bad += unmapped * step
         lines: list[_Line] = []
         pos = 0
+        bounded = _Bounded(tp, chars)
         for match in [*_LINE_BREAK.finditer(text), None]:
             end = match.start() if match else len(text)
             line = text[pos:end]
@@ -264,7 +270,7 @@ def _page_lines(
             raw.FPDFText_GetCharOrigin(tp, ci, ctypes.byref(x), ctypes.byref(y))
             margin = not height * _MARGIN < y.value < height * (1 - _MARGIN)
             last = max(_char(tp, units, first + len(stripped) - 1), ci)
-            runs = () if mono else _runs(tp, ci, last - ci + 1)
+            runs = () if mono else _runs(tp, ci, last - ci + 1, bounded)
             cells, starts = _cells(runs, size)
             if not mono and not cells:
                 line = _inline_marks(tp, units, line, pos_start)
@@ -285,7 +291,25 @@ def _page_lines(
         tp.close()
 
 
-def _runs(tp: object, index: int, count: int) -> tuple[tuple[float, float, str], ...]:
+class _Bounded:
+    """The text in a rectangle of the page: PDFium's own call on a page of few characters,
+    an index of them built once (``BoundedText``) on a page of many."""
+
+    def __init__(self, tp: object, chars: int) -> None:
+        self.tp, self.chars = tp, chars
+        self.index: BoundedText | None = None
+
+    def __call__(self, left: float, bottom: float, right: float, top: float) -> str:
+        if self.chars <= _INDEXED_CHARS:
+            return str(self.tp.get_text_bounded(left, bottom, right, top))  # type: ignore[attr-defined]
+        if self.index is None:
+            self.index = BoundedText(self.tp, self.chars)
+        return self.index.text(left, bottom, right, top)
+
+
+def _runs(
+    tp: object, index: int, count: int, bounded: Callable[[float, float, float, float], str]
+) -> tuple[tuple[float, float, str], ...]:
     """A line's text runs as (left edge, right edge, text); one run's text left empty.
 
     PDFium gives a line's text as rectangles of runs (split at gaps and font changes)."""
@@ -294,7 +318,7 @@ def _runs(tp: object, index: int, count: int) -> tuple[tuple[float, float, str],
         return ()
     if len(rects) == 1:  # one run: its extent only (the line's text is read as a whole)
         return ((rects[0][0], rects[0][2], ""),)
-    return tuple((r[0], r[2], tp.get_text_bounded(*r)) for r in rects)  # type: ignore[attr-defined]
+    return tuple((r[0], r[2], bounded(*r)) for r in rects)
 
 
 def _extent_of(tp: object, index: int, count: int) -> tuple[float, float]:
