@@ -15,7 +15,7 @@ from narezka.convert.pdf_bounded import BoundedText
 import convert_samples as samples
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "trust"))
-import trust_bombs  # noqa: E402
+import trust_bombs
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "kb" / "returns.pdf"
 
