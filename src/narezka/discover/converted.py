@@ -143,4 +143,7 @@ def converted_document(
         provenance=result.provenance,
         lacks=lacking(result.meta),
     )
-    return document, conversion_notes(result.meta, file)
+    notes = conversion_notes(result.meta, file)
+    if not result.markdown.strip():
+        notes.append(f"{file}: converted to no text (nothing in it to index)")
+    return document, notes
