@@ -60,7 +60,13 @@ _REQUEST = struct.Struct(">IQ")
 _ANSWER = struct.Struct(">cQ")
 _ERRORS: dict[str, type[ConvertError]] = {
     cls.__name__: cls
-    for cls in (ConvertError, PasswordProtectedError, NoTextLayerError, UnsafeFileError)
+    for cls in (
+        ConvertError,
+        PasswordProtectedError,
+        NoTextLayerError,
+        UnsafeFileError,
+        ConversionLimitError,
+    )
 }
 _CHILD = (
     "import sys; sys.path.insert(0, sys.argv[1]); "

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from narezka.types import ProvenanceSpan, SourceLocation
 
-__all__ = ["Converted", "MarkdownWriter", "escape_line", "inline_text", "table_markdown"]
+__all__ = [
+    "Converted",
+    "MarkdownWriter",
+    "escape_line",
+    "inline_text",
+    "table_lines",
+    "table_markdown",
+]
 
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
 # A line that Markdown would read as a heading, quote, list item, rule or fence, if written
@@ -47,12 +54,20 @@ def _cell(text: str) -> str:
 def table_markdown(rows: Sequence[Sequence[str]]) -> str:
     """A GFM table from rows of cell texts; the first row is the header, short rows padded."""
     width = max((len(r) for r in rows), default=0)
+    return "\n".join(table_lines(rows, width))
+
+
+def table_lines(rows: Iterable[Sequence[str]], width: int) -> Iterator[str]:
+    """The lines of a GFM table ``width`` cells wide, one row at a time (the first row is the
+    header; short rows padded): a table too big to hold twice is written as it is read."""
     if width == 0:
-        return ""
-    cells = [[_cell(c) for c in r] + [""] * (width - len(r)) for r in rows]
-    lines = ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * width]
-    lines.extend("| " + " | ".join(r) + " |" for r in cells[1:])
-    return "\n".join(lines)
+        return
+    for number, row in enumerate(rows):
+        cells = [_cell(c) for c in row[:width]]
+        cells += [""] * (width - len(cells))
+        yield "| " + " | ".join(cells) + " |"
+        if number == 0:
+            yield "|" + "---|" * width
 
 
 class MarkdownWriter:

@@ -15,12 +15,14 @@ from narezka.convert.cache import ConvertCache
 from narezka.convert.capability import lacking
 from narezka.convert.failures import REMEMBERED, FailedConversions, failure_key
 from narezka.convert.html import page_block_keys, repeated_blocks
-
-# Every conversion of a run runs in a child process under limits (narezka.convert.isolate):
-# a file that explodes there costs its own conversion, never the run or the server.
 from narezka.convert.isolate import convert_bounded as convert
+from narezka.convert.sheets import CSV_MAX_ROWS
 from narezka.errors import ConversionLimitError, ConvertError
 from narezka.types import RawDocument
+
+# ``convert`` here is ``convert_bounded``: every conversion of a run runs in a child process
+# under limits (narezka.convert.isolate); a file that explodes costs its own conversion,
+# never the run or the server.
 
 _PAGES = (".html", ".htm")
 _MAX_CRAWL = 2000
@@ -120,6 +122,10 @@ def conversion_notes(meta: Mapping[str, Any], file: Path | str) -> list[str]:
             else "a scan? install tesseract-ocr and tesseract-ocr-rus to read it by OCR"
         )
         notes.append(f"{file}: {_pages(meta['no_text_pages'])}: no text layer, not indexed ({why})")
+    if meta.get("rows_left_out"):
+        notes.append(
+            f"{file}: {meta['rows_left_out']:,} rows after the first {CSV_MAX_ROWS:,} not indexed"
+        )
     return notes
 
 
