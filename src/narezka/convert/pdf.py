@@ -15,7 +15,12 @@ from dataclasses import dataclass
 
 from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
 from narezka.convert.pdf_bounded import BoundedText
-from narezka.errors import ConvertError, NoTextLayerError, PasswordProtectedError
+from narezka.errors import (
+    ConvertError,
+    NoTextLayerError,
+    PasswordProtectedError,
+    UnsafeFileError,
+)
 from narezka.types import SourceLocation
 
 __all__ = ["convert_pdf"]
@@ -56,6 +61,9 @@ a quarter to a third of one)."""
 _CODE_GAP = 2.8
 _HEADING_RATIO = 1.12
 _MAX_HEADING = 160
+_SAME_PAGES = 200
+"""A page whose text recurs this many times is a page tree listing one page over and over
+(200,000 times in 1.2 MB ran for minutes), not a document."""
 _INDEXED_CHARS = 4000
 """A page of more characters has its runs' texts read from one index of its characters
 (``BoundedText``) instead of a PDFium call over the whole page per run: linear, not
@@ -801,15 +809,18 @@ def _ocr_lines(page: object, number: int, exe: str, languages: str) -> list[_Lin
 
     Raises ``OSError`` or ``subprocess.SubprocessError`` when tesseract fails."""
     from narezka.convert import ocr
+    from narezka.convert.isolate import progress
 
-    bitmap = page.render(scale=ocr.DPI / 72, grayscale=True)  # type: ignore[attr-defined]
+    pixels = ocr.scale_for(float(page.get_width()), float(page.get_height()))  # type: ignore[attr-defined]
+    bitmap = page.render(scale=pixels, grayscale=True)  # type: ignore[attr-defined]
     try:
         image = ocr.pgm(bitmap.width, bitmap.height, bitmap.stride, bytes(bitmap.buffer))
         height = bitmap.height
     finally:
         bitmap.close()
-    scale = 72 / ocr.DPI
+    scale = 1 / pixels
     lines = []
+    progress()  # tesseract's time is its own (ocr.TIMEOUT a page): the wall clock allows it
     for found in ocr.recognise(image, exe, languages):
         margin = found.top < height * _MARGIN or found.bottom > height * (1 - _MARGIN)
         size = (found.bottom - found.top) * scale
@@ -841,6 +852,7 @@ def convert_pdf(data: bytes, path: str) -> Converted:
     gutters: list[float] = []  # the column gutters found on the pages so far
     ocr_pages: list[int] = []
     ocr_failed: list[str] = []
+    same: Counter[int] = Counter()
     try:
         pages: list[list[_Line]] = []
         chars = bad = 0
@@ -862,6 +874,15 @@ def convert_pdf(data: bytes, path: str) -> Converted:
                                 ocr_failed.append(f"page {number + 1}: {exc}")
                 finally:
                     page.close()
+                if lines:
+                    key = hash(tuple(line.text for line in lines))
+                    same[key] += 1
+                    if same[key] >= _SAME_PAGES:
+                        raise UnsafeFileError(
+                            path,
+                            f"one page's text recurs on {_SAME_PAGES} pages of {count} "
+                            "(a page tree listing one page over and over?)",
+                        )
                 pages.append(lines)
                 chars += page_chars
                 bad += page_bad
