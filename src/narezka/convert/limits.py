@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from narezka import defaults
 from narezka.errors import ConfigError, RefusedFileError
 
-__all__ = ["Limits", "check_size", "human_bytes", "max_file_bytes"]
+__all__ = ["Limits", "check_size", "human_bytes", "max_file_bytes", "stored_size"]
 
 MIB = 1 << 20
 MEMORY_ENV = "NAREZKA_CONVERT_MEMORY_MB"
@@ -86,6 +86,13 @@ def max_file_bytes(suffix: str) -> int:
     """The largest file with ``suffix`` that is read ("" or an unknown suffix: read as text)."""
     mb = defaults.MAX_FILE_MB.get(suffix.lower(), defaults.MAX_FILE_MB["text"])
     return int(_env_number(MAX_FILE_ENV, mb) * MIB)
+
+
+def stored_size(path: str, size: int) -> int:
+    """The bytes of a file of ``size`` a sync may store: none for a file over its limit
+    (it is refused unread and named), so that a 20 GB sparse file does not make the
+    free-space check refuse the whole run."""
+    return size if size <= max_file_bytes(os.path.splitext(path)[1]) else 0
 
 
 def check_size(path: str, suffix: str, size: int) -> None:
