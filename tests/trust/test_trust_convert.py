@@ -23,7 +23,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 import trust_bombs as bombs
 
 REPO = Path(__file__).resolve().parents[2]
