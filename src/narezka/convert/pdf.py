@@ -809,7 +809,7 @@ def _ocr_lines(page: object, number: int, exe: str, languages: str) -> list[_Lin
 
     Raises ``OSError`` or ``subprocess.SubprocessError`` when tesseract fails."""
     from narezka.convert import ocr
-    from narezka.convert.isolate import progress
+    from narezka.convert.child import progress
 
     pixels = ocr.scale_for(float(page.get_width()), float(page.get_height()))  # type: ignore[attr-defined]
     bitmap = page.render(scale=pixels, grayscale=True)  # type: ignore[attr-defined]
