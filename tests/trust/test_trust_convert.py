@@ -297,9 +297,18 @@ def test_slow_bombs_stay_in_bounds(tmp_path: Path, name: str, make: object) -> N
 
 
 @pytest.mark.bomb
-def test_a_17_mb_csv_is_streamed(tmp_path: Path) -> None:
-    rows = b"".join(b"%d,Name %d,City %d,%d.40\n" % (i, i * 7, i % 999, i) for i in range(600_000))
+def test_a_10_mb_csv_is_streamed(tmp_path: Path) -> None:
+    rows = b"".join(b"%d,Name %d,City %d,%d.40\n" % (i, i * 7, i % 999, i) for i in range(270_000))
     kb = corpus(tmp_path, {"big.csv": b"id,name,city,amount\n" + rows})
+    assert len((kb / "big.csv").read_bytes()) < 10 << 20
     run = run_bounded(["index", str(kb), "--embedder", "hash"])
     assert_bounded(run)
     assert "big.csv" in found(kb, "Name 700007")
+
+
+def test_conversions_in_chunk_workers_are_bounded_too(tmp_path: Path) -> None:
+    kb = corpus(tmp_path, {"bomb-form.pdf": bombs.pdf_form_bomb()})
+    run = run_bounded(["index", str(kb), "--embedder", "hash", "--jobs", "2"])
+    assert_bounded(run)
+    assert "memory limit" in _named(run.out, "bomb-form.pdf")
+    assert_the_rest_indexed(kb)
