@@ -133,6 +133,15 @@ def _environment(wanted: dict[str, str]) -> None:
         os.environ.update(wanted)
 
 
+RECYCLE_RSS = 160 << 20
+"""A child holding more memory than this after a conversion (a big file's heap, which Python
+rarely gives back) is replaced: idle, it would hold it for the rest of the run."""
+
+
+def _grown(limits: Limits) -> bool:
+    return _status("VmRSS") > RECYCLE_RSS or _status("VmSize") > limits.memory // 2
+
+
 def _one(request: dict[str, Any], data: bytes) -> bool:
     """Convert one file and answer; whether this child should be replaced afterwards."""
     _environment(request["env"])
@@ -156,7 +165,7 @@ def _one(request: dict[str, Any], data: bytes) -> bool:
         if _memory_cause(result) or (peak and peak >= 0.9 * limits.memory):
             _answer(b"L", {"what": "memory", "peak": peak})
             return True
-        recycle = _status("VmSize") > limits.memory // 2
+        recycle = _grown(limits)
         if isinstance(result, ConvertError):
             body = {"class": type(result).__name__, "problem": result.problem}
         else:
@@ -166,7 +175,7 @@ def _one(request: dict[str, Any], data: bytes) -> bool:
     if len(result.markdown) > limits.output:
         _answer(b"L", {"what": "output", "chars": len(result.markdown)})
         return True
-    recycle = _status("VmSize") > limits.memory // 2 or peak >= 0.9 * limits.memory
+    recycle = _grown(limits) or peak >= 0.9 * limits.memory
     _answer(b"R", {**_encode(result), "recycle": recycle})
     return recycle
 
