@@ -9,6 +9,8 @@ search's own, like ``fold="auto"``, lives with the word in :mod:`narezka.search`
 
 from __future__ import annotations
 
+from typing import Final
+
 from narezka.errors import ConfigError
 
 STRATEGY = "headings"
@@ -48,6 +50,39 @@ RESCORE_MODELS = ("e5",)
 RESCORE_OFF = ("off", "none", "no", "false", "")
 
 
+CONVERT_MEMORY_MB = 512
+"""Memory (address space) a conversion's child process may use for a small file, in MiB;
+a bigger file gets ``CONVERT_MEMORY_PER_BYTE`` times its size, up to ``CONVERT_MEMORY_CAP_MB``
+(``NAREZKA_CONVERT_MEMORY_MB`` sets the floor, and lifts the cap to it)."""
+CONVERT_MEMORY_PER_BYTE = 40
+CONVERT_MEMORY_CAP_MB = 2048
+CONVERT_SECONDS = 30.0
+"""CPU seconds a conversion may take for a small file, plus ``CONVERT_SECONDS_PER_MB`` per
+MiB of input, up to ``CONVERT_SECONDS_CAP`` (``NAREZKA_CONVERT_SECONDS`` sets the floor). The
+wall clock allows twice that and ``OCR_PAGE_SECONDS`` more for each page read by OCR."""
+CONVERT_SECONDS_PER_MB = 3.0
+CONVERT_SECONDS_CAP = 600.0
+OCR_PAGE_SECONDS = 60.0
+CONVERT_OUTPUT_CHARS = 4_000_000
+"""Markdown characters a conversion may give for a small file; a bigger file
+``CONVERT_OUTPUT_PER_BYTE`` characters per byte of input (compressed formats expand)."""
+CONVERT_OUTPUT_PER_BYTE = 50
+MAX_FILE_MB: Final = {
+    "text": 64,
+    ".csv": 64,
+    ".html": 32,
+    ".htm": 32,
+    ".pdf": 256,
+    ".docx": 128,
+    ".odt": 128,
+    ".pptx": 256,
+    ".xlsx": 64,
+    ".epub": 128,
+}
+"""The largest file of each kind read, in MiB ("text": every file read as text); a larger one
+is named and skipped before a byte is read. ``NAREZKA_MAX_FILE_MB`` sets one limit for all."""
+
+
 def check_rescore(value: str | None) -> str | None:
     """The quality tier a setting names (None: off); a ConfigError for an unknown one."""
     if value is None:
@@ -71,11 +106,21 @@ def check_min_relevance(value: float) -> float:
 
 
 __all__ = [
+    "CONVERT_MEMORY_CAP_MB",
+    "CONVERT_MEMORY_MB",
+    "CONVERT_MEMORY_PER_BYTE",
+    "CONVERT_OUTPUT_CHARS",
+    "CONVERT_OUTPUT_PER_BYTE",
+    "CONVERT_SECONDS",
+    "CONVERT_SECONDS_CAP",
+    "CONVERT_SECONDS_PER_MB",
     "EMBEDDER",
     "LEVELS",
+    "MAX_FILE_MB",
     "MIN_CHARS",
     "MIN_RELEVANCE",
     "MODE",
+    "OCR_PAGE_SECONDS",
     "OVERLAP",
     "PREVIEW_UNIT",
     "REDACT",

@@ -16,6 +16,7 @@
     │       ├── PasswordProtectedError   encrypted and the empty password does not open it
     │       ├── NoTextLayerError         no text, or only unmapped glyphs (a scan: needs OCR)
     │       └── UnsafeFileError          a zip bomb, an XML DTD (entity expansion), too big
+    │           └── ConversionLimitError     its conversion broke a memory, time or output limit
     ├── DiskFullError          too little free space to write: names the folder, device, bytes
     ├── MissingDependencyError an optional extra is not installed
     │   └── MissingModelPackageError     (narezka.embed.errors) a model wheel needs a manual step
@@ -165,6 +166,11 @@ class NoTextLayerError(ConvertError):
 
 class UnsafeFileError(ConvertError):
     """Refused before parsing: a zip bomb, an XML DTD (entity expansion, external entities)."""
+
+
+class ConversionLimitError(UnsafeFileError):
+    """A conversion exceeded its memory, CPU time, wall time or output limit (or its process
+    died): it was stopped, and the file is not converted again until its bytes change."""
 
 
 class MissingDependencyError(NarezkaError, ImportError):

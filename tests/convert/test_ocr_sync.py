@@ -35,6 +35,8 @@ def fake_ocr(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(ocr, "engine", engine)
     monkeypatch.setattr(ocr, "recognise", recognise)
+    # The fake engine lives in this process: conversions must run here to meet it.
+    monkeypatch.setattr("narezka.convert.isolate.INLINE", True)
 
 
 @pytest.fixture

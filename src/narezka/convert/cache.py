@@ -30,7 +30,10 @@ from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
-from narezka.convert import CONVERTER_VERSION, convert, ocr
+from narezka.convert import CONVERTER_VERSION, ocr
+
+# In a child process under limits (narezka.convert.isolate): a bomb costs its conversion only.
+from narezka.convert.isolate import convert_bounded as convert
 from narezka.convert.markdown import Converted
 from narezka.parse.redaction import (
     RULES_VERSION,

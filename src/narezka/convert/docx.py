@@ -146,7 +146,21 @@ def _cell_text(cell: Any) -> str:
     return " ".join(text for text in paragraphs if text.strip())
 
 
+_MAX_SPAN = 63
+"""Word's own limit on a table's columns: a cell spanning more (``w:gridSpan w:val=
+"50000000"``) would be repeated that many times by python-docx's cell grid."""
+
+
+def _clamp_spans(table: Any) -> None:
+    """Cut every ``w:gridSpan`` of ``table`` to ``_MAX_SPAN`` before its grid is built."""
+    for span in table._tbl.iter(_W + "gridSpan"):
+        value = span.get(_W + "val") or ""
+        if not value.isdigit() or len(value) > 3 or int(value) > _MAX_SPAN:
+            span.set(_W + "val", str(_MAX_SPAN) if value.isdigit() else "1")
+
+
 def _table_rows(table: Any) -> list[list[str]]:
+    _clamp_spans(table)
     rows: list[list[str]] = []
     for row in table.rows:
         rows.append([_cell_text(cell) for cell in row.cells])

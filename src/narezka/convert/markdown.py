@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,7 @@ __all__ = [
     "inline_text",
     "link",
     "safe_url",
+    "table_lines",
     "table_markdown",
 ]
 
@@ -97,12 +98,20 @@ def _cell(text: str) -> str:
 def table_markdown(rows: Sequence[Sequence[str]]) -> str:
     """A GFM table from rows of cell texts; the first row is the header, short rows padded."""
     width = max((len(r) for r in rows), default=0)
+    return "\n".join(table_lines(rows, width))
+
+
+def table_lines(rows: Iterable[Sequence[str]], width: int) -> Iterator[str]:
+    """The lines of a GFM table ``width`` cells wide, one row at a time (the first row is the
+    header; short rows padded): a table too big to hold twice is written as it is read."""
     if width == 0:
-        return ""
-    cells = [[_cell(c) for c in r] + [""] * (width - len(r)) for r in rows]
-    lines = ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * width]
-    lines.extend("| " + " | ".join(r) + " |" for r in cells[1:])
-    return "\n".join(lines)
+        return
+    for number, row in enumerate(rows):
+        cells = [_cell(c) for c in row[:width]]
+        cells += [""] * (width - len(cells))
+        yield "| " + " | ".join(cells) + " |"
+        if number == 0:
+            yield "|" + "---|" * width
 
 
 class MarkdownWriter:

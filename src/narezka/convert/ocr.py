@@ -15,10 +15,14 @@ import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["DPI", "OcrLine", "available", "engine", "pgm", "recognise"]
+__all__ = ["DPI", "MAX_PIXELS", "OcrLine", "available", "engine", "pgm", "recognise", "scale_for"]
 
 DPI = 300
 """Rendering resolution: tesseract reads body text best at 300 dpi."""
+MAX_PIXELS = 40_000_000
+"""The most pixels a page is rendered to for OCR (A4 at 300 dpi is 8.7 million, A2 35
+million): a larger page is rendered at a lower resolution. A 200-inch page at 300 dpi would
+be 3.6 billion pixels, gigabytes before tesseract sees it."""
 WANTED = ("rus", "eng")
 """Languages asked for when installed; any other installed data is not used."""
 TIMEOUT = 300
@@ -70,6 +74,16 @@ def available() -> str:
     """What reads scans here, for cache keys and messages: ``"tesseract rus+eng"`` or ``""``."""
     found = engine()
     return f"tesseract {found[1]}" if found else ""
+
+
+def scale_for(width: float, height: float) -> float:
+    """Pixels per point to render a page of ``width`` × ``height`` points at: ``DPI``, or
+    less where that would pass ``MAX_PIXELS``."""
+    scale = DPI / 72
+    area = max(width, 1.0) * max(height, 1.0) * scale * scale
+    if area > MAX_PIXELS:
+        scale *= (MAX_PIXELS / area) ** 0.5
+    return scale
 
 
 def pgm(width: int, height: int, stride: int, buffer: bytes) -> bytes:

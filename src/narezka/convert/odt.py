@@ -77,6 +77,19 @@ class _Styles:
         return False
 
 
+_MAX_SPACES = 100
+"""Spaces one ``text:s`` may stand for: a layout's run is a few dozen; an 800-byte file
+asking for billions (``text:c="2000000000"``) must not get them."""
+
+
+def _spaces(count: str | None) -> int:
+    """The spaces ``text:s text:c`` asks for, at least 1 and at most ``_MAX_SPACES``."""
+    digits = (count or "1").strip()
+    if not digits.isdigit() or len(digits) > 9:
+        return 1 if not digits.isdigit() else _MAX_SPACES
+    return max(1, min(int(digits), _MAX_SPACES))
+
+
 def _inline(el: Any) -> str:
     """An element's text with spaces, tabs and breaks, links as ``[text](url)``, footnotes
     in brackets."""
@@ -84,7 +97,7 @@ def _inline(el: Any) -> str:
     for child in el:
         tag = child.tag
         if tag == f"{_TEXT}s":
-            out.append(" " * int(child.get(f"{_TEXT}c") or 1))
+            out.append(" " * _spaces(child.get(f"{_TEXT}c")))
         elif tag in (f"{_TEXT}tab", f"{_TEXT}line-break"):
             out.append(" ")
         elif tag == f"{_TEXT}a":

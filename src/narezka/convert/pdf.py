@@ -14,7 +14,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
-from narezka.errors import ConvertError, NoTextLayerError, PasswordProtectedError
+from narezka.convert.pdf_bounded import BoundedText
+from narezka.errors import (
+    ConvertError,
+    NoTextLayerError,
+    PasswordProtectedError,
+    UnsafeFileError,
+)
 from narezka.types import SourceLocation
 
 __all__ = ["convert_pdf"]
@@ -40,7 +46,12 @@ _MARGIN = 0.08
 """Lines within this share of the page height from its top or bottom edge may be running
 headers or footers; so may the first and last two lines in reading order."""
 _REPEAT_SHARE = 0.5
-"""A margin line (digits ignored) on at least this share of the pages is a running header."""
+"""A margin line (digits ignored) on at least this share of the pages is a running header,
+when its numbers are constant or count the pages (``_follows_pages``)."""
+_PAGE_OFFSET = 50
+"""The largest difference between a printed page number and the page's place in the file
+(front matter numbered apart, a chapter printed from page 31)."""
+_DIGITS = re.compile(r"\d+")
 _BAD_SHARE = 0.3
 """Above this share of private-use, replacement or unmapped characters the text layer is noise."""
 _PARAGRAPH_GAP = 1.5
@@ -50,6 +61,13 @@ a quarter to a third of one)."""
 _CODE_GAP = 2.8
 _HEADING_RATIO = 1.12
 _MAX_HEADING = 160
+_SAME_PAGES = 200
+"""A page whose text recurs this many times is a page tree listing one page over and over
+(200,000 times in 1.2 MB ran for minutes), not a document."""
+_INDEXED_CHARS = 4000
+"""A page of more characters has its runs' texts read from one index of its characters
+(``BoundedText``) instead of a PDFium call over the whole page per run: linear, not
+quadratic, in the page's text objects."""
 
 
 @dataclass(slots=True)
@@ -244,6 +262,7 @@ def _page_lines(
         bad += unmapped * step
         lines: list[_Line] = []
         pos = 0
+        bounded = _Bounded(tp, chars)
         for match in [*_LINE_BREAK.finditer(text), None]:
             end = match.start() if match else len(text)
             line = text[pos:end]
@@ -264,7 +283,7 @@ def _page_lines(
             raw.FPDFText_GetCharOrigin(tp, ci, ctypes.byref(x), ctypes.byref(y))
             margin = not height * _MARGIN < y.value < height * (1 - _MARGIN)
             last = max(_char(tp, units, first + len(stripped) - 1), ci)
-            runs = () if mono else _runs(tp, ci, last - ci + 1)
+            runs = () if mono else _runs(tp, ci, last - ci + 1, bounded)
             cells, starts = _cells(runs, size)
             if not mono and not cells:
                 line = _inline_marks(tp, units, line, pos_start)
@@ -285,7 +304,25 @@ def _page_lines(
         tp.close()
 
 
-def _runs(tp: object, index: int, count: int) -> tuple[tuple[float, float, str], ...]:
+class _Bounded:
+    """The text in a rectangle of the page: PDFium's own call on a page of few characters,
+    an index of them built once (``BoundedText``) on a page of many."""
+
+    def __init__(self, tp: object, chars: int) -> None:
+        self.tp, self.chars = tp, chars
+        self.index: BoundedText | None = None
+
+    def __call__(self, left: float, bottom: float, right: float, top: float) -> str:
+        if self.chars <= _INDEXED_CHARS:
+            return str(self.tp.get_text_bounded(left, bottom, right, top))  # type: ignore[attr-defined]
+        if self.index is None:
+            self.index = BoundedText(self.tp, self.chars)
+        return self.index.text(left, bottom, right, top)
+
+
+def _runs(
+    tp: object, index: int, count: int, bounded: Callable[[float, float, float, float], str]
+) -> tuple[tuple[float, float, str], ...]:
     """A line's text runs as (left edge, right edge, text); one run's text left empty.
 
     PDFium gives a line's text as rectangles of runs (split at gaps and font changes)."""
@@ -294,7 +331,7 @@ def _runs(tp: object, index: int, count: int) -> tuple[tuple[float, float, str],
         return ()
     if len(rects) == 1:  # one run: its extent only (the line's text is read as a whole)
         return ((rects[0][0], rects[0][2], ""),)
-    return tuple((r[0], r[2], tp.get_text_bounded(*r)) for r in rects)  # type: ignore[attr-defined]
+    return tuple((r[0], r[2], bounded(*r)) for r in rects)
 
 
 def _extent_of(tp: object, index: int, count: int) -> tuple[float, float]:
@@ -537,24 +574,55 @@ def _unhyphen(line: str) -> str:
 
 
 def _running_key(text: str) -> str:
-    return re.sub(r"\d+", "#", " ".join(text.lower().split()))
+    return _DIGITS.sub("#", " ".join(text.lower().split()))
+
+
+def _numbers(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in _DIGITS.findall(text))
+
+
+def _follows_pages(seen: list[tuple[int, tuple[int, ...]]]) -> bool:
+    """Whether the numbers of one margin line as it recurs on pages (page, its numbers) are
+    constant or count the pages (``Page 3 of 12``, ``- 14 -`` with a fixed offset): a running
+    header's. Lines that differ otherwise are text (one invoice a page: ``Invoice 1001``,
+    ``Invoice 1002``… with their totals)."""
+    for values in zip(*(numbers for _, numbers in seen), strict=True):
+        if len(set(values)) == 1:
+            continue
+        offsets = {value - page for value, (page, _) in zip(values, seen, strict=True)}
+        if len(offsets) != 1 or abs(next(iter(offsets))) > _PAGE_OFFSET:
+            return False
+    return True
 
 
 def _strip_running(pages: list[list[_Line]]) -> tuple[list[_Line], list[str]]:
-    """All lines but running headers, footers and page numbers; and the texts removed."""
-    counts: Counter[str] = Counter()
+    """All lines but running headers, footers and page numbers; and the texts removed. A
+    page is never left empty by it: a page of such lines alone keeps them (but its page
+    number)."""
+    seen: dict[str, list[tuple[int, tuple[int, ...]]]] = {}
     for lines in pages:
-        counts.update({_running_key(line.text) for line in lines if line.margin})
+        for key, line in {_running_key(ln.text): ln for ln in lines if ln.margin}.items():
+            seen.setdefault(key, []).append((line.page, _numbers(line.text)))
     need = max(2, math.ceil(len(pages) * _REPEAT_SHARE))
+    running = {key for key, where in seen.items() if len(where) >= need and _follows_pages(where)}
     kept: list[_Line] = []
     removed: dict[str, str] = {}
     for lines in pages:
+        page_kept = []
+        page_removed: list[tuple[str, _Line]] = []
         for line in lines:
             key = _running_key(line.text)
-            if line.margin and (counts[key] >= need or _PAGE_NUMBER.match(line.text.strip())):
-                removed.setdefault(key, line.text.strip())
-                continue
-            kept.append(line)
+            if line.margin and (key in running or _PAGE_NUMBER.match(line.text.strip())):
+                page_removed.append((key, line))
+            else:
+                page_kept.append(line)
+        if not page_kept:
+            back = {id(ln) for _, ln in page_removed if not _PAGE_NUMBER.match(ln.text.strip())}
+            page_kept = [ln for _, ln in page_removed if id(ln) in back]
+            page_removed = [(k, ln) for k, ln in page_removed if id(ln) not in back]
+        for key, line in page_removed:
+            removed.setdefault(key, line.text.strip())
+        kept.extend(page_kept)
     return kept, list(removed.values())
 
 
@@ -741,15 +809,18 @@ def _ocr_lines(page: object, number: int, exe: str, languages: str) -> list[_Lin
 
     Raises ``OSError`` or ``subprocess.SubprocessError`` when tesseract fails."""
     from narezka.convert import ocr
+    from narezka.convert.child import progress
 
-    bitmap = page.render(scale=ocr.DPI / 72, grayscale=True)  # type: ignore[attr-defined]
+    pixels = ocr.scale_for(float(page.get_width()), float(page.get_height()))  # type: ignore[attr-defined]
+    bitmap = page.render(scale=pixels, grayscale=True)  # type: ignore[attr-defined]
     try:
         image = ocr.pgm(bitmap.width, bitmap.height, bitmap.stride, bytes(bitmap.buffer))
         height = bitmap.height
     finally:
         bitmap.close()
-    scale = 72 / ocr.DPI
+    scale = 1 / pixels
     lines = []
+    progress()  # tesseract's time is its own (ocr.TIMEOUT a page): the wall clock allows it
     for found in ocr.recognise(image, exe, languages):
         margin = found.top < height * _MARGIN or found.bottom > height * (1 - _MARGIN)
         size = (found.bottom - found.top) * scale
@@ -781,6 +852,7 @@ def convert_pdf(data: bytes, path: str) -> Converted:
     gutters: list[float] = []  # the column gutters found on the pages so far
     ocr_pages: list[int] = []
     ocr_failed: list[str] = []
+    same: Counter[int] = Counter()
     try:
         pages: list[list[_Line]] = []
         chars = bad = 0
@@ -802,6 +874,15 @@ def convert_pdf(data: bytes, path: str) -> Converted:
                                 ocr_failed.append(f"page {number + 1}: {exc}")
                 finally:
                     page.close()
+                if lines:
+                    key = hash(tuple(line.text for line in lines))
+                    same[key] += 1
+                    if same[key] >= _SAME_PAGES:
+                        raise UnsafeFileError(
+                            path,
+                            f"one page's text recurs on {_SAME_PAGES} pages of {count} "
+                            "(a page tree listing one page over and over?)",
+                        )
                 pages.append(lines)
                 chars += page_chars
                 bad += page_bad

@@ -71,8 +71,14 @@ def convert_pptx(data: bytes, path: str) -> Converted:
     writer = MarkdownWriter()
     try:
         presentation = pptx.Presentation(io.BytesIO(data))
+        seen: set[str] = set()
         for number, slide in enumerate(presentation.slides, 1):
-            _write_slide(writer, slide, number)
+            # A slide listed again (one slide part named thousands of times: a 146 KB file
+            # grew to gigabytes) is written once, where it first appears.
+            part = str(slide.part.partname)
+            if part not in seen:
+                seen.add(part)
+                _write_slide(writer, slide, number)
     except Exception as exc:  # python-pptx raises KeyError, ValueError, lxml errors…
         raise ConvertError(
             path, f"not a readable PowerPoint file ({type(exc).__name__}: {exc})"

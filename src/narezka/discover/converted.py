@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Collection, Mapping
@@ -9,12 +10,19 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from narezka.convert import Converted, convert
+from narezka.convert import Converted
 from narezka.convert.cache import ConvertCache, redacted
 from narezka.convert.capability import lacking
+from narezka.convert.failures import REMEMBERED, FailedConversions, failure_key
 from narezka.convert.html import page_block_keys, repeated_blocks
-from narezka.errors import ConvertError
+from narezka.convert.isolate import convert_bounded as convert
+from narezka.convert.sheets import CSV_MAX_ROWS
+from narezka.errors import ConversionLimitError, ConvertError
 from narezka.types import RawDocument
+
+# ``convert`` here is ``convert_bounded``: every conversion of a run runs in a child process
+# under limits (narezka.convert.isolate); a file that explodes costs its own conversion,
+# never the run or the server.
 
 _PAGES = (".html", ".htm")
 _MAX_CRAWL = 2000
@@ -55,12 +63,33 @@ def _boilerplate(file: Path) -> Collection[str]:
         return frozenset()
 
 
+def _remembered(cache: Path, key: str) -> str | None:
+    try:
+        with FailedConversions(cache) as failed:
+            return failed.reason(key)
+    except sqlite3.Error:
+        return None
+
+
+def _remember(cache: Path, key: str, reason: str) -> None:
+    with contextlib.suppress(sqlite3.Error), FailedConversions(cache) as failed:
+        failed.remember(key, reason)
+
+
 def _converted(data: bytes, file: Path, cache: Path | None, *, redact: bool) -> Converted:
     boilerplate = _boilerplate(file)
     if cache is not None:
+        # A file that broke a conversion's limits is named again at once, not converted again.
+        key = failure_key(data, file.suffix)
+        reason = _remembered(cache, key)
+        if reason is not None:
+            raise ConversionLimitError(str(file), reason + REMEMBERED)
         try:
             with ConvertCache(cache, redact=redact) as converted:
                 return converted.convert(data, file.suffix, str(file), boilerplate=boilerplate)
+        except ConversionLimitError as exc:
+            _remember(cache, key, exc.problem)
+            raise
         except sqlite3.Error:
             # A cache that cannot be written (locked by another process, read-only, full)
             # costs a conversion, never the file.
@@ -97,6 +126,10 @@ def conversion_notes(meta: Mapping[str, Any], file: Path | str) -> list[str]:
         )
         notes.append(f"{file}: {_pages(meta['no_text_pages'])}: no text layer, not indexed ({why})")
     notes.extend(f"{file}: {note}" for note in meta.get("notes", ()))  # e.g. a bad charset
+    if meta.get("rows_left_out"):
+        notes.append(
+            f"{file}: {meta['rows_left_out']:,} rows after the first {CSV_MAX_ROWS:,} not indexed"
+        )
     return notes
 
 
@@ -128,4 +161,7 @@ def converted_document(
         provenance=result.provenance,
         lacks=lacking(result.meta),
     )
-    return document, conversion_notes(result.meta, file)
+    notes = conversion_notes(result.meta, file)
+    if not result.markdown.strip():
+        notes.append(f"{file}: converted to no text (nothing in it to index)")
+    return document, notes

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from narezka.convert.limits import check_size
 from narezka.discover.converted import converted_document
 from narezka.discover.decode import decode_bytes, junk_kind
 from narezka.discover.kinds import TEXT_CONVERTED_SUFFIXES, special_kind, unread_type
@@ -358,13 +359,15 @@ def iter_files(
 
 def _read_regular(file: Path) -> tuple[bytes, float]:
     """The bytes and mtime of a regular file. Opened without blocking and checked before a
-    byte is read: a FIFO put in a file's place after the walk must not hang the run."""
+    byte is read: a FIFO put in a file's place after the walk must not hang the run, and a
+    file over its kind's size limit (``narezka.convert.limits``) is refused unread."""
     fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     with os.fdopen(fd, "rb") as handle:
         st = os.fstat(fd)
         kind = special_kind(st.st_mode)
         if kind is not None:
             raise RefusedFileError(str(file), f"{kind}, not a regular file")
+        check_size(str(file), file.suffix, st.st_size)  # a 6 GB file is never read whole
         return handle.read(), st.st_mtime
 
 

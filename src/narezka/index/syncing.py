@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from narezka.convert.capability import still_lacking
+from narezka.convert.limits import stored_size
 from narezka.discover import iter_files, read_document
 from narezka.discover.kinds import describe_unread
 from narezka.discover.naming import error_in_corpus, note_in_corpus
@@ -624,7 +625,7 @@ def _survey(
             total += stat.st_size
             if not syncer.unchanged(source, stat):
                 changed += 1
-                changed_bytes += stat.st_size
+                changed_bytes += stored_size(source, stat.st_size)
                 if work is not None and len(work) < HELD_CHANGES:
                     work.append(_Changed(source, stat.st_size, stat.st_mtime))
                 else:

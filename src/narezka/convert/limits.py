@@ -1,0 +1,108 @@
+"""What one file may cost: its size before it is read, and its conversion's memory, time and
+output (``narezka.convert.isolate`` enforces the latter in a child process).
+
+Every limit is derived from the file's size with a floor, so a small file that explodes (a
+800-byte ``.odt`` asking for billions of spaces) is stopped at the floor while a large,
+ordinary one has room in proportion. The defaults are in :mod:`narezka.defaults`; the user
+sets them with ``NAREZKA_CONVERT_MEMORY_MB``, ``NAREZKA_CONVERT_SECONDS`` and
+``NAREZKA_MAX_FILE_MB`` (from the environment only: a corpus's own ``narezka.toml`` cannot
+lift its limits).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from narezka import defaults
+from narezka.errors import ConfigError, RefusedFileError
+
+__all__ = ["Limits", "check_size", "human_bytes", "max_file_bytes", "stored_size"]
+
+MIB = 1 << 20
+MEMORY_ENV = "NAREZKA_CONVERT_MEMORY_MB"
+SECONDS_ENV = "NAREZKA_CONVERT_SECONDS"
+MAX_FILE_ENV = "NAREZKA_MAX_FILE_MB"
+
+
+def _env_number(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, not {raw!r}") from None
+    if not value > 0:
+        raise ConfigError(f"{name} must be above 0, not {raw!r}")
+    return value
+
+
+def human_bytes(size: int) -> str:
+    """``512 MB``, ``6.0 GB``, ``800 bytes``: sizes in messages (binary units)."""
+    if size < 1 << 10:
+        return f"{size} bytes"
+    for unit, shift in (("GB", 30), ("MB", 20), ("KB", 10)):
+        if size >= 1 << shift:
+            value = size / (1 << shift)
+            return (
+                f"{value:.1f} {unit}"
+                if value < 10 and value != int(value)
+                else f"{value:.0f} {unit}"
+            )
+    return f"{size} bytes"  # pragma: no cover - the loop always returns
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """One conversion's limits: address space (bytes), CPU seconds, wall seconds (before the
+    OCR allowance) and Markdown characters."""
+
+    memory: int
+    cpu: float
+    wall: float
+    output: int
+
+    @classmethod
+    def for_size(cls, size: int) -> Limits:
+        """The limits for converting ``size`` bytes, under the current settings."""
+        floor_mb = _env_number(MEMORY_ENV, defaults.CONVERT_MEMORY_MB)
+        cap_mb = max(floor_mb, defaults.CONVERT_MEMORY_CAP_MB)
+        memory = max(floor_mb * MIB, defaults.CONVERT_MEMORY_PER_BYTE * size)
+        seconds = _env_number(SECONDS_ENV, defaults.CONVERT_SECONDS)
+        cpu = min(
+            max(seconds, defaults.CONVERT_SECONDS_CAP),
+            seconds + defaults.CONVERT_SECONDS_PER_MB * size / MIB,
+        )
+        output = max(defaults.CONVERT_OUTPUT_CHARS, defaults.CONVERT_OUTPUT_PER_BYTE * size)
+        return cls(int(min(memory, cap_mb * MIB)), cpu, 2 * cpu, output)
+
+    def key(self) -> str:
+        """The limits as a short text: a file that broke them is tried again once they change."""
+        return f"{self.memory}:{self.cpu:g}:{self.output}"
+
+
+def max_file_bytes(suffix: str) -> int:
+    """The largest file with ``suffix`` that is read ("" or an unknown suffix: read as text)."""
+    mb = defaults.MAX_FILE_MB.get(suffix.lower(), defaults.MAX_FILE_MB["text"])
+    return int(_env_number(MAX_FILE_ENV, mb) * MIB)
+
+
+def stored_size(path: str, size: int) -> int:
+    """The bytes of a file of ``size`` a sync may store: none for a file over its limit
+    (it is refused unread and named), so that a 20 GB sparse file does not make the
+    free-space check refuse the whole run."""
+    return size if size <= max_file_bytes(os.path.splitext(path)[1]) else 0
+
+
+def check_size(path: str, suffix: str, size: int) -> None:
+    """Raise ``RefusedFileError`` naming the file, its size and the limit when a file of
+    ``size`` bytes is over its kind's limit (checked before a byte of it is read)."""
+    limit = max_file_bytes(suffix)
+    if size > limit:
+        kind = f"{suffix.lower()} files" if suffix.lower() in defaults.MAX_FILE_MB else "text files"
+        raise RefusedFileError(
+            path,
+            f"{human_bytes(size)}, over the limit of {human_bytes(limit)} for {kind} "
+            f"(not read; {MAX_FILE_ENV} sets it)",
+        )

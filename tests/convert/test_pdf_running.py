@@ -1,0 +1,42 @@
+"""Running headers and footers: taken out only when they are, never a page's whole text."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from narezka.convert.pdf import _PAGE_NUMBER, _Line, _strip_running
+
+
+def _line(text: str, page: int) -> _Line:
+    return _Line(text, page, 11.0, False, False, 700.0, True)
+
+
+def _strip(pages: list[list[str]]) -> tuple[list[list[str]], list[str]]:
+    lines = [[_line(t, n) for t in texts] for n, texts in enumerate(pages, 1)]
+    kept, removed = _strip_running(lines)
+    return [[ln.text for ln in kept if ln.page == n] for n in range(1, len(pages) + 1)], removed
+
+
+def test_headers_that_count_pages_go_and_lines_that_differ_otherwise_stay() -> None:
+    pages = [
+        [f"ACME report — page {n} of 12", f"Invoice {1000 + n * 7}", "Body"] for n in range(12)
+    ]
+    kept, removed = _strip(pages)
+    assert "ACME report — page 0 of 12" in removed
+    assert all(page[0].startswith("Invoice") for page in kept)
+
+
+texts = st.lists(
+    st.sampled_from(["Invoice 1001", "Invoice 1002", "Header", "12", "Page 3", "Total 5.40", "x"]),
+    min_size=1,
+    max_size=4,
+)
+
+
+@given(st.lists(texts, min_size=1, max_size=12))
+def test_no_page_is_emptied_but_of_page_numbers(pages: list[list[str]]) -> None:
+    kept, _ = _strip(pages)
+    for before, after in zip(pages, kept, strict=True):
+        if any(not _PAGE_NUMBER.match(text) for text in before):
+            assert after, before
