@@ -608,22 +608,31 @@ def _strip_running(pages: list[list[_Line]]) -> tuple[list[_Line], list[str]]:
     kept: list[_Line] = []
     removed: dict[str, str] = {}
     for lines in pages:
-        page_kept = []
-        page_removed: list[tuple[str, _Line]] = []
-        for line in lines:
-            key = _running_key(line.text)
-            if line.margin and (key in running or _PAGE_NUMBER.match(line.text.strip())):
-                page_removed.append((key, line))
-            else:
-                page_kept.append(line)
-        if not page_kept:
-            back = {id(ln) for _, ln in page_removed if not _PAGE_NUMBER.match(ln.text.strip())}
-            page_kept = [ln for _, ln in page_removed if id(ln) in back]
-            page_removed = [(k, ln) for k, ln in page_removed if id(ln) not in back]
+        page_kept, page_removed = _page_running(lines, running)
         for key, line in page_removed:
             removed.setdefault(key, line.text.strip())
         kept.extend(page_kept)
     return kept, list(removed.values())
+
+
+def _page_running(
+    lines: list[_Line], running: set[str]
+) -> tuple[list[_Line], list[tuple[str, _Line]]]:
+    """One page's lines kept, and its running lines (with their keys) removed; a page of
+    running lines alone keeps them, but its page number."""
+    page_kept = []
+    page_removed: list[tuple[str, _Line]] = []
+    for line in lines:
+        key = _running_key(line.text)
+        if line.margin and (key in running or _PAGE_NUMBER.match(line.text.strip())):
+            page_removed.append((key, line))
+        else:
+            page_kept.append(line)
+    if not page_kept:
+        back = {id(ln) for _, ln in page_removed if not _PAGE_NUMBER.match(ln.text.strip())}
+        page_kept = [ln for _, ln in page_removed if id(ln) in back]
+        page_removed = [(k, ln) for k, ln in page_removed if id(ln) not in back]
+    return page_kept, page_removed
 
 
 def _title_key(title: str) -> str:

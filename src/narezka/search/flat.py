@@ -106,20 +106,23 @@ class Option:
         if value is None and self.default is None:
             return value
         if self.kind in ("whole", "number"):
-            whole = self.kind == "whole"
-            number = isinstance(value, int) if whole else isinstance(value, int | float)
-            if isinstance(value, bool) or not number or not math.isfinite(value):
-                raise ConfigError(f"{self.name} must be {self._range()}, got {value!r}")
-            if (self.minimum is not None and value < self.minimum) or (
-                self.maximum is not None and value > self.maximum
-            ):
-                raise ConfigError(f"{self.name} must be {self._range()}, got {value!r}")
-            return value if whole else float(value)
+            return self._check_number(value)
         if self.kind == "flag" and not isinstance(value, bool):
             raise ConfigError(f"{self.name} must be true or false, got {value!r}")
         if self.kind == "text" and not isinstance(value, str):
             raise ConfigError(f"{self.name} must be text, got {value!r}")
         return value
+
+    def _check_number(self, value: Any) -> Any:
+        whole = self.kind == "whole"
+        number = isinstance(value, int) if whole else isinstance(value, int | float)
+        if isinstance(value, bool) or not number or not math.isfinite(value):
+            raise ConfigError(f"{self.name} must be {self._range()}, got {value!r}")
+        if (self.minimum is not None and value < self.minimum) or (
+            self.maximum is not None and value > self.maximum
+        ):
+            raise ConfigError(f"{self.name} must be {self._range()}, got {value!r}")
+        return value if whole else float(value)
 
     def _range(self) -> str:
         what = "a whole number" if self.kind == "whole" else "a number"
