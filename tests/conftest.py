@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -72,3 +74,44 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("bomb"):
             item.add_marker(skip)
+
+
+# A real headless Chromium (Debian's, driven by Playwright) for the HTML page tests, one per
+# test module and defined once here: while a sync Playwright is open its event loop counts as
+# running in this thread, so a second one refuses to start, and so does any later test's
+# asyncio.run or anyio.run; a module's browser is closed before the next module runs. Without
+# Chromium or Playwright
+# the browser tests skip, saying why, except under CI=true, where a missing browser is a
+# failure: CI installs it (.ci/run).
+CHROMIUM = Path(os.environ.get("NAREZKA_CHROMIUM", "/usr/bin/chromium"))
+# Offline and quiet: no first-run, sync, component or network chatter of its own.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}; CI must run the browser tests (.ci/run installs chromium)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install -e '.[test]')")
+    if not CHROMIUM.is_file():
+        _unavailable(f"{CHROMIUM} not found: apt-get install chromium (or set NAREZKA_CHROMIUM)")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

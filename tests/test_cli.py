@@ -334,7 +334,12 @@ def test_stage_times_are_labelled_beside_the_wall_time() -> None:
     shown = times({"chunk": 320.66, "embed": 194.88, "store": 2.95, "total": 206.25})
     assert shown == (
         "206.2 s wall; per stage, summed over parallel workers: "
-        "chunk 320.7 s, embed 194.9 s, store 3.0 s"
+        "chunk 320.7 s, embed 194.9 s, store 2.95 s"
+    )
+    # A small run keeps three figures: its stages would all read 0.0.
+    assert times({"chunk": 0.026, "embed": 0.0031, "store": 0.028, "total": 0.45}) == (
+        "0.45 s wall; per stage, summed over parallel workers: "
+        "chunk 0.026 s, embed 0.003 s, store 0.028 s"
     )
 
 

@@ -1,51 +1,13 @@
-"""A real headless Chromium (Debian's, driven by Playwright) for the HTML page tests.
-
-Without Chromium or Playwright the browser tests skip, saying why, except under CI=true,
-where a missing browser is a failure: CI installs it (.ci/run).
-"""
+"""Pages from disk in the session's headless Chromium (the ``browser`` fixture of
+``tests/conftest.py``, one for the whole run: Playwright's sync API allows one per thread)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-CHROMIUM = Path(os.environ.get("NAREZKA_CHROMIUM", "/usr/bin/chromium"))
-# Offline and quiet: no first-run, sync, component or network chatter of its own.
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}; CI must run the browser tests (.ci/run installs chromium)")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed (pip install -e '.[test]')")
-    if not CHROMIUM.is_file():
-        _unavailable(f"{CHROMIUM} not found: apt-get install chromium (or set NAREZKA_CHROMIUM)")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
 
 OpenPage = Callable[[Path], Any]
 

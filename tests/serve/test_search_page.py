@@ -21,7 +21,6 @@ pytest.importorskip("uvicorn", reason="the serve extra is not installed")
 
 from narezka.serve.page import highlight, query_terms, source_link
 
-from inspector.conftest import browser  # noqa: F401  (the session's Chromium)
 from serve.helpers import start_http, stop
 
 QUESTION = "можно ли вернуть вскрытый чай?"
@@ -110,7 +109,7 @@ class Watched:
 
 
 @pytest.fixture
-def watched(browser: Any) -> Iterator[Any]:  # noqa: F811
+def watched(browser: Any) -> Iterator[Any]:
     opened: list[Watched] = []
 
     def _open(base: str, *, javascript: bool = True) -> Watched:

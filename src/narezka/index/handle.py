@@ -697,7 +697,11 @@ class Index:
         found, best = above(found, floor)
         if found and (self.home is not None or self.corpus.is_dir()):
             # A reader by URL without the corpus here cannot tell what is stale.
-            found = mark_stale(found, self.corpus, lambda: self._manifest(meta))
+            # By URL the records are the server's whole file list: asked only for a file whose
+            # mtime moved (a local manifest is asked for every hit's file: size too).
+            found = mark_stale(
+                found, self.corpus, lambda: self._manifest(meta), by_size=self.home is not None
+            )
         return Hits(found, best, floor)
 
     def get(self, chunk_id: str) -> Hit | None:

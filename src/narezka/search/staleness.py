@@ -36,14 +36,20 @@ class Records(Protocol):
 
 
 def mark_stale(
-    hits: Sequence[Hit], corpus: Path, records: Callable[[], AbstractContextManager[Records]]
+    hits: Sequence[Hit],
+    corpus: Path,
+    records: Callable[[], AbstractContextManager[Records]],
+    *,
+    by_size: bool = True,
 ) -> list[Hit]:
     """``hits``, each flagged ``stale`` whose file changed since its text was indexed: gone,
     or not what the last sync recorded, or a sync has replaced its points since this search
     read them (another document hash). One stat per distinct file and one opening of
     ``records`` per search; a file is read (hashed) only when just its mtime moved, so a
     touched but unchanged file is not called stale, and a changed size is stale whatever the
-    mtime says."""
+    mtime says. ``by_size=False`` (a reader by URL, whose records are the server's whole
+    published file list) opens ``records`` only for files whose mtime moved, and so misses an
+    edit that restored its old mtime."""
     root = corpus if corpus.is_dir() else corpus.parent
     changed: dict[str, bool] = {}
     suspects: dict[str, tuple[Hit, os.stat_result]] = {}
@@ -54,6 +60,9 @@ def mark_stale(
             stat = os.stat(root / hit.file_path)
         except OSError:
             changed[hit.file_path] = True
+            continue
+        if not by_size and _same_mtime(stat.st_mtime, hit.payload.get("mtime")):
+            changed[hit.file_path] = False  # untouched since this version was indexed
             continue
         # Even an unmoved mtime asks the record: an edit can restore the old one (a copy
         # with its times, ``touch -r``), and only the size the record holds tells (the
@@ -73,6 +82,13 @@ def mark_stale(
         dataclasses.replace(h, stale=True) if changed[h.file_path] and not h.stale else h
         for h in hits
     ]
+
+
+def _same_mtime(now: float, indexed: object) -> bool:
+    """Whether a file's mtime is the one its hit was indexed at. The payload's float comes
+    back from the engine's JSON a last bit off now and then (1796217217.8346157 for
+    ...8346155): closer than a microsecond is the same."""
+    return isinstance(indexed, int | float) and abs(now - indexed) < 1e-6
 
 
 def _differs(hit: Hit, stat: os.stat_result, entry: Indexed | None, corpus: Path) -> bool:
