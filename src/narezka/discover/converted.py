@@ -13,7 +13,7 @@ from typing import Any
 from narezka.convert import Converted
 from narezka.convert.cache import ConvertCache, redacted
 from narezka.convert.capability import lacking
-from narezka.convert.failures import REMEMBERED, FailedConversions, failure_key
+from narezka.convert.failures import FAILED_NAME, REMEMBERED, FailedConversions, failure_key
 from narezka.convert.html import page_block_keys, repeated_blocks
 from narezka.convert.isolate import convert_bounded as convert
 from narezka.convert.sheets import CSV_MAX_ROWS
@@ -64,6 +64,8 @@ def _boilerplate(file: Path) -> Collection[str]:
 
 
 def _remembered(cache: Path, key: str) -> str | None:
+    if not cache.with_name(FAILED_NAME).exists():
+        return None  # nothing ever broke a limit here: no record made for nothing
     try:
         with FailedConversions(cache) as failed:
             return failed.reason(key)

@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from narezka.convert.failures import FAILED_NAME
 from narezka.enrich.context_cache import CONTEXT_CACHE_NAME
 from narezka.errors import ConfigError
 from narezka.store.errors import IndexInUseError
@@ -66,7 +67,7 @@ HOME_FILES = frozenset(
         WRITER_LOCK,
         *(
             f"{name}{s}"
-            for name in (CACHE_NAME, CONTEXT_CACHE_NAME, CONVERT_CACHE_NAME)
+            for name in (CACHE_NAME, CONTEXT_CACHE_NAME, CONVERT_CACHE_NAME, FAILED_NAME)
             for s in _SQLITE_SUFFIXES
         ),
     }
