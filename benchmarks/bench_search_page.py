@@ -47,7 +47,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from narezka import Index, Settings  # noqa: E402
 
-from inspector.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from serve.helpers import poll, start_http, stop  # noqa: E402
 
 EXTRA = [
