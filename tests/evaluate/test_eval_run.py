@@ -187,3 +187,20 @@ def test_the_embedder_of_narezka_toml_is_used_when_no_flag_names_one(tmp_path: P
     flagged = CliRunner().invoke(eval_command, [*args, "--embedder", "hash:32"])
     assert flagged.exit_code == 0, flagged.output
     assert "--embedder hash:32" in report.read_text(encoding="utf-8")
+
+
+def test_the_terminal_table_shows_labels_as_written(run: EvalRun) -> None:
+    # A spec is the user's own text: a label that looks like Rich markup is printed as it is.
+    import copy
+    import io
+
+    from rich.console import Console
+
+    from narezka.evaluate.specs import StrategySpec
+
+    marked = copy.copy(run)
+    marked.strategies = [copy.copy(s) for s in run.strategies]
+    marked.strategies[0].spec = StrategySpec("fixed", {"note": "[red]x[/red]"})
+    out = io.StringIO()
+    Console(file=out, width=300, color_system=None).print(terminal_table(marked))
+    assert "fixed:note=[red]x[/red]" in out.getvalue()

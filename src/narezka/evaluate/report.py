@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.table import Table
+from rich.text import Text
 
 from narezka.evaluate.golden import shorten
 from narezka.evaluate.normalize import SizeView, groups, size_view
@@ -54,8 +55,10 @@ def terminal_table(run: EvalRun) -> Table:
     best = run.best()
     k = run.headline_k
     table = Table(
-        title=f"{run.embedder} · {run.mode} · {_n(run)} questions"
-        + (f" · expand={run.expand}" if run.expand else ""),
+        title=Text(
+            f"{run.embedder} · {run.mode} · {_n(run)} questions"
+            + (f" · expand={run.expand}" if run.expand else "")
+        ),
         title_justify="left",
     )
     for name in ("strategy", "chunks", "chars mean/p95", "tokens mean/p95", "over window"):
@@ -68,9 +71,9 @@ def terminal_table(run: EvalRun) -> Table:
         for name in (f"full@{k}", f"recall@{k}", f"prec@{k}", f"IoU@{k}"):
             table.add_column(name, justify="right")
     for s in run.strategies:
-        label = f"[bold]{s.label}[/bold]" if s is best else s.label
+        # Labels are the user's own specs: shown as written, never read as Rich markup.
         table.add_row(
-            label,
+            Text(s.label, style="bold" if s is best else ""),
             str(s.chunks),
             f"{s.chars.mean:.0f} / {s.chars.p95:.0f}",
             f"{s.tokens.mean:.0f} / {s.tokens.p95:.0f}",
@@ -99,7 +102,7 @@ def size_tables(run: EvalRun, view: SizeView | None = None) -> list[Table]:
     budget.add_column(f"hit ≤{view.budget} tok", justify="right")
     for row in view.rows:
         budget.add_row(
-            row.label,
+            Text(row.label),
             f"{row.mean_tokens:.0f}",
             f"{row.retrieved_tokens:.0f}",
             _pct(row.hit),
@@ -117,7 +120,7 @@ def size_tables(run: EvalRun, view: SizeView | None = None) -> list[Table]:
         for size in t.sizes:
             table.add_column(f"{size} tok", justify="right")
         for name, values in t.values.items():
-            table.add_row(name, *(_pct(v) if v is not None else "—" for v in values))
+            table.add_row(Text(name), *(_pct(v) if v is not None else "—" for v in values))
         tables.append(table)
     return tables
 
@@ -130,8 +133,10 @@ def refusal_table(run: EvalRun, view: Refusal | None = None) -> Table | None:
         return None
     auroc = f"{view.auroc:.3f}" if view.auroc is not None else "—"
     table = Table(
-        title=f"min_relevance: {view.unanswerable} unanswerable, {view.correct} answered at "
-        f"rank 1 ({view.strategy}); AUROC {auroc}",
+        title=Text(
+            f"min_relevance: {view.unanswerable} unanswerable, {view.correct} answered at "
+            f"rank 1 ({view.strategy}); AUROC {auroc}"
+        ),
         caption="refused: no hit reaches the threshold; dropped: the rank-1 answer falls below it",
         title_justify="left",
         caption_justify="left",
