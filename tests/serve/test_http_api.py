@@ -140,6 +140,7 @@ def test_a_converted_files_hits_name_their_page_and_its_source_is_the_markdown(
     # The source of a converted file is its canonical Markdown, which spans index.
     source = httpx.get(f"{base}/sources/returns.pdf")
     assert source.status_code == 200 and source.text.startswith("# Возврат товара\n")
+    assert source.headers["x-content-type-options"] == "nosniff"
 
 
 def test_status_sync_and_the_openapi_document(server: tuple[str, Path]) -> None:

@@ -459,3 +459,14 @@ def test_a_hit_shows_where_and_links_its_web_url() -> None:
     assert "<mark>Чай</mark> можно <mark>вернуть</mark>." in out
     local = render_results(Asked(q="x"), {"hits": [{**hit, "url": "manual.pdf#p3"}]})
     assert 'href="/sources/manual.pdf"' in local and "noopener" not in local
+
+
+def test_serve_names_the_page_when_it_starts(tmp_path: Path) -> None:
+    # A person who starts the server is told where to point a browser.
+    corpus = _corpus(tmp_path)
+    proc, base = start_http(corpus, "--no-watch")
+    try:
+        log = next(corpus.parent.glob("serve-*.log")).read_text(encoding="utf-8")
+        assert f"search it in a browser at {base}/" in log
+    finally:
+        stop(proc)

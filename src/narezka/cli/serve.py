@@ -168,6 +168,7 @@ def serve_command(
             fail(exc)
         service.start()
         echo(f"narezka: serving {service.corpus} on http://{host}:{port}", err=True)
+        echo(f"narezka: search it in a browser at http://{host}:{port}/", err=True)
         config = uvicorn.Config(app, log_level="warning", access_log=False)
         with sock:
             uvicorn.Server(config).run(sockets=[sock])

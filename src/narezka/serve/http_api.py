@@ -118,7 +118,12 @@ def _routes(service: Service) -> list[Route]:
     def source(request: Request) -> Response:
         path = str(request.path_params["path"])
         text = service.source_text(path)
-        return PlainTextResponse(text, media_type="text/markdown; charset=utf-8")
+        # nosniff: a browser shows the file as text, whatever its bytes look like.
+        return PlainTextResponse(
+            text,
+            media_type="text/markdown; charset=utf-8",
+            headers={"X-Content-Type-Options": "nosniff"},
+        )
 
     def status(_: Request) -> dict[str, Any]:
         return service.status()
