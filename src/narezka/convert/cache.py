@@ -136,19 +136,11 @@ def _where(where: SourceLocation, derived: DerivedRedactor) -> SourceLocation:
 
 
 def _dump(converted: Converted) -> str:
-    spans = [
-        [s.start, s.end, s.where.page, s.where.slide, s.where.sheet, s.where.element]
-        for s in converted.provenance
-    ]
-    return json.dumps({"spans": spans, "meta": dict(converted.meta)}, ensure_ascii=False)
+    return json.dumps(converted.rest_json(), ensure_ascii=False)
 
 
 def _load(markdown: str, rest: str) -> Converted:
-    data = json.loads(rest)
-    spans = tuple(
-        ProvenanceSpan(s[0], s[1], SourceLocation(s[2], s[3], s[4], s[5])) for s in data["spans"]
-    )
-    return Converted(markdown, spans, data["meta"])
+    return Converted.from_json(markdown, json.loads(rest))
 
 
 class ConvertCache(SqliteCache):

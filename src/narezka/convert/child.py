@@ -19,7 +19,6 @@ from typing import IO, Any
 from narezka.convert import Converted, convert
 from narezka.convert.limits import Limits
 from narezka.errors import ConvertError
-from narezka.types import ProvenanceSpan, SourceLocation
 
 __all__ = ["ANSWER", "REQUEST", "decode", "progress", "serve_forever"]
 
@@ -104,18 +103,11 @@ def _memory_cause(exc: BaseException) -> bool:
 
 
 def _encode(converted: Converted) -> dict[str, Any]:
-    spans = [
-        [s.start, s.end, s.where.page, s.where.slide, s.where.sheet, s.where.element]
-        for s in converted.provenance
-    ]
-    return {"markdown": converted.markdown, "spans": spans, "meta": dict(converted.meta)}
+    return {"markdown": converted.markdown, **converted.rest_json()}
 
 
 def decode(answer: dict[str, Any]) -> Converted:
-    spans = tuple(
-        ProvenanceSpan(s[0], s[1], SourceLocation(s[2], s[3], s[4], s[5])) for s in answer["spans"]
-    )
-    return Converted(answer["markdown"], spans, answer["meta"])
+    return Converted.from_json(answer["markdown"], answer)
 
 
 def _answer(kind: bytes, body: dict[str, Any]) -> None:

@@ -49,6 +49,25 @@ class Converted:
     provenance: tuple[ProvenanceSpan, ...]
     meta: Mapping[str, Any] = field(default_factory=dict)
 
+    def rest_json(self) -> dict[str, Any]:
+        """Everything but the Markdown as JSON values: the provenance map as rows
+        ``[start, end, page, slide, sheet, element]`` and the metadata (the conversion
+        cache's and the converter child's one form)."""
+        spans = [
+            [s.start, s.end, s.where.page, s.where.slide, s.where.sheet, s.where.element]
+            for s in self.provenance
+        ]
+        return {"spans": spans, "meta": dict(self.meta)}
+
+    @classmethod
+    def from_json(cls, markdown: str, rest: Mapping[str, Any]) -> Converted:
+        """The conversion ``rest_json`` wrote, with its Markdown."""
+        spans = tuple(
+            ProvenanceSpan(s[0], s[1], SourceLocation(s[2], s[3], s[4], s[5]))
+            for s in rest["spans"]
+        )
+        return cls(markdown, spans, rest["meta"])
+
 
 def inline_text(text: str) -> str:
     """``text`` on one line: runs of spaces and line breaks become one space, controls go."""
