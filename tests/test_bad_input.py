@@ -71,3 +71,21 @@ def test_unterminated_fence_keeps_the_rest_of_the_file_as_code() -> None:
     text = "# A\n\n```\ncode\n# not a heading\n\nmore code\n"
     chunks = narezka.chunk_text(text, "headings", size=200)
     assert all(c.section == ("A",) for c in chunks)
+
+
+def test_a_front_matter_alias_bomb_is_refused_by_name_and_the_index_goes_on(
+    tmp_path: Path,
+) -> None:
+    """370 bytes of YAML aliases stand for 387 million strings; once they took the run down."""
+    levels = ['l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    levels += [f"l{n}: &l{n} [" + ",".join([f"*l{n - 1}"] * 9) + "]" for n in range(1, 9)]
+    (tmp_path / "bomb.md").write_text(
+        "---\n" + "\n".join(levels) + "\n---\n# Бомба\n\nТекст под бомбой.\n", encoding="utf-8"
+    )
+    (tmp_path / "ok.md").write_text("# Доставка\n\nКурьер привезёт заказ.\n", encoding="utf-8")
+    with narezka.Index.create(tmp_path, narezka.Settings(embedder="hash")) as index:
+        report = index.sync()
+        hits = index.search("Текст под бомбой", k=5, min_relevance=0)
+    warned = [w for w in report.warnings if "bomb.md" in w]
+    assert warned and "expands to more than" in warned[0]
+    assert {h.file_path for h in hits} == {"bomb.md", "ok.md"}

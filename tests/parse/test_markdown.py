@@ -500,6 +500,40 @@ def test_unclosed_front_matter_is_not_front_matter() -> None:
     assert split_front_matter(text)[0] == 0
 
 
+def _alias_bomb(levels: int = 9) -> str:
+    """A few hundred bytes of YAML whose aliases stand for 9**levels strings."""
+    lines = ['l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for n in range(1, levels):
+        lines.append(f"l{n}: &l{n} [" + ",".join([f"*l{n - 1}"] * 9) + "]")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "said"),
+    [
+        (_alias_bomb(), "expands to more than"),
+        ("a: &a [*a]", "nests deeper than"),
+        ("a: &a {b: *a}", "nests deeper than"),
+        ("a: " + "[" * 800, "nests deeper than"),
+    ],
+    ids=["alias-bomb", "cyclic-list", "cyclic-map", "deep-brackets"],
+)
+def test_front_matter_that_would_expand_without_bound_is_refused(yaml_text: str, said: str) -> None:
+    fm = f"---\n{yaml_text}\n---\n"
+    doc, warnings = parse_document(RawDocument(source="bomb.md", text=fm + "# Body\n\nText.\n"))
+    assert doc.body_start == len(fm)
+    assert dict(doc.meta) == {}
+    assert len(warnings) == 1 and warnings[0].startswith("bomb.md: front matter ")
+    assert said in warnings[0]
+    assert [h.title for h in headings(doc.blocks)] == ["Body"]
+
+
+def test_front_matter_aliases_within_the_budget_still_expand() -> None:
+    _, meta, problem = split_front_matter(f"---\n{_alias_bomb(levels=3)}\n---\n")
+    assert problem == ""
+    assert len(meta["l2"]) == 9 and meta["l2"][0][0] == ["lol"] * 9
+
+
 # ---- property test ------------------------------------------------------------------------
 
 WORDS = st.sampled_from(

@@ -67,15 +67,63 @@ def split_front_matter(text: str) -> tuple[int, Mapping[str, Any], str]:
         return 0, {}, ""
     end = close.end()
     body = end + 1 if text[end : end + 1] == "\n" else end
-    try:
-        meta = yaml.safe_load(text[4 : close.start()])
-    except yaml.YAMLError as exc:
-        return body, {}, f"front matter is not valid YAML ({exc.__class__.__name__})"
+    meta, problem = _load_front_matter(text[4 : close.start()])
+    if problem:
+        return body, {}, problem
     if meta is None:
         return body, {}, ""
     if not isinstance(meta, dict):
         return body, {}, "front matter is not a YAML mapping"
     return body, {str(k): _plain(v) for k, v in meta.items()}, ""
+
+
+# Front matter is a few titles and tags. YAML aliases let a few hundred bytes stand for
+# billions of values (and a cycle for infinitely many), which every later copy of the metadata
+# would expand, so the composed tree is measured before anything is built from it.
+FRONT_MATTER_VALUES = 10_000
+FRONT_MATTER_DEPTH = 64
+
+
+def _load_front_matter(raw: str) -> tuple[Any, str]:
+    """The front matter's data, or a problem saying why it is refused."""
+    try:
+        node = yaml.compose(raw, Loader=yaml.SafeLoader)
+        if node is None:
+            return None, ""
+        problem = _oversized(node)
+        if problem:
+            return None, problem
+        return yaml.SafeLoader("").construct_document(node), ""
+    except yaml.YAMLError as exc:
+        return None, f"front matter is not valid YAML ({exc.__class__.__name__})"
+    except RecursionError:
+        return None, f"front matter nests deeper than {FRONT_MATTER_DEPTH} levels"
+
+
+def _oversized(root: yaml.Node) -> str:
+    """Why the tree rooted at ``root`` is too big once its aliases are expanded, or ``""``.
+
+    Walks the tree as the aliases expand it (a shared node counts each time it is reached), so
+    a cycle or an alias bomb runs into the value budget instead of the machine's memory.
+    """
+    seen = 0
+    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        seen += 1
+        if seen > FRONT_MATTER_VALUES:
+            return (
+                f"front matter expands to more than {FRONT_MATTER_VALUES:,} values "
+                "(YAML aliases repeat it)"
+            )
+        if depth > FRONT_MATTER_DEPTH:
+            return f"front matter nests deeper than {FRONT_MATTER_DEPTH} levels"
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((child, depth + 1) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.extend(((key, depth + 1), (value, depth + 1)))
+    return ""
 
 
 def _plain(value: Any) -> Any:
