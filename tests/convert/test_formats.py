@@ -117,6 +117,23 @@ def test_csv_sniffs_semicolons_and_windows_1251() -> None:
     assert result.markdown == "| Товар | Цена |\n|---|---|\n| Чай | 250 |\n"
 
 
+@pytest.mark.parametrize("codec", ["utf-8-sig", "utf-16", "utf-16-be", "utf-32"])
+def test_csv_with_a_byte_order_mark_is_read_in_that_encoding(codec: str) -> None:
+    # utf-16 and utf-32 write their own mark; utf-16-be gets one by hand.
+    text = "Команда;Кубки\nBlues;1\n"
+    data = text.encode(codec)
+    if codec == "utf-16-be":
+        data = b"\xfe\xff" + data
+    result = convert(data, ".csv", "cups.csv")
+    assert result.markdown == "| Команда | Кубки |\n|---|---|\n| Blues | 1 |\n"
+
+
+def test_csv_in_windows_1252_keeps_its_accents() -> None:
+    data = "Stadt;Preis\nKöln;15,50 €\nMálaga;3,50 €\n".encode("cp1252")
+    result = convert(data, ".csv", "preise.csv")
+    assert "| Köln | 15,50 € |" in result.markdown and "| Málaga |" in result.markdown
+
+
 def _report_pdf() -> bytes:
     return samples.make_pdf(
         [

@@ -232,20 +232,21 @@ def test_random_high_bytes_are_undecodable() -> None:
     with pytest.raises(DecodeError) as info:
         decode_bytes(raw, "noise.md")
     assert str(info.value).startswith("noise.md: invalid UTF-8 at byte 3 ")
-    assert "not cp1251/koi8-r" in str(info.value)
+    assert "not cp1251/koi8-r/windows-1252" in str(info.value)
     assert isinstance(info.value, SourceError)
 
 
 @pytest.mark.parametrize(
     "raw",
     [
-        "Ça va très bien, garçon. Déjà vu, naïve café.".encode("latin-1"),
-        "Grüße aus München, schöne Straße".encode("latin-1"),
         b"Prices \x80\x81\x82 \x8a\x8c\x8d\x8e \x9a\x9c\x9d\x9e \x83\x84\x85 end",
+        b"Symbols \xa4\xa6\xa8 \xac\xaf \xb4\xb8 \xbe\xbd\xbc and more \xa4\xa6",
     ],
-    ids=["french", "german", "c1-bytes"],
+    ids=["c1-bytes", "lone-marks"],
 )
-def test_latin1_text_is_undecodable(raw: bytes) -> None:
+def test_bytes_that_are_no_western_text_stay_undecodable(raw: bytes) -> None:
+    """windows-1252 decodes almost any byte: only text whose non-ASCII characters are
+    letters and typography is believed to be in it."""
     with pytest.raises(DecodeError, match=r"^latin\.md: invalid UTF-8 at byte \d+"):
         decode_bytes(raw, "latin.md")
 
@@ -256,3 +257,44 @@ def test_the_control_share_of_bytes_is_that_of_their_values(raw: bytes) -> None:
     assert control_share(raw) == control_share(list(raw))
     expected = sum(1 for b in raw if (b < 0x20 or b == 0x7F) and b not in b"\t\n\r\f")
     assert control_share(raw) == (expected / len(raw) if raw else 0.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "codec"),
+    [
+        ("## können\n\nDie schöne Straße, äöüß.\n", "cp1252"),
+        ("# Été\n\nL'été était très chaud ; un café coûte 3,50 €.\n", "cp1252"),
+        ("# Niño\n\nLa señora dijo: «¡Qué rico!»\n", "latin-1"),
+    ],
+)
+def test_western_legacy_markdown_is_decoded_with_a_warning(text: str, codec: str) -> None:
+    decoded, name, warnings = decode_bytes(text.encode(codec), "notes/umlauts.md")
+    assert decoded == text
+    assert name == "windows-1252"
+    assert warnings == ["notes/umlauts.md: decoded as windows-1252 (not UTF-8)"]
+
+
+_ACCENTED = "äöüßéèêëàâçñíóúåæøÄÖÜÉ"
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6),
+            st.text(alphabet=_ACCENTED, min_size=1, max_size=2),
+            st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_western_words_in_windows_1252_come_back_unchanged(words: list[tuple[str, ...]]) -> None:
+    text = " ".join("".join(parts) for parts in words) + "\n"
+    decoded, name, _ = decode_bytes(text.encode("cp1252"), "w.md")
+    assert (decoded, name) == (text, "windows-1252")
+
+
+def test_russian_windows_1251_is_still_read_as_russian() -> None:
+    text = "# Оплата\n\nОплатить заказ можно картой или наличными при получении.\n"
+    decoded, name, _ = decode_bytes(text.encode("cp1251"), "pay.md")
+    assert (decoded, name) == (text, "cp1251")

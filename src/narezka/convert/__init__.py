@@ -20,7 +20,7 @@ from narezka.types import CONVERTED_SUFFIXES, ProvenanceSpan, SourceLocation
 
 __all__ = ["CONVERTER_VERSION", "SUFFIXES", "Converted", "convert", "locate"]
 
-CONVERTER_VERSION = "10"
+CONVERTER_VERSION = "11"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 
@@ -65,13 +65,10 @@ def _xlsx(data: bytes, path: str) -> Converted:
 
 
 def _csv(data: bytes, path: str) -> Converted:
+    from narezka.convert.charset import decode_table_text
     from narezka.convert.sheets import convert_csv
 
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        # Excel saves Russian CSV in the Windows code page; any byte decodes in it.
-        text = data.decode("cp1251", errors="replace")
+    text, _ = decode_table_text(data)
     return convert_csv(text.replace("\r\n", "\n").replace("\r", "\n"), path)
 
 

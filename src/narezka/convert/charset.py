@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Decoded", "decode_page", "whatwg_codec"]
+__all__ = ["Decoded", "bom_codec", "decode_page", "decode_table_text", "western", "whatwg_codec"]
 
 _LABELS = (
     ("utf_8", "unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8"),
@@ -115,7 +115,14 @@ _HEAD = 4096
 _COMMENT = re.compile(rb"<!--.*?(?:-->|$)", re.DOTALL)
 _META = re.compile(rb"""<meta\b[^>]*?charset\s*=\s*["']?\s*([^\s"'>;/]+)""", re.IGNORECASE)
 _XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([^"']+)["']""")
-_BOMS = ((b"\xef\xbb\xbf", "utf_8"), (b"\xff\xfe", "utf_16_le"), (b"\xfe\xff", "utf_16_be"))
+# UTF-32 first: its little-endian mark begins with UTF-16's.
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf_8"),
+    (b"\xff\xfe\x00\x00", "utf_32_le"),
+    (b"\x00\x00\xfe\xff", "utf_32_be"),
+    (b"\xff\xfe", "utf_16_le"),
+    (b"\xfe\xff", "utf_16_be"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,16 +180,59 @@ def _strict(data: bytes, codec: str) -> str | None:
         return None
 
 
-def decode_page(data: bytes) -> Decoded:
-    """``data`` as text (see the module's docstring for the order); never raises."""
+def bom_codec(data: bytes) -> tuple[str, int] | None:
+    """The codec the byte order mark at the start of ``data`` names, and the mark's length."""
     for bom, codec in _BOMS:
         if data.startswith(bom):
-            body = data[len(bom) :]
-            text = _strict(body, codec)
-            if text is not None:
-                return Decoded(text, _name(codec))
-            note = f"bytes not valid {_name(codec)} (its byte order mark) were replaced"
-            return Decoded(body.decode(codec, errors="replace"), _name(codec), (note,))
+            return codec, len(bom)
+    return None
+
+
+# Text written in a Western European code page (German, French, Spanish…): its non-ASCII
+# characters are accented letters inside words and typography. Bytes of another kind read in
+# windows-1252 give C1 controls, box symbols and lone marks, and fall below the share.
+_WESTERN = ("cp1252", "latin_1")
+_WESTERN_MARKS = frozenset("«»—–…“”„‘’•\u00a0°±§©®™€·‚‹›¶£¥¢¿¡ªº×÷µ")
+WESTERN_SHARE = 0.9
+
+
+def western(data: bytes) -> tuple[str, str] | None:
+    """``(text, charset)`` when ``data`` reads as Western European text in windows-1252 (or
+    ISO-8859-1, which decodes every byte), else None. Callers try Russian code pages first:
+    Russian text in windows-1251 is made of Latin-1 letters too."""
+    for codec in _WESTERN:
+        text = _strict(data, codec)
+        if text is None:
+            continue
+        high = [ch for ch in text if ch >= "\x80"]
+        fitting = sum(1 for ch in high if ch.isalpha() or ch in _WESTERN_MARKS)
+        if high and fitting / len(high) >= WESTERN_SHARE:
+            return text, _name(codec)
+    return None
+
+
+def decode_table_text(data: bytes) -> tuple[str, str]:
+    """A delimited text file's bytes as ``(text, charset)``: its BOM (UTF-8/16/32), else UTF-8,
+    else the code page the bytes look like (Excel saves CSV in the Windows code page)."""
+    found = bom_codec(data)
+    if found is not None:
+        codec, skip = found
+        return data[skip:].decode(codec, errors="replace"), _name(codec)
+    codec = _detect(data)
+    return data.decode(codec, errors="replace"), _name(codec)
+
+
+def decode_page(data: bytes) -> Decoded:
+    """``data`` as text (see the module's docstring for the order); never raises."""
+    found = bom_codec(data)
+    if found is not None:
+        codec, skip = found
+        body = data[skip:]
+        text = _strict(body, codec)
+        if text is not None:
+            return Decoded(text, _name(codec))
+        note = f"bytes not valid {_name(codec)} (its byte order mark) were replaced"
+        return Decoded(body.decode(codec, errors="replace"), _name(codec), (note,))
     label = _declared(data[:_HEAD])
     known = whatwg_codec(label) if label is not None else None
     notes: list[str] = []

@@ -1,4 +1,5 @@
-"""Turn a file's bytes into normalized text: UTF-8 first, then Russian legacy encodings."""
+"""Turn a file's bytes into normalized text: UTF-8 first, then Russian legacy encodings, then
+Western European ones."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import math
 import re
 from collections.abc import Sequence
 
+from narezka.convert import charset
 from narezka.errors import BinaryFileError, DecodeError
 
 __all__ = ["decode_bytes", "junk_kind", "normalize_newlines"]
@@ -271,6 +273,12 @@ def decode_bytes(raw: bytes, path: str) -> tuple[str, str, list[str]]:
         if odd_ratio <= _MAX_ODD_RATIO:
             candidates.append((score, name, text))
     if not candidates:
-        raise DecodeError(path, f"invalid UTF-8 at byte {bad_at} and not cp1251/koi8-r text")
+        western = charset.western(raw)
+        if western is None:
+            raise DecodeError(
+                path, f"invalid UTF-8 at byte {bad_at} and not cp1251/koi8-r/windows-1252 text"
+            )
+        text, name = western
+        return normalize_newlines(text), name, [f"{path}: decoded as {name} (not UTF-8)"]
     _, name, text = max(candidates)
     return normalize_newlines(text), name, [f"{path}: decoded as {name} (not UTF-8)"]
