@@ -149,10 +149,7 @@ class _Renderer:
             self.emit(f"{fence}\n{body}\n{fence}", body)
         elif tag == "table":
             self.flush()
-            # The table's own rows: a table nested in a cell is that cell's text, not rows.
-            own = [r for r in el.iter("tr") if next(r.iterancestors("table"), None) is el]
-            rows = [[_cell_text(c) for c in row if c.tag in ("td", "th")] for row in own]
-            rows = [r for r in rows if any(r)]
+            rows = [r for r in table_grid(el) if any(r)]
             if rows:
                 self.emit(table_markdown(rows), " ".join(" ".join(r) for r in rows))
         elif tag in ("ul", "ol"):
@@ -217,6 +214,74 @@ class _Renderer:
                 self.emit("   " * depth + f"{marker} {text}", text)
             for sub in nested:
                 self.list_items(sub, sub.tag == "ol", depth + 1, in_content)
+
+
+MAX_TABLE_COLUMNS = 1000
+"""A table is read this many grid columns wide at most (HTML itself caps one cell's
+``colspan`` there): a few bytes of spans cannot make a grid the size of memory."""
+
+
+def _span(value: str | None, rows_left: int) -> int:
+    """A ``colspan``/``rowspan`` attribute as a count; ``rowspan="0"`` means the rest."""
+    try:
+        count = int((value or "1").strip())
+    except ValueError:
+        return 1
+    if count == 0 and rows_left:
+        return rows_left
+    return min(max(count, 1), MAX_TABLE_COLUMNS)
+
+
+def table_grid(table: Any) -> list[list[str]]:
+    """The table's own rows as a grid of cell texts, a cell spanning columns or rows repeated
+    in every slot it covers: each value then sits under its own header, and a row read
+    alone (a split table) still has its row header. A table nested in a cell is that cell's
+    text, not rows."""
+    own = [r for r in table.iter("tr") if next(r.iterancestors("table"), None) is table]
+    carried: dict[int, tuple[int, str]] = {}  # column -> (rows still covered, text)
+    grid: list[list[str]] = []
+    for number, tr in enumerate(own):
+        row = {col: text for col, (_, text) in carried.items()}
+        carried = {col: (left - 1, text) for col, (left, text) in carried.items() if left > 1}
+        col = 0
+        for cell in (c for c in tr if c.tag in ("td", "th")):
+            while col in row:
+                col += 1
+            if col >= MAX_TABLE_COLUMNS:
+                break
+            text = _cell_text(cell)
+            down = _span(cell.get("rowspan"), len(own) - number)
+            for slot in range(col, min(col + _span(cell.get("colspan"), 0), MAX_TABLE_COLUMNS)):
+                row[slot] = text
+                if down > 1:
+                    carried[slot] = (down - 1, text)
+            col += 1
+        width = max(row, default=-1) + 1
+        grid.append([row.get(slot, "") for slot in range(width)])
+    heads = 0
+    while heads < len(own) and _is_header_row(own[heads]):
+        heads += 1
+    return _merged_header(grid, heads) if heads > 1 else grid
+
+
+def _is_header_row(tr: Any) -> bool:
+    cells = [c for c in tr if c.tag in ("td", "th")]
+    return bool(cells) and (tr.getparent().tag == "thead" or all(c.tag == "th" for c in cells))
+
+
+def _merged_header(grid: list[list[str]], heads: int) -> list[list[str]]:
+    """The first ``heads`` rows (all headers) as one row: a Markdown table has one header
+    row, and "2023 Q1" says what "Q1" alone does not."""
+    width = max(len(r) for r in grid[:heads])
+    merged: list[str] = []
+    for slot in range(width):
+        names: list[str] = []
+        for row in grid[:heads]:
+            name = row[slot] if slot < len(row) else ""
+            if name and (not names or names[-1] != name):
+                names.append(name)
+        merged.append(" ".join(names))
+    return [merged, *grid[heads:]]
 
 
 _CELL_BREAKS = frozenset("table tr td th p div br li ul ol dl dt dd".split())
