@@ -46,14 +46,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from narezka import environment
 from narezka.enrich import Rules
+from narezka.environment import Environment
 from narezka.errors import ConfigError
 
 CONFIG_NAME = "narezka.toml"
-USER_CONFIG_ENV = "NAREZKA_CONFIG"
-TRUST_ENV = "NAREZKA_TRUST_CORPUS"
 TRUST_FLAG = "--trust-corpus-config"
-_YES = ("1", "true", "yes", "on")
 REMOTE_MODELS = frozenset({"openai"})
 """Model kinds that always send text to a server (``ollama`` does when it names a host)."""
 
@@ -121,13 +120,13 @@ class UserConfig:
         return any(os.path.realpath(p) == real for p in self.trusted)
 
 
-def user_config_path(environ: Mapping[str, str]) -> Path:
+def user_config_path(env: Environment) -> Path:
     """``$NAREZKA_CONFIG``, else ``$XDG_CONFIG_HOME/narezka/config.toml``, else the user
     config dir's (``~/.config/narezka/config.toml`` on Linux)."""
-    if named := environ.get(USER_CONFIG_ENV):
-        return Path(named).expanduser()
-    if xdg := environ.get("XDG_CONFIG_HOME"):
-        return Path(xdg) / "narezka" / "config.toml"
+    if env.user_config is not None:
+        return env.user_config
+    if env.xdg_config_home is not None:
+        return env.xdg_config_home / "narezka" / "config.toml"
     try:
         from platformdirs import user_config_dir
 
@@ -136,9 +135,9 @@ def user_config_path(environ: Mapping[str, str]) -> Path:
         return Path.home() / ".config" / "narezka" / "config.toml"
 
 
-def read_user_config(environ: Mapping[str, str]) -> UserConfig:
+def read_user_config(env: Environment) -> UserConfig:
     """The user's config file (empty when there is none); bad content names the file."""
-    path = user_config_path(environ)
+    path = user_config_path(env)
     if not path.is_file():
         return UserConfig(path, {}, ())
     data = _parsed(path)
@@ -156,9 +155,9 @@ def read_user_config(environ: Mapping[str, str]) -> UserConfig:
     return UserConfig(path, settings, tuple(Path(c).expanduser() for c in corpora))
 
 
-def confirmed(environ: Mapping[str, str], flag: bool | None) -> bool:
+def confirmed(env: Environment, flag: bool | None) -> bool:
     """Whether the user confirmed a corpus's safety settings by the flag or the variable."""
-    return bool(flag) or environ.get(TRUST_ENV, "").strip().lower() in _YES
+    return bool(flag) or env.trust_corpus
 
 
 def lowered_safety(values: Mapping[str, Any]) -> list[str]:
@@ -199,7 +198,7 @@ def refuse_lowered(path: Path, values: Mapping[str, Any], user: Path) -> None:
     raise ConfigError(
         f"{path}: a corpus's own narezka.toml may not lower its safety: {'; '.join(lowered)}. "
         f"If you trust this folder's settings, confirm them: pass {TRUST_FLAG} (index, "
-        f"chunk, inspect, eval), set "
-        f"{TRUST_ENV}=1, or list the folder under [trust] corpora in {user} (where you may "
-        "also set them yourself, as flags and NAREZKA_* variables may)"
+        f"chunk, inspect, eval), set {environment.TRUST_CORPUS}=1, or list the folder "
+        f"under [trust] corpora in {user} (where you may also set them yourself, as flags "
+        "and NAREZKA_* variables may)"
     )

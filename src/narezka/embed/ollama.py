@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from narezka import environment
 from narezka.embed.base import Matrix, default_budget, empty_matrix, l2_normalize
 from narezka.embed.dispatch import (
     Dispatcher,
@@ -80,7 +80,7 @@ class OllamaEmbedder:
         except ImportError as exc:
             raise MissingDependencyError("ollama", "ollama") from exc
         self.model = model
-        self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
+        self.host = host or environment.current().ollama_host or DEFAULT_HOST
         self.retry = retry or RetryPolicy()
         self.dispatcher = Dispatcher(dispatch or DispatchPolicy.from_env())
         self._lock = threading.Lock()

@@ -11,7 +11,6 @@ once (:mod:`narezka.embed.dispatch`).
 from __future__ import annotations
 
 import base64
-import os
 import re
 import threading
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from narezka import environment
 from narezka.embed.base import Matrix, default_budget, empty_matrix, l2_normalize
 from narezka.embed.dispatch import (
     Dispatcher,
@@ -63,7 +63,7 @@ class OpenAIEmbedder:
         self.dispatcher = Dispatcher(dispatch or DispatchPolicy.from_env())
         self._lock = threading.Lock()
         headers = {"Content-Type": "application/json"}
-        if key := os.environ.get("OPENAI_API_KEY"):
+        if key := environment.current().openai_api_key:
             headers["Authorization"] = f"Bearer {key}"
         # Every request slot keeps its connection open between batches.
         slots = self.dispatcher.policy.concurrency

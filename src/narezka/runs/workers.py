@@ -37,6 +37,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, Literal, TypeVar
 
+from narezka import environment
 from narezka.store.lock import pid_alive
 
 PARALLEL_MIN_BYTES = 1 << 20
@@ -115,12 +116,8 @@ def start_server(work: Callable[..., Any], prepare: Prepare | None = None) -> No
         preload.append("narezka.runs.server_prepare")
     multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
     # Only the server reads them: the variables are gone again before any other child starts.
-    os.environ.update(sent)
-    try:
+    with environment.lend(sent):
         forkserver.ensure_running()
-    finally:
-        for name in sent:
-            os.environ.pop(name, None)
 
 
 def _main_path() -> str | None:

@@ -1,0 +1,137 @@
+"""Settings are read once, at the top: one module reads the process environment
+(:mod:`narezka.environment`) and one parses ``narezka.toml`` and the user's config file
+(:mod:`narezka.config`). A stage that reads either itself fails here, naming the line."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from narezka import environment
+from narezka.environment import Environment
+from narezka.errors import ConfigError
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "narezka"
+
+ALLOWED = {
+    "environment": {"narezka/environment.py"},
+    "toml": {"narezka/config.py"},
+}
+"""Who may read what: the environment's one reader, the config files' one parser."""
+
+
+def _reads(tree: ast.AST) -> list[tuple[str, int, str]]:
+    """(kind, line, what) for every read of the environment or a TOML parse in ``tree``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            name = f"{node.value.id}.{node.attr}"
+            if name in ("os.environ", "os.environb", "os.getenv", "os.putenv", "os.unsetenv"):
+                found.append(("environment", node.lineno, name))
+            if node.value.id == "tomllib" and node.attr in ("load", "loads"):
+                found.append(("toml", node.lineno, name))
+        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "tomllib"):
+            for alias in node.names:
+                if node.module == "tomllib" or alias.name in ("environ", "environb", "getenv"):
+                    kind = "toml" if node.module == "tomllib" else "environment"
+                    found.append((kind, node.lineno, f"from {node.module} import {alias.name}"))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in ("tomllib", "tomli"):
+                    found.append(("toml", node.lineno, f"import {alias.name}"))
+    return found
+
+
+def _offences(root: Path) -> list[str]:
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        for kind, line, what in sorted(_reads(ast.parse(path.read_text(encoding="utf-8")))):
+            if rel not in ALLOWED[kind]:
+                out.append(f"{rel}:{line}: {what}")
+    return out
+
+
+def test_only_the_top_reads_the_environment_and_narezka_toml() -> None:
+    assert _offences(SRC) == []
+
+
+def test_the_scan_finds_each_kind_of_read(tmp_path: Path) -> None:
+    pkg = tmp_path / "narezka"
+    (pkg / "convert").mkdir(parents=True)
+    (pkg / "convert" / "ocr.py").write_text(
+        "import os\nfrom os import getenv\nimport tomllib\n"
+        "off = os.environ.get('NAREZKA_OCR')\nx = os.getenv('A')\n"
+        "data = tomllib.loads('')\n",
+        encoding="utf-8",
+    )
+    (pkg / "environment.py").write_text("import os\nos.environ.get('A')\n", encoding="utf-8")
+    assert _offences(pkg) == [
+        "narezka/convert/ocr.py:2: from os import getenv",
+        "narezka/convert/ocr.py:4: os.environ",
+        "narezka/convert/ocr.py:5: os.getenv",
+        "narezka/convert/ocr.py:3: import tomllib",
+        "narezka/convert/ocr.py:6: tomllib.loads",
+    ]
+
+
+def test_the_environment_is_parsed_and_checked_in_one_place() -> None:
+    env = Environment.read(
+        {
+            "NAREZKA_OCR": "Off",
+            "NAREZKA_CACHE_DIR": "/tmp/c",
+            "NAREZKA_EMBED_CONCURRENCY": "3",
+            "NAREZKA_CONVERT_SECONDS": "2.5",
+            "NAREZKA_JOBS": "4",
+            "NAREZKA_TRUST_CORPUS": "yes",
+            "NAREZKA_SIZE": "300",
+            "NAREZKA_EMBEDDER": "",
+            "OPENAI_API_KEY": "sk-secret",
+        }
+    )
+    assert env.ocr is False and env.cache_dir == Path("/tmp/c")
+    assert (env.embed_concurrency, env.convert_seconds, env.jobs) == (3, 2.5, 4)
+    assert env.trust_corpus and env.openai_api_key == "sk-secret"
+    # Process variables are not settings; empty ones are not set.
+    assert dict(env.settings) == {"size": "300"}
+    assert "sk-secret" not in repr(env)
+    assert Environment.read({}) == Environment()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("NAREZKA_EMBED_BATCH", "many", "NAREZKA_EMBED_BATCH must be an integer, not 'many'"),
+        ("NAREZKA_JOBS", "0", "NAREZKA_JOBS must be above 0"),
+        ("NAREZKA_MAX_FILE_MB", "lots", "NAREZKA_MAX_FILE_MB must be a number"),
+        ("NAREZKA_CONVERT_MEMORY_MB", "-1", "NAREZKA_CONVERT_MEMORY_MB must be above 0"),
+    ],
+)
+def test_a_bad_variable_is_named(name: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Environment.read({name: value})
+
+
+def test_current_follows_the_process_and_parses_once_per_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NAREZKA_OCR", raising=False)
+    first = environment.current()
+    assert first.ocr and environment.current() is first  # unchanged: not parsed again
+    monkeypatch.setenv("NAREZKA_OCR", "off")
+    assert environment.current().ocr is False
+
+
+def test_children_get_the_parents_variables_and_lent_ones_go_away(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NAREZKA_OCR", "off")
+    assert environment.for_child(OMP_THREAD_LIMIT="1")["NAREZKA_OCR"] == "off"
+    with environment.lend({"NAREZKA_TEST_MESSAGE": "hi"}):
+        assert environment.for_child()["NAREZKA_TEST_MESSAGE"] == "hi"
+    assert "NAREZKA_TEST_MESSAGE" not in environment.for_child()
+    with environment.lend({"NAREZKA_TEST_MESSAGE": "once"}):
+        assert environment.take("NAREZKA_TEST_MESSAGE") == "once"
+        assert environment.take("NAREZKA_TEST_MESSAGE") == ""
