@@ -53,8 +53,6 @@ from narezka.errors import ConfigError
 
 CONFIG_NAME = "narezka.toml"
 TRUST_FLAG = "--trust-corpus-config"
-REMOTE_MODELS = frozenset({"openai"})
-"""Model kinds that always send text to a server (``ollama`` does when it names a host)."""
 
 
 def corpus_root(location: Path) -> Path:
@@ -178,13 +176,17 @@ def lowered_safety(values: Mapping[str, Any]) -> list[str]:
 
 def _unsafe_model(spec: str) -> str | None:
     """Why a model spec is a safety setting, or None for one narezka runs on this machine
-    (or one no backend knows, refused as such where it is loaded). A new backend that sends
-    text anywhere is classed here."""
+    (or one no backend knows, refused as such where it is loaded). A backend is classed by
+    its row in :data:`narezka.embed.registry.BACKENDS` (``remote``, ``loads_code``); the
+    context LLM's kinds share the embedders' names (``ollama``, ``openai``)."""
+    # Here, not at the top: settings load no embed stage until a model's tokens size chunks.
+    from narezka.embed.registry import BACKENDS
+
     kind, _, rest = spec.strip().partition(":")
-    kind = kind.lower()
-    if kind == "st":
+    backend = BACKENDS.get(kind.lower())
+    if backend is not None and backend.loads_code:
         return "loads a model's code and weights from a path or hub name the corpus chooses"
-    if kind in REMOTE_MODELS or "@" in rest:
+    if (backend is not None and backend.remote) or "@" in rest:
         return f"sends every chunk's text to {rest.partition('@')[2] or 'a server'}"
     return None  # use, e5, minilm, hash; ollama:MODEL is the user's own (OLLAMA_HOST)
 

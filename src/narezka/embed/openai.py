@@ -38,6 +38,7 @@ from narezka.embed.remote import (
     retry_after_seconds,
     with_retries,
 )
+from narezka.errors import ConfigError
 from narezka.tokens import TokenCounter
 
 
@@ -84,6 +85,14 @@ class OpenAIEmbedder:
         # base64 float32 is ~10x cheaper to parse than JSON floats (what OpenAI's own client
         # asks for); a server that refuses it gets "float" from then on.
         self._encoding = "base64"
+
+    @classmethod
+    def from_spec(cls, argument: str) -> OpenAIEmbedder:
+        """``openai:MODEL@URL``: the text after ``openai:``."""
+        model, _, url = argument.partition("@")
+        if not model or not url:
+            raise ConfigError(f"openai embedder spec is openai:MODEL@URL, got openai:{argument}")
+        return cls(model, url)
 
     @property
     def name(self) -> str:
