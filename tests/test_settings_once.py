@@ -135,3 +135,70 @@ def test_children_get_the_parents_variables_and_lent_ones_go_away(
     with environment.lend({"NAREZKA_TEST_MESSAGE": "once"}):
         assert environment.take("NAREZKA_TEST_MESSAGE") == "once"
         assert environment.take("NAREZKA_TEST_MESSAGE") == ""
+
+
+def _settings_writes(root: Path) -> list[str]:
+    """Assignments to some object's ``settings`` outside the index package (the one that
+    owns ``Index.settings``)."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        if rel.startswith("narezka/index/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            for target in targets:
+                mine = isinstance(target, ast.Attribute) and target.attr == "settings"
+                own = isinstance(target, ast.Attribute) and ast.unparse(target.value) == "self"
+                if mine and not own:
+                    out.append(f"{rel}:{node.lineno}")
+    return out
+
+
+def test_nothing_outside_the_index_writes_its_settings(tmp_path: Path) -> None:
+    assert _settings_writes(SRC) == []
+    planted = tmp_path / "narezka" / "serve"
+    planted.mkdir(parents=True)
+    (planted / "service.py").write_text("index.settings = s\nself.settings = s\n", "utf-8")
+    assert _settings_writes(tmp_path / "narezka") == ["narezka/serve/service.py:1"]
+
+
+def _linked_corpus(tmp_path: Path) -> Path:
+    root, outside = tmp_path / "kb", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "a.md").write_text("# Доставка\n\nКурьер приезжает утром.\n", encoding="utf-8")
+    (outside / "b.md").write_text("# Снаружи\n\nФайл вне корпуса.\n", encoding="utf-8")
+    (root / "b.md").symlink_to(outside / "b.md")
+    return root
+
+
+def test_follow_symlinks_reaches_an_index_through_its_settings_only(tmp_path: Path) -> None:
+    from narezka import Index, Settings
+
+    corpus = _linked_corpus(tmp_path)
+    with Index.create(corpus, Settings(embedder="hash")) as ix:
+        assert [e.path for e in ix.sync().skipped] == ["b.md"]
+    with Index.open(corpus, follow_symlinks=True) as ix:
+        assert ix.settings.follow_symlinks is True and ix.chunk_config().follow_symlinks
+        assert {c.file_path for c in ix.chunks()} == {"a.md"}  # taken in, not yet synced
+        report = ix.sync()
+    assert not report.skipped
+    with Index.open(corpus) as ix:  # recorded by that sync
+        assert ix.settings.follow_symlinks is True
+        assert {c.file_path for c in ix.chunks()} == {"a.md", "b.md"}
+    with Index.open(corpus, follow_symlinks=False, context_llm="off") as ix:
+        assert ix.settings.follow_symlinks is False and ix.settings.context_llm is None
+
+
+def test_a_served_new_corpus_takes_the_flag_into_its_settings(tmp_path: Path) -> None:
+    pytest.importorskip("watchfiles")
+    from narezka.serve.service import Service
+
+    corpus = _linked_corpus(tmp_path)
+    (corpus / "narezka.toml").write_text('[settings]\nembedder = "hash"\n', encoding="utf-8")
+    with Service(corpus, watch=False, follow_symlinks=True) as service:
+        assert service.index.settings.follow_symlinks is True
+        assert service.index.settings.embedder == "hash"  # the rest as resolved

@@ -282,13 +282,18 @@ class Index:
         embedder: Embedder | None = None,
         corpus: str | Path | None = None,
         collection: str = DEFAULT_COLLECTION,
+        follow_symlinks: bool | None = None,
+        context_llm: str | None = None,
     ) -> Index:
         """The index in ``location``: its folder, a corpus folder holding ``.narezka/``, or
         the URL of the Qdrant server holding it (``collection`` names which index there).
 
         ``embedder`` is needed only for an index built with an embedder object; ``corpus``
         says where the corpus is now if it moved away from its index (the next sync records
-        it). An index opened by URL is read-only (search, get, neighbours, chunks, sources,
+        it). ``follow_symlinks`` and ``context_llm`` are the user's flags over what the index
+        records (None: as recorded; ``"off"`` stops the context LLM), taken into its settings
+        here, the one way they change after the index was built; the next :meth:`sync`
+        records them. An index opened by URL is read-only (search, get, neighbours, chunks, sources,
         stats, push): it is synced from its folder on the machine that holds the corpus,
         and reads the record that machine's last sync published on the server."""
         text = str(location)
@@ -306,7 +311,9 @@ class Index:
             )
         home = resolve_home(location)
         meta = read_record(home)
-        settings = _settings_of(meta)
+        settings = _settings_of(meta).replace(
+            follow_symlinks=follow_symlinks, context_llm=context_llm
+        )
         root = Path(corpus).resolve() if corpus is not None else corpus_of(home, meta)
         # A reader who cannot write it searches a private copy (the engine writes to open).
         copy = private_copy(home, meta) if meta.url is None and not writable(home, meta) else None
@@ -336,16 +343,6 @@ class Index:
             release(self._shared)
             if self._read_only is not None and self.home is not None:
                 drop_copy(self.home)
-
-    def override(
-        self, *, follow_symlinks: bool | None = None, context_llm: str | None = None
-    ) -> None:
-        """The user's own change to what the index records (a flag of ``sync``, ``watch`` or
-        ``serve``; None: as recorded), applied by the next :meth:`sync`, which records it:
-        the one way a setting changes after opening, besides building the index anew."""
-        self.settings = self.settings.replace(
-            follow_symlinks=follow_symlinks, context_llm=context_llm
-        )
 
     def chunk_config(self) -> ChunkConfig:
         """The chunking this index follows: its settings resolved with its embedder (what
