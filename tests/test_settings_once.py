@@ -202,3 +202,31 @@ def test_a_served_new_corpus_takes_the_flag_into_its_settings(tmp_path: Path) ->
     with Service(corpus, watch=False, follow_symlinks=True) as service:
         assert service.index.settings.follow_symlinks is True
         assert service.index.settings.embedder == "hash"  # the rest as resolved
+
+
+def test_one_resolution_checks_the_split_values_twice_at_most(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once as settings (before the embedder decides the size), once as the ChunkConfig:
+    not again for every layer that sets one."""
+    import narezka.runs.config as run_config
+    import narezka.settings as settings_module
+    from narezka.runs.file_chunks import make_params
+
+    checks: list[dict[str, object]] = []
+
+    def counted(**params: object) -> object:
+        checks.append(params)
+        return make_params(**params)
+
+    monkeypatch.setattr(run_config, "make_params", counted)
+    monkeypatch.setattr(settings_module, "make_params", counted)
+    (tmp_path / "narezka.toml").write_text(
+        '[settings]\nsize = 300\nlevels = "2-3"\nunit = "chars"\n', encoding="utf-8"
+    )
+    env = {"NAREZKA_OVERLAP": "20", "NAREZKA_CONFIG": str(tmp_path / "none.toml")}
+    resolved = settings_module.resolve(tmp_path, environ=env, size=400, min_chars=100)
+    config = settings_module.chunk_config(resolved.settings)
+    assert (config.size, config.params.overlap, config.params.levels) == (400, 20, (2, 3))
+    assert resolved.origins["size"] == "flags" and resolved.origins["levels"] == "narezka.toml"
+    assert len(checks) == 2

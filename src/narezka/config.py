@@ -118,9 +118,10 @@ class UserConfig:
         return any(os.path.realpath(p) == real for p in self.trusted)
 
 
-def user_config_path(env: Environment) -> Path:
+def user_config_path(given: Environment | Mapping[str, str]) -> Path:
     """``$NAREZKA_CONFIG``, else ``$XDG_CONFIG_HOME/narezka/config.toml``, else the user
     config dir's (``~/.config/narezka/config.toml`` on Linux)."""
+    env = environment.of(given)
     if env.user_config is not None:
         return env.user_config
     if env.xdg_config_home is not None:
@@ -133,7 +134,7 @@ def user_config_path(env: Environment) -> Path:
         return Path.home() / ".config" / "narezka" / "config.toml"
 
 
-def read_user_config(env: Environment) -> UserConfig:
+def read_user_config(env: Environment | Mapping[str, str]) -> UserConfig:
     """The user's config file (empty when there is none); bad content names the file."""
     path = user_config_path(env)
     if not path.is_file():
@@ -153,9 +154,9 @@ def read_user_config(env: Environment) -> UserConfig:
     return UserConfig(path, settings, tuple(Path(c).expanduser() for c in corpora))
 
 
-def confirmed(env: Environment, flag: bool | None) -> bool:
+def confirmed(env: Environment | Mapping[str, str], flag: bool | None) -> bool:
     """Whether the user confirmed a corpus's safety settings by the flag or the variable."""
-    return bool(flag) or env.trust_corpus
+    return bool(flag) or environment.of(env).trust_corpus
 
 
 def lowered_safety(values: Mapping[str, Any]) -> list[str]:

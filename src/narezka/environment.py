@@ -164,6 +164,11 @@ def _positive(name: str, raw: str | None, kind: type[N]) -> N | None:
     return value
 
 
+def of(given: Environment | Mapping[str, str]) -> Environment:
+    """``given`` as an ``Environment``: one already read, or variables to read."""
+    return given if isinstance(given, Environment) else Environment.read(given)
+
+
 _last: tuple[tuple[str | None, ...], Environment] | None = None
 
 
@@ -220,5 +225,6 @@ __all__ = [
     "current",
     "for_child",
     "lend",
+    "of",
     "take",
 ]

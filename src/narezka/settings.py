@@ -253,12 +253,16 @@ def resolve(
                 refuse_lowered(path, values, user.path)
             layers.append(("narezka.toml", values))
     layers += [("environment", _from_env(env.settings)), ("flags", flags)]
-    settings = Settings().replace(**dict(base or {}))
+    # The layers merge into one set of values and make one Settings: checked once, as a
+    # whole (a value a later layer replaces is never checked on its own, nor a mix of layers
+    # that no source asked for).
+    values = {name: value for name, value in (base or {}).items() if value is not None}
     origins: dict[str, str] = {}
     for origin, layer in layers:
-        settings = settings.replace(**layer)
-        origins.update((name, origin) for name, value in layer.items() if value is not None)
-    return Resolved(settings, origins)
+        given = {name: value for name, value in layer.items() if value is not None}
+        values.update(given)
+        origins.update(dict.fromkeys(given, origin))
+    return Resolved(Settings().replace(**values), origins)
 
 
 def chunk_config(settings: Settings, embedder: Embedder | None = None) -> ChunkConfig:
