@@ -230,3 +230,45 @@ def test_one_resolution_checks_the_split_values_twice_at_most(
     assert (config.size, config.params.overlap, config.params.levels) == (400, 20, (2, 3))
     assert resolved.origins["size"] == "flags" and resolved.origins["levels"] == "narezka.toml"
     assert len(checks) == 2
+
+
+def test_narezka_toml_is_parsed_once_until_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import tomllib
+
+    import narezka.config as config
+
+    parses: list[str] = []
+
+    class Counting:
+        TOMLDecodeError = tomllib.TOMLDecodeError
+
+        @staticmethod
+        def loads(text: str) -> dict[str, object]:
+            parses.append(text)
+            return tomllib.loads(text)
+
+    monkeypatch.setattr(config, "tomllib", Counting)
+    toml = tmp_path / "narezka.toml"
+    toml.write_text('[settings]\nstrategy = "recursive"\n[zones]\n"a.md" = "hot"\n', "utf-8")
+    first = config.read_toml(tmp_path)
+    assert first is not None
+    first[1]["settings"]["strategy"] = "changed by a caller"  # not by the next reader
+    assert config.load_rules(tmp_path).zones == (("a.md", "hot"),)
+    again = config.read_toml(tmp_path)
+    assert again is not None and again[1]["settings"] == {"strategy": "recursive"}
+    assert len(parses) == 1
+    toml.write_text('[settings]\nstrategy = "sentences"\n', "utf-8")
+    os.utime(toml, ns=(1, 1))
+    assert config.read_toml(tmp_path) is not None
+    os.utime(toml, ns=(1, 1))  # the same stat as before, another text: read again
+    toml.write_text('[settings]\nstrategy = "parent-child"\n', "utf-8")
+    os.utime(toml, ns=(1, 1))
+    edited = config.read_toml(tmp_path)
+    assert edited is not None and edited[1]["settings"] == {"strategy": "parent-child"}
+    assert len(parses) == 3
+    toml.write_text("[settings\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"narezka\.toml: "):
+        config.read_toml(tmp_path)

@@ -39,6 +39,7 @@ from the user's flag or ``NAREZKA_QDRANT_URL``). The user confirms by ``--trust-
 
 from __future__ import annotations
 
+import copy
 import os
 import tomllib
 from collections.abc import Mapping
@@ -69,11 +70,22 @@ def read_toml(location: Path) -> tuple[Path, dict[str, Any]] | None:
     return path, _parsed(path)
 
 
+_PARSED: dict[Path, tuple[str, dict[str, Any]]] = {}
+"""The last text of each file parsed, with its tables: a run's settings, rules and
+``[qdrant]`` (and a watcher's every sync) parse a file once, and again when its text changed
+(the text, not its mtime, tells: two saves within one clock tick differ too)."""
+
+
 def _parsed(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        known = _PARSED.get(path)
+        if known is None or known[0] != text:
+            known = (text, tomllib.loads(text))
+            _PARSED[path] = known
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
+    return copy.deepcopy(known[1])  # the caller's to keep: the cached tables stay as read
 
 
 def load_rules(root: Path) -> Rules:
