@@ -272,3 +272,32 @@ def test_narezka_toml_is_parsed_once_until_it_changes(
     toml.write_text("[settings\n", "utf-8")
     with pytest.raises(ConfigError, match=r"narezka\.toml: "):
         config.read_toml(tmp_path)
+
+
+def test_one_chunk_config_for_an_open_index_however_many_syncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import narezka.index.handle as handle
+    from narezka import Index, Settings
+
+    made: list[Settings] = []
+    resolve_config = handle.chunk_config
+
+    def counted(settings: Settings, embedder: object = None) -> object:
+        made.append(settings)
+        return resolve_config(settings, embedder)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(handle, "chunk_config", counted)
+    corpus = _linked_corpus(tmp_path)
+    with Index.create(corpus, Settings(embedder="hash", size=120)) as ix:
+        ix.sync()
+        (corpus / "c.md").write_text("# Новый\n\nЕщё один файл.\n", encoding="utf-8")
+        ix.sync()
+        assert ix.chunk_config().size == 120
+        assert len(made) == 1  # create resolved it; the syncs and the call reuse it
+        ix.settings = ix.settings.replace(size=100)  # new settings: resolved anew
+        assert ix.chunk_config().size == 100 and len(made) == 2
+    with Index.open(corpus) as ix:
+        ix.sync()
+        ix.sync()
+    assert len(made) == 3

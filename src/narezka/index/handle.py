@@ -220,6 +220,8 @@ class Index:
         collection's expected points: :mod:`narezka.store.cluster`)."""
         self._given = embedder
         self._model: Embedder | None = None
+        self._config: tuple[Settings, Embedder, ChunkConfig] | None = None
+        """The chunking resolved for these settings and this embedder (see chunk_config)."""
         self._meta = meta
         self._remote_files: server_record.RecordManifest | None = None
         key = str(home.resolve()) if home is not None else f"{url}#{collection}"
@@ -258,7 +260,7 @@ class Index:
         layout.check_home(home, root)
         chosen = settings if settings is not None else Settings.load(root)
         model = embedder if embedder is not None else get_embedder(chosen.embedder)
-        chunk_config(chosen, model)  # bad sizes fail before anything is written
+        config = chunk_config(chosen, model)  # bad sizes fail before anything is written
         if chosen.context_llm is not None:
             open_client(chosen.context_llm)  # so does a missing ollama package (no request)
         if chosen.rescore is not None:
@@ -272,6 +274,7 @@ class Index:
             cluster=cluster,
         )  # fmt: skip
         index._model = model
+        index._config = (chosen, model, config)
         return index
 
     @classmethod
@@ -346,8 +349,12 @@ class Index:
 
     def chunk_config(self) -> ChunkConfig:
         """The chunking this index follows: its settings resolved with its embedder (what
-        :meth:`sync` cuts the corpus by, and how ``narezka chunk`` would cut it alike)."""
-        return chunk_config(self.settings, self._embedder())
+        :meth:`sync` cuts the corpus by, and how ``narezka chunk`` would cut it alike).
+        Resolved once for an open index, not again by each sync of a watcher or a server."""
+        model = self._embedder()
+        if self._config is None or self._config[:2] != (self.settings, model):
+            self._config = (self.settings, model, chunk_config(self.settings, model))
+        return self._config[2]
 
     # ---- writing ------------------------------------------------------------------------
 
@@ -377,7 +384,7 @@ class Index:
         home = self._local_home("sync")
         started = time.perf_counter()
         model = self._embedder()
-        config = chunk_config(self.settings, model)
+        config = self.chunk_config()
         report = IndexReport(embedder=model.name)
         with layout.writer(home):
             cached = open_embedder(model, home)
