@@ -39,6 +39,7 @@ from the user's flag or ``NAREZKA_QDRANT_URL``). The user confirms by ``--trust-
 
 from __future__ import annotations
 
+import copy
 import os
 import tomllib
 from collections.abc import Mapping
@@ -46,16 +47,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from narezka import environment
 from narezka.enrich import Rules
+from narezka.environment import Environment
 from narezka.errors import ConfigError
 
 CONFIG_NAME = "narezka.toml"
-USER_CONFIG_ENV = "NAREZKA_CONFIG"
-TRUST_ENV = "NAREZKA_TRUST_CORPUS"
 TRUST_FLAG = "--trust-corpus-config"
-_YES = ("1", "true", "yes", "on")
-REMOTE_MODELS = frozenset({"openai"})
-"""Model kinds that always send text to a server (``ollama`` does when it names a host)."""
 
 
 def corpus_root(location: Path) -> Path:
@@ -72,11 +70,22 @@ def read_toml(location: Path) -> tuple[Path, dict[str, Any]] | None:
     return path, _parsed(path)
 
 
+_PARSED: dict[Path, tuple[str, dict[str, Any]]] = {}
+"""The last text of each file parsed, with its tables: a run's settings, rules and
+``[qdrant]`` (and a watcher's every sync) parse a file once, and again when its text changed
+(the text, not its mtime, tells: two saves within one clock tick differ too)."""
+
+
 def _parsed(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        known = _PARSED.get(path)
+        if known is None or known[0] != text:
+            known = (text, tomllib.loads(text))
+            _PARSED[path] = known
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
+    return copy.deepcopy(known[1])  # the caller's to keep: the cached tables stay as read
 
 
 def load_rules(root: Path) -> Rules:
@@ -121,13 +130,14 @@ class UserConfig:
         return any(os.path.realpath(p) == real for p in self.trusted)
 
 
-def user_config_path(environ: Mapping[str, str]) -> Path:
+def user_config_path(given: Environment | Mapping[str, str]) -> Path:
     """``$NAREZKA_CONFIG``, else ``$XDG_CONFIG_HOME/narezka/config.toml``, else the user
     config dir's (``~/.config/narezka/config.toml`` on Linux)."""
-    if named := environ.get(USER_CONFIG_ENV):
-        return Path(named).expanduser()
-    if xdg := environ.get("XDG_CONFIG_HOME"):
-        return Path(xdg) / "narezka" / "config.toml"
+    env = environment.of(given)
+    if env.user_config is not None:
+        return env.user_config
+    if env.xdg_config_home is not None:
+        return env.xdg_config_home / "narezka" / "config.toml"
     try:
         from platformdirs import user_config_dir
 
@@ -136,9 +146,9 @@ def user_config_path(environ: Mapping[str, str]) -> Path:
         return Path.home() / ".config" / "narezka" / "config.toml"
 
 
-def read_user_config(environ: Mapping[str, str]) -> UserConfig:
+def read_user_config(env: Environment | Mapping[str, str]) -> UserConfig:
     """The user's config file (empty when there is none); bad content names the file."""
-    path = user_config_path(environ)
+    path = user_config_path(env)
     if not path.is_file():
         return UserConfig(path, {}, ())
     data = _parsed(path)
@@ -156,9 +166,9 @@ def read_user_config(environ: Mapping[str, str]) -> UserConfig:
     return UserConfig(path, settings, tuple(Path(c).expanduser() for c in corpora))
 
 
-def confirmed(environ: Mapping[str, str], flag: bool | None) -> bool:
+def confirmed(env: Environment | Mapping[str, str], flag: bool | None) -> bool:
     """Whether the user confirmed a corpus's safety settings by the flag or the variable."""
-    return bool(flag) or environ.get(TRUST_ENV, "").strip().lower() in _YES
+    return bool(flag) or environment.of(env).trust_corpus
 
 
 def lowered_safety(values: Mapping[str, Any]) -> list[str]:
@@ -179,13 +189,17 @@ def lowered_safety(values: Mapping[str, Any]) -> list[str]:
 
 def _unsafe_model(spec: str) -> str | None:
     """Why a model spec is a safety setting, or None for one narezka runs on this machine
-    (or one no backend knows, refused as such where it is loaded). A new backend that sends
-    text anywhere is classed here."""
+    (or one no backend knows, refused as such where it is loaded). A backend is classed by
+    its row in :data:`narezka.embed.registry.BACKENDS` (``remote``, ``loads_code``); the
+    context LLM's kinds share the embedders' names (``ollama``, ``openai``)."""
+    # Here, not at the top: settings load no embed stage until a model's tokens size chunks.
+    from narezka.embed.registry import BACKENDS
+
     kind, _, rest = spec.strip().partition(":")
-    kind = kind.lower()
-    if kind == "st":
+    backend = BACKENDS.get(kind.lower())
+    if backend is not None and backend.loads_code:
         return "loads a model's code and weights from a path or hub name the corpus chooses"
-    if kind in REMOTE_MODELS or "@" in rest:
+    if (backend is not None and backend.remote) or "@" in rest:
         return f"sends every chunk's text to {rest.partition('@')[2] or 'a server'}"
     return None  # use, e5, minilm, hash; ollama:MODEL is the user's own (OLLAMA_HOST)
 
@@ -199,7 +213,7 @@ def refuse_lowered(path: Path, values: Mapping[str, Any], user: Path) -> None:
     raise ConfigError(
         f"{path}: a corpus's own narezka.toml may not lower its safety: {'; '.join(lowered)}. "
         f"If you trust this folder's settings, confirm them: pass {TRUST_FLAG} (index, "
-        f"chunk, inspect, eval), set "
-        f"{TRUST_ENV}=1, or list the folder under [trust] corpora in {user} (where you may "
-        "also set them yourself, as flags and NAREZKA_* variables may)"
+        f"chunk, inspect, eval), set {environment.TRUST_CORPUS}=1, or list the folder "
+        f"under [trust] corpora in {user} (where you may also set them yourself, as flags "
+        "and NAREZKA_* variables may)"
     )

@@ -29,13 +29,13 @@ field (upper-cased). A value that does not parse is a ``ConfigError`` naming its
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import narezka.defaults as defaults
+from narezka import environment
 from narezka.config import (
     confirmed,
     corpus_root,
@@ -44,6 +44,7 @@ from narezka.config import (
     refuse_lowered,
 )
 from narezka.enrich.llm_client import parse_spec
+from narezka.environment import Environment
 from narezka.errors import ConfigError
 from narezka.runs.config import ChunkConfig, checked_split_values
 from narezka.runs.file_chunks import make_params
@@ -59,7 +60,6 @@ if TYPE_CHECKING:
 
 DEFAULT_STRATEGY = defaults.STRATEGY
 DEFAULT_EMBEDDER = defaults.EMBEDDER
-ENV_PREFIX = "NAREZKA_"
 CONTEXT_OFF = ("off", "none", "no", "false", "")
 
 SPLIT_FIELDS = (
@@ -240,7 +240,7 @@ def resolve(
     the setting and how to confirm it, unless ``trust`` (``--trust-corpus-config``),
     ``NAREZKA_TRUST_CORPUS=1`` or the user's config lists the corpus
     (:func:`narezka.config.refuse_lowered`)."""
-    env = os.environ if environ is None else environ
+    env = environment.current() if environ is None else Environment.read(environ)
     user = read_user_config(env)
     layers: list[tuple[str, Mapping[str, Any]]] = [
         ("user config", _checked(user.settings, f"{user.path} [settings]"))
@@ -252,13 +252,17 @@ def resolve(
             if not (confirmed(env, trust) or user.trusts(corpus_root(Path(corpus)))):
                 refuse_lowered(path, values, user.path)
             layers.append(("narezka.toml", values))
-    layers += [("environment", _from_env(env)), ("flags", flags)]
-    settings = Settings().replace(**dict(base or {}))
+    layers += [("environment", _from_env(env.settings)), ("flags", flags)]
+    # The layers merge into one set of values and make one Settings: checked once, as a
+    # whole (a value a later layer replaces is never checked on its own, nor a mix of layers
+    # that no source asked for).
+    values = {name: value for name, value in (base or {}).items() if value is not None}
     origins: dict[str, str] = {}
     for origin, layer in layers:
-        settings = settings.replace(**layer)
-        origins.update((name, origin) for name, value in layer.items() if value is not None)
-    return Resolved(settings, origins)
+        given = {name: value for name, value in layer.items() if value is not None}
+        values.update(given)
+        origins.update(dict.fromkeys(given, origin))
+    return Resolved(Settings().replace(**values), origins)
 
 
 def chunk_config(settings: Settings, embedder: Embedder | None = None) -> ChunkConfig:
@@ -355,13 +359,11 @@ def _from_toml(corpus: Path) -> tuple[Path, dict[str, Any]] | None:
     return path, _checked(table, f"{path} [settings]")
 
 
-def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
+def _from_env(variables: Mapping[str, str]) -> dict[str, Any]:
+    """The settings among the ``NAREZKA_*`` variables (``Environment.settings``: by
+    lower-case name; names that are no setting belong to other tools and are left alone)."""
     names = {f.name for f in fields(Settings)}
-    raw = {
-        key[len(ENV_PREFIX) :].lower(): value
-        for key, value in environ.items()
-        if key.startswith(ENV_PREFIX) and key[len(ENV_PREFIX) :].lower() in names and value
-    }
+    raw = {name: value for name, value in variables.items() if name in names}
     values: dict[str, Any] = {}
     for name, text in raw.items():
         values[name] = [p.strip() for p in text.split(",") if p.strip()] if name in _LISTS else text

@@ -89,6 +89,10 @@ def test_settings_and_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NAREZKA_CONVERT_SECONDS", "soon")
     with pytest.raises(ConfigError, match="NAREZKA_CONVERT_SECONDS must be a number"):
         Limits.for_size(1)
+    # A bad variable is named wherever the environment is next read, whatever is asked.
+    with pytest.raises(ConfigError, match="NAREZKA_CONVERT_SECONDS must be a number"):
+        check_size("a.txt", ".txt", 1)
+    monkeypatch.setenv("NAREZKA_CONVERT_SECONDS", "5")
     monkeypatch.setenv("NAREZKA_MAX_FILE_MB", "0")
     with pytest.raises(ConfigError, match="above 0"):
         check_size("a.txt", ".txt", 1)

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from narezka import Index, Settings
+from narezka import Index, Settings, environment
 from narezka.convert import Converted, ocr
 from narezka.convert.capability import LACKS_OCR, lacking, still_lacking
 from narezka.convert.ocr import OcrLine
+from narezka.environment import Environment
 
 import convert_samples as samples
 
@@ -27,8 +28,8 @@ def fake_ocr(monkeypatch: pytest.MonkeyPatch) -> None:
     """An OCR engine that is there unless ``NAREZKA_OCR=off`` (as tesseract would be after
     ``apt install``) and reads one line on every scanned page: the test needs no tesseract."""
 
-    def engine() -> tuple[str, str] | None:
-        return None if ocr._off() else ("tesseract", "rus+eng")
+    def engine(env: Environment | None = None) -> tuple[str, str] | None:
+        return ("tesseract", "rus+eng") if (env or environment.current()).ocr else None
 
     def recognise(image: bytes, exe: str, languages: str) -> list[OcrLine]:
         return [OcrLine(READ, 300, 300, 2000, 350, (1, 1))]

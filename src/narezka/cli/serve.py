@@ -4,7 +4,6 @@ streamable HTTP endpoint with ``--http HOST:PORT``; the index kept fresh meanwhi
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import sys
 import traceback
@@ -13,7 +12,7 @@ from typing import Any
 
 import click
 
-from narezka import defaults
+from narezka import defaults, environment
 from narezka.cli.common import fail
 from narezka.cli.terminal import echo, shown
 from narezka.errors import ConfigError, MissingDependencyError, NarezkaError
@@ -141,7 +140,7 @@ def serve_command(
     handler.setFormatter(InertFormatter(logging.BASIC_FORMAT))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     address = _address(http) if http else None
-    api_key = os.environ.get("NAREZKA_API_KEY", "").strip() or None
+    api_key = environment.current().api_key
     try:
         service = Service(
             location,

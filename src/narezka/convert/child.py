@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
+from narezka import environment
 from narezka.convert import Converted, convert
 from narezka.convert.limits import Limits
 from narezka.errors import ConvertError
@@ -117,14 +118,6 @@ def _answer(kind: bytes, body: dict[str, Any]) -> None:
     _OUT.flush()
 
 
-def _environment(wanted: dict[str, str]) -> None:
-    """The parent's environment of the moment (``NAREZKA_OCR=off``, the ``PATH`` tesseract
-    is found on…)."""
-    if wanted != os.environ:
-        os.environ.clear()
-        os.environ.update(wanted)
-
-
 RECYCLE_RSS = 160 << 20
 """A child holding more memory than this after a conversion (a big file's heap, which Python
 rarely gives back) is replaced: idle, it would hold it for the rest of the run."""
@@ -136,7 +129,7 @@ def _grown(limits: Limits) -> bool:
 
 def _one(request: dict[str, Any], data: bytes) -> bool:
     """Convert one file and answer; whether this child should be replaced afterwards."""
-    _environment(request["env"])
+    environment.adopt(request["env"])  # the parent's of the moment: NAREZKA_OCR, PATH…
     limits = Limits(*request["limits"])
     path = request["path"]
     before = _set_limits(limits)

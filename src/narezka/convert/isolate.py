@@ -36,7 +36,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import IO, Any
 
-from narezka import defaults
+from narezka import defaults, environment
 from narezka.convert import Converted, convert
 from narezka.convert.child import ANSWER, REQUEST, decode
 from narezka.convert.limits import Limits, human_bytes
@@ -225,7 +225,7 @@ def convert_bounded(
         return convert(data, suffix, path, boilerplate=boilerplate)
     name = path or f"<{suffix.lower()} file>"
     limits = Limits.for_size(len(data))
-    env = dict(os.environ)
+    env = environment.for_child()
     request = json.dumps(
         {
             "suffix": suffix,

@@ -14,28 +14,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from narezka import defaults
-from narezka.errors import ConfigError, RefusedFileError
+from narezka import defaults, environment
+from narezka.environment import Environment
+from narezka.errors import RefusedFileError
 
 __all__ = ["Limits", "check_size", "human_bytes", "max_file_bytes", "stored_size"]
 
 MIB = 1 << 20
-MEMORY_ENV = "NAREZKA_CONVERT_MEMORY_MB"
-SECONDS_ENV = "NAREZKA_CONVERT_SECONDS"
-MAX_FILE_ENV = "NAREZKA_MAX_FILE_MB"
-
-
-def _env_number(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number, not {raw!r}") from None
-    if not value > 0:
-        raise ConfigError(f"{name} must be above 0, not {raw!r}")
-    return value
+MEMORY_ENV = environment.CONVERT_MEMORY_MB
+SECONDS_ENV = environment.CONVERT_SECONDS
+MAX_FILE_ENV = environment.MAX_FILE_MB
 
 
 def human_bytes(size: int) -> str:
@@ -64,12 +52,13 @@ class Limits:
     output: int
 
     @classmethod
-    def for_size(cls, size: int) -> Limits:
-        """The limits for converting ``size`` bytes, under the current settings."""
-        floor_mb = _env_number(MEMORY_ENV, defaults.CONVERT_MEMORY_MB)
+    def for_size(cls, size: int, env: Environment | None = None) -> Limits:
+        """The limits for converting ``size`` bytes, under ``env`` (default: the process's)."""
+        env = env or environment.current()
+        floor_mb = env.convert_memory_mb or defaults.CONVERT_MEMORY_MB
         cap_mb = max(floor_mb, defaults.CONVERT_MEMORY_CAP_MB)
         memory = max(floor_mb * MIB, defaults.CONVERT_MEMORY_PER_BYTE * size)
-        seconds = _env_number(SECONDS_ENV, defaults.CONVERT_SECONDS)
+        seconds = env.convert_seconds or defaults.CONVERT_SECONDS
         cpu = min(
             max(seconds, defaults.CONVERT_SECONDS_CAP),
             seconds + defaults.CONVERT_SECONDS_PER_MB * size / MIB,
@@ -82,10 +71,13 @@ class Limits:
         return f"{self.memory}:{self.cpu:g}:{self.output}"
 
 
-def max_file_bytes(suffix: str) -> int:
-    """The largest file with ``suffix`` that is read ("" or an unknown suffix: read as text)."""
-    mb = defaults.MAX_FILE_MB.get(suffix.lower(), defaults.MAX_FILE_MB["text"])
-    return int(_env_number(MAX_FILE_ENV, mb) * MIB)
+def max_file_bytes(suffix: str, env: Environment | None = None) -> int:
+    """The largest file with ``suffix`` that is read ("" or an unknown suffix: read as text),
+    under ``env`` (default: the process's)."""
+    mb = (env or environment.current()).max_file_mb
+    if mb is None:
+        mb = defaults.MAX_FILE_MB.get(suffix.lower(), defaults.MAX_FILE_MB["text"])
+    return int(mb * MIB)
 
 
 def stored_size(path: str, size: int) -> int:

@@ -9,11 +9,13 @@ OCR off (a scanned page is then reported as having no text layer).
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
+
+from narezka import environment
+from narezka.environment import Environment
 
 __all__ = ["DPI", "MAX_PIXELS", "OcrLine", "available", "engine", "pgm", "recognise", "scale_for"]
 
@@ -42,10 +44,6 @@ class OcrLine:
     """(block, paragraph) numbers: lines of one paragraph share them."""
 
 
-def _off() -> bool:
-    return os.environ.get("NAREZKA_OCR", "").strip().lower() in ("off", "0", "no", "false")
-
-
 @lru_cache(maxsize=4)
 def _languages(exe: str) -> tuple[str, ...]:
     try:
@@ -59,9 +57,10 @@ def _languages(exe: str) -> tuple[str, ...]:
     return tuple(lang for lang in WANTED if lang in found)
 
 
-def engine() -> tuple[str, str] | None:
-    """``(tesseract's path, languages like "rus+eng")`` when OCR can run, else None."""
-    if _off():
+def engine(env: Environment | None = None) -> tuple[str, str] | None:
+    """``(tesseract's path, languages like "rus+eng")`` when OCR can run under ``env``
+    (default: the process's; a converter child runs with its parent's), else None."""
+    if not (env or environment.current()).ocr:
         return None
     exe = shutil.which("tesseract")
     if exe is None:
@@ -70,9 +69,9 @@ def engine() -> tuple[str, str] | None:
     return (exe, "+".join(languages)) if languages else None
 
 
-def available() -> str:
+def available(env: Environment | None = None) -> str:
     """What reads scans here, for cache keys and messages: ``"tesseract rus+eng"`` or ``""``."""
-    found = engine()
+    found = engine(env)
     return f"tesseract {found[1]}" if found else ""
 
 
@@ -97,7 +96,7 @@ def recognise(image: bytes, exe: str, languages: str) -> list[OcrLine]:
 
     Raises ``OSError`` or ``subprocess.SubprocessError`` when tesseract fails or times out.
     """
-    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}  # one core a page: the run has workers
+    env = environment.for_child(OMP_THREAD_LIMIT="1")  # one core a page: the run has workers
     done = subprocess.run(
         [exe, "stdin", "stdout", "-l", languages, "--psm", "3", "tsv"],
         input=image,

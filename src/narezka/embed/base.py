@@ -134,6 +134,14 @@ class HashEmbedder:
         self.calls = 0
         self.texts_embedded = 0
 
+    @classmethod
+    def from_spec(cls, argument: str) -> HashEmbedder:
+        """``hash[:DIM]``: the text after ``hash:`` (default dimension: 64)."""
+        try:
+            return cls(int(argument) if argument else 64)
+        except ValueError as exc:
+            raise ConfigError(f"hash:DIM needs an integer dimension, not {argument!r}") from exc
+
     def _vector(self, text: str) -> npt.NDArray[np.float32]:
         v = np.zeros(self.dim, dtype=np.float32)
         words = [w.lower() for w in _WORD.findall(text)] or [""]

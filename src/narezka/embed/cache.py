@@ -11,7 +11,6 @@ start on the next files' passages, so a served model's request slots stay busy a
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -22,8 +21,10 @@ from typing import TypeVar
 
 import numpy as np
 
+from narezka import environment
 from narezka.embed.base import Embedder, Matrix, empty_matrix
 from narezka.embed.errors import ContextLengthError
+from narezka.environment import Environment
 from narezka.errors import DiskFullError
 from narezka.sqlite_cache import SIDE_FILES, SqliteCache
 from narezka.tokens import TokenCounter
@@ -40,17 +41,19 @@ CREATE TABLE IF NOT EXISTS vectors (
 _LOOKUP_CHUNK = 500
 
 
-def default_cache_path() -> Path:
+def default_cache_path(env: Environment | None = None) -> Path:
     """``$NAREZKA_CACHE_DIR``, else the user cache dir (platformdirs, or ``$XDG_CACHE_HOME``
-    / ``~/.cache``), then ``narezka/embeddings.sqlite``."""
-    if env := os.environ.get("NAREZKA_CACHE_DIR"):
-        return Path(env) / "embeddings.sqlite"
+    / ``~/.cache``), then ``narezka/embeddings.sqlite``; under ``env`` (default: the
+    process's environment)."""
+    env = env or environment.current()
+    if env.cache_dir is not None:
+        return env.cache_dir / "embeddings.sqlite"
     try:
         from platformdirs import user_cache_dir
 
         base = Path(user_cache_dir("narezka"))
     except ImportError:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "narezka"
+        base = (env.xdg_cache_home or Path.home() / ".cache") / "narezka"
     return base / "embeddings.sqlite"
 
 

@@ -29,17 +29,18 @@ cores shared with ten other jobs); 16 gained 5-80 % between runs at 0.37-0.83 of
 
 from __future__ import annotations
 
-import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
 
+from narezka import environment
 from narezka.embed.base import Matrix
 from narezka.embed.remote import LengthRejected, is_length_error
+from narezka.environment import Environment
 from narezka.errors import ConfigError
 
 DEFAULT_CONCURRENCY = 8
@@ -103,25 +104,20 @@ class DispatchPolicy:
             raise ConfigError(f"max tokens per request must be positive: {self.max_batch_tokens}")
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> DispatchPolicy:
-        """The defaults, overridden by ``NAREZKA_EMBED_CONCURRENCY`` / ``_BATCH`` /
-        ``_BATCH_TOKENS``; a value that is not a positive integer is a ``ConfigError``."""
-        env = os.environ if environ is None else environ
-
-        def read(name: str) -> int | None:
-            raw = env.get(f"NAREZKA_EMBED_{name}", "").strip()
-            if not raw:
-                return None
-            try:
-                return int(raw)
-            except ValueError:
-                raise ConfigError(f"NAREZKA_EMBED_{name} must be an integer, not {raw!r}") from None
-
+    def of(cls, env: Environment) -> DispatchPolicy:
+        """The defaults, overridden by ``env``'s ``NAREZKA_EMBED_CONCURRENCY`` / ``_BATCH`` /
+        ``_BATCH_TOKENS`` (checked where the environment is read)."""
         return cls(
-            concurrency=read("CONCURRENCY") or DEFAULT_CONCURRENCY,
-            max_batch=read("BATCH") or DEFAULT_MAX_BATCH,
-            max_batch_tokens=read("BATCH_TOKENS"),
+            concurrency=env.embed_concurrency or DEFAULT_CONCURRENCY,
+            max_batch=env.embed_batch or DEFAULT_MAX_BATCH,
+            max_batch_tokens=env.embed_batch_tokens,
         )
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> DispatchPolicy:
+        """:meth:`of` the variables ``environ`` holds (default: the process's); a value that
+        is not a positive integer is a ``ConfigError`` naming the variable."""
+        return cls.of(environment.current() if environ is None else Environment.read(environ))
 
 
 Send = Callable[[Sequence[str], Sequence[int]], Matrix]

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,24 +23,22 @@ from typing import Any
 import httpx
 import numpy as np
 
-from narezka.embed.base import Matrix, default_budget, empty_matrix, l2_normalize
+from narezka import environment
+from narezka.embed.base import Matrix, l2_normalize
 from narezka.embed.dispatch import (
-    Dispatcher,
     DispatchPolicy,
-    PartlyRejected,
     batch_limit_error,
 )
-from narezka.embed.errors import ContextLengthError, EmbedError, ModelNotFoundError
+from narezka.embed.errors import EmbedError, ModelNotFoundError
 from narezka.embed.remote import (
     OLLAMA_DEFAULT_HOST,
-    DriftStats,
     LengthRejected,
     RetryPolicy,
     TransientError,
-    counter_for_model,
     is_length_error,
     with_retries,
 )
+from narezka.embed.served import ServedEmbedder
 from narezka.errors import MissingDependencyError
 from narezka.tokens import TokenCounter
 
@@ -61,10 +57,8 @@ class ModelInfo:
     parameters or template change, so cached vectors of an old revision are not reused."""
 
 
-class OllamaEmbedder:
+class OllamaEmbedder(ServedEmbedder):
     """An embedding model served by Ollama (``ollama:MODEL``)."""
-
-    offline = False
 
     def __init__(
         self,
@@ -79,19 +73,10 @@ class OllamaEmbedder:
             import ollama
         except ImportError as exc:
             raise MissingDependencyError("ollama", "ollama") from exc
-        self.model = model
-        self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
-        self.retry = retry or RetryPolicy()
-        self.dispatcher = Dispatcher(dispatch or DispatchPolicy.from_env())
-        self._lock = threading.Lock()
+        super().__init__(model, counter=counter, retry=retry, dispatch=dispatch)
+        self.host = host or environment.current().ollama_host or DEFAULT_HOST
         self._ollama: Any = ollama
         self._client: Any = ollama.Client(host=self.host, timeout=self.retry.timeout)
-        if counter is None:
-            counter, self.counter_exact = counter_for_model(model)
-        else:
-            self.counter_exact = True
-        self.counter: TokenCounter = counter
-        self.drift = DriftStats()
         self._info: ModelInfo | None = None
 
     # ---- model facts (one /api/show, lazily) ---------------------------------------------
@@ -110,17 +95,14 @@ class OllamaEmbedder:
     def max_tokens(self) -> int | None:
         return self.info.window
 
-    @property
-    def budget(self) -> int:
-        # Without the model's own tokenizer the count is an upper bound: the full window
-        # is then safe; with a family tokenizer keep the margin for version drift.
-        window = self.info.window or 512
-        return default_budget(window) if self.counter_exact else window
+    def _window(self) -> int | None:
+        return self.info.window
 
-    @property
-    def batch_hint(self) -> int:
-        """Texts per ``embed`` call that keep every request slot busy."""
-        return self.dispatcher.batch_hint
+    def _label(self) -> str:
+        return f"ollama:{self.model}"
+
+    def _known_dim(self) -> int | None:
+        return self.info.dim
 
     @property
     def dim(self) -> int:
@@ -170,24 +152,6 @@ class OllamaEmbedder:
             batch=len(texts),
         )
 
-    def embed(self, texts: Sequence[str]) -> Matrix:
-        """Embed passages; inputs the server finds too long raise ``ContextLengthError``."""
-        if not texts:
-            return empty_matrix(self.info.dim or 0)
-        info = self.info
-        counts = self.counter.count_batch(texts)
-        try:
-            return self.dispatcher.run(texts, counts, self._embed_batch)
-        except PartlyRejected as exc:
-            raise ContextLengthError(
-                f"ollama:{self.model}",
-                exc.rejected,
-                window=info.window,
-                counts=[counts[i] for i in exc.rejected],
-                detail=exc.detail,
-                embedded=exc.rows,
-            ) from None
-
     def _embed_batch(self, texts: Sequence[str], counts: Sequence[int]) -> Matrix:
         """One request (on a dispatcher thread): the batch's normalized rows."""
         info = self.info
@@ -203,23 +167,11 @@ class OllamaEmbedder:
                 f"ollama {self.host} (model {self.model!r}): embedding dimension "
                 f"{vectors.shape[1]} differs from the model's {info.dim}"
             )
-        with self._lock:
-            self.drift.record(counts, response.prompt_eval_count)
+        self.record_drift(counts, response.prompt_eval_count)
         return l2_normalize(vectors)
 
-    def embed_queries(self, texts: Sequence[str]) -> Matrix:
-        return self.embed(texts)
-
-    def server_token_count(self, text: str) -> int | None:
-        """Tokens the server counts for ``text`` alone (``prompt_eval_count``), for calibration."""
-        self.info  # noqa: B018 - num_ctx needs the window
-        try:
-            response = self._embed_once([text])
-        except LengthRejected as exc:
-            raise ContextLengthError(
-                f"ollama:{self.model}", [0], window=self.info.window, detail=str(exc)
-            ) from None
-        count = response.prompt_eval_count
+    def _count_alone(self, text: str) -> int | None:
+        count = self._embed_once([text]).prompt_eval_count  # num_ctx: _window asked first
         return int(count) if count is not None else None
 
 

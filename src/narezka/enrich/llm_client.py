@@ -27,11 +27,11 @@ documented shapes: no live LLM was available while this was written.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from narezka import environment
 from narezka.embed.errors import BackendUnavailableError
 from narezka.embed.remote import OLLAMA_DEFAULT_HOST, RetryPolicy, TransientError, with_retries
 from narezka.errors import ConfigError, MissingDependencyError, NarezkaError
@@ -160,7 +160,7 @@ class OllamaChat:
 
         self._transport_error = httpx.TransportError
         self.model = model
-        self.host = host or os.environ.get("OLLAMA_HOST") or OLLAMA_DEFAULT_HOST
+        self.host = host or environment.current().ollama_host or OLLAMA_DEFAULT_HOST
         # The model tag is the identity, not the address: Ollama moved to another host writes
         # the same contexts, and the cache and the index fingerprint must not ask again.
         self.name = f"ollama:{model}"
@@ -230,7 +230,7 @@ class OpenAIChat:
         self.name = f"openai:{model}@{self.url}"
         self.retry = retry or DEFAULT_RETRY
         headers = {"Content-Type": "application/json"}
-        if key := os.environ.get("OPENAI_API_KEY"):
+        if key := environment.current().openai_api_key:
             headers["Authorization"] = f"Bearer {key}"
         self._http = httpx.Client(timeout=self.retry.timeout, headers=headers, transport=transport)
 

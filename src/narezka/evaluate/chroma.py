@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+from narezka import environment
 from narezka.errors import ConfigError
 from narezka.evaluate.golden import chroma_reference
 from narezka.evaluate.spans import Span, SpanQuestion
@@ -40,8 +40,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 
 def default_root() -> Path:
     """``$NAREZKA_SHARED/data/chroma_eval``, else ``<repo>/../shared/data/chroma_eval``."""
-    shared = os.environ.get("NAREZKA_SHARED")
-    base = Path(shared) if shared else REPO_ROOT.parent / "shared"
+    base = environment.current().shared or REPO_ROOT.parent / "shared"
     return base / "data" / "chroma_eval"
 
 

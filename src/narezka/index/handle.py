@@ -220,6 +220,8 @@ class Index:
         collection's expected points: :mod:`narezka.store.cluster`)."""
         self._given = embedder
         self._model: Embedder | None = None
+        self._config: tuple[Settings, Embedder, ChunkConfig] | None = None
+        """The chunking resolved for these settings and this embedder (see chunk_config)."""
         self._meta = meta
         self._remote_files: server_record.RecordManifest | None = None
         key = str(home.resolve()) if home is not None else f"{url}#{collection}"
@@ -258,7 +260,7 @@ class Index:
         layout.check_home(home, root)
         chosen = settings if settings is not None else Settings.load(root)
         model = embedder if embedder is not None else get_embedder(chosen.embedder)
-        chunk_config(chosen, model)  # bad sizes fail before anything is written
+        config = chunk_config(chosen, model)  # bad sizes fail before anything is written
         if chosen.context_llm is not None:
             open_client(chosen.context_llm)  # so does a missing ollama package (no request)
         if chosen.rescore is not None:
@@ -272,6 +274,7 @@ class Index:
             cluster=cluster,
         )  # fmt: skip
         index._model = model
+        index._config = (chosen, model, config)
         return index
 
     @classmethod
@@ -282,13 +285,18 @@ class Index:
         embedder: Embedder | None = None,
         corpus: str | Path | None = None,
         collection: str = DEFAULT_COLLECTION,
+        follow_symlinks: bool | None = None,
+        context_llm: str | None = None,
     ) -> Index:
         """The index in ``location``: its folder, a corpus folder holding ``.narezka/``, or
         the URL of the Qdrant server holding it (``collection`` names which index there).
 
         ``embedder`` is needed only for an index built with an embedder object; ``corpus``
         says where the corpus is now if it moved away from its index (the next sync records
-        it). An index opened by URL is read-only (search, get, neighbours, chunks, sources,
+        it). ``follow_symlinks`` and ``context_llm`` are the user's flags over what the index
+        records (None: as recorded; ``"off"`` stops the context LLM), taken into its settings
+        here, the one way they change after the index was built; the next :meth:`sync`
+        records them. An index opened by URL is read-only (search, get, neighbours, chunks, sources,
         stats, push): it is synced from its folder on the machine that holds the corpus,
         and reads the record that machine's last sync published on the server."""
         text = str(location)
@@ -306,7 +314,9 @@ class Index:
             )
         home = resolve_home(location)
         meta = read_record(home)
-        settings = _settings_of(meta)
+        settings = _settings_of(meta).replace(
+            follow_symlinks=follow_symlinks, context_llm=context_llm
+        )
         root = Path(corpus).resolve() if corpus is not None else corpus_of(home, meta)
         # A reader who cannot write it searches a private copy (the engine writes to open).
         copy = private_copy(home, meta) if meta.url is None and not writable(home, meta) else None
@@ -337,20 +347,14 @@ class Index:
             if self._read_only is not None and self.home is not None:
                 drop_copy(self.home)
 
-    def override(
-        self, *, follow_symlinks: bool | None = None, context_llm: str | None = None
-    ) -> None:
-        """The user's own change to what the index records (a flag of ``sync``, ``watch`` or
-        ``serve``; None: as recorded), applied by the next :meth:`sync`, which records it:
-        the one way a setting changes after opening, besides building the index anew."""
-        self.settings = self.settings.replace(
-            follow_symlinks=follow_symlinks, context_llm=context_llm
-        )
-
     def chunk_config(self) -> ChunkConfig:
         """The chunking this index follows: its settings resolved with its embedder (what
-        :meth:`sync` cuts the corpus by, and how ``narezka chunk`` would cut it alike)."""
-        return chunk_config(self.settings, self._embedder())
+        :meth:`sync` cuts the corpus by, and how ``narezka chunk`` would cut it alike).
+        Resolved once for an open index, not again by each sync of a watcher or a server."""
+        model = self._embedder()
+        if self._config is None or self._config[:2] != (self.settings, model):
+            self._config = (self.settings, model, chunk_config(self.settings, model))
+        return self._config[2]
 
     # ---- writing ------------------------------------------------------------------------
 
@@ -380,7 +384,7 @@ class Index:
         home = self._local_home("sync")
         started = time.perf_counter()
         model = self._embedder()
-        config = chunk_config(self.settings, model)
+        config = self.chunk_config()
         report = IndexReport(embedder=model.name)
         with layout.writer(home):
             cached = open_embedder(model, home)

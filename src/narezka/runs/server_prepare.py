@@ -22,9 +22,9 @@ and the environment is what it inherits.
 
 from __future__ import annotations
 
-import os
 import pickle
 
+from narezka import environment
 from narezka.runs.workers import MAIN_ENV, PREPARE_ENV
 
 
@@ -32,7 +32,7 @@ def import_main() -> bool:
     """Import the script in :data:`~narezka.runs.workers.MAIN_ENV` as ``__mp_main__``,
     as multiprocessing does in a worker; whether it did. A failure is not raised: each
     worker then imports the script itself, and meets the error there, as it would have."""
-    path = os.environ.pop(MAIN_ENV, "")
+    path = environment.take(MAIN_ENV)
     if not path:
         return False
     from multiprocessing import process, spawn
@@ -54,7 +54,7 @@ def run_prepare() -> bool:
     """Run the ``prepare`` in :data:`~narezka.runs.workers.PREPARE_ENV`, if any; whether
     it ran. Nothing it raises escapes: the fork server must keep serving, and a worker that
     needs what failed to load loads it itself, and reports the error for its own files."""
-    blob = os.environ.pop(PREPARE_ENV, "")
+    blob = environment.take(PREPARE_ENV)
     if not blob:
         return False
     try:

@@ -37,6 +37,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, Literal, TypeVar
 
+from narezka import environment
 from narezka.store.lock import pid_alive
 
 PARALLEL_MIN_BYTES = 1 << 20
@@ -115,12 +116,8 @@ def start_server(work: Callable[..., Any], prepare: Prepare | None = None) -> No
         preload.append("narezka.runs.server_prepare")
     multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
     # Only the server reads them: the variables are gone again before any other child starts.
-    os.environ.update(sent)
-    try:
+    with environment.lend(sent):
         forkserver.ensure_running()
-    finally:
-        for name in sent:
-            os.environ.pop(name, None)
 
 
 def _main_path() -> str | None:
@@ -207,7 +204,8 @@ class WorkerPool(Generic[T, R]):
     results in task order; ``died(task, why)`` answers for a task that kills its worker, and
     ``size_of(task)`` (bytes) groups small tasks into one round trip.
 
-    ``jobs=None`` means :func:`default_jobs`, and in-process for less than
+    ``jobs=None`` means ``NAREZKA_JOBS`` when set, else :func:`default_jobs`, and in-process
+    for less than
     :data:`PARALLEL_MIN_BYTES` of input (``work_bytes``); so is anything ``fixed`` that
     cannot be sent to a worker. ``background`` workers run at a lower priority (beside an
     embedder that uses every core). ``prepare``, a function and its arguments, runs once in
@@ -230,6 +228,8 @@ class WorkerPool(Generic[T, R]):
     ) -> None:
         self.work, self.fixed, self.kind, self.prepare = work, fixed, kind, prepare
         self.died, self.size_of, self.background = died, size_of, background
+        if jobs is None:
+            jobs = environment.current().jobs  # NAREZKA_JOBS counts as --jobs N
         wanted = default_jobs() if jobs is None else max(1, jobs)
         small = jobs is None and work_bytes is not None and work_bytes < PARALLEL_MIN_BYTES
         self.jobs = 1 if small or not _can_travel(work, fixed) else wanted

@@ -84,8 +84,7 @@ class Service:
     ) -> None:
         if max_reply_tokens < MIN_REPLY_TOKENS:
             raise ConfigError(f"the reply budget must be at least {MIN_REPLY_TOKENS} tokens")
-        self.index = _open_or_create(Path(location))
-        self.index.override(follow_symlinks=follow_symlinks)  # None: as the index records
+        self.index = _open_or_create(Path(location), follow_symlinks)
         self.corpus = self.index.corpus
         self.budget = max_reply_tokens
         self.request_seconds = request_seconds
@@ -385,15 +384,16 @@ class Service:
         return text[:lo] + TRUNCATION_MARK
 
 
-def _open_or_create(location: Path) -> Index:
+def _open_or_create(location: Path, follow_symlinks: bool | None) -> Index:
     """The index at ``location``, or a new one of the corpus folder ``location`` (its
-    settings from narezka.toml and NAREZKA_*; the writer's first sync builds it)."""
+    settings from narezka.toml and NAREZKA_*; the writer's first sync builds it), with the
+    user's ``follow_symlinks`` flag over either (None: as recorded, or as resolved)."""
     try:
-        index = Index.open(location)
+        index = Index.open(location, follow_symlinks=follow_symlinks)
     except ConfigError:
         if not location.is_dir() or (location / "index.json").exists():
             raise
-        return Index.create(location, Settings.load(location))
+        return Index.create(location, Settings.load(location, follow_symlinks=follow_symlinks))
     try:
         # Opening the store takes the index's one-process lock: a second server of the same
         # index must stop here, not start and then fail every search.

@@ -15,11 +15,11 @@ indexes: use it for tests and tiny corpora only (filtered queries take seconds a
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from narezka import environment
 from narezka.errors import MissingDependencyError
 from narezka.store.base import (
     DENSE,
@@ -81,7 +81,7 @@ class ServerStore:
         if client is None:
             if not url:
                 raise StoreConfigError("ServerStore needs a url or a client")
-            key = api_key if api_key is not None else os.environ.get("QDRANT_API_KEY")
+            key = api_key if api_key is not None else environment.current().qdrant_api_key
             # check_compatibility would probe the server now and only warn; ensure() probes
             # it and fails with the URL and the reason instead.
             client = QdrantClient(url=url, api_key=key, timeout=timeout, check_compatibility=False)

@@ -1,0 +1,230 @@
+"""The process environment, read in one place: every ``NAREZKA_*`` variable and the few of
+other tools narezka honours (``OLLAMA_HOST``, ``OPENAI_API_KEY``, ``QDRANT_API_KEY``,
+``XDG_*``), parsed and checked into one frozen :class:`Environment`.
+
+No other module reads ``os.environ`` (``tests/test_settings_once.py`` fails when one does):
+the settings layer (:func:`narezka.settings.resolve`) takes the ``NAREZKA_<SETTING>``
+values from here, and the stages get what they need (OCR on or off, the cache folder, the
+converter's limits, the embedding servers' concurrency) from an ``Environment`` handed to
+them or, at the bottom of a call chain that has none, from :func:`current`. A value that
+does not parse is a ``ConfigError`` naming the variable, raised where the environment is
+first read — at the top of a command, before any file is touched.
+
+Child processes (the converter's, tesseract) get the parent's variables through
+:func:`for_child`; a converter child takes them over with :func:`adopt`; the fork server's
+one-shot messages travel through :func:`lend` and :func:`take`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TypeVar
+
+from narezka.errors import ConfigError
+
+PREFIX = "NAREZKA_"
+OFF = ("off", "0", "no", "false")
+YES = ("1", "true", "yes", "on")
+
+OCR = "NAREZKA_OCR"
+CACHE_DIR = "NAREZKA_CACHE_DIR"
+CONFIG = "NAREZKA_CONFIG"
+TRUST_CORPUS = "NAREZKA_TRUST_CORPUS"
+CONVERT_MEMORY_MB = "NAREZKA_CONVERT_MEMORY_MB"
+CONVERT_SECONDS = "NAREZKA_CONVERT_SECONDS"
+MAX_FILE_MB = "NAREZKA_MAX_FILE_MB"
+EMBED_CONCURRENCY = "NAREZKA_EMBED_CONCURRENCY"
+EMBED_BATCH = "NAREZKA_EMBED_BATCH"
+EMBED_BATCH_TOKENS = "NAREZKA_EMBED_BATCH_TOKENS"
+JOBS = "NAREZKA_JOBS"
+API_KEY = "NAREZKA_API_KEY"
+SHARED = "NAREZKA_SHARED"
+OLLAMA_HOST = "OLLAMA_HOST"
+OPENAI_API_KEY = "OPENAI_API_KEY"
+QDRANT_API_KEY = "QDRANT_API_KEY"
+XDG_CACHE_HOME = "XDG_CACHE_HOME"
+XDG_CONFIG_HOME = "XDG_CONFIG_HOME"
+
+PROCESS_VARIABLES = frozenset(
+    {
+        OCR,
+        CACHE_DIR,
+        CONFIG,
+        TRUST_CORPUS,
+        CONVERT_MEMORY_MB,
+        CONVERT_SECONDS,
+        MAX_FILE_MB,
+        EMBED_CONCURRENCY,
+        EMBED_BATCH,
+        EMBED_BATCH_TOKENS,
+        JOBS,
+        API_KEY,
+        SHARED,
+    }
+)
+"""The ``NAREZKA_*`` variables about this process, not about how a corpus is chunked: the
+others (``NAREZKA_SIZE``, ``NAREZKA_EMBEDDER``…) are settings, layered by
+:func:`narezka.settings.resolve`."""
+
+N = TypeVar("N", int, float)
+
+_WATCHED = (*sorted(PROCESS_VARIABLES), OLLAMA_HOST, OPENAI_API_KEY, QDRANT_API_KEY)
+_WATCHED += (XDG_CACHE_HOME, XDG_CONFIG_HOME)
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """What the environment asks of this process, parsed and checked. None: not set."""
+
+    ocr: bool = True
+    """``NAREZKA_OCR=off`` turns reading scanned pages with tesseract off."""
+    cache_dir: Path | None = None
+    """``NAREZKA_CACHE_DIR``: where the embedding cache (and calibrations) live."""
+    xdg_cache_home: Path | None = None
+    user_config: Path | None = None
+    """``NAREZKA_CONFIG``: the user's own config file, instead of the usual place."""
+    xdg_config_home: Path | None = None
+    trust_corpus: bool = False
+    """``NAREZKA_TRUST_CORPUS=1``: a corpus's own ``narezka.toml`` may set safety settings."""
+    convert_memory_mb: float | None = None
+    convert_seconds: float | None = None
+    max_file_mb: float | None = None
+    embed_concurrency: int | None = None
+    """Requests to an embedding server in flight at once."""
+    embed_batch: int | None = None
+    embed_batch_tokens: int | None = None
+    jobs: int | None = None
+    """``NAREZKA_JOBS``: worker processes of a chunk run (``--jobs`` overrides it)."""
+    shared: Path | None = None
+    """``NAREZKA_SHARED``: the shared benchmark data (the evaluation's Chroma set)."""
+    ollama_host: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    """``NAREZKA_API_KEY``: the bearer token ``serve --http`` asks of its clients."""
+    openai_api_key: str | None = field(default=None, repr=False)
+    qdrant_api_key: str | None = field(default=None, repr=False)
+    settings: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """The other non-empty ``NAREZKA_*`` variables by lower-case name (``size``,
+    ``embedder``…): the settings layer checks and applies them."""
+
+    @classmethod
+    def read(cls, environ: Mapping[str, str]) -> Environment:
+        """The environment ``environ`` describes; a ``ConfigError`` names a bad variable."""
+
+        def text(name: str) -> str | None:
+            return environ.get(name, "").strip() or None
+
+        def path(name: str) -> Path | None:
+            value = text(name)
+            return Path(value).expanduser() if value is not None else None
+
+        return cls(
+            ocr=(text(OCR) or "").lower() not in OFF,
+            cache_dir=path(CACHE_DIR),
+            xdg_cache_home=path(XDG_CACHE_HOME),
+            user_config=path(CONFIG),
+            xdg_config_home=path(XDG_CONFIG_HOME),
+            trust_corpus=(text(TRUST_CORPUS) or "").lower() in YES,
+            convert_memory_mb=_positive(CONVERT_MEMORY_MB, text(CONVERT_MEMORY_MB), float),
+            convert_seconds=_positive(CONVERT_SECONDS, text(CONVERT_SECONDS), float),
+            max_file_mb=_positive(MAX_FILE_MB, text(MAX_FILE_MB), float),
+            embed_concurrency=_positive(EMBED_CONCURRENCY, text(EMBED_CONCURRENCY), int),
+            embed_batch=_positive(EMBED_BATCH, text(EMBED_BATCH), int),
+            embed_batch_tokens=_positive(EMBED_BATCH_TOKENS, text(EMBED_BATCH_TOKENS), int),
+            jobs=_positive(JOBS, text(JOBS), int),
+            shared=path(SHARED),
+            ollama_host=text(OLLAMA_HOST),
+            api_key=text(API_KEY),
+            openai_api_key=text(OPENAI_API_KEY),
+            qdrant_api_key=text(QDRANT_API_KEY),
+            settings=MappingProxyType(
+                {
+                    key[len(PREFIX) :].lower(): value
+                    for key, value in environ.items()
+                    if key.startswith(PREFIX) and key not in PROCESS_VARIABLES and value
+                }
+            ),
+        )
+
+
+def _positive(name: str, raw: str | None, kind: type[N]) -> N | None:
+    if raw is None:
+        return None
+    try:
+        value = kind(raw)
+    except ValueError:
+        noun = "an integer" if kind is int else "a number"
+        raise ConfigError(f"{name} must be {noun}, not {raw!r}") from None
+    if not value > 0:
+        raise ConfigError(f"{name} must be above 0, not {raw!r}")
+    return value
+
+
+def of(given: Environment | Mapping[str, str]) -> Environment:
+    """``given`` as an ``Environment``: one already read, or variables to read."""
+    return given if isinstance(given, Environment) else Environment.read(given)
+
+
+_last: tuple[tuple[str | None, ...], Environment] | None = None
+
+
+def current() -> Environment:
+    """This process's environment as it is now.
+
+    Parsed again only when one of the variables it holds changed (a test's ``setenv``, a
+    converter child that took its parent's over), so the per-file callers at the bottom of a
+    run pay a few dictionary look-ups, not a parse."""
+    global _last
+    key = tuple(map(os.environ.get, _WATCHED))
+    if _last is not None and _last[0] == key:
+        return _last[1]
+    found = Environment.read(os.environ)
+    _last = (key, found)
+    return found
+
+
+def for_child(**extra: str) -> dict[str, str]:
+    """The environment a child process runs with: this one's, plus ``extra``."""
+    return {**os.environ, **extra}
+
+
+def adopt(wanted: Mapping[str, str]) -> None:
+    """Make this process's environment ``wanted`` (a converter child taking over its
+    parent's of the moment: ``NAREZKA_OCR=off``, the ``PATH`` tesseract is found on…)."""
+    if wanted != os.environ:
+        os.environ.clear()
+        os.environ.update(wanted)
+
+
+@contextmanager
+def lend(values: Mapping[str, str]) -> Iterator[None]:
+    """Set ``values`` while the block runs (a fork server starting reads them), then remove
+    them, so that no other child inherits them."""
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name in values:
+            os.environ.pop(name, None)
+
+
+def take(name: str) -> str:
+    """The value of ``name`` ("" when unset), removed from the environment: a message to
+    this process alone (see :func:`lend`)."""
+    return os.environ.pop(name, "")
+
+
+__all__ = [
+    "PROCESS_VARIABLES",
+    "Environment",
+    "adopt",
+    "current",
+    "for_child",
+    "lend",
+    "of",
+    "take",
+]

@@ -1,0 +1,303 @@
+"""Settings are read once, at the top: one module reads the process environment
+(:mod:`narezka.environment`) and one parses ``narezka.toml`` and the user's config file
+(:mod:`narezka.config`). A stage that reads either itself fails here, naming the line."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from narezka import environment
+from narezka.environment import Environment
+from narezka.errors import ConfigError
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "narezka"
+
+ALLOWED = {
+    "environment": {"narezka/environment.py"},
+    "toml": {"narezka/config.py"},
+}
+"""Who may read what: the environment's one reader, the config files' one parser."""
+
+
+def _reads(tree: ast.AST) -> list[tuple[str, int, str]]:
+    """(kind, line, what) for every read of the environment or a TOML parse in ``tree``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            name = f"{node.value.id}.{node.attr}"
+            if name in ("os.environ", "os.environb", "os.getenv", "os.putenv", "os.unsetenv"):
+                found.append(("environment", node.lineno, name))
+            if node.value.id == "tomllib" and node.attr in ("load", "loads"):
+                found.append(("toml", node.lineno, name))
+        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "tomllib"):
+            for alias in node.names:
+                if node.module == "tomllib" or alias.name in ("environ", "environb", "getenv"):
+                    kind = "toml" if node.module == "tomllib" else "environment"
+                    found.append((kind, node.lineno, f"from {node.module} import {alias.name}"))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in ("tomllib", "tomli"):
+                    found.append(("toml", node.lineno, f"import {alias.name}"))
+    return found
+
+
+def _offences(root: Path) -> list[str]:
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        for kind, line, what in sorted(_reads(ast.parse(path.read_text(encoding="utf-8")))):
+            if rel not in ALLOWED[kind]:
+                out.append(f"{rel}:{line}: {what}")
+    return out
+
+
+def test_only_the_top_reads_the_environment_and_narezka_toml() -> None:
+    assert _offences(SRC) == []
+
+
+def test_the_scan_finds_each_kind_of_read(tmp_path: Path) -> None:
+    pkg = tmp_path / "narezka"
+    (pkg / "convert").mkdir(parents=True)
+    (pkg / "convert" / "ocr.py").write_text(
+        "import os\nfrom os import getenv\nimport tomllib\n"
+        "off = os.environ.get('NAREZKA_OCR')\nx = os.getenv('A')\n"
+        "data = tomllib.loads('')\n",
+        encoding="utf-8",
+    )
+    (pkg / "environment.py").write_text("import os\nos.environ.get('A')\n", encoding="utf-8")
+    assert _offences(pkg) == [
+        "narezka/convert/ocr.py:2: from os import getenv",
+        "narezka/convert/ocr.py:4: os.environ",
+        "narezka/convert/ocr.py:5: os.getenv",
+        "narezka/convert/ocr.py:3: import tomllib",
+        "narezka/convert/ocr.py:6: tomllib.loads",
+    ]
+
+
+def test_the_environment_is_parsed_and_checked_in_one_place() -> None:
+    env = Environment.read(
+        {
+            "NAREZKA_OCR": "Off",
+            "NAREZKA_CACHE_DIR": "/tmp/c",
+            "NAREZKA_EMBED_CONCURRENCY": "3",
+            "NAREZKA_CONVERT_SECONDS": "2.5",
+            "NAREZKA_JOBS": "4",
+            "NAREZKA_TRUST_CORPUS": "yes",
+            "NAREZKA_SIZE": "300",
+            "NAREZKA_EMBEDDER": "",
+            "OPENAI_API_KEY": "sk-secret",
+        }
+    )
+    assert env.ocr is False and env.cache_dir == Path("/tmp/c")
+    assert (env.embed_concurrency, env.convert_seconds, env.jobs) == (3, 2.5, 4)
+    assert env.trust_corpus and env.openai_api_key == "sk-secret"
+    # Process variables are not settings; empty ones are not set.
+    assert dict(env.settings) == {"size": "300"}
+    assert "sk-secret" not in repr(env)
+    assert Environment.read({}) == Environment()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("NAREZKA_EMBED_BATCH", "many", "NAREZKA_EMBED_BATCH must be an integer, not 'many'"),
+        ("NAREZKA_JOBS", "0", "NAREZKA_JOBS must be above 0"),
+        ("NAREZKA_MAX_FILE_MB", "lots", "NAREZKA_MAX_FILE_MB must be a number"),
+        ("NAREZKA_CONVERT_MEMORY_MB", "-1", "NAREZKA_CONVERT_MEMORY_MB must be above 0"),
+    ],
+)
+def test_a_bad_variable_is_named(name: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Environment.read({name: value})
+
+
+def test_current_follows_the_process_and_parses_once_per_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NAREZKA_OCR", raising=False)
+    first = environment.current()
+    assert first.ocr and environment.current() is first  # unchanged: not parsed again
+    monkeypatch.setenv("NAREZKA_OCR", "off")
+    assert environment.current().ocr is False
+
+
+def test_children_get_the_parents_variables_and_lent_ones_go_away(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NAREZKA_OCR", "off")
+    assert environment.for_child(OMP_THREAD_LIMIT="1")["NAREZKA_OCR"] == "off"
+    with environment.lend({"NAREZKA_TEST_MESSAGE": "hi"}):
+        assert environment.for_child()["NAREZKA_TEST_MESSAGE"] == "hi"
+    assert "NAREZKA_TEST_MESSAGE" not in environment.for_child()
+    with environment.lend({"NAREZKA_TEST_MESSAGE": "once"}):
+        assert environment.take("NAREZKA_TEST_MESSAGE") == "once"
+        assert environment.take("NAREZKA_TEST_MESSAGE") == ""
+
+
+def _settings_writes(root: Path) -> list[str]:
+    """Assignments to some object's ``settings`` outside the index package (the one that
+    owns ``Index.settings``)."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        if rel.startswith("narezka/index/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            for target in targets:
+                mine = isinstance(target, ast.Attribute) and target.attr == "settings"
+                own = isinstance(target, ast.Attribute) and ast.unparse(target.value) == "self"
+                if mine and not own:
+                    out.append(f"{rel}:{node.lineno}")
+    return out
+
+
+def test_nothing_outside_the_index_writes_its_settings(tmp_path: Path) -> None:
+    assert _settings_writes(SRC) == []
+    planted = tmp_path / "narezka" / "serve"
+    planted.mkdir(parents=True)
+    (planted / "service.py").write_text("index.settings = s\nself.settings = s\n", "utf-8")
+    assert _settings_writes(tmp_path / "narezka") == ["narezka/serve/service.py:1"]
+
+
+def _linked_corpus(tmp_path: Path) -> Path:
+    root, outside = tmp_path / "kb", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "a.md").write_text("# Доставка\n\nКурьер приезжает утром.\n", encoding="utf-8")
+    (outside / "b.md").write_text("# Снаружи\n\nФайл вне корпуса.\n", encoding="utf-8")
+    (root / "b.md").symlink_to(outside / "b.md")
+    return root
+
+
+def test_follow_symlinks_reaches_an_index_through_its_settings_only(tmp_path: Path) -> None:
+    from narezka import Index, Settings
+
+    corpus = _linked_corpus(tmp_path)
+    with Index.create(corpus, Settings(embedder="hash")) as ix:
+        assert [e.path for e in ix.sync().skipped] == ["b.md"]
+    with Index.open(corpus, follow_symlinks=True) as ix:
+        assert ix.settings.follow_symlinks is True and ix.chunk_config().follow_symlinks
+        assert {c.file_path for c in ix.chunks()} == {"a.md"}  # taken in, not yet synced
+        report = ix.sync()
+    assert not report.skipped
+    with Index.open(corpus) as ix:  # recorded by that sync
+        assert ix.settings.follow_symlinks is True
+        assert {c.file_path for c in ix.chunks()} == {"a.md", "b.md"}
+    with Index.open(corpus, follow_symlinks=False, context_llm="off") as ix:
+        assert ix.settings.follow_symlinks is False and ix.settings.context_llm is None
+
+
+def test_a_served_new_corpus_takes_the_flag_into_its_settings(tmp_path: Path) -> None:
+    pytest.importorskip("watchfiles")
+    from narezka.serve.service import Service
+
+    corpus = _linked_corpus(tmp_path)
+    (corpus / "narezka.toml").write_text('[settings]\nembedder = "hash"\n', encoding="utf-8")
+    with Service(corpus, watch=False, follow_symlinks=True) as service:
+        assert service.index.settings.follow_symlinks is True
+        assert service.index.settings.embedder == "hash"  # the rest as resolved
+
+
+def test_one_resolution_checks_the_split_values_twice_at_most(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once as settings (before the embedder decides the size), once as the ChunkConfig:
+    not again for every layer that sets one."""
+    import narezka.runs.config as run_config
+    import narezka.settings as settings_module
+    from narezka.runs.file_chunks import make_params
+
+    checks: list[dict[str, object]] = []
+
+    def counted(**params: object) -> object:
+        checks.append(params)
+        return make_params(**params)
+
+    monkeypatch.setattr(run_config, "make_params", counted)
+    monkeypatch.setattr(settings_module, "make_params", counted)
+    (tmp_path / "narezka.toml").write_text(
+        '[settings]\nsize = 300\nlevels = "2-3"\nunit = "chars"\n', encoding="utf-8"
+    )
+    env = {"NAREZKA_OVERLAP": "20", "NAREZKA_CONFIG": str(tmp_path / "none.toml")}
+    resolved = settings_module.resolve(tmp_path, environ=env, size=400, min_chars=100)
+    config = settings_module.chunk_config(resolved.settings)
+    assert (config.size, config.params.overlap, config.params.levels) == (400, 20, (2, 3))
+    assert resolved.origins["size"] == "flags" and resolved.origins["levels"] == "narezka.toml"
+    assert len(checks) == 2
+
+
+def test_narezka_toml_is_parsed_once_until_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import tomllib
+
+    import narezka.config as config
+
+    parses: list[str] = []
+
+    class Counting:
+        TOMLDecodeError = tomllib.TOMLDecodeError
+
+        @staticmethod
+        def loads(text: str) -> dict[str, object]:
+            parses.append(text)
+            return tomllib.loads(text)
+
+    monkeypatch.setattr(config, "tomllib", Counting)
+    toml = tmp_path / "narezka.toml"
+    toml.write_text('[settings]\nstrategy = "recursive"\n[zones]\n"a.md" = "hot"\n', "utf-8")
+    first = config.read_toml(tmp_path)
+    assert first is not None
+    first[1]["settings"]["strategy"] = "changed by a caller"  # not by the next reader
+    assert config.load_rules(tmp_path).zones == (("a.md", "hot"),)
+    again = config.read_toml(tmp_path)
+    assert again is not None and again[1]["settings"] == {"strategy": "recursive"}
+    assert len(parses) == 1
+    toml.write_text('[settings]\nstrategy = "sentences"\n', "utf-8")
+    os.utime(toml, ns=(1, 1))
+    assert config.read_toml(tmp_path) is not None
+    os.utime(toml, ns=(1, 1))  # the same stat as before, another text: read again
+    toml.write_text('[settings]\nstrategy = "parent-child"\n', "utf-8")
+    os.utime(toml, ns=(1, 1))
+    edited = config.read_toml(tmp_path)
+    assert edited is not None and edited[1]["settings"] == {"strategy": "parent-child"}
+    assert len(parses) == 3
+    toml.write_text("[settings\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"narezka\.toml: "):
+        config.read_toml(tmp_path)
+
+
+def test_one_chunk_config_for_an_open_index_however_many_syncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import narezka.index.handle as handle
+    from narezka import Index, Settings
+
+    made: list[Settings] = []
+    resolve_config = handle.chunk_config
+
+    def counted(settings: Settings, embedder: object = None) -> object:
+        made.append(settings)
+        return resolve_config(settings, embedder)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(handle, "chunk_config", counted)
+    corpus = _linked_corpus(tmp_path)
+    with Index.create(corpus, Settings(embedder="hash", size=120)) as ix:
+        ix.sync()
+        (corpus / "c.md").write_text("# Новый\n\nЕщё один файл.\n", encoding="utf-8")
+        ix.sync()
+        assert ix.chunk_config().size == 120
+        assert len(made) == 1  # create resolved it; the syncs and the call reuse it
+        ix.settings = ix.settings.replace(size=100)  # new settings: resolved anew
+        assert ix.chunk_config().size == 100 and len(made) == 2
+    with Index.open(corpus) as ix:
+        ix.sync()
+        ix.sync()
+    assert len(made) == 3
