@@ -101,7 +101,17 @@ def test_parse_exports_exactly_its_all() -> None:
 
 
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("types", "_lazy", "errors", "globs", "diskspace", "sqlite_cache", "pages", "defaults"),
+    (
+        "types",
+        "_lazy",
+        "errors",
+        "globs",
+        "diskspace",
+        "sqlite_cache",
+        "pages",
+        "defaults",
+        "formats",
+    ),
     ("tokens", "parse"),
     ("convert",),
     ("discover",),

@@ -11,20 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-CONVERTED_SUFFIXES = frozenset(
-    {".pdf", ".docx", ".odt", ".epub", ".html", ".htm", ".pptx", ".xlsx", ".csv"}
-)
-"""Suffixes (lowercase) of files converted to Markdown (``narezka.convert``) when read."""
-MARKDOWN_GLOBS = (
-    "**/*.md",
-    "**/*.markdown",
-    "**/*.mdx",
-    "**/*.txt",
-    *(f"**/*{suffix}" for suffix in sorted(CONVERTED_SUFFIXES)),
-)
-"""The files read when nobody names ``--include``: Markdown, plain text, and the documents
-converted to Markdown (PDF, Word, HTML, slides, sheets)."""
-
 
 @dataclass(frozen=True, slots=True)
 class SourceLocation:

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import narezka.defaults as defaults
 from narezka.errors import ConfigError
+from narezka.formats import MARKDOWN_GLOBS
 from narezka.parse.redaction import RULES_VERSION
 from narezka.split.context import RAW_CHARS_PER_TOKEN, DocumentContext, Section
 from narezka.split.packer import extend_back
 from narezka.tokens import TokenCounter
-from narezka.types import MARKDOWN_GLOBS, Chunk, Document, RawDocument
+from narezka.types import Chunk, Document, RawDocument
 
 if TYPE_CHECKING:
     import numpy as np
