@@ -14,7 +14,8 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class SourceLocation:
-    """A place in a converted file's original: a PDF page, a slide, a sheet, an element id."""
+    """A place in a converted file's original: a PDF page, a slide, a sheet, an element id
+    (stored with a chunk as the place keys of :func:`narezka.formats.place`)."""
 
     page: int | None = None
     """1-based PDF page."""
@@ -22,7 +23,8 @@ class SourceLocation:
     """1-based slide number."""
     sheet: str | None = None
     element: str | None = None
-    """An HTML element id near the text, or a Word block number such as ``p12``."""
+    """An HTML element id near the text, an EPUB chapter (``OEBPS/ch1.xhtml#id``), or a Word
+    or OpenDocument block number such as ``p12``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,6 @@ class AutoStrategy:
 
     name: ClassVar[str] = "auto"
     breadcrumbs: ClassVar[bool] = True
-    respects_atoms: ClassVar[bool] = True
     markdown: ClassVar[bool] = True
     include: ClassVar[tuple[str, ...]] = tuple(
         dict.fromkeys((*MARKDOWN_INCLUDE, *CodeStrategy.include, *ChatStrategy.include))

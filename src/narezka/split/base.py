@@ -108,9 +108,6 @@ class Strategy(Protocol):
 
     name: ClassVar[str]
     breadcrumbs: ClassVar[bool]
-    respects_atoms: ClassVar[bool]
-    """Whether the contract's atom rule binds it: no boundary inside a code block, a table or
-    a sentence unless that atom alone is over the limit (the contract tests read this)."""
     markdown: ClassVar[bool]
     """Whether the document arrives with its Markdown block map (else ``blocks == ()``)."""
     include: ClassVar[tuple[str, ...]]
