@@ -19,10 +19,12 @@ import click
 from narezka import runs
 from narezka.cli.common import EXIT_NOTHING, jobs_option
 from narezka.cli.options import Splitting, splitting_options
-from narezka.cli.seam import chunk_stats, describe_unread, redacted_text
 from narezka.cli.terminal import echo, plain, shown
 from narezka.defaults import TOKENIZER
+from narezka.discover import describe_unread
 from narezka.errors import ConfigError
+from narezka.parse import redacted_text
+from narezka.runs import chunk_stats
 from narezka.tokens import get_counter
 
 if TYPE_CHECKING:

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from narezka.cli.common import settings_for, split_options
-from narezka.cli.seam import ChunkConfig
 from narezka.defaults import EMBEDDER, PREVIEW_UNIT
 from narezka.errors import NarezkaError
+from narezka.runs import ChunkConfig
 from narezka.split import NEEDS_EMBEDDER, EmbedFunction, SplitParams, strategy_names
 
 if TYPE_CHECKING:
-    from narezka.cli.seam import ClusterParams
+    from narezka.store import ClusterParams
 
 # The embed stage (numpy behind it) is imported where a run needs a model: ``chunk`` in
 # characters needs none, and imports it neither before its fork server starts nor at all.
@@ -35,6 +35,15 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 _PARAM_FIELDS = frozenset(f.name for f in dataclasses.fields(SplitParams))
+
+
+follow_symlinks_option = click.option(
+    "--follow-symlinks/--no-follow-symlinks",
+    default=None,
+    help="Change whether symlinks leading outside the corpus are read  [default: as the index "
+    "records; built without, they are named as skipped].",
+)
+"""``sync``, ``watch`` and ``serve``: the one flag that changes an index's symlink rule."""
 
 
 def splitting_options(command: F) -> F:
@@ -185,7 +194,7 @@ def cluster_for(
 ) -> ClusterParams | None:
     """The layout of a run: ``narezka.toml`` [qdrant] of ``location``, then the flags given
     (``None``: not given); bad values, or flags without a server ``url``, are a UsageError."""
-    from narezka.cli.seam import ClusterParams
+    from narezka.store import ClusterParams
 
     if not url:
         given = [f"--{n.replace('_', '-')}" for n in CLUSTER_FLAGS if options.get(n) is not None]

@@ -15,6 +15,7 @@ import click
 
 from narezka import defaults
 from narezka.cli.common import fail
+from narezka.cli.options import follow_symlinks_option
 from narezka.cli.terminal import echo, shown
 from narezka.errors import ConfigError, MissingDependencyError, NarezkaError
 
@@ -106,12 +107,7 @@ def _listen(host: str, port: int) -> socket.socket:
     default=None,
     help="Searches run at once; more wait their turn  [default: the number of cores].",
 )
-@click.option(
-    "--follow-symlinks/--no-follow-symlinks",
-    default=None,
-    help="Change whether its syncs read symlinks leading outside the corpus  [default: as the "
-    "index records; built without, they are named as skipped].",
-)
+@follow_symlinks_option
 def serve_command(
     location: Path,
     http: str | None,
@@ -128,12 +124,12 @@ def serve_command(
     Example: narezka serve examples/kb --http 127.0.0.1:8765
     """
     try:
-        from narezka.cli.seam import build_app, build_mcp, serve_stdio
+        from narezka.serve import build_app, build_mcp, serve_stdio
     except ImportError as exc:
         fail(MissingDependencyError((exc.name or "mcp").partition(".")[0], "serve"))
     import anyio
 
-    from narezka.cli.seam import DEFAULT_REPLY_TOKENS, Service
+    from narezka.serve import DEFAULT_REPLY_TOKENS, Service
 
     # stdout is the MCP channel on stdio: every log line goes to stderr, escaped (a request's
     # path or a file's name in an error is the caller's text).

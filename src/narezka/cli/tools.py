@@ -20,20 +20,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from narezka.api import calibrate_corpus
 from narezka.cli.common import EXIT_NOTHING, fail
-from narezka.cli.seam import (
-    CONVERT_CACHE_NAME,
-    CacheStats,
-    ContextCache,
-    ConvertCache,
-    cache_file,
-    calibrate_corpus,
-    context_cache_file,
-)
 from narezka.cli.terminal import echo, plain
-from narezka.embed import EmbeddingCache, embedder_specs
+from narezka.convert import ConvertCache
+from narezka.embed import CacheStats, EmbeddingCache, embedder_specs
+from narezka.enrich import ContextCache, context_cache_file
 from narezka.errors import NarezkaError
-from narezka.index import Index
+from narezka.index import CONVERT_CACHE_NAME, Index, cache_file
 
 
 @click.command("models")

@@ -15,13 +15,32 @@ import importlib
 import zipfile
 import zlib
 from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING
 
+from narezka._lazy import lazy_exports
 from narezka.convert.markdown import Converted
 from narezka.errors import ConvertError
 from narezka.formats import CONVERTED_SUFFIXES, format_for
 from narezka.types import ProvenanceSpan, SourceLocation
 
-__all__ = ["CONVERTER_VERSION", "SUFFIXES", "Converted", "convert", "locate"]
+if TYPE_CHECKING:
+    from narezka.convert.cache import ConvertCache
+
+# The names below this face that the commands use, loaded on first use: importing the
+# face must not import what they need (an extra, a store, an LLM client).
+_LAZY = {
+    "ConvertCache": "narezka.convert.cache",
+}
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+
+__all__ = [
+    "CONVERTER_VERSION",
+    "SUFFIXES",
+    "ConvertCache",
+    "Converted",
+    "convert",
+    "locate",
+]
 
 CONVERTER_VERSION = "10"
 """Bumped whenever any converter's output changes: cached conversions of an older version
