@@ -15,10 +15,16 @@ from typing import Any
 import click
 from rich.console import Console
 
-from narezka import defaults
 from narezka.api import sync, watch
 from narezka.cli.common import EXIT_NOTHING, fail, jobs_option, resolved_for, split_options
-from narezka.cli.options import cluster_for, cluster_options, follow_symlinks_option
+from narezka.cli.options import (
+    cluster_for,
+    cluster_options,
+    debounce_option,
+    follow_symlinks_option,
+    json_option,
+    strict_option,
+)
 from narezka.cli.progress import byte_progress
 from narezka.cli.reports import print_index_report, report_problems, summary, sync_progress
 from narezka.cli.terminal import echo
@@ -32,12 +38,6 @@ prune_option = click.option(
     is_flag=True,
     help="Remove from the index the files still in the corpus that the include/exclude "
     "patterns no longer match (without it they are kept and named in a warning).",
-)
-strict_option = click.option(
-    "--strict",
-    is_flag=True,
-    help="Exit 1 if any file was skipped or not read (a document type narezka does not read: "
-    "--exclude it to accept that).",
 )
 
 
@@ -169,7 +169,7 @@ def index_command(
 @follow_symlinks_option
 @prune_option
 @strict_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @jobs_option
 def sync_command(
     store: str,
@@ -211,7 +211,7 @@ def sync_command(
 
 @click.command("watch")
 @click.argument("store", default=".")
-@click.option("--debounce-ms", type=int, default=defaults.WATCH_DEBOUNCE_MS, show_default=True)
+@debounce_option
 @follow_symlinks_option
 def watch_command(store: str, debounce_ms: int, follow_symlinks: bool | None) -> None:
     """Sync now, then again whenever files in the corpus change (Ctrl-C stops cleanly).

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from narezka.cli.common import settings_for, split_options
-from narezka.defaults import EMBEDDER, PREVIEW_UNIT
+from narezka.defaults import EMBEDDER, PREVIEW_UNIT, WATCH_DEBOUNCE_MS
 from narezka.errors import NarezkaError
 from narezka.runs import ChunkConfig
 from narezka.split import NEEDS_EMBEDDER, EmbedFunction, SplitParams, strategy_names
@@ -37,6 +37,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 _PARAM_FIELDS = frozenset(f.name for f in dataclasses.fields(SplitParams))
 
 
+strict_option = click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 if any file was skipped or not read (a document type narezka does not read: "
+    "--exclude it to accept that).",
+)
+"""``chunk``, ``index`` and ``sync``: unread files fail the run."""
+debounce_option = click.option(
+    "--debounce-ms", type=int, default=WATCH_DEBOUNCE_MS, show_default=True
+)
+"""``watch`` and ``serve``: how long the corpus must stay still before a sync."""
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+"""Every command whose report a program may read."""
 follow_symlinks_option = click.option(
     "--follow-symlinks/--no-follow-symlinks",
     default=None,

@@ -13,9 +13,8 @@ from typing import Any
 
 import click
 
-from narezka import defaults
 from narezka.cli.common import fail
-from narezka.cli.options import follow_symlinks_option
+from narezka.cli.options import debounce_option, follow_symlinks_option
 from narezka.cli.terminal import echo, shown
 from narezka.errors import ConfigError, MissingDependencyError, NarezkaError
 
@@ -100,7 +99,7 @@ def _listen(host: str, port: int) -> socket.socket:
     "[default: localhost, 127.0.0.1, [::1] and the address served].",
 )
 @click.option("--no-watch", is_flag=True, help="Do not sync on file changes (sync at start only).")
-@click.option("--debounce-ms", type=int, default=defaults.WATCH_DEBOUNCE_MS, show_default=True)
+@debounce_option
 @click.option(
     "--search-threads",
     type=click.IntRange(min=1),

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from narezka.api import calibrate_corpus
 from narezka.cli.common import EXIT_NOTHING, fail
+from narezka.cli.options import json_option
 from narezka.cli.terminal import echo, plain
 from narezka.convert import ConvertCache
 from narezka.embed import CacheStats, EmbeddingCache, embedder_specs
@@ -31,7 +32,7 @@ from narezka.index import CONVERT_CACHE_NAME, Index, cache_file
 
 
 @click.command("models")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def models_command(as_json: bool) -> None:
     """List embedders: dimension, window, tokenizer, and whether they run offline here.
 
@@ -66,8 +67,12 @@ def cache_group() -> None:
     """
 
 
+_store_option = click.option("--store", type=click.Path(path_type=Path), default=Path("."))
+"""The cache commands' index folder (or the corpus that holds it)."""
+
+
 @cache_group.command("stats")
-@click.option("--store", type=click.Path(path_type=Path), default=Path("."))
+@_store_option
 def cache_stats(store: Path) -> None:
     """Entries and size per embedder, LLM-written contexts per model, and converted files
     (creates nothing when there is no cache yet).
@@ -100,7 +105,7 @@ def cache_stats(store: Path) -> None:
 
 
 @cache_group.command("clear")
-@click.option("--store", type=click.Path(path_type=Path), default=Path("."))
+@_store_option
 @click.option("--embedder", default=None, help="Only this embedder's vectors.")
 @click.option(
     "--contexts",
@@ -166,7 +171,7 @@ def _conversions_path(store: Path) -> Path:
     help="How many of the corpus's largest chunks to send.",
 )
 @click.option("--safety", type=float, default=0.9, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def calibrate_command(
     corpus: Path, embedder: str, sample: int, safety: float, as_json: bool
 ) -> None:
@@ -193,7 +198,7 @@ def calibrate_command(
 
 @click.command("compact")
 @click.argument("store", default=".")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def compact_command(store: str, as_json: bool) -> None:
     """Rewrite an index with only its live points, so text deleted from the corpus leaves
     no trace in the index folder (the engine keeps deleted payloads on disk until then).
@@ -226,7 +231,7 @@ def _mb(size: int) -> str:
 @click.option(
     "--repair", is_flag=True, help="Repair what is found (re-index from the embedding cache)."
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def check_command(store: str, repair: bool, as_json: bool) -> None:
     """Check an index's files against its manifest: chunks the store lost, cannot read, or
     holds unknown; --repair re-indexes the damaged files from the embedding cache, or
