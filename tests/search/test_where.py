@@ -54,6 +54,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "<html><body><h1>Гарантия</h1><p>Гарантия на чайники один год.</p></body></html>",
         encoding="utf-8",
     )
+    (root / "deck.pptx").write_bytes(samples.make_pptx())
+    (root / "prices.xlsx").write_bytes(samples.make_xlsx())
+    (root / "manual.odt").write_bytes(samples.make_odt())
     (root / "notes.md").write_text("# Заметки\n\nЗаметки про чайники.\n", encoding="utf-8")
     # Chunks of one paragraph each, so that the PDF's two "Тарифы" paragraphs, one a page,
     # are two neighbouring chunks of one section, folded into one hit.
@@ -85,6 +88,20 @@ def test_word_hits_name_their_heading_path(corpus: Path) -> None:
     hit = _top(corpus, "вернуть в течение 14 дней", "policy.docx")
     assert hit.where == "§ Возврат товара"
     assert hit.to_json()["element"] == hit.payload["element"]
+
+
+@pytest.mark.parametrize(
+    ("query", "file_path", "where"),
+    [
+        ("Москва цена", "deck.pptx", "slide 2"),
+        ("Кофе", "prices.xlsx", "sheet Прайс"),
+        ("Откройте заказ", "manual.odt", "§ Возврат товара > Сроки"),
+    ],
+)
+def test_slides_sheets_and_opendocument_hits_say_where(
+    corpus: Path, query: str, file_path: str, where: str
+) -> None:
+    assert _top(corpus, query, file_path).where == where
 
 
 def test_markdown_hits_say_nothing(corpus: Path) -> None:
