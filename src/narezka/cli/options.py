@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from narezka import defaults
 from narezka.cli.common import settings_for, split_options
-from narezka.defaults import EMBEDDER, PREVIEW_UNIT, WATCH_DEBOUNCE_MS
+from narezka.defaults import EMBEDDER, PREVIEW_UNIT
 from narezka.errors import NarezkaError
 from narezka.runs import ChunkConfig
 from narezka.split import NEEDS_EMBEDDER, EmbedFunction, SplitParams, strategy_names
@@ -45,7 +46,7 @@ strict_option = click.option(
 )
 """``chunk``, ``index`` and ``sync``: unread files fail the run."""
 debounce_option = click.option(
-    "--debounce-ms", type=int, default=WATCH_DEBOUNCE_MS, show_default=True
+    "--debounce-ms", type=int, default=defaults.WATCH_DEBOUNCE_MS, show_default=True
 )
 """``watch`` and ``serve``: how long the corpus must stay still before a sync."""
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
