@@ -42,8 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from narezka.discover.walk import read_document
+from narezka.formats import CONVERTED_SUFFIXES
 from narezka.parse.markdown import parse_document
-from narezka.types import CONVERTED_SUFFIXES, BlockKind
+from narezka.types import BlockKind
 
 KINDS = ("code", "table", "prose", "needs-heading-context")
 HERE = Path(__file__).resolve().parent

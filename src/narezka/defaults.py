@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from narezka.errors import ConfigError
+from narezka.formats import FORMATS as _FORMATS
 
 STRATEGY = "headings"
 EMBEDDER = "use"
@@ -67,18 +68,7 @@ CONVERT_OUTPUT_CHARS = 4_000_000
 """Markdown characters a conversion may give for a small file; a bigger file
 ``CONVERT_OUTPUT_PER_BYTE`` characters per byte of input (compressed formats expand)."""
 CONVERT_OUTPUT_PER_BYTE = 50
-MAX_FILE_MB: Final = {
-    "text": 64,
-    ".csv": 64,
-    ".html": 32,
-    ".htm": 32,
-    ".pdf": 256,
-    ".docx": 128,
-    ".odt": 128,
-    ".pptx": 256,
-    ".xlsx": 64,
-    ".epub": 128,
-}
+MAX_FILE_MB: Final = {"text": 64} | {s: f.max_mb for f in _FORMATS for s in f.suffixes}
 """The largest file of each kind read, in MiB ("text": every file read as text); a larger one
 is named and skipped before a byte is read. ``NAREZKA_MAX_FILE_MB`` sets one limit for all."""
 

@@ -11,24 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-CONVERTED_SUFFIXES = frozenset(
-    {".pdf", ".docx", ".odt", ".epub", ".html", ".htm", ".pptx", ".xlsx", ".csv"}
-)
-"""Suffixes (lowercase) of files converted to Markdown (``narezka.convert``) when read."""
-MARKDOWN_GLOBS = (
-    "**/*.md",
-    "**/*.markdown",
-    "**/*.mdx",
-    "**/*.txt",
-    *(f"**/*{suffix}" for suffix in sorted(CONVERTED_SUFFIXES)),
-)
-"""The files read when nobody names ``--include``: Markdown, plain text, and the documents
-converted to Markdown (PDF, Word, HTML, slides, sheets)."""
-
 
 @dataclass(frozen=True, slots=True)
 class SourceLocation:
-    """A place in a converted file's original: a PDF page, a slide, a sheet, an element id."""
+    """A place in a converted file's original: a PDF page, a slide, a sheet, an element id
+    (stored with a chunk as the place keys of :func:`narezka.formats.place`)."""
 
     page: int | None = None
     """1-based PDF page."""
@@ -36,7 +23,8 @@ class SourceLocation:
     """1-based slide number."""
     sheet: str | None = None
     element: str | None = None
-    """An HTML element id near the text, or a Word block number such as ``p12``."""
+    """An HTML element id near the text, an EPUB chapter (``OEBPS/ch1.xhtml#id``), or a Word
+    or OpenDocument block number such as ``p12``."""
 
 
 @dataclass(frozen=True, slots=True)

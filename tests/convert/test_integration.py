@@ -93,19 +93,27 @@ def test_converted_formats_are_read_by_default(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("payload", "shown"),
+    ("path", "payload", "section", "shown"),
     [
-        ({"page_start": 12, "page_end": 13}, "p. 12–13"),
-        ({"page_start": 4, "page_end": 4}, "p. 4"),
-        ({"slide": 3}, "slide 3"),
-        ({"sheet": "Прайс"}, "sheet Прайс"),
-        ({"zone": "docs"}, ""),
+        ("report.pdf", {"page_start": 12, "page_end": 13}, (), "p. 12–13"),
+        ("report.pdf", {"page_start": 4, "page_end": 4}, ("Итоги",), "p. 4"),
+        ("deck.pptx", {"slide": 3}, (), "slide 3"),
+        ("prices.xlsx", {"sheet": "Прайс"}, (), "sheet Прайс"),
+        ("page.html", {"element": "tariffs"}, ("Доставка",), "§ Доставка · #tariffs"),
+        ("page.htm", {}, ("Доставка", "Тарифы"), "§ Доставка > Тарифы"),
+        ("book.epub", {"element": "ch2.xhtml#s1"}, ("Глава 2",), "ch2.xhtml#s1 · § Глава 2"),
+        ("policy.docx", {"element": "p7"}, ("Возврат", "Сроки"), "§ Возврат > Сроки"),
+        ("policy.odt", {"element": "p7"}, (), "¶ 7"),
+        ("notes.md", {"page_start": 4, "page_end": 4}, ("Итоги",), ""),
+        ("report.pdf", {"zone": "docs"}, (), ""),
     ],
 )
-def test_a_hit_says_where_it_lies_in_the_original(payload: dict[str, object], shown: str) -> None:
+def test_a_hit_says_where_it_lies_in_the_original(
+    path: str, payload: dict[str, object], section: tuple[str, ...], shown: str
+) -> None:
     from narezka.search.hits import Hit
 
-    hit = Hit(0.5, "report.pdf", "report.pdf", (), "t", "t", 0, 0, 1, payload=dict(payload))
+    hit = Hit(0.5, path, path, section, "t", "t", 0, 0, 1, payload=dict(payload))
     assert hit.where == shown
 
 

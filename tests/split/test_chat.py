@@ -16,7 +16,6 @@ import narezka
 from narezka.errors import SourceError
 from narezka.parse.chat import decode_offsets, looks_like_chat, parse_chat
 from narezka.parse.sanitize import sanitize
-from narezka.split import get_strategy
 from narezka.split.chat import render_turn
 from narezka.tokens import TokenCounter, get_counter
 
@@ -28,8 +27,9 @@ SUPPORT = (CHAT / "support.jsonl").read_text(encoding="utf-8")
 TEAM = (CHAT / "team.json").read_text(encoding="utf-8")
 CALL = (CHAT / "call.txt").read_text(encoding="utf-8")
 CHARS = get_counter("chars")
-ATOMS = get_strategy("chat").respects_atoms
-"""False: a chat's units are messages; a fence inside one message is not an atom of the chat."""
+ATOMS = False
+"""A chat's units are messages, kept whole; a fence inside one message is not an atom of the
+chat, so the contract's Markdown atom rule does not bind it."""
 
 
 # ---- generated chats ----------------------------------------------------------------------

@@ -19,10 +19,10 @@ from narezka import Filter, Index, Settings
 from narezka.cli import cli
 from narezka.embed import get_embedder
 from narezka.errors import ConfigError
+from narezka.formats import CONVERTED_SUFFIXES
 from narezka.store.base import StoredPoint, point_id
 from narezka.store.errors import StoreUnavailableError
 from narezka.store.server import ServerStore
-from narezka.types import CONVERTED_SUFFIXES
 
 from .fake_qdrant import FakeQdrant, fake_qdrant
 

@@ -18,11 +18,13 @@ import click
 
 from narezka import runs
 from narezka.cli.common import EXIT_NOTHING, jobs_option
-from narezka.cli.options import Splitting, splitting_options
-from narezka.cli.seam import chunk_stats, describe_unread, redacted_text
+from narezka.cli.options import Splitting, splitting_options, strict_option
 from narezka.cli.terminal import echo, plain, shown
 from narezka.defaults import TOKENIZER
+from narezka.discover import describe_unread
 from narezka.errors import ConfigError
+from narezka.parse import redacted_text
+from narezka.runs import chunk_stats
 from narezka.tokens import get_counter
 
 if TYPE_CHECKING:
@@ -45,12 +47,7 @@ DISPLAY_TOKENIZER = TOKENIZER
     help="text: previews for people; jsonl/json: the contract fields.",
 )
 @click.option("--stats", is_flag=True, help="Print a summary (to stderr unless --format text).")
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="Exit 1 if any file was skipped or not read (a document type narezka does not read: "
-    "--exclude it to accept that).",
-)
+@strict_option
 @jobs_option
 def chunk(
     paths: Sequence[str], fmt: str, stats: bool, strict: bool, jobs: int | None, **options: Any

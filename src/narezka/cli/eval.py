@@ -12,8 +12,8 @@ from typing import Any
 import click
 from rich.console import Console
 
+from narezka.api import evaluate, paths_inside
 from narezka.cli.common import fail, jobs_option, settings_for, split_options
-from narezka.cli.seam import evaluate, html_report, paths_inside, refusal_table
 from narezka.cli.search import parse_query, query_options
 from narezka.cli.terminal import echo, plain
 from narezka.embed import DEFAULT_EMBEDDER
@@ -22,8 +22,10 @@ from narezka.evaluate import (
     EvalRun,
     as_dict,
     best_comparisons,
+    html_report,
     markdown_report,
     plot_run,
+    refusal_table,
     require_matplotlib,
     size_tables,
     terminal_table,

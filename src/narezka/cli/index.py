@@ -15,27 +15,29 @@ from typing import Any
 import click
 from rich.console import Console
 
-from narezka import defaults
+from narezka.api import sync, watch
 from narezka.cli.common import EXIT_NOTHING, fail, jobs_option, resolved_for, split_options
-from narezka.cli.options import cluster_for, cluster_options
+from narezka.cli.options import (
+    cluster_for,
+    cluster_options,
+    debounce_option,
+    follow_symlinks_option,
+    json_option,
+    strict_option,
+)
 from narezka.cli.progress import byte_progress
 from narezka.cli.reports import print_index_report, report_problems, summary, sync_progress
-from narezka.cli.seam import ANALYZERS, special_kind, sync, watch
 from narezka.cli.terminal import echo
+from narezka.discover import special_kind
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
+from narezka.tokens import ANALYZERS
 
 prune_option = click.option(
     "--prune",
     is_flag=True,
     help="Remove from the index the files still in the corpus that the include/exclude "
     "patterns no longer match (without it they are kept and named in a warning).",
-)
-strict_option = click.option(
-    "--strict",
-    is_flag=True,
-    help="Exit 1 if any file was skipped or not read (a document type narezka does not read: "
-    "--exclude it to accept that).",
 )
 
 
@@ -164,15 +166,10 @@ def index_command(
     help="Change the LLM that writes chunk context (ollama:MODEL[@HOST], openai:MODEL@URL, or "
     "off)  [default: the one the index records].",
 )
-@click.option(
-    "--follow-symlinks/--no-follow-symlinks",
-    default=None,
-    help="Change whether symlinks leading outside the corpus are read  [default: as the index "
-    "records; built without, they are named as skipped].",
-)
+@follow_symlinks_option
 @prune_option
 @strict_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @jobs_option
 def sync_command(
     store: str,
@@ -214,12 +211,8 @@ def sync_command(
 
 @click.command("watch")
 @click.argument("store", default=".")
-@click.option("--debounce-ms", type=int, default=defaults.WATCH_DEBOUNCE_MS, show_default=True)
-@click.option(
-    "--follow-symlinks/--no-follow-symlinks",
-    default=None,
-    help="As for sync: change whether symlinks leading outside the corpus are read.",
-)
+@debounce_option
+@follow_symlinks_option
 def watch_command(store: str, debounce_ms: int, follow_symlinks: bool | None) -> None:
     """Sync now, then again whenever files in the corpus change (Ctrl-C stops cleanly).
 

@@ -14,10 +14,10 @@ from rich.console import Console
 from narezka import runs
 from narezka.cli.options import Splitting, splitting_options
 from narezka.cli.progress import progress_bar
-from narezka.cli.seam import parse_strategy
 from narezka.cli.terminal import echo
 from narezka.defaults import TOKENIZER
 from narezka.errors import ConfigError
+from narezka.evaluate import parse_strategy
 from narezka.inspector import InspectRun, index_convert_cache, inspector_page, read_sources
 from narezka.tokens import get_counter
 

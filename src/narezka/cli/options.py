@@ -20,14 +20,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from narezka import defaults
 from narezka.cli.common import settings_for, split_options
-from narezka.cli.seam import ChunkConfig
 from narezka.defaults import EMBEDDER, PREVIEW_UNIT
 from narezka.errors import NarezkaError
+from narezka.runs import ChunkConfig
 from narezka.split import NEEDS_EMBEDDER, EmbedFunction, SplitParams, strategy_names
 
 if TYPE_CHECKING:
-    from narezka.cli.seam import ClusterParams
+    from narezka.store import ClusterParams
 
 # The embed stage (numpy behind it) is imported where a run needs a model: ``chunk`` in
 # characters needs none, and imports it neither before its fork server starts nor at all.
@@ -35,6 +36,28 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 _PARAM_FIELDS = frozenset(f.name for f in dataclasses.fields(SplitParams))
+
+
+strict_option = click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 if any file was skipped or not read (a document type narezka does not read: "
+    "--exclude it to accept that).",
+)
+"""``chunk``, ``index`` and ``sync``: unread files fail the run."""
+debounce_option = click.option(
+    "--debounce-ms", type=int, default=defaults.WATCH_DEBOUNCE_MS, show_default=True
+)
+"""``watch`` and ``serve``: how long the corpus must stay still before a sync."""
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+"""Every command whose report a program may read."""
+follow_symlinks_option = click.option(
+    "--follow-symlinks/--no-follow-symlinks",
+    default=None,
+    help="Change whether symlinks leading outside the corpus are read  [default: as the index "
+    "records; built without, they are named as skipped].",
+)
+"""``sync``, ``watch`` and ``serve``: the one flag that changes an index's symlink rule."""
 
 
 def splitting_options(command: F) -> F:
@@ -185,7 +208,7 @@ def cluster_for(
 ) -> ClusterParams | None:
     """The layout of a run: ``narezka.toml`` [qdrant] of ``location``, then the flags given
     (``None``: not given); bad values, or flags without a server ``url``, are a UsageError."""
-    from narezka.cli.seam import ClusterParams
+    from narezka.store import ClusterParams
 
     if not url:
         given = [f"--{n.replace('_', '-')}" for n in CLUSTER_FLAGS if options.get(n) is not None]

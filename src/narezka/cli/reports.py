@@ -10,8 +10,11 @@ from rich.progress import Progress as RichProgress
 from rich.progress import TaskID
 from rich.table import Table
 
-from narezka.cli.seam import ContextEstimate, IndexReport, Progress, describe_unread
+from narezka.api import IndexReport
 from narezka.cli.terminal import echo, plain, shown
+from narezka.discover import describe_unread
+from narezka.enrich import ContextEstimate
+from narezka.index import Progress
 
 STAGE_SOURCE_CHARS = 40
 """The tail of the current file's name shown beside the stage."""

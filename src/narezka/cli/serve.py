@@ -12,8 +12,9 @@ from typing import Any
 
 import click
 
-from narezka import defaults, environment
+from narezka import environment
 from narezka.cli.common import fail
+from narezka.cli.options import debounce_option, follow_symlinks_option
 from narezka.cli.terminal import echo, shown
 from narezka.errors import ConfigError, MissingDependencyError, NarezkaError
 
@@ -98,19 +99,14 @@ def _listen(host: str, port: int) -> socket.socket:
     "[default: localhost, 127.0.0.1, [::1] and the address served].",
 )
 @click.option("--no-watch", is_flag=True, help="Do not sync on file changes (sync at start only).")
-@click.option("--debounce-ms", type=int, default=defaults.WATCH_DEBOUNCE_MS, show_default=True)
+@debounce_option
 @click.option(
     "--search-threads",
     type=click.IntRange(min=1),
     default=None,
     help="Searches run at once; more wait their turn  [default: the number of cores].",
 )
-@click.option(
-    "--follow-symlinks/--no-follow-symlinks",
-    default=None,
-    help="Change whether its syncs read symlinks leading outside the corpus  [default: as the "
-    "index records; built without, they are named as skipped].",
-)
+@follow_symlinks_option
 def serve_command(
     location: Path,
     http: str | None,
@@ -127,12 +123,12 @@ def serve_command(
     Example: narezka serve examples/kb --http 127.0.0.1:8765
     """
     try:
-        from narezka.cli.seam import build_app, build_mcp, serve_stdio
+        from narezka.serve import build_app, build_mcp, serve_stdio
     except ImportError as exc:
         fail(MissingDependencyError((exc.name or "mcp").partition(".")[0], "serve"))
     import anyio
 
-    from narezka.cli.seam import DEFAULT_REPLY_TOKENS, Service
+    from narezka.serve import DEFAULT_REPLY_TOKENS, Service
 
     # stdout is the MCP channel on stdio: every log line goes to stderr, escaped (a request's
     # path or a file's name in an error is the caller's text).

@@ -20,24 +20,19 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from narezka.api import calibrate_corpus
 from narezka.cli.common import EXIT_NOTHING, fail
-from narezka.cli.seam import (
-    CONVERT_CACHE_NAME,
-    CacheStats,
-    ContextCache,
-    ConvertCache,
-    cache_file,
-    calibrate_corpus,
-    context_cache_file,
-)
+from narezka.cli.options import json_option
 from narezka.cli.terminal import echo, plain
-from narezka.embed import EmbeddingCache, embedder_specs
+from narezka.convert import ConvertCache
+from narezka.embed import CacheStats, EmbeddingCache, embedder_specs
+from narezka.enrich import ContextCache, context_cache_file
 from narezka.errors import NarezkaError
-from narezka.index import Index
+from narezka.index import CONVERT_CACHE_NAME, Index, cache_file
 
 
 @click.command("models")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def models_command(as_json: bool) -> None:
     """List embedders: dimension, window, tokenizer, and whether they run offline here.
 
@@ -72,8 +67,12 @@ def cache_group() -> None:
     """
 
 
+_store_option = click.option("--store", type=click.Path(path_type=Path), default=Path("."))
+"""The cache commands' index folder (or the corpus that holds it)."""
+
+
 @cache_group.command("stats")
-@click.option("--store", type=click.Path(path_type=Path), default=Path("."))
+@_store_option
 def cache_stats(store: Path) -> None:
     """Entries and size per embedder, LLM-written contexts per model, and converted files
     (creates nothing when there is no cache yet).
@@ -106,7 +105,7 @@ def cache_stats(store: Path) -> None:
 
 
 @cache_group.command("clear")
-@click.option("--store", type=click.Path(path_type=Path), default=Path("."))
+@_store_option
 @click.option("--embedder", default=None, help="Only this embedder's vectors.")
 @click.option(
     "--contexts",
@@ -172,7 +171,7 @@ def _conversions_path(store: Path) -> Path:
     help="How many of the corpus's largest chunks to send.",
 )
 @click.option("--safety", type=float, default=0.9, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def calibrate_command(
     corpus: Path, embedder: str, sample: int, safety: float, as_json: bool
 ) -> None:
@@ -199,7 +198,7 @@ def calibrate_command(
 
 @click.command("compact")
 @click.argument("store", default=".")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def compact_command(store: str, as_json: bool) -> None:
     """Rewrite an index with only its live points, so text deleted from the corpus leaves
     no trace in the index folder (the engine keeps deleted payloads on disk until then).
@@ -232,7 +231,7 @@ def _mb(size: int) -> str:
 @click.option(
     "--repair", is_flag=True, help="Repair what is found (re-index from the embedding cache)."
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def check_command(store: str, repair: bool, as_json: bool) -> None:
     """Check an index's files against its manifest: chunks the store lost, cannot read, or
     holds unknown; --repair re-indexes the damaged files from the embedding cache, or

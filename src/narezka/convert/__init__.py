@@ -1,8 +1,8 @@
 """Other formats → Markdown canonical text plus a provenance map.
 
-``convert(data, suffix, path)`` turns a PDF (its text layer), a Word .docx, an OpenDocument
-.odt, an EPUB, an HTML page, a PowerPoint .pptx, an Excel .xlsx or a .csv file into Markdown,
-the document's canonical text, and a sorted map of spans to where they lie in the original
+``convert(data, suffix, path)`` turns a file of any format of :mod:`narezka.formats` (a PDF's
+text layer, Word, OpenDocument, EPUB, HTML, PowerPoint, Excel, CSV, TSV) into Markdown, the
+document's canonical text, and a sorted map of spans to where they lie in the original
 (page, slide, sheet, element id). Splitting never branches on the source format: it sees
 Markdown only. Each failure is a ``ConvertError`` naming the file.
 """
@@ -10,66 +10,55 @@ Markdown only. Each failure is a ``ConvertError`` naming the file.
 from __future__ import annotations
 
 import bisect
+import functools
+import importlib
 import zipfile
 import zlib
 from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING
 
+from narezka._lazy import lazy_exports
 from narezka.convert.markdown import Converted
 from narezka.errors import ConvertError
-from narezka.types import CONVERTED_SUFFIXES, ProvenanceSpan, SourceLocation
+from narezka.formats import CONVERTED_SUFFIXES, format_for
+from narezka.types import ProvenanceSpan, SourceLocation
 
-__all__ = ["CONVERTER_VERSION", "SUFFIXES", "Converted", "convert", "locate"]
+if TYPE_CHECKING:
+    from narezka.convert.cache import ConvertCache
+
+# The names below this face that the commands use, loaded on first use: importing the
+# face must not import what they need (an extra, a store, an LLM client).
+_LAZY = {
+    "ConvertCache": "narezka.convert.cache",
+}
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+
+__all__ = [
+    "CONVERTER_VERSION",
+    "SUFFIXES",
+    "ConvertCache",
+    "Converted",
+    "convert",
+    "locate",
+]
 
 CONVERTER_VERSION = "12"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 
 SUFFIXES = CONVERTED_SUFFIXES
-"""File suffixes (lowercase) that ``convert`` reads."""
+"""File suffixes (lowercase) that ``convert`` reads: those of :data:`narezka.formats.FORMATS`."""
 
 
-def _pdf(data: bytes, path: str) -> Converted:
-    from narezka.convert.pdf import convert_pdf
-
-    return convert_pdf(data, path)
-
-
-def _docx(data: bytes, path: str) -> Converted:
-    from narezka.convert.docx import convert_docx
-
-    return convert_docx(data, path)
-
-
-def _odt(data: bytes, path: str) -> Converted:
-    from narezka.convert.odt import convert_odt
-
-    return convert_odt(data, path)
-
-
-def _epub(data: bytes, path: str) -> Converted:
-    from narezka.convert.epub import convert_epub
-
-    return convert_epub(data, path)
-
-
-def _pptx(data: bytes, path: str) -> Converted:
-    from narezka.convert.slides import convert_pptx
-
-    return convert_pptx(data, path)
-
-
-def _xlsx(data: bytes, path: str) -> Converted:
-    from narezka.convert.sheets import convert_xlsx
-
-    return convert_xlsx(data, path)
-
-
-def _csv(data: bytes, path: str) -> Converted:
-    from narezka.convert.charset import decode_table_text
-    from narezka.convert.sheets import convert_csv
-
-    text, _ = decode_table_text(data)
-    return convert_csv(text.replace("\r\n", "\n").replace("\r", "\n"), path)
+@functools.cache
+def _converter(name: str) -> Callable[..., Converted]:
+    """The converter a format's row names (``module:function`` of this package), imported
+    on first use."""
+    module, _, function = name.partition(":")
+    found: Callable[..., Converted] = getattr(
+        importlib.import_module(f"{__name__}.{module}"), function
+    )
+    return found
 
 
 _UNREADABLE = (
@@ -84,17 +73,6 @@ _UNREADABLE = (
 """What a damaged container or an odd encoding raises deep in a library: a last net under the
 converters, which name these themselves where they can."""
 
-# Loaded on first use: importing narezka must not import PDFium, lxml or openpyxl.
-_CONVERTERS: dict[str, Callable[[bytes, str], Converted]] = {
-    ".pdf": _pdf,
-    ".docx": _docx,
-    ".odt": _odt,
-    ".epub": _epub,
-    ".pptx": _pptx,
-    ".xlsx": _xlsx,
-    ".csv": _csv,
-}
-
 
 def convert(
     data: bytes, suffix: str, path: str = "", *, boilerplate: Collection[str] = frozenset()
@@ -108,17 +86,15 @@ def convert(
     """
     kind = suffix.lower()
     name = path or f"<{kind} file>"
-    page = kind in (".html", ".htm")
-    converter = _CONVERTERS.get(kind)
-    if converter is None and not page:
+    found = format_for(kind)
+    if found is None:
         raise ConvertError(name, f"no converter for {suffix!r} files")
-    if not page and not data.strip():
+    if not found.page and not data.strip():
         raise ConvertError(name, "file is empty")
     try:
-        if converter is None:
-            from narezka.convert.html import convert_html
-
-            return convert_html(data, name, boilerplate)
+        converter = _converter(found.converter)
+        if found.page:
+            return converter(data, name, boilerplate)
         return converter(data, name)
     except ConvertError:
         raise

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any
 
 from narezka.types import ProvenanceSpan, SourceLocation
@@ -53,19 +53,13 @@ class Converted:
         """Everything but the Markdown as JSON values: the provenance map as rows
         ``[start, end, page, slide, sheet, element]`` and the metadata (the conversion
         cache's and the converter child's one form)."""
-        spans = [
-            [s.start, s.end, s.where.page, s.where.slide, s.where.sheet, s.where.element]
-            for s in self.provenance
-        ]
+        spans = [[s.start, s.end, *astuple(s.where)] for s in self.provenance]
         return {"spans": spans, "meta": dict(self.meta)}
 
     @classmethod
     def from_json(cls, markdown: str, rest: Mapping[str, Any]) -> Converted:
         """The conversion ``rest_json`` wrote, with its Markdown."""
-        spans = tuple(
-            ProvenanceSpan(s[0], s[1], SourceLocation(s[2], s[3], s[4], s[5]))
-            for s in rest["spans"]
-        )
+        spans = tuple(ProvenanceSpan(s[0], s[1], SourceLocation(*s[2:])) for s in rest["spans"])
         return cls(markdown, spans, rest["meta"])
 
 

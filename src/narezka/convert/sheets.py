@@ -21,7 +21,7 @@ from narezka.convert.markdown import (
 from narezka.errors import ConversionLimitError, ConvertError
 from narezka.types import SourceLocation
 
-__all__ = ["CSV_MAX_ROWS", "convert_csv", "convert_xlsx"]
+__all__ = ["CSV_MAX_ROWS", "convert_csv", "convert_csv_file", "convert_tsv_file", "convert_xlsx"]
 
 CSV_MAX_ROWS = 1_000_000
 """Rows of a CSV file written as its table; the rows after them are counted and named in
@@ -117,17 +117,39 @@ def _csv_rows(text: str, dialect: type[csv.Dialect] | csv.Dialect) -> Iterator[l
             yield row
 
 
-def convert_csv(text: str, path: str) -> Converted:
-    """Convert CSV text (its delimiter sniffed among ``, ; tab |``) to one Markdown table.
+def _text(data: bytes) -> str:
+    from narezka.convert.charset import decode_table_text
+
+    text, _ = decode_table_text(data)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def convert_csv_file(data: bytes, path: str) -> Converted:
+    """Convert the bytes of a CSV file (its BOM, else UTF-8, else the code page it looks
+    like: ``charset.decode_table_text``)."""
+    return convert_csv(_text(data), path)
+
+
+def convert_tsv_file(data: bytes, path: str) -> Converted:
+    """Convert the bytes of a tab-separated file: a CSV file whose delimiter is the tab,
+    never sniffed (a comma inside a cell must not split it)."""
+    return convert_csv(_text(data), path, dialect=csv.excel_tab)
+
+
+def convert_csv(
+    text: str, path: str, *, dialect: type[csv.Dialect] | csv.Dialect | None = None
+) -> Converted:
+    """Convert CSV text to one Markdown table, in ``dialect`` or, without one, with its
+    delimiter sniffed among ``, ; tab |``.
 
     The rows are read twice, never held: once for the table's width (empty trailing columns
     cut), once to write it line by line; rows past ``CSV_MAX_ROWS`` are counted, not written
     (meta ``rows_left_out``)."""
-    sample = text[:8192]
-    try:
-        dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(sample, delimiters=",;\t|")
-    except csv.Error:
-        dialect = csv.excel
+    if dialect is None:
+        try:
+            dialect = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|")
+        except csv.Error:
+            dialect = csv.excel
     width = count = 0
     try:
         for row in _csv_rows(text, dialect):

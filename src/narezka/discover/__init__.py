@@ -1,6 +1,30 @@
 """Reading files: find the inputs, decode them to normalized text, collect per-file errors."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from narezka._lazy import lazy_exports
 from narezka.discover.decode import decode_bytes, normalize_newlines
 from narezka.discover.walk import iter_files, read_all, read_document
 
-__all__ = ["decode_bytes", "iter_files", "normalize_newlines", "read_all", "read_document"]
+if TYPE_CHECKING:
+    from narezka.discover.kinds import describe_unread, special_kind
+
+# The names below this face that the commands use, loaded on first use: importing the
+# face must not import what they need (an extra, a store, an LLM client).
+_LAZY = {
+    "describe_unread": "narezka.discover.kinds",
+    "special_kind": "narezka.discover.kinds",
+}
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+
+__all__ = [
+    "decode_bytes",
+    "describe_unread",
+    "iter_files",
+    "normalize_newlines",
+    "read_all",
+    "read_document",
+    "special_kind",
+]

@@ -18,13 +18,13 @@ from narezka.convert.html import page_block_keys, repeated_blocks
 from narezka.convert.isolate import convert_bounded as convert
 from narezka.convert.sheets import CSV_MAX_ROWS
 from narezka.errors import ConversionLimitError, ConvertError
+from narezka.formats import PAGE_SUFFIXES
 from narezka.types import RawDocument
 
 # ``convert`` here is ``convert_bounded``: every conversion of a run runs in a child process
 # under limits (narezka.convert.isolate); a file that explodes costs its own conversion,
 # never the run or the server.
 
-_PAGES = (".html", ".htm")
 _MAX_CRAWL = 2000
 """Pages of one folder read to find its repeated blocks: enough to see a site's menu."""
 
@@ -36,7 +36,7 @@ def _crawl(folder: Path) -> tuple[tuple[str, int, int], ...]:
     found = []
     with os.scandir(folder) as entries:
         for entry in entries:
-            if entry.name.lower().endswith(_PAGES) and entry.is_file():
+            if entry.name.lower().endswith(PAGE_SUFFIXES) and entry.is_file():
                 st = entry.stat()
                 found.append((entry.name, st.st_size, st.st_mtime_ns))
     return tuple(sorted(found)[:_MAX_CRAWL])
@@ -55,7 +55,7 @@ def _folder_boilerplate(folder: Path, pages: tuple[tuple[str, int, int], ...]) -
 
 
 def _boilerplate(file: Path) -> Collection[str]:
-    if file.suffix.lower() not in _PAGES:
+    if file.suffix.lower() not in PAGE_SUFFIXES:
         return frozenset()
     try:
         return _folder_boilerplate(file.parent, _crawl(file.parent))

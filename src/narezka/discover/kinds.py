@@ -8,12 +8,13 @@ import stat
 from collections import Counter
 from collections.abc import Sequence
 
-from narezka.types import CONVERTED_SUFFIXES
+from narezka.formats import CONVERTED_SUFFIXES, TEXT_SUFFIXES
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
     "READABLE_SUFFIXES",
     "TEXT_CONVERTED_SUFFIXES",
+    "UNREAD_SUFFIXES",
     "describe_unread",
     "special_kind",
     "unread_type",
@@ -25,28 +26,14 @@ READABLE_SUFFIXES: frozenset[str] = frozenset({".md", ".markdown", ".mdx", ".txt
 """Document suffixes narezka reads: Markdown and plain text as they are, and the formats
 ``narezka.convert`` turns into Markdown (PDF, Word, HTML, slides, sheets)."""
 
-TEXT_CONVERTED_SUFFIXES: frozenset[str] = frozenset({".html", ".htm", ".csv"})
+TEXT_CONVERTED_SUFFIXES: frozenset[str] = TEXT_SUFFIXES
 """Converted formats that are text: bytes under these names that are not text are named as
 binary before conversion (a converter reads any bytes as some text)."""
 
-DOCUMENT_SUFFIXES: frozenset[str] = frozenset(
-    {
-        ".pdf",
-        ".doc",
-        ".docx",
-        ".odt",
-        ".rtf",
-        ".html",
-        ".htm",
-        ".ppt",
-        ".pptx",
-        ".odp",
-        ".xls",
-        ".xlsx",
-        ".ods",
-        ".epub",
-    }
-)
+UNREAD_SUFFIXES: frozenset[str] = frozenset({".doc", ".rtf", ".ppt", ".odp", ".xls", ".ods"})
+"""Formats people keep documents in that narezka does not convert (yet)."""
+
+DOCUMENT_SUFFIXES: frozenset[str] = UNREAD_SUFFIXES | CONVERTED_SUFFIXES
 """Formats people keep documents in beside their notes and may expect to find by searching:
 each such file the globs leave out is named in the run's summary as not read."""
 

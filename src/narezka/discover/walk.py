@@ -13,8 +13,9 @@ from narezka.discover.converted import converted_document
 from narezka.discover.decode import decode_bytes, junk_kind
 from narezka.discover.kinds import TEXT_CONVERTED_SUFFIXES, special_kind, unread_type
 from narezka.errors import BinaryFileError, RefusedFileError, SourceError
+from narezka.formats import CONVERTED_SUFFIXES, MARKDOWN_GLOBS
 from narezka.globs import glob_matches
-from narezka.types import CONVERTED_SUFFIXES, MARKDOWN_GLOBS, RawDocument
+from narezka.types import RawDocument
 
 __all__ = [
     "DEFAULT_INCLUDE",

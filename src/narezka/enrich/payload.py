@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from narezka.formats import PLACE_KEYS
 from narezka.globs import glob_matches
 from narezka.parse.redaction import redacted_text
 from narezka.types import Chunk
@@ -218,8 +219,8 @@ def chunk_payload(chunk: Chunk, rules: Rules, *, embed_tokens: int | None = None
     ).to_dict()
 
 
-ORIGIN_KEYS = ("page_start", "page_end", "slide", "sheet", "element")
-"""Where a converted file's chunk lies in its original (``runs.file_chunks``)."""
+ORIGIN_KEYS = PLACE_KEYS
+"""Where a converted file's chunk lies in its original (:func:`narezka.formats.place`)."""
 
 
 def _origin(data: Mapping[str, Any]) -> tuple[tuple[str, int | str], ...]:

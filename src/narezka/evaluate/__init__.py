@@ -8,6 +8,11 @@ view; ``report``, ``export`` and ``plot`` render tables, RESULTS.md, JSON and a 
 that indexes and searches lives in :mod:`narezka.api.evaluating`.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from narezka._lazy import lazy_exports
 from narezka.evaluate.export import as_dict
 from narezka.evaluate.golden import (
     GoldenProblem,
@@ -44,6 +49,18 @@ from narezka.evaluate.specs import (
     sweep,
 )
 
+if TYPE_CHECKING:
+    from narezka.evaluate.html import html_report
+    from narezka.evaluate.report import refusal_table
+
+# The names below this face that the commands use, loaded on first use: importing the
+# face must not import what they need (an extra, a store, an LLM client).
+_LAZY = {
+    "html_report": "narezka.evaluate.html",
+    "refusal_table": "narezka.evaluate.report",
+}
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+
 __all__ = [
     "ChunkView",
     "Comparison",
@@ -64,6 +81,7 @@ __all__ = [
     "ceiling",
     "check_against_corpus",
     "compare_all",
+    "html_report",
     "load_golden",
     "markdown_report",
     "miss_cause",
@@ -74,6 +92,7 @@ __all__ = [
     "parse_strategies",
     "parse_strategy",
     "plot_run",
+    "refusal_table",
     "require_matplotlib",
     "score_strategy",
     "sign_test",

@@ -16,14 +16,28 @@ from narezka._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from narezka.index.handle import Index, IndexStats, SourceInfo, SyncReport, resolve_home
+    from narezka.index.layout import CONVERT_CACHE_NAME, cache_file
+    from narezka.index.syncing import Progress
 
 # Loaded on first use: ``narezka.index.layout`` is imported by light callers (the CLI's
 # cache commands) that need none of the store and embedders behind ``Index``.
 _HOMES = {
-    name: "narezka.index.handle"
-    for name in ("Index", "IndexStats", "SourceInfo", "SyncReport", "resolve_home")
+    **dict.fromkeys(
+        ("Index", "IndexStats", "SourceInfo", "SyncReport", "resolve_home"), "narezka.index.handle"
+    ),
+    **dict.fromkeys(("CONVERT_CACHE_NAME", "cache_file"), "narezka.index.layout"),
+    "Progress": "narezka.index.syncing",
 }
 
 __getattr__, __dir__ = lazy_exports(globals(), _HOMES)
 
-__all__ = ["Index", "IndexStats", "SourceInfo", "SyncReport", "resolve_home"]
+__all__ = [
+    "CONVERT_CACHE_NAME",
+    "Index",
+    "IndexStats",
+    "Progress",
+    "SourceInfo",
+    "SyncReport",
+    "cache_file",
+    "resolve_home",
+]

@@ -10,6 +10,7 @@ from narezka.parse.markdown import (
     plain_document,
     split_front_matter,
 )
+from narezka.parse.redaction import redacted_text
 from narezka.parse.sanitize import needs_sanitizing, removed_characters, sanitize, trim_whitespace
 from narezka.parse.sentences import sentence_ends, sentence_spans
 from narezka.parse.syntax import heading_title, slugify
@@ -24,6 +25,7 @@ __all__ = [
     "parse_chat",
     "parse_document",
     "plain_document",
+    "redacted_text",
     "removed_characters",
     "sanitize",
     "sentence_ends",

@@ -12,6 +12,7 @@ from narezka.defaults import STRATEGY as DEFAULT_STRATEGY
 from narezka.discover import iter_files, normalize_newlines, read_document
 from narezka.discover.naming import error_in_corpus, note_in_corpus
 from narezka.errors import SourceError
+from narezka.formats import MARKDOWN_GLOBS
 from narezka.runs.config import ChunkConfig
 
 # Re-exported: callers import the one-file stage from here with the runs built on it.
@@ -36,7 +37,7 @@ from narezka.split import (
     get_strategy,
 )
 from narezka.tokens import TokenCounter
-from narezka.types import MARKDOWN_GLOBS, Chunk, RawDocument
+from narezka.types import Chunk, RawDocument
 
 if TYPE_CHECKING:
     from narezka.enrich.llm_context import ContextWriter

@@ -22,6 +22,7 @@ from narezka.convert import locate
 from narezka.discover import read_document
 from narezka.enrich.hashes import doc_hash
 from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceError
+from narezka.formats import place
 from narezka.parse.markdown import parse_document, plain_document
 from narezka.parse.redaction import count_kinds, find_secrets
 from narezka.parse.sanitize import removed_characters
@@ -169,8 +170,8 @@ def with_file_meta(
 
 
 def with_provenance(chunks: list[Chunk], provenance: tuple[ProvenanceSpan, ...]) -> list[Chunk]:
-    """Chunks of a converted file with where they lie in the original: ``page_start`` and
-    ``page_end`` (PDF), ``slide``, ``sheet``, ``element`` (the first HTML id or Word block)."""
+    """Chunks of a converted file with where they lie in the original: the place keys of
+    :func:`narezka.formats.place` (pages, slide, sheet, the first HTML id or Word block)."""
     if not provenance:
         return chunks
     out = []
@@ -179,17 +180,7 @@ def with_provenance(chunks: list[Chunk], provenance: tuple[ProvenanceSpan, ...])
         if found is None:
             out.append(c)
             continue
-        first, last = found
-        extra: dict[str, Any] = {}
-        if first.page is not None:
-            extra["page_start"], extra["page_end"] = first.page, last.page
-        if first.slide is not None:
-            extra["slide"] = first.slide
-        if first.sheet is not None:
-            extra["sheet"] = first.sheet
-        if first.element is not None:
-            extra["element"] = first.element
-        out.append(_with_meta(c, {**c.meta, **extra}))
+        out.append(_with_meta(c, {**c.meta, **place(*found)}))
     return out
 
 

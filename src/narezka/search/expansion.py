@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from narezka.convert import locate
 from narezka.discover import read_document
 from narezka.discover.walk import inside
 from narezka.enrich.hashes import doc_hash
 from narezka.errors import NarezkaError
+from narezka.formats import place
 from narezka.parse.markdown import parse_document
 from narezka.parse.redaction import find_secrets, redact_span
 from narezka.search.hits import Hit, snippet
@@ -27,7 +31,16 @@ def merged_text(
     if raw is None:
         return _stored(hit, query)
     text = _span(raw.text, hit.start, hit.end, redact=redact)
-    return dataclasses.replace(hit, text=text, snippet=snippet(text, query))
+    return dataclasses.replace(
+        hit, text=text, snippet=snippet(text, query), covers=_covers(hit, raw, hit.start, hit.end)
+    )
+
+
+def _covers(hit: Hit, raw: RawDocument, start: int, end: int) -> Mapping[str, Any] | None:
+    """The place keys of ``[start, end)`` of the re-read file (the pages a grown hit's text
+    reaches), or what the hit had where the file has no provenance."""
+    found = locate(raw.provenance, start, end)
+    return place(*found) if found is not None else hit.covers
 
 
 def _span(text: str, start: int, end: int, *, redact: bool) -> str:
@@ -59,7 +72,14 @@ def expand_section(
     while start < end and doc.text[start].isspace():
         start += 1
     text = _span(doc.text, start, end, redact=redact)
-    return dataclasses.replace(hit, text=text, snippet=snippet(text, query), start=start, end=end)
+    return dataclasses.replace(
+        hit,
+        text=text,
+        snippet=snippet(text, query),
+        start=start,
+        end=end,
+        covers=_covers(hit, raw, start, end),
+    )
 
 
 def _stored(hit: Hit, query: str) -> Hit:
@@ -73,6 +93,7 @@ def _stored(hit: Hit, query: str) -> Hit:
         end=own.end,
         merged=(),
         stale=True,
+        covers=None,
     )
 
 

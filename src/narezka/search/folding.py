@@ -70,6 +70,7 @@ def fold_neighbours(
                     _replace_merged(best, (*best.merged, hit.chunk_index)),
                     start=min(best.start, hit.start),
                     end=max(best.end, hit.end),
+                    covers=joined_place(best, hit),
                 )
                 break
         else:
@@ -91,7 +92,8 @@ def to_parents(hits: Sequence[Hit], query: str) -> list[Hit]:
             continue
         key = (hit.file_path, parent.index)
         if key in best:
-            best[key] = _replace_merged(best[key], (*best[key].merged, hit.chunk_index))
+            joined = dataclasses.replace(best[key], covers=joined_place(best[key], hit))
+            best[key] = _replace_merged(joined, (*best[key].merged, hit.chunk_index))
             continue
         best[key] = dataclasses.replace(
             hit,
@@ -102,6 +104,18 @@ def to_parents(hits: Sequence[Hit], query: str) -> list[Hit]:
             section=parent.section or hit.section,
         )
     return list(best.values())
+
+
+def joined_place(a: Hit, b: Hit) -> dict[str, Any]:
+    """The place keys of two hits' texts taken together: the pages of both, and the slide,
+    sheet or element of the one that comes first in the file."""
+    first, second = (a, b) if a.start <= b.start else (b, a)
+    joined = {**second.place, **first.place}
+    pages = [p for h in (a, b) for p in (h.place.get("page_start"), h.place.get("page_end"))]
+    numbers = [p for p in pages if isinstance(p, int)]
+    if numbers:
+        joined["page_start"], joined["page_end"] = min(numbers), max(numbers)
+    return joined
 
 
 def _replace_merged(hit: Hit, merged: tuple[int, ...]) -> Hit:

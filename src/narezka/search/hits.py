@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from narezka.enrich.anchors import anchor_for
 from narezka.enrich.payload import ORIGIN_KEYS, Payload
+from narezka.formats import where
 from narezka.globs import compile_glob, glob_matches
 from narezka.search.relevance import Signals
 from narezka.store import Eq, StoredHit
@@ -71,24 +72,28 @@ class Hit:
     query, mode or k (:mod:`narezka.search.relevance`); ``score`` only orders one list."""
     signals: Signals | None = None
     """The raw per-hit signals ``relevance`` was computed from."""
+    covers: Mapping[str, Any] | None = None
+    """The place keys (:data:`narezka.formats.PLACE_KEYS`) of the hit's text once it grew
+    past its best chunk (folded neighbours, an expanded section): the pages it reaches. None:
+    the best chunk's own, in ``payload``."""
 
     @property
     def breadcrumb(self) -> str:
         return " > ".join(self.section)
 
     @property
+    def place(self) -> Mapping[str, Any]:
+        """The place keys of the hit's text: where in a converted file's original it lies."""
+        if self.covers is not None:
+            return self.covers
+        return {key: self.payload[key] for key in ORIGIN_KEYS if key in self.payload}
+
+    @property
     def where(self) -> str:
-        """Where a converted file's hit lies in its original: ``p. 12–13``, ``slide 3``,
-        ``sheet Прайс``; empty for Markdown."""
-        p = self.payload
-        if "page_start" in p:
-            first, last = p["page_start"], p.get("page_end", p["page_start"])
-            return f"p. {first}" if first == last else f"p. {first}–{last}"
-        if "slide" in p:
-            return f"slide {p['slide']}"
-        if p.get("sheet"):
-            return f"sheet {p['sheet']}"
-        return ""
+        """Where a converted file's hit lies in its original, as its format's row says
+        (:mod:`narezka.formats`): ``p. 12–13``, ``slide 3``, ``sheet Прайс``,
+        ``§ Доставка > Тарифы``; empty for Markdown."""
+        return where(self.file_path, self.place, self.section)
 
     def to_json(self) -> dict[str, Any]:
         """The hit as JSON-ready data (what ``search --format json`` prints)."""
@@ -113,7 +118,7 @@ class Hit:
             "archived": self.payload.get("archived"),
             # Where a converted file's hit lies in its original (null for Markdown).
             "where": self.where or None,
-            **{key: self.payload.get(key) for key in ORIGIN_KEYS},
+            **{key: self.place.get(key) for key in ORIGIN_KEYS},
         }
 
     @property

@@ -2,7 +2,33 @@
 keeping it fresh as the corpus changes. Needs the ``serve`` extra (``mcp``, ``starlette``,
 ``uvicorn``) for the front ends; :class:`Service` itself needs nothing more."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from narezka._lazy import lazy_exports
 from narezka.serve.errors import NotFoundError, ServiceError
 from narezka.serve.service import DEFAULT_REPLY_TOKENS, Service
 
-__all__ = ["DEFAULT_REPLY_TOKENS", "NotFoundError", "Service", "ServiceError"]
+if TYPE_CHECKING:
+    from narezka.serve.http_api import build_app
+    from narezka.serve.mcp_server import build_mcp, serve_stdio
+
+# The names below this face that the commands use, loaded on first use: importing the
+# face must not import what they need (an extra, a store, an LLM client).
+_LAZY = {
+    "build_app": "narezka.serve.http_api",
+    "build_mcp": "narezka.serve.mcp_server",
+    "serve_stdio": "narezka.serve.mcp_server",
+}
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+
+__all__ = [
+    "DEFAULT_REPLY_TOKENS",
+    "NotFoundError",
+    "Service",
+    "ServiceError",
+    "build_app",
+    "build_mcp",
+    "serve_stdio",
+]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import ClassVar
 
+from narezka.formats import CONVERTED_SUFFIXES
 from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, Strategy
 from narezka.split.chat import ChatStrategy, looks_like_chat
 from narezka.split.code import CODE_EXTENSIONS, CodeStrategy
@@ -21,7 +22,7 @@ from narezka.split.headings import HeadingsStrategy
 from narezka.split.legal import LEGAL_THRESHOLD, LegalStrategy, legal_score
 from narezka.split.recursive import RecursiveStrategy
 from narezka.tokens import TokenCounter
-from narezka.types import CONVERTED_SUFFIXES, Chunk, Document, RawDocument
+from narezka.types import Chunk, Document, RawDocument
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 
@@ -31,7 +32,6 @@ class AutoStrategy:
 
     name: ClassVar[str] = "auto"
     breadcrumbs: ClassVar[bool] = True
-    respects_atoms: ClassVar[bool] = True
     markdown: ClassVar[bool] = True
     include: ClassVar[tuple[str, ...]] = tuple(
         dict.fromkeys((*MARKDOWN_INCLUDE, *CodeStrategy.include, *ChatStrategy.include))

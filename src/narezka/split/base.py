@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import narezka.defaults as defaults
 from narezka.errors import ConfigError
+from narezka.formats import MARKDOWN_GLOBS
 from narezka.parse.redaction import RULES_VERSION
 from narezka.split.context import RAW_CHARS_PER_TOKEN, DocumentContext, Section
 from narezka.split.packer import extend_back
 from narezka.tokens import TokenCounter
-from narezka.types import MARKDOWN_GLOBS, Chunk, Document, RawDocument
+from narezka.types import Chunk, Document, RawDocument
 
 if TYPE_CHECKING:
     import numpy as np
@@ -107,9 +108,6 @@ class Strategy(Protocol):
 
     name: ClassVar[str]
     breadcrumbs: ClassVar[bool]
-    respects_atoms: ClassVar[bool]
-    """Whether the contract's atom rule binds it: no boundary inside a code block, a table or
-    a sentence unless that atom alone is over the limit (the contract tests read this)."""
     markdown: ClassVar[bool]
     """Whether the document arrives with its Markdown block map (else ``blocks == ()``)."""
     include: ClassVar[tuple[str, ...]]

@@ -126,8 +126,6 @@ class ChatStrategy:
 
     name: ClassVar[str] = "chat"
     breadcrumbs: ClassVar[bool] = False
-    # No Markdown atoms here; a chat's own atom, the message, is kept whole.
-    respects_atoms: ClassVar[bool] = False
     markdown: ClassVar[bool] = False
     include: ClassVar[tuple[str, ...]] = CHAT_INCLUDE
 

@@ -240,7 +240,6 @@ class CodeStrategy:
 
     name: ClassVar[str] = "code"
     breadcrumbs: ClassVar[bool] = True
-    respects_atoms: ClassVar[bool] = True
     markdown: ClassVar[bool] = False
     include: ClassVar[tuple[str, ...]] = tuple(f"**/*{ext}" for ext in sorted(CODE_EXTENSIONS))
 

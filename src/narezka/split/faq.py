@@ -127,7 +127,6 @@ class FaqStrategy:
 
     name: ClassVar[str] = "faq"
     breadcrumbs: ClassVar[bool] = True
-    respects_atoms: ClassVar[bool] = True
     markdown: ClassVar[bool] = True
     include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 

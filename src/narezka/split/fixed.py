@@ -18,7 +18,6 @@ class FixedStrategy:
 
     name: ClassVar[str] = "fixed"
     breadcrumbs: ClassVar[bool] = False
-    respects_atoms: ClassVar[bool] = False
     markdown: ClassVar[bool] = True
     include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 

@@ -26,7 +26,6 @@ class HeadingsStrategy:
 
     name: ClassVar[str] = "headings"
     breadcrumbs: ClassVar[bool] = True
-    respects_atoms: ClassVar[bool] = True
     markdown: ClassVar[bool] = True
     include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 

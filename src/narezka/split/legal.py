@@ -317,7 +317,6 @@ class LegalStrategy:
 
     name: ClassVar[str] = "legal"
     breadcrumbs: ClassVar[bool] = True
-    respects_atoms: ClassVar[bool] = True
     markdown: ClassVar[bool] = True
     include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 

@@ -19,7 +19,6 @@ class OverlapStrategy:
 
     name: ClassVar[str] = "overlap"
     breadcrumbs: ClassVar[bool] = False
-    respects_atoms: ClassVar[bool] = True
     markdown: ClassVar[bool] = True
     include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 

@@ -39,7 +39,6 @@ class ParentChildStrategy:
 
     name: ClassVar[str] = "parent-child"
     breadcrumbs: ClassVar[bool] = True
-    respects_atoms: ClassVar[bool] = True
     markdown: ClassVar[bool] = True
     include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 

@@ -21,7 +21,6 @@ class RecursiveStrategy:
 
     name: ClassVar[str] = "recursive"
     breadcrumbs: ClassVar[bool] = False
-    respects_atoms: ClassVar[bool] = True
     markdown: ClassVar[bool] = True
     include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 

@@ -76,7 +76,6 @@ class SemanticStrategy:
 
     name: ClassVar[str] = "semantic"
     breadcrumbs: ClassVar[bool] = True
-    respects_atoms: ClassVar[bool] = True
     markdown: ClassVar[bool] = True
     include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 

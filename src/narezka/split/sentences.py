@@ -14,7 +14,6 @@ class SentencesStrategy:
 
     name: ClassVar[str] = "sentences"
     breadcrumbs: ClassVar[bool] = False
-    respects_atoms: ClassVar[bool] = True
     markdown: ClassVar[bool] = True
     include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         chunk_point_id,
         point_id,
     )
+    from narezka.store.cluster import ClusterParams
     from narezka.store.manifest import ChunkEntry, FileEntry, FilePlan, Manifest
     from narezka.types import SparseVector
 
@@ -48,6 +49,7 @@ _HOMES = {
     ),
     **dict.fromkeys(("ChunkEntry", "FileEntry", "FilePlan", "Manifest"), "narezka.store.manifest"),
     "SparseVector": "narezka.types",
+    "ClusterParams": "narezka.store.cluster",
 }
 __getattr__, __dir__ = lazy_exports(globals(), _HOMES)
 
@@ -74,6 +76,7 @@ def open_store(
 __all__ = [
     "AnyOf",
     "ChunkEntry",
+    "ClusterParams",
     "DimensionMismatchError",
     "Eq",
     "FileEntry",

@@ -1,0 +1,169 @@
+"""The one registry of the formats narezka converts to Markdown: a row per format says its
+suffixes, the converter that reads it, the largest file read, the provenance keys its chunks
+carry and what a hit's ``where`` says about them.
+
+Adding a format is a converter module under :mod:`narezka.convert` and one row of
+:data:`FORMATS`; the walk, the default globs, the size limits, the conversion, the stored
+payload and every hit's ``where`` read it from here. ``tests/test_formats.py`` checks each row
+against its converter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from narezka.types import SourceLocation
+
+__all__ = [
+    "CONVERTED_SUFFIXES",
+    "FORMATS",
+    "MARKDOWN_GLOBS",
+    "PAGE_SUFFIXES",
+    "PLACE_KEYS",
+    "TEXT_SUFFIXES",
+    "Format",
+    "format_for",
+    "place",
+    "where",
+]
+
+PLACE_KEYS = ("page_start", "page_end", "slide", "sheet", "element")
+"""The payload keys that say where a converted file's chunk lies in its original, made from
+its provenance by :func:`place` (the only place that spells them)."""
+
+Where = Callable[[Mapping[str, Any], Sequence[str]], str]
+"""What a hit's ``where`` says, from its place keys and its heading path."""
+
+
+def place(first: SourceLocation, last: SourceLocation) -> dict[str, int | str]:
+    """The place keys of a span whose provenance runs from ``first`` to ``last``: the pages it
+    covers, and the slide, sheet and element (an HTML id, a Word block) it starts in."""
+    keys: dict[str, int | str] = {}
+    if first.page is not None:
+        keys["page_start"] = first.page
+        keys["page_end"] = last.page if last.page is not None else first.page
+    if first.slide is not None:
+        keys["slide"] = first.slide
+    if first.sheet is not None:
+        keys["sheet"] = first.sheet
+    if first.element is not None:
+        keys["element"] = first.element
+    return keys
+
+
+def _pages(p: Mapping[str, Any], section: Sequence[str]) -> str:
+    if "page_start" not in p:
+        return ""
+    first, last = p["page_start"], p.get("page_end", p["page_start"])
+    return f"p. {first}" if first == last else f"p. {first}–{last}"
+
+
+def _slide(p: Mapping[str, Any], section: Sequence[str]) -> str:
+    return f"slide {p['slide']}" if "slide" in p else ""
+
+
+def _sheet(p: Mapping[str, Any], section: Sequence[str]) -> str:
+    return f"sheet {p['sheet']}" if p.get("sheet") else ""
+
+
+def _heading(section: Sequence[str]) -> str:
+    return "§ " + " > ".join(section) if section else ""
+
+
+def _page_element(p: Mapping[str, Any], section: Sequence[str]) -> str:
+    # A web page's or an e-book's element id is a link target; the heading path says more
+    # to a reader, so both are given when both are known.
+    element = f"#{p['element']}" if p.get("element") else ""
+    return " · ".join(part for part in (_heading(section), element) if part)
+
+
+def _chapter(p: Mapping[str, Any], section: Sequence[str]) -> str:
+    chapter = str(p.get("element") or "")
+    return " · ".join(part for part in (chapter, _heading(section)) if part)
+
+
+def _word(p: Mapping[str, Any], section: Sequence[str]) -> str:
+    # A Word block number (``p12``) means nothing in Word's window; its heading path does.
+    if section:
+        return _heading(section)
+    element = str(p.get("element") or "")
+    return f"¶ {element[1:]}" if element.startswith("p") and element[1:].isdigit() else element
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """One converted format."""
+
+    name: str
+    suffixes: tuple[str, ...]
+    """Lower-case file suffixes read as this format."""
+    converter: str
+    """``module:function`` of :mod:`narezka.convert` (``pdf:convert_pdf``), imported on
+    first use (importing narezka must not import PDFium, lxml or openpyxl):
+    ``function(data, path) -> Converted``, or ``function(data, path, boilerplate)`` for a
+    web page."""
+    max_mb: int
+    """The largest file read, in MiB; a larger one is named and skipped unread."""
+    keys: tuple[str, ...]
+    """The :data:`PLACE_KEYS` its chunks carry."""
+    where: Where
+    text: bool = False
+    """Its bytes are text: bytes that are not are named as binary before conversion (a
+    converter reads any bytes as some text)."""
+    page: bool = False
+    """A web page: converted without the blocks repeated across its folder's pages, and an
+    empty one is an empty document rather than an error."""
+
+
+FORMATS: tuple[Format, ...] = (
+    # name, suffixes, converter, max MiB, place keys, where; text and page bytes marked.
+    Format("PDF", (".pdf",), "pdf:convert_pdf", 256, PLACE_KEYS[:2], _pages),
+    Format("Word", (".docx",), "docx:convert_docx", 128, ("element",), _word),
+    Format("OpenDocument text", (".odt",), "odt:convert_odt", 128, ("element",), _word),
+    Format("EPUB", (".epub",), "epub:convert_epub", 128, ("element",), _chapter),
+    Format("HTML", (".html", ".htm"), "html:convert_html", 32, ("element",), _page_element,
+           text=True, page=True),
+    Format("PowerPoint", (".pptx",), "slides:convert_pptx", 256, ("slide",), _slide),
+    # A macro-enabled workbook is a workbook: its cells are read, its macros never run.
+    Format("Excel", (".xlsx", ".xlsm"), "sheets:convert_xlsx", 64, ("sheet",), _sheet),
+    # A CSV or TSV file is one unnamed sheet: no place finer than the file (yet).
+    Format("CSV", (".csv",), "sheets:convert_csv_file", 64, ("sheet",), _sheet, text=True),
+    Format("TSV", (".tsv",), "sheets:convert_tsv_file", 64, ("sheet",), _sheet, text=True),
+)  # fmt: skip
+"""Every format narezka converts, one row each."""
+
+_BY_SUFFIX = {suffix: f for f in FORMATS for suffix in f.suffixes}
+
+CONVERTED_SUFFIXES = frozenset(_BY_SUFFIX)
+"""Suffixes (lowercase) of files converted to Markdown (``narezka.convert``) when read."""
+TEXT_SUFFIXES = frozenset(s for f in FORMATS if f.text for s in f.suffixes)
+"""Converted formats whose bytes are text (:attr:`Format.text`)."""
+PAGE_SUFFIXES = tuple(s for f in FORMATS if f.page for s in f.suffixes)
+"""Suffixes of web pages (:attr:`Format.page`)."""
+MARKDOWN_GLOBS = (
+    "**/*.md",
+    "**/*.markdown",
+    "**/*.mdx",
+    "**/*.txt",
+    *(f"**/*{suffix}" for suffix in sorted(CONVERTED_SUFFIXES)),
+)
+"""The files read when nobody names ``--include``: Markdown, plain text, and the documents
+converted to Markdown (PDF, Word, HTML, slides, sheets)."""
+
+
+def format_for(path: str) -> Format | None:
+    """The format a file of this name is read as, or None (Markdown, plain text, unknown)."""
+    dot = path.rfind(".")
+    if dot < 0 or "/" in path[dot:]:
+        return None
+    return _BY_SUFFIX.get(path[dot:].lower())
+
+
+def where(path: str, keys: Mapping[str, Any], section: Sequence[str]) -> str:
+    """Where a hit of the file ``path`` lies in its original, from its place ``keys`` and
+    heading ``section``: ``p. 12–13``, ``slide 3``, ``sheet Прайс``, ``§ Доставка > Тарифы``;
+    empty for Markdown and plain text."""
+    found = format_for(path)
+    return found.where(keys, section) if found is not None else ""
