@@ -20,16 +20,11 @@ REASON = "# complexity:"
 SRC = REPO / "src" / "narezka"
 
 STILL_TO_CUT = {
-    "api/evaluating.py:evaluate",
-    "cli/chunk.py:chunk",
     "convert/odt.py:_Reader.blocks",
     "convert/pdf.py:_page_lines",
     "convert/pdf.py:_reading_order",
     "convert/pdf.py:_write",
     "convert/slides.py:_write_slide",
-    "runs/chunking.py:chunk_documents",
-    "search/engine.py:SearchEngine.search",
-    "split/code_treesitter.py:_Walker._path",
 }
 
 
