@@ -8,6 +8,7 @@ functions known to be over the bar and not yet cut; it may only shrink.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,31 @@ def test_the_line_count_sees_a_long_module(tmp_path: Path) -> None:
     (tmp_path / "long.py").write_text("x = 1\n" * (MODULE_LINES + 1), encoding="utf-8")
     (tmp_path / "short.py").write_text("x = 1\n" * MODULE_LINES, encoding="utf-8")
     assert _lines_over(tmp_path, MODULE_LINES) == {"long.py": MODULE_LINES + 1}
+
+
+FACE_STATEMENTS = 3
+"""How many statements a method of ``Index`` may hold: it hands the open index to a room."""
+
+
+def _fat_methods(source: str, cls: str, limit: int) -> dict[str, int]:
+    tree = ast.parse(source)
+    face = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
+    fat = {}
+    for node in face.body:
+        if isinstance(node, ast.FunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]  # the docstring
+            if len(body) > limit:
+                fat[node.name] = len(body)
+    return fat
+
+
+def test_index_is_a_thin_face() -> None:
+    source = (SRC / "index" / "handle.py").read_text(encoding="utf-8")
+    assert _fat_methods(source, "Index", FACE_STATEMENTS) == {}
+
+
+def test_the_face_check_sees_a_fat_method() -> None:
+    source = 'class Index:\n    def sync(self):\n        "Doc."\n' + "        x = 1\n" * 4
+    assert _fat_methods(source, "Index", FACE_STATEMENTS) == {"sync": 4}
