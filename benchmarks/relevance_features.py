@@ -85,8 +85,8 @@ def collect(args: argparse.Namespace) -> int:
             path = store_for(args.cache, corpus, label, "use")
             asked = [*pools[corpus.name], *near(corpus), *far_questions(suite, corpus, pools)]
             with Index.open(path, embedder=model) as held:
-                meta = held._record()
-                store = held._shared.store_for(meta)
+                meta = held._state.record()
+                store = held._state.shared.store_for(meta)
                 encoder = bm25_encoder(str(meta.get("bm25") or DEFAULT_ANALYZER))
                 ids = [h.chunk_id for h in held.chunks()]
                 df: Counter[int] = Counter()

@@ -102,7 +102,7 @@ def test_indexes_of_one_folder_share_the_open_store_in_a_process(built: Path) ->
     second = Index.open(built)
     try:
         assert first.search("доставка", mode="bm25") == second.search("доставка", mode="bm25")
-        assert first._shared is second._shared
+        assert first._state.shared is second._state.shared
         first.close()
         assert second.search("доставка", mode="bm25"), "the other one still reads"
     finally:

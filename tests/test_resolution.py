@@ -21,6 +21,8 @@ from click.testing import CliRunner, Result
 
 import narezka.api.evaluating
 import narezka.index.handle
+import narezka.index.lifecycle
+import narezka.index.sync_steps
 import narezka.settings
 from narezka.cli import cli
 from narezka.embed import get_embedder
@@ -75,7 +77,13 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], Recorder]:
     def install(stop: bool = False) -> Recorder:
         rec = Recorder(stop)
         # Every module that holds its own name for it (the CLI imports it from settings).
-        for module in (narezka.settings, narezka.index.handle, narezka.api.evaluating):
+        for module in (
+            narezka.settings,
+            narezka.index.handle,
+            narezka.index.lifecycle,
+            narezka.index.sync_steps,
+            narezka.api.evaluating,
+        ):
             monkeypatch.setattr(module, "chunk_config", rec)
         return rec
 

@@ -137,7 +137,7 @@ def test_an_interrupted_compaction_is_undone(corpus: Path, monkeypatch: pytest.M
         def interrupted(*args: object, **kwargs: object) -> None:
             raise KeyboardInterrupt
 
-        monkeypatch.setattr("narezka.index.handle.copy_generation", interrupted)
+        monkeypatch.setattr("narezka.index.maintenance.copy_generation", interrupted)
         with pytest.raises(KeyboardInterrupt):
             index.compact()
         assert layout.read_meta(home) == meta
@@ -151,7 +151,7 @@ def test_a_generation_still_in_use_is_retired_later(
     home = layout.default_home(corpus)
     with Index.create(corpus, HASH) as index:
         index.sync()
-        monkeypatch.setattr("narezka.index.handle.retire", lambda *a: False)
+        monkeypatch.setattr("narezka.index.maintenance.retire", lambda *a: False)
         report = index.compact()
         assert any("another process still reads it" in w for w in report.warnings)
         assert layout.read_meta(home)["retired"] == ["data-1"]

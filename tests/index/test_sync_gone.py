@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import narezka.index.syncing as syncing
+import narezka.index.changes as changes
 from narezka.api.indexing import index
 from narezka.embed import HashEmbedder
 from narezka.store import Manifest
@@ -113,7 +113,7 @@ def test_past_the_changes_held_a_second_walk_syncs_the_same(
 ) -> None:
     held = _run(tmp_path / "held")
     assert held[0][0] == len(NAMES) and held[1][:4] == (1, 5, len(NAMES) - 7, 2)
-    monkeypatch.setattr(syncing, "HELD_CHANGES", 2)
+    monkeypatch.setattr(changes, "HELD_CHANGES", 2)
     walked_again = _run(tmp_path / "again")
     assert walked_again == held
     assert _indexed(tmp_path / "again") == _indexed(tmp_path / "held")

@@ -106,15 +106,7 @@ def evaluate(
         _check_spec(spec)
     k_values = parse_ks(ks)
     golden_set = golden if isinstance(golden, GoldenSet) else load_golden(golden)
-    # Every strategy reads the same files, so the comparison is fair: the union of their
-    # default globs unless the caller names some.
-    globs = (
-        tuple(include)
-        if include
-        else tuple(
-            dict.fromkeys(g for spec in specs for g in include_for(get_strategy(spec.name), None))
-        )
-    )
+    globs = _shared_globs(specs, include)
     if not isinstance(golden, GoldenSet):
         # A golden file kept inside the corpus (kb/golden.jsonl) quotes every answer; a
         # strategy that reads *.jsonl or *.csv would index it and answer itself.
@@ -222,6 +214,16 @@ def paths_inside(corpus: Path, *paths: Path | None) -> tuple[str, ...]:
         except ValueError:
             continue
     return tuple(inside)
+
+
+def _shared_globs(specs: Sequence[StrategySpec], include: Sequence[str] | None) -> tuple[str, ...]:
+    """The files every spec reads, so the comparison is fair: the union of the strategies'
+    default globs unless the caller names some."""
+    if include:
+        return tuple(include)
+    return tuple(
+        dict.fromkeys(g for spec in specs for g in include_for(get_strategy(spec.name), None))
+    )
 
 
 def _check_spec(spec: StrategySpec) -> None:

@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -29,6 +29,8 @@ from narezka.tokens import get_counter
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from narezka.types import Chunk
 
 PREVIEW_CHARS = 200
 DISPLAY_TOKENIZER = TOKENIZER
@@ -92,6 +94,20 @@ def chunk(
             )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    _tell_problems(report)
+    summary = chunk_stats(report)
+    if document is not None:
+        document.finish(summary)
+    elif fmt == "text":  # jsonl went out while the files were chunked
+        _print_previews(report.chunks, unit, out)
+    if stats:
+        _print_stats(summary, Console(stderr=fmt != "text"), per_file=strategy == "auto")
+    if strict and (report.skipped or report.not_read):
+        sys.exit(EXIT_NOTHING)
+
+
+def _tell_problems(report: runs.ChunkReport) -> None:
+    """The files skipped or not read and the run's warnings, on stderr."""
     for problem in report.skipped:
         echo(f"skipped: {problem}", err=True)
     for warning in report.warnings:
@@ -99,25 +115,20 @@ def chunk(
     if report.not_read:
         echo(f"warning: {describe_unread(report.not_read)}", err=True)
 
-    summary = chunk_stats(report)
-    if document is not None:
-        document.finish(summary)
-    elif fmt == "text":  # jsonl went out while the files were chunked
-        # People read sizes in tokens too; in chars mode count them with cl100k for display.
-        display = None if unit == "tokens" else get_counter("tokens", DISPLAY_TOKENIZER)
-        for c in report.chunks:
-            where = " > ".join(c.section) or "(no section)"
-            tokens = c.tokens if display is None else display.count(c.embed_text)
-            head = f"--- {c.source} | {where} | {c.chars} chars, {tokens} tokens ---"
-            out.write(shown(head) + "\n")
-            text = redacted_text(c)  # a terminal or a pasted log is no place for a key
-            preview = text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS else "")
-            # A chunk keeps its lines; each is escaped (a \r or an escape sequence in it too).
-            out.write("\n".join(shown(line) for line in preview.split("\n")) + "\n\n")
-    if stats:
-        _print_stats(summary, Console(stderr=fmt != "text"), per_file=strategy == "auto")
-    if strict and (report.skipped or report.not_read):
-        sys.exit(EXIT_NOTHING)
+
+def _print_previews(chunks: Sequence[Chunk], unit: str, out: TextIO) -> None:
+    """Each chunk's head line (file, section, size) and the start of its text, for people."""
+    # People read sizes in tokens too; in chars mode count them with cl100k for display.
+    display = None if unit == "tokens" else get_counter("tokens", DISPLAY_TOKENIZER)
+    for c in chunks:
+        where = " > ".join(c.section) or "(no section)"
+        tokens = c.tokens if display is None else display.count(c.embed_text)
+        head = f"--- {c.source} | {where} | {c.chars} chars, {tokens} tokens ---"
+        out.write(shown(head) + "\n")
+        text = redacted_text(c)  # a terminal or a pasted log is no place for a key
+        preview = text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS else "")
+        # A chunk keeps its lines; each is escaped (a \r or an escape sequence in it too).
+        out.write("\n".join(shown(line) for line in preview.split("\n")) + "\n\n")
 
 
 class JsonDocument:

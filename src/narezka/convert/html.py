@@ -102,6 +102,10 @@ def _is_boilerplate(el: Any, in_content: bool) -> bool:
     return tag not in ("main", "article", "body") and bool(_BOILER_NAME.search(names))
 
 
+_OWN_BLOCKS = frozenset({"pre", "table", "ul", "ol", "hr"})
+"""Block tags besides headings that Markdown writes in a form of their own."""
+
+
 class _Renderer:
     """Walks the cleaned tree and writes Markdown blocks, each located by the nearest id."""
 
@@ -138,49 +142,9 @@ class _Renderer:
         if el.get("id"):
             self.where = SourceLocation(element=el.get("id"))
         in_content = in_content or tag in ("main", "article")
-        if tag in _HEADINGS:
-            self.flush()
-            text = inline_text(el.text_content())
-            self.emit("#" * _HEADINGS[tag] + " " + text, text)
-        elif tag == "pre":
-            self.flush()
-            body = el.text_content().strip("\n")
-            fence = "~~~~" if "```" in body else "```"
-            self.emit(f"{fence}\n{body}\n{fence}", body)
-        elif tag == "table":
-            self.flush()
-            rows = [r for r in table_grid(el) if any(r)]
-            if rows:
-                self.emit(table_markdown(rows), " ".join(" ".join(r) for r in rows))
-        elif tag in ("ul", "ol"):
-            self.flush()
-            self.list_items(el, tag == "ol", depth, in_content)
-        elif tag == "hr":
-            self.flush()
-        elif tag == "br":
-            self.inline.append(" ")
-        elif tag == "a" and safe_url(el.get("href") or ""):
-            # A linked image (a logo, a badge) is named by its alt text.
-            alts = " ".join(img.get("alt") or "" for img in el.iter("img"))
-            text = inline_text(el.text_content()) or inline_text(alts)
-            self.inline.append(link(text, el.get("href")))
-        elif tag == "code":
-            self.inline.append(f"`{inline_text(el.text_content())}`")
-        elif tag in ("strong", "b"):
-            # Bold stays bold: a reader quotes "**до** запуска" as the page shows it.
-            saved, self.inline = self.inline, []
-            if el.text:
-                self.inline.append(el.text)
-            for child in el:
-                self.walk(child, in_content, depth)
-            inner, self.inline = "".join(self.inline), saved
-            core = inner.strip()
-            lead = inner[: len(inner) - len(inner.lstrip())]
-            trail = inner[len(inner.rstrip()) :]
-            self.inline.append(f"{lead}**{core}**{trail}" if core else inner)
-        elif tag == "img":
-            self.inline.append(el.get("alt") or "")
-        else:
+        # The container case stays here, not in a helper: a frame per nesting level, as
+        # deep pages recurse through it.
+        if not self.own_form(el, tag, depth, in_content):
             block = tag in _BLOCKS or tag in ("header", "footer", "nav", "li")
             if block:
                 self.flush()
@@ -191,6 +155,57 @@ class _Renderer:
             if block:
                 self.flush()
         self.tail(el)
+
+    def own_form(self, el: Any, tag: str, depth: int, in_content: bool) -> bool:
+        """Render an element Markdown has a form of its own for; False for a container."""
+        if tag in _HEADINGS or tag in _OWN_BLOCKS:
+            self.flush()
+            self.own_block(el, tag, depth, in_content)
+        elif tag == "br":
+            self.inline.append(" ")
+        elif tag == "a" and safe_url(el.get("href") or ""):
+            # A linked image (a logo, a badge) is named by its alt text.
+            alts = " ".join(img.get("alt") or "" for img in el.iter("img"))
+            text = inline_text(el.text_content()) or inline_text(alts)
+            self.inline.append(link(text, el.get("href")))
+        elif tag == "code":
+            self.inline.append(f"`{inline_text(el.text_content())}`")
+        elif tag in ("strong", "b"):
+            self.bold(el, in_content, depth)
+        elif tag == "img":
+            self.inline.append(el.get("alt") or "")
+        else:
+            return False
+        return True
+
+    def own_block(self, el: Any, tag: str, depth: int, in_content: bool) -> None:
+        """A heading, fenced code, a table or a list as Markdown (a rule: nothing)."""
+        if tag in _HEADINGS:
+            text = inline_text(el.text_content())
+            self.emit("#" * _HEADINGS[tag] + " " + text, text)
+        elif tag == "pre":
+            body = el.text_content().strip("\n")
+            fence = "~~~~" if "```" in body else "```"
+            self.emit(f"{fence}\n{body}\n{fence}", body)
+        elif tag == "table":
+            rows = [r for r in table_grid(el) if any(r)]
+            if rows:
+                self.emit(table_markdown(rows), " ".join(" ".join(r) for r in rows))
+        elif tag in ("ul", "ol"):
+            self.list_items(el, tag == "ol", depth, in_content)
+
+    def bold(self, el: Any, in_content: bool, depth: int) -> None:
+        # Bold stays bold: a reader quotes "**до** запуска" as the page shows it.
+        saved, self.inline = self.inline, []
+        if el.text:
+            self.inline.append(el.text)
+        for child in el:
+            self.walk(child, in_content, depth)
+        inner, self.inline = "".join(self.inline), saved
+        core = inner.strip()
+        lead = inner[: len(inner) - len(inner.lstrip())]
+        trail = inner[len(inner.rstrip()) :]
+        self.inline.append(f"{lead}**{core}**{trail}" if core else inner)
 
     def tail(self, el: Any) -> None:
         if el.tail:

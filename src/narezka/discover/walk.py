@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from narezka.convert.limits import check_size
 from narezka.discover.converted import converted_document
@@ -199,49 +199,79 @@ def _walk(
         if item is None:
             stack.pop()
             continue
-        entry, is_dir, is_file, is_link = item.entry, item.is_dir, item.is_file, item.is_link
-        rel = prefix + entry.name
-        if item.error is not None:
-            error = item.error
-            problems.append(
-                SourceError(shown_path(rel), f"cannot read: {error.strerror or error}, skipped")
-            )
-            continue
-        wanted = is_dir or _matches(rel, include)
-        excluded = _matches(rel + "/" if is_dir else rel, exclude)
-        bad_name = _undecodable_name(rel, "folder" if is_dir else "file")
-        if bad_name is not None:
-            if (is_dir or is_file) and wanted and not excluded:
-                problems.append(bad_name)
-            continue
-        if excluded:  # excluding a folder excludes everything inside it, as in .gitignore
-            continue
-        if is_link and wanted and walk.leaves(Path(entry.path)):
-            walk.refuse(
-                rel,
-                "symlink leading outside the corpus: not followed (--follow-symlinks reads it)",
-            )
-        elif is_link and wanted and (why := walk.link_refusal(entry.path)) is not None:
-            walk.refuse(rel, why)
-        elif is_dir:
-            if entry.name in _SKIP_DIRS:
-                continue
-            if is_link and walk.walks_for_real(entry.path):
-                problems.append(SourceError(rel, _LOOP))
-                continue
+        rel = prefix + item.entry.name
+        step = _judge(walk, item, rel)
+        if step == "folder":
             folder = rel + "/"
-            stack.append((folder, iter(_listing(walk, Path(entry.path), folder, seen))))
-        elif is_file and wanted:
+            stack.append((folder, iter(_listing(walk, Path(item.entry.path), folder, seen))))
+        elif step == "file":
             yield rel
-        elif is_file:
-            if unread is not None and unread_type(entry.name) is not None:
-                unread.append(shown_path(rel))
-        elif is_link and not os.path.exists(entry.path):
-            # A folder's link whose drive is not mounted looks just like this: named, so
-            # a sync keeps what it indexed there instead of taking it for deleted.
-            problems.append(SourceError(rel, "symlink to a missing target, skipped"))
-        elif wanted:
-            _refuse_special(walk, rel, Path(entry.path))
+
+
+def _judge(walk: _Walk, item: _Entry, rel: str) -> Literal["file", "folder"] | None:
+    """What the walk does with one entry: yield it as a file, go down into it as a folder,
+    or pass it by (None), naming it in the walk's problems or ``unread`` where it owes that."""
+    wanted = _admitted(walk, item, rel)
+    if wanted is None:
+        return None
+    entry = item.entry
+    if item.is_link and wanted and _refused_link(walk, rel, entry):
+        return None
+    if item.is_dir:
+        if entry.name in _SKIP_DIRS:
+            return None
+        if item.is_link and walk.walks_for_real(entry.path):
+            walk.problems.append(SourceError(rel, _LOOP))
+            return None
+        return "folder"
+    if item.is_file and wanted:
+        return "file"
+    if item.is_file:
+        if walk.unread is not None and unread_type(entry.name) is not None:
+            walk.unread.append(shown_path(rel))
+    elif item.is_link and not os.path.exists(entry.path):
+        # A folder's link whose drive is not mounted looks just like this: named, so
+        # a sync keeps what it indexed there instead of taking it for deleted.
+        walk.problems.append(SourceError(rel, "symlink to a missing target, skipped"))
+    elif wanted:
+        _refuse_special(walk, rel, Path(entry.path))
+    return None
+
+
+def _admitted(walk: _Walk, item: _Entry, rel: str) -> bool | None:
+    """Whether the include globs want the entry (a folder always), or None when it is
+    passed by: it cannot be stat-ed or its name decoded (named as a problem), or it is
+    excluded."""
+    is_dir = item.is_dir
+    if item.error is not None:
+        error = item.error
+        walk.problems.append(
+            SourceError(shown_path(rel), f"cannot read: {error.strerror or error}, skipped")
+        )
+        return None
+    wanted = is_dir or _matches(rel, walk.include)
+    excluded = _matches(rel + "/" if is_dir else rel, walk.exclude)
+    bad_name = _undecodable_name(rel, "folder" if is_dir else "file")
+    if bad_name is not None:
+        if (is_dir or item.is_file) and wanted and not excluded:
+            walk.problems.append(bad_name)
+        return None
+    # Excluding a folder excludes everything inside it, as in .gitignore.
+    return None if excluded else wanted
+
+
+def _refused_link(walk: _Walk, rel: str, entry: os.DirEntry[str]) -> bool:
+    """Whether a wanted symlink is refused (and named so): it leads outside the corpus, or
+    to something excluded or never read."""
+    if walk.leaves(Path(entry.path)):
+        walk.refuse(
+            rel, "symlink leading outside the corpus: not followed (--follow-symlinks reads it)"
+        )
+        return True
+    if (why := walk.link_refusal(entry.path)) is not None:
+        walk.refuse(rel, why)
+        return True
+    return False
 
 
 def target_refusal(real_root: str, target: str, exclude: Sequence[str]) -> str | None:

@@ -1,9 +1,11 @@
 """The index folder and everything that lives in it: :class:`Index` is its face.
 
-``handle`` holds :class:`Index`, the object a program keeps open; below it ``layout`` (the
-folder's files and generations), ``records`` (``index.json``), ``syncing`` (one sync run),
-``sharing`` (one open store per folder and process), ``compaction`` and ``integrity``
-(``check``). Chunk runs live a floor lower, in
+``handle`` holds :class:`Index`, the object a program keeps open: a face whose methods hand
+the open index (``state``) to its rooms, ``lifecycle``, ``sync_steps``, ``maintenance``,
+``querying`` and ``publishing``. Below them ``layout`` (the folder's files and generations),
+``records`` (``index.json``), ``syncing`` (one file synced), ``changes`` (one pass over the
+corpus), ``sharing`` (one open store per folder and process), ``compaction`` and
+``integrity`` (``check``). Chunk runs live a floor lower, in
 :mod:`narezka.runs`; the one-call helpers over an index a floor higher, in
 :mod:`narezka.api`.
 """

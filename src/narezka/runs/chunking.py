@@ -224,54 +224,16 @@ def chunk_documents(
         if tasks is None:
             tasks = listed()
         for task, outcome in zip(tasks, pool.map(tasks), strict=True):
-            # Named by its path in the folder given, as its chunks are (discover.naming).
-            file, source = task.file, outcome.source
-            if outcome.read_failed and outcome.error is not None:
-                report.skipped.append(error_in_corpus(outcome.error, file, source))
+            taken = _taken(task, outcome, report, writer, counter, split_params.size)
+            if taken is None:
                 continue
-            report.files += 1
-            report.warnings.extend(note_in_corpus(w, file, source) for w in outcome.read_warnings)
-            report.input_chars += outcome.chars
-            if outcome.error is not None:
-                report.skipped.append(error_in_corpus(outcome.error, file, source))
-                continue
-            result = outcome.result
-            if result is None:
-                report.empty_files.append(outcome.source)
-                continue
-            chunks = result.chunks
-            if writer is not None and chunks:  # LLM-written context: after splitting
-                try:
-                    # The worker kept its copy.
-                    text = read_document(
-                        task.root, task.file, convert_cache=convert_cache, redact=task.params.redact
-                    )[0].text
-                except SourceError as exc:  # gone or changed since the worker read it
-                    report.skipped.append(error_in_corpus(exc, file, source))
-                    continue
-                done = writer.apply(
-                    outcome.source, text, chunks, counter=counter, limit=split_params.size
-                )
-                chunks = done.chunks
-                report.warnings.extend(done.problems)
+            result, chunks = taken
             report.warnings.extend(result.warnings)
             report.removed_chars += result.removed
             if result.secrets:
                 report.secrets[outcome.source] = result.secrets
             report.strategies[outcome.source] = result.strategy
-            if write is None:
-                report.chunks.extend(chunks)
-                count = len(chunks)
-            else:
-                lines, sizes = (
-                    (outcome.lines, outcome.sizes)
-                    if task.jsonl
-                    else (render_jsonl(chunks), chunk_sizes(chunks))
-                )
-                write(lines)
-                report.written.extend(sizes)
-                count = len(sizes)
-            if not count:
+            if not _kept(report, task, outcome, chunks, write):
                 report.empty_files.append(outcome.source)
             if on_file is not None:
                 on_file(outcome.source)
@@ -283,6 +245,69 @@ def chunk_documents(
     if isinstance(spent, Mapping):
         report.embedding = {str(k): int(v) for k, v in spent.items()}
     return report
+
+
+def _taken(
+    task: ChunkTask,
+    outcome: FileOutcome,
+    report: ChunkReport,
+    writer: ContextWriter | None,
+    counter: TokenCounter,
+    limit: int,
+) -> tuple[FileChunks, list[Chunk]] | None:
+    """One file's chunking and its chunks (with LLM context, when a writer adds it); None
+    for a file skipped or empty, which the report records."""
+    # Named by its path in the folder given, as its chunks are (discover.naming).
+    file, source = task.file, outcome.source
+    if outcome.read_failed and outcome.error is not None:
+        report.skipped.append(error_in_corpus(outcome.error, file, source))
+        return None
+    report.files += 1
+    report.warnings.extend(note_in_corpus(w, file, source) for w in outcome.read_warnings)
+    report.input_chars += outcome.chars
+    if outcome.error is not None:
+        report.skipped.append(error_in_corpus(outcome.error, file, source))
+        return None
+    result = outcome.result
+    if result is None:
+        report.empty_files.append(outcome.source)
+        return None
+    chunks = result.chunks
+    if writer is not None and chunks:  # LLM-written context: after splitting
+        try:
+            # The worker kept its copy.
+            text = read_document(
+                task.root, task.file, convert_cache=task.convert_cache, redact=task.params.redact
+            )[0].text
+        except SourceError as exc:  # gone or changed since the worker read it
+            report.skipped.append(error_in_corpus(exc, file, source))
+            return None
+        done = writer.apply(outcome.source, text, chunks, counter=counter, limit=limit)
+        chunks = done.chunks
+        report.warnings.extend(done.problems)
+    return result, chunks
+
+
+def _kept(
+    report: ChunkReport,
+    task: ChunkTask,
+    outcome: FileOutcome,
+    chunks: list[Chunk],
+    write: Callable[[bytes], object] | None,
+) -> int:
+    """Keep one file's chunks in the report, or stream them out as JSONL (the worker's
+    lines when it rendered them); returns how many."""
+    if write is None:
+        report.chunks.extend(chunks)
+        return len(chunks)
+    lines, sizes = (
+        (outcome.lines, outcome.sizes)
+        if task.jsonl
+        else (render_jsonl(chunks), chunk_sizes(chunks))
+    )
+    write(lines)
+    report.written.extend(sizes)
+    return len(sizes)
 
 
 def _context_writer(

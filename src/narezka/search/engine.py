@@ -21,7 +21,7 @@ from narezka.search.hits import Hit
 from narezka.search.query import Query
 from narezka.search.relevance import NO_SIGNALS, calibrated, relevance, signals_for
 from narezka.search.rescoring import rescored, second_cosines
-from narezka.store import VectorStore
+from narezka.store import StoredHit, VectorStore
 from narezka.store.base import Mode, Vector
 from narezka.tokens.bm25 import Bm25Encoder
 from narezka.types import SparseVector
@@ -73,7 +73,19 @@ class SearchEngine:
                 "--expand parent needs an index built with --strategy parent-child; this one "
                 f"was built with {self.strategy!r} (use --expand section, or re-index)"
             )
-        where = query.filters
+        dense, sparse = self._encoded(text, mode)
+        second = self.rescore.query(text)[0] if self.rescore is not None else None
+        stored = self._candidates(query, dense, sparse, second)
+        hits = [Hit.from_stored(h, text) for h in stored]
+        if expand == "parent":
+            hits = to_parents(hits, text)
+        elif (ratio := resolve_fold(query.fold, mode, (fusion or DEFAULT).method)) is not None:
+            hits = fold_neighbours(hits, k, ratio=ratio)
+        hits = self._with_relevance(hits[:k], dense, sparse or self.bm25.encode_query(text), second)
+        return self._with_text(hits, query)
+
+    def _encoded(self, text: str, mode: str) -> tuple[Vector | None, SparseVector | None]:
+        """The query's dense vector and sparse vector, each only when the mode uses it."""
         dense = sparse = None
         if mode in ("dense", "hybrid"):
             if self.embedder is None:
@@ -83,10 +95,20 @@ class SearchEngine:
             dense = self.embedder.embed_queries([text])[0]
         if mode in ("bm25", "hybrid"):
             sparse = self.bm25.encode_query(text)
-        wanted = k * CANDIDATES_PER_RESULT + (PATH_GLOB_EXTRA if where.path else 0)
-        second = None
-        if self.rescore is not None:
-            second = self.rescore.query(text)[0]
+        return dense, sparse
+
+    def _candidates(
+        self,
+        query: Query,
+        dense: Vector | None,
+        sparse: SparseVector | None,
+        second: Vector | None,
+    ) -> list[StoredHit]:
+        """The store's candidates in rank order: enough of them for folding and for the
+        path filter the store cannot apply, re-scored by the second vector if there is one."""
+        where, mode = query.filters, query.mode
+        wanted = query.k * CANDIDATES_PER_RESULT + (PATH_GLOB_EXTRA if where.path else 0)
+        if second is not None:
             wanted = max(wanted, rescoring.DEPTH)
         with self._reading():
             if mode == "hybrid":
@@ -97,7 +119,7 @@ class SearchEngine:
                     sparse,
                     k=wanted,
                     filter=where.store_filter(),
-                    fusion=fusion or DEFAULT,
+                    fusion=query.fusion or DEFAULT,
                 )
             else:
                 stored = self.store.query(
@@ -110,12 +132,12 @@ class SearchEngine:
                 cosines = second_cosines(self.store, [h.id for h in stored], second)
             stored = rescored(stored, cosines)
             stored.sort(key=tie_order)
-        hits = [Hit.from_stored(h, text) for h in stored]
-        if expand == "parent":
-            hits = to_parents(hits, text)
-        elif (ratio := resolve_fold(query.fold, mode, (fusion or DEFAULT).method)) is not None:
-            hits = fold_neighbours(hits, k, ratio=ratio)
-        hits = self._with_relevance(hits[:k], dense, sparse or self.bm25.encode_query(text), second)
+        return stored
+
+    def _with_text(self, hits: list[Hit], query: Query) -> list[Hit]:
+        """The hits' text as the query asks: their sections, or folded neighbours merged, cut
+        to ``max_chars``."""
+        text, expand = query.text, query.expand
         if expand == "section":
             # The section holds the folded neighbours too: one read of the file serves both.
             hits = [

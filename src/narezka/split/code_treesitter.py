@@ -234,12 +234,7 @@ class _Walker:
                 return (*path, parent + _text(node.child_by_field_name("name")))
             return path
         if kind == "method_declaration" and node.child_by_field_name("receiver") is not None:
-            # Go: func (s *Store) Add(...) belongs to Store wherever it is written.
-            receiver = node.child_by_field_name("receiver")
-            declared = receiver.named_children if receiver is not None else []
-            owner = _type_name(declared[0].child_by_field_name("type")) if declared else ""
-            name = _text(node.child_by_field_name("name"))
-            return (owner, f"{owner}.{name}") if owner else (*path, parent + name)
+            return self._go_method(node, path)
         if kind == "type_declaration":
             specs = [c for c in node.named_children if c.type in ("type_spec", "type_alias")]
             if len(specs) == 1:
@@ -251,6 +246,15 @@ class _Walker:
             name = _text(node.child_by_field_name("name")).strip("\"'`")
             return (*path, parent + name) if name else path
         return path
+
+    def _go_method(self, node: Node, path: tuple[str, ...]) -> tuple[str, ...]:
+        """Go: ``func (s *Store) Add(...)`` belongs to Store wherever it is written."""
+        receiver = node.child_by_field_name("receiver")
+        declared = receiver.named_children if receiver is not None else []
+        owner = _type_name(declared[0].child_by_field_name("type")) if declared else ""
+        name = _text(node.child_by_field_name("name"))
+        parent = path[-1] + "." if path else ""
+        return (owner, f"{owner}.{name}") if owner else (*path, parent + name)
 
     def _bound_function(self, node: Node, path: tuple[str, ...]) -> tuple[str, ...]:
         """``const total = () => …`` and ``handle = () => …`` name what they hold."""
