@@ -52,7 +52,10 @@ __all__ = [
     "Mail",
     "attachment_name",
     "convert_eml",
+    "current_depth",
     "decode_text",
+    "eml_mail",
+    "headers_of",
     "render",
 ]
 
@@ -182,7 +185,9 @@ def _date(text: str) -> str:
         return text
 
 
-def _headers(msg: Message) -> dict[str, str]:
+def headers_of(msg: Message) -> dict[str, str]:
+    """The kept headers (``HEADER_KEYS``) of a parsed message, decoded; the date in ISO 8601
+    when it parses."""
     found = {}
     for key in HEADER_KEYS:
         value = _header(msg, _HEADER_NAMES.get(key, key))
@@ -238,7 +243,7 @@ class _EmlReader:
         self.parts = 0
 
     def read(self, msg: Message, depth: int) -> Mail:
-        mail = Mail(headers=_headers(msg))
+        mail = Mail(headers=headers_of(msg))
         self.walk(msg, mail, depth)
         return mail
 
@@ -324,18 +329,29 @@ def _eml_bytes(data: bytes) -> bytes:
     return text.encode("utf-8", errors="replace")
 
 
+def current_depth() -> int:
+    """How many mails deep the conversion running now is (0: a mail file of the corpus)."""
+    return _depth.get()
+
+
+def eml_mail(data: bytes, path: str, depth: int) -> Mail:
+    """The ``Mail`` in an RFC 5322 / MIME file ``depth`` mails deep (a ``.msg`` file's signed
+    content is one). Raises ``ConvertError`` naming ``path`` for bytes no parser takes."""
+    parser = email.parser.BytesParser(policy=email.policy.default)
+    try:
+        msg = parser.parsebytes(_eml_bytes(data))
+    except (ValueError, IndexError, TypeError, LookupError, email.errors.MessageError) as exc:
+        raise ConvertError(path, f"not a readable e-mail ({type(exc).__name__})") from exc
+    return _EmlReader(path).read(msg, depth)
+
+
 def convert_eml(data: bytes, path: str) -> Converted:
     """Convert an RFC 5322 / MIME mail (``.eml``) to Markdown: subject, headers as front matter
     and ``meta["headers"]``, body, then each attachment as its own section (module docstring).
 
     Raises ``ConvertError`` naming ``path`` only when the file holds no mail at all.
     """
-    parser = email.parser.BytesParser(policy=email.policy.default)
-    try:
-        msg = parser.parsebytes(_eml_bytes(data))
-    except (ValueError, IndexError, TypeError, LookupError, email.errors.MessageError) as exc:
-        raise ConvertError(path, f"not a readable e-mail ({type(exc).__name__})") from exc
-    mail = _EmlReader(path).read(msg, _depth.get())
+    mail = eml_mail(data, path, _depth.get())
     if not mail.headers and not any(t.strip() for t, _ in mail.bodies) and not mail.attachments:
         raise ConvertError(path, "not an e-mail: no headers, no body, no attachments")
     return render(mail, path)
