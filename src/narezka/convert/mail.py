@@ -82,7 +82,6 @@ _UTF16 = {"utf-16": "utf_16", "utf-16le": "utf_16_le", "utf-16be": "utf_16_be"}
 # Plain text that Markdown would read as structure: headings, fences, a setext underline
 # ("--" under a signature's first line), an HTML block. Lists and quotes stay as they are.
 _PLAIN_BLOCK = re.compile(r"^(\s{0,3})(#{1,6}(?=\s|$)|```|~~~|=+\s*$|-+\s*$|<)")
-_UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]")
 # What the policy's header parser raises on some malformed headers (besides its defects).
 _HEADER_ERRORS = (
     ValueError,
@@ -140,7 +139,7 @@ def decode_text(data: bytes, label: str | None) -> tuple[str, str]:
 def attachment_name(raw: str | None, mime: str, number: int) -> str:
     """A safe, one-line name for the ``number``-th attachment: the file name the mail gives,
     without folders, or ``attachment-3.pdf`` made from its type."""
-    name = inline_text(_UNSAFE_NAME.sub("", raw or "")).replace("\\", "/").rsplit("/", 1)[-1]
+    name = inline_text(raw or "").replace("\\", "/").rsplit("/", 1)[-1]
     name = name.strip(". ")[:200]
     if name:
         return name
