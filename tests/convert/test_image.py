@@ -40,12 +40,14 @@ class _FakeTesseract:
     def __init__(self, answers: list[list[str] | Exception]) -> None:
         self.answers = answers
         self.sizes: list[tuple[int, int]] = []
+        self.pgms: list[bytes] = []
 
     def __call__(self, pgm: bytes, exe: str, languages: str) -> list[ocr.OcrLine]:
         head = pgm.split(b"\n", 3)
         width, height = (int(v) for v in head[1].split())
         assert len(head[3]) == width * height  # a whole grey PGM
         self.sizes.append((width, height))
+        self.pgms.append(head[3])
         answer = self.answers[len(self.sizes) - 1]
         if isinstance(answer, Exception):
             raise answer
@@ -151,3 +153,15 @@ def test_real_ocr_reads_russian_text_from_a_png() -> None:
     data = _save([_picture(["Возврат товара в течение", "14 календарных дней."])], "PNG")
     text = " ".join(convert_image(data, "scan.png").markdown.split())
     assert "Возврат товара в течение 14 календарных дней." in text
+
+
+def test_transparent_images_are_read_on_white(fake: _FakeTesseract) -> None:
+    fake.answers = [["x"], ["x"]]
+    logo = Image.new("RGBA", (40, 20), (0, 0, 0, 0))  # black, wholly transparent
+    palette = Image.new("P", (40, 20), 0)
+    palette.info["transparency"] = b"\x00"
+    for picture in (logo, palette):
+        convert_image(_save([picture], "PNG"), "logo.png")
+    for width, height in fake.sizes:
+        assert (width, height) == (40, 20)
+    assert len(fake.pgms) == 2 and all(set(p) == {255} for p in fake.pgms)

@@ -50,6 +50,19 @@ def _open(data: bytes, path: str) -> Any:
     return image
 
 
+def _grey(frame: Any) -> Any:
+    """The frame in grey; transparent parts white, as a viewer shows them on a page (a logo's
+    transparent background would otherwise turn black, under black text)."""
+    from PIL import Image
+
+    if frame.mode in ("RGBA", "LA", "PA") or "transparency" in frame.info:
+        rgba = frame.convert("RGBA")
+        page = Image.new("RGBA", rgba.size, "white")
+        page.alpha_composite(rgba)
+        return page.convert("L")
+    return frame.convert("L")
+
+
 def _frames(image: Any, path: str) -> Iterator[tuple[int, bytes]]:
     """``(page number, PGM bytes)`` of each frame, grey, no larger than ``ocr.MAX_PIXELS``."""
     from PIL import Image
@@ -69,7 +82,7 @@ def _frames(image: Any, path: str) -> Iterator[tuple[int, bytes]]:
                 # JPEG decodes at a fraction of its size for free; the rest is scaled after.
                 scale = (ocr.MAX_PIXELS / (width * height)) ** 0.5
                 image.draft("L", (int(width * scale), int(height * scale)))
-            grey = image.convert("L")
+            grey = _grey(image)
             if grey.width * grey.height > ocr.MAX_PIXELS:
                 scale = (ocr.MAX_PIXELS / (grey.width * grey.height)) ** 0.5
                 size = (max(1, int(grey.width * scale)), max(1, int(grey.height * scale)))
