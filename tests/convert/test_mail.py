@@ -8,6 +8,8 @@ from email.header import Header
 from email.message import EmailMessage
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from narezka.convert import locate, mail
 from narezka.convert.mail import convert_eml
@@ -248,3 +250,18 @@ def test_attachment_names_are_made_safe() -> None:
     assert mail.attachment_name("C:\\Users\\a\\отчёт.pdf", "application/pdf", 1) == "отчёт.pdf"
     assert mail.attachment_name("bad\x00\nname.txt", "text/plain", 1) == "bad name.txt"
     assert mail.attachment_name(None, "application/pdf", 4) == "attachment-4.pdf"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=3000), st.integers(0, 3000))
+def test_any_bytes_give_a_mail_or_a_named_error(noise: bytes, at: int) -> None:
+    msg = _mail()
+    msg.add_attachment(b"a,b\n1,2\n", maintype="text", subtype="csv", filename="t.csv")
+    raw = bytes(msg)
+    data = raw[:at] + noise + raw[at:]
+    try:
+        result = convert_eml(data, "m.eml")
+    except ConvertError as exc:
+        assert exc.problem.startswith("not an e-mail")
+    else:
+        assert "\n# " in result.markdown or result.markdown.startswith("# ")

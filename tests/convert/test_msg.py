@@ -7,6 +7,8 @@ from email.message import EmailMessage
 
 import pytest
 from cfb_writer import MsgAttachment, MsgMail, msg_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from narezka.convert import locate, mail
 from narezka.convert.msg import convert_msg
@@ -152,3 +154,28 @@ def test_a_truncated_file_is_named() -> None:
     data = msg_file(_msg(body="x" * 6000))
     with pytest.raises(ConvertError, match="not a readable Outlook"):
         convert_msg(data[: len(data) // 2], "m.msg")
+
+
+_EDITS = st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), min_size=1, max_size=12)
+_SAMPLE = msg_file(
+    _msg(
+        attachments=[
+            MsgAttachment("итоги.csv", "имя,сумма\nЧай,100\n".encode(), "text/csv"),
+            MsgAttachment("forward.msg", mail=_msg(subject="Внутреннее")),
+        ]
+    )
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_EDITS)
+def test_any_damage_is_a_named_error_or_a_mail(edits: list[tuple[int, int]]) -> None:
+    data = bytearray(_SAMPLE)
+    for at, value in edits:
+        data[at % len(data)] = value
+    try:
+        result = convert_msg(bytes(data), "m.msg")
+    except ConvertError as exc:
+        assert exc.problem == "not a readable Outlook .msg file (damaged?)"
+    else:
+        assert result.markdown.startswith("---\n") or result.markdown.startswith("# ")

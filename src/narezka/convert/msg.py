@@ -81,8 +81,18 @@ _CODE_PAGES = {
 _ENCRYPTED_TYPES = frozenset(
     {"application/pgp-encrypted", "application/pkcs7-mime", "application/x-pkcs7-mime"}
 )
-_OLE_ERRORS = (OSError, ValueError, struct.error, IndexError, KeyError, EOFError, TypeError)
-"""What olefile raises on a damaged compound file (its own errors are ``OSError``s)."""
+_OLE_ERRORS = (
+    OSError,
+    ValueError,
+    struct.error,
+    IndexError,
+    KeyError,
+    EOFError,
+    TypeError,
+    RecursionError,
+)
+"""What olefile raises on a damaged compound file (its own errors are ``OSError``s; a
+directory whose siblings loop runs its tree walk out of stack)."""
 
 
 def _codec(page: int | None) -> str:
