@@ -15,10 +15,12 @@ from typing import Any
 
 import yaml
 
+from narezka.convert import ocr
+from narezka.convert.capability import lacking
 from narezka.convert.charset import bom_codec, decode_table_text, whatwg_codec
 from narezka.convert.limits import human_bytes, max_file_bytes
 from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, inline_text
-from narezka.errors import ConvertError
+from narezka.errors import ConvertError, NoTextLayerError
 from narezka.types import SourceLocation
 
 __all__ = [
@@ -144,6 +146,7 @@ class _Renderer:
         self.path = path
         self.writer = MarkdownWriter()
         self.notes: list[str] = []
+        self.lacks_ocr = False
 
     def mail(self, mail: Mail, level: int, base: str | None) -> None:
         prefix = f"{base}: " if base else ""
@@ -219,10 +222,14 @@ class _Renderer:
             done = convert(data, suffix, f"{self.path} › {label}")
         except ConvertError as exc:
             self.notes.append(f"{label}: not read ({exc.problem})")
+            # A scan or an image left unread for want of OCR: the mail is read again once
+            # tesseract is there (narezka.convert.capability), as a scanned PDF is.
+            self.lacks_ocr |= isinstance(exc, NoTextLayerError) and ocr.engine() is None
             return
         finally:
             _depth.reset(token)
         self.notes.extend(f"{label}: {note}" for note in _inner_notes(done.meta))
+        self.lacks_ocr |= bool(lacking(done.meta))
         if base is None:
             self.writer.block(done.markdown.rstrip("\n"), where)
         else:
@@ -283,4 +290,6 @@ def render(mail: Mail, path: str) -> Converted:
     meta: dict[str, Any] = {"headers": headers}
     if renderer.notes:
         meta["notes"] = renderer.notes
+    if renderer.lacks_ocr:
+        meta["lacks_ocr"] = True
     return renderer.writer.result(meta)
