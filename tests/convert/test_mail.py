@@ -138,11 +138,20 @@ def test_unreadable_attachments_are_named_and_the_mail_still_read() -> None:
     result = convert_eml(bytes(msg), "m.eml")
     notes = result.meta["notes"]
     assert notes[0] == "song.mp3: not read (narezka does not read .mp3 files)"
-    assert notes[1].startswith("broken.docx: not read (")
-    assert "Traceback" not in notes[1] and "BadZipFile" not in notes[1].split("(", 1)[1][:10]
-    assert notes[2].startswith("attachment-3")
+    assert notes[1].startswith("broken.docx: not read (not a valid Office file")
+    assert notes[2] == "attachment-3.bin: not read (narezka does not read .bin files)"
     assert "Привет, команда!" in result.markdown
     assert "## song.mp3" in result.markdown  # its name is still searchable
+
+
+def test_an_empty_attachment_and_a_refused_html_body_are_named() -> None:
+    msg = EmailMessage()
+    msg["Subject"] = "x"
+    msg.set_content('<!DOCTYPE x [<!ENTITY a "b">]><p>&a;</p>', subtype="html")
+    msg.add_attachment(b"", maintype="application", subtype="pdf", filename="empty.pdf")
+    notes = convert_eml(bytes(msg), "m.eml").meta["notes"]
+    assert notes[0].startswith("body: not read (page declares an XML DTD or entity")
+    assert notes[1] == "empty.pdf: empty, nothing to read"
 
 
 def test_an_attachment_over_its_size_limit_is_named_not_read(
