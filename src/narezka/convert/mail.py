@@ -184,28 +184,31 @@ class _EmlReader:
         mime = _mime(part)
         if mime in _ENCRYPTED:
             mail.notes.append(f"encrypted ({mime}): its content cannot be read without the key")
-            return
-        if mime in _SIGNATURES:
-            return  # the signature of a signed mail: its signed parts are read, it is not text
-        if mime == "message/rfc822" or (mime.startswith("message/") and part.is_multipart()):
+        elif mime in _SIGNATURES:
+            pass  # the signature of a signed mail: its signed parts are read, it is not text
+        elif mime == "message/rfc822" or (mime.startswith("message/") and part.is_multipart()):
             self.attached_mail(part, mail, depth)
-            return
-        if part.is_multipart():
-            children = part.get_payload()
-            if not isinstance(children, list):
-                return
-            if mime == "multipart/alternative":
-                children = _preferred(children)
-            for child in children:
-                if isinstance(child, Message):
-                    self.walk(child, mail, depth)
-            return
-        if mime in ("text/plain", "text/html") and not _is_attachment(part):
+        elif part.is_multipart():
+            self.children(part, mime, mail, depth)
+        elif mime in ("text/plain", "text/html") and not _is_attachment(part):
             text, note = decode_text(_payload(part), _charset(part))
             if note:
                 mail.notes.append(f"body: {note}")
             mail.bodies.append((text, "html" if mime == "text/html" else "plain"))
+        else:
+            self.attachment(part, mime, mail)
+
+    def children(self, part: Message, mime: str, mail: Mail, depth: int) -> None:
+        children = part.get_payload()
+        if not isinstance(children, list):
             return
+        if mime == "multipart/alternative":
+            children = _preferred(children)
+        for child in children:
+            if isinstance(child, Message):
+                self.walk(child, mail, depth)
+
+    def attachment(self, part: Message, mime: str, mail: Mail) -> None:
         number = sum(1 for a in mail.attachments if isinstance(a, Attachment)) + 1
         name = attachment_name(_filename(part), mime, number)
         data = _payload(part)
