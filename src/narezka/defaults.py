@@ -78,6 +78,13 @@ MAX_FILE_MB: Final = {
     ".pptx": 256,
     ".xlsx": 64,
     ".epub": 128,
+    ".eml": 64,
+    ".msg": 64,
+    ".png": 32,
+    ".jpg": 32,
+    ".jpeg": 32,
+    ".tif": 128,
+    ".tiff": 128,
 }
 """The largest file of each kind read, in MiB ("text": every file read as text); a larger one
 is named and skipped before a byte is read. ``NAREZKA_MAX_FILE_MB`` sets one limit for all."""

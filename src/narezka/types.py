@@ -13,17 +13,22 @@ from typing import Any
 
 CONVERTED_SUFFIXES = frozenset(
     {".pdf", ".docx", ".odt", ".epub", ".html", ".htm", ".pptx", ".xlsx", ".csv"}
+    | {".eml", ".msg", ".png", ".jpg", ".jpeg", ".tif", ".tiff"}
 )
 """Suffixes (lowercase) of files converted to Markdown (``narezka.convert``) when read."""
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff"})
+"""Pictures, read by OCR when the globs name them (``--include '**/*.png'``) and when a mail
+carries them, but not by default: a notes folder's screenshots and logos would cost seconds of
+OCR each and index their noise."""
 MARKDOWN_GLOBS = (
     "**/*.md",
     "**/*.markdown",
     "**/*.mdx",
     "**/*.txt",
-    *(f"**/*{suffix}" for suffix in sorted(CONVERTED_SUFFIXES)),
+    *(f"**/*{suffix}" for suffix in sorted(CONVERTED_SUFFIXES - IMAGE_SUFFIXES)),
 )
 """The files read when nobody names ``--include``: Markdown, plain text, and the documents
-converted to Markdown (PDF, Word, HTML, slides, sheets)."""
+converted to Markdown (PDF, Word, HTML, slides, sheets, mails); not images."""
 
 
 @dataclass(frozen=True, slots=True)

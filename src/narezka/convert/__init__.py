@@ -1,10 +1,11 @@
 """Other formats → Markdown canonical text plus a provenance map.
 
 ``convert(data, suffix, path)`` turns a PDF (its text layer), a Word .docx, an OpenDocument
-.odt, an EPUB, an HTML page, a PowerPoint .pptx, an Excel .xlsx or a .csv file into Markdown,
-the document's canonical text, and a sorted map of spans to where they lie in the original
-(page, slide, sheet, element id). Splitting never branches on the source format: it sees
-Markdown only. Each failure is a ``ConvertError`` naming the file.
+.odt, an EPUB, an HTML page, a PowerPoint .pptx, an Excel .xlsx, a .csv file, an e-mail (.eml,
+Outlook .msg: each attachment converted as its own section) or an image (.png, .jpg, .tiff:
+read by OCR) into Markdown, the document's canonical text, and a sorted map of spans to where
+they lie in the original (page, slide, sheet, element id). Splitting never branches on the
+source format: it sees Markdown only. Each failure is a ``ConvertError`` naming the file.
 """
 
 from __future__ import annotations
@@ -64,6 +65,24 @@ def _xlsx(data: bytes, path: str) -> Converted:
     return convert_xlsx(data, path)
 
 
+def _eml(data: bytes, path: str) -> Converted:
+    from narezka.convert.mail import convert_eml
+
+    return convert_eml(data, path)
+
+
+def _msg(data: bytes, path: str) -> Converted:
+    from narezka.convert.msg import convert_msg
+
+    return convert_msg(data, path)
+
+
+def _image(data: bytes, path: str) -> Converted:
+    from narezka.convert.image import convert_image
+
+    return convert_image(data, path)
+
+
 def _csv(data: bytes, path: str) -> Converted:
     from narezka.convert.charset import decode_table_text
     from narezka.convert.sheets import convert_csv
@@ -93,6 +112,9 @@ _CONVERTERS: dict[str, Callable[[bytes, str], Converted]] = {
     ".pptx": _pptx,
     ".xlsx": _xlsx,
     ".csv": _csv,
+    ".eml": _eml,
+    ".msg": _msg,
+    **dict.fromkeys((".png", ".jpg", ".jpeg", ".tif", ".tiff"), _image),
 }
 
 

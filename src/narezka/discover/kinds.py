@@ -23,9 +23,9 @@ READABLE_SUFFIXES: frozenset[str] = frozenset({".md", ".markdown", ".mdx", ".txt
     CONVERTED_SUFFIXES
 )
 """Document suffixes narezka reads: Markdown and plain text as they are, and the formats
-``narezka.convert`` turns into Markdown (PDF, Word, HTML, slides, sheets)."""
+``narezka.convert`` turns into Markdown (PDF, Word, HTML, slides, sheets, mails, images)."""
 
-TEXT_CONVERTED_SUFFIXES: frozenset[str] = frozenset({".html", ".htm", ".csv"})
+TEXT_CONVERTED_SUFFIXES: frozenset[str] = frozenset({".html", ".htm", ".csv", ".eml"})
 """Converted formats that are text: bytes under these names that are not text are named as
 binary before conversion (a converter reads any bytes as some text)."""
 
@@ -45,6 +45,8 @@ DOCUMENT_SUFFIXES: frozenset[str] = frozenset(
         ".xlsx",
         ".ods",
         ".epub",
+        ".eml",
+        ".msg",
     }
 )
 """Formats people keep documents in beside their notes and may expect to find by searching:
