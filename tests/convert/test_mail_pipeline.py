@@ -89,3 +89,30 @@ def test_images_are_read_only_when_included_and_named_without_ocr(
         cli, ["chunk", str(tmp_path), "--format", "jsonl", "--include", "**/*.png"]
     )
     assert "scan.png: image not read: no OCR available" in named.output
+
+
+@pytest.mark.skipif(ocr.engine() is None, reason="tesseract is not installed")
+def test_a_mail_whose_images_went_unread_is_read_again_once_ocr_is_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PIL import Image
+
+    from narezka.convert.cache import ConvertCache
+    from narezka.convert.capability import LACKS_OCR, lacking
+
+    png = io.BytesIO()
+    Image.new("L", (30, 10), 255).save(png, format="PNG")
+    msg = _mail("Скан", "Скан во вложении.\n")
+    msg.add_attachment(png.getvalue(), maintype="image", subtype="png", filename="scan.png")
+    raw = bytes(msg)
+    monkeypatch.setenv("NAREZKA_OCR", "off")
+    # The cache converts in a child process: the real tesseract, switched by the environment.
+    with ConvertCache(tmp_path / "c.sqlite", redact=False) as cache:
+        first = cache.convert(raw, ".eml", "m.eml")
+        assert lacking(first.meta) == LACKS_OCR
+        assert "no OCR available" in first.meta["notes"][0]
+        assert cache.convert(raw, ".eml", "m.eml") == first and cache.misses == 1
+        monkeypatch.delenv("NAREZKA_OCR")
+        again = cache.convert(raw, ".eml", "m.eml")
+        assert cache.misses == 2 and lacking(again.meta) == ""
+        assert "found no text" in again.meta["notes"][0]  # a blank picture: tesseract read it
