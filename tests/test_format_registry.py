@@ -53,9 +53,13 @@ def test_a_suffix_belongs_to_one_row_and_every_list_is_made_from_the_rows() -> N
     assert len(suffixes) == len(set(suffixes))
     assert set(suffixes) == CONVERTED_SUFFIXES == SUFFIXES
     assert CONVERTED_SUFFIXES <= READABLE_SUFFIXES & DOCUMENT_SUFFIXES
-    assert {f"**/*{s}" for s in suffixes} <= set(MARKDOWN_GLOBS)
+    read_by_default = {s for row in FORMATS if row.default for s in row.suffixes}
+    assert {f"**/*{s}" for s in suffixes} & set(MARKDOWN_GLOBS) == {
+        f"**/*{s}" for s in read_by_default
+    }
+    assert {".png", ".jpg", ".tif"}.isdisjoint(read_by_default)  # OCR only when asked
     assert set(suffixes) <= set(defaults.MAX_FILE_MB)
-    assert {".html", ".htm", ".csv", ".tsv"} == TEXT_CONVERTED_SUFFIXES
+    assert {".html", ".htm", ".csv", ".tsv", ".eml"} == TEXT_CONVERTED_SUFFIXES
     assert unread_type("old.xls") == ".xls" and unread_type("book.xlsm") is None
 
 

@@ -277,17 +277,19 @@ def test_narezka_toml_is_parsed_once_until_it_changes(
 def test_one_chunk_config_for_an_open_index_however_many_syncs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import narezka.index.handle as handle
+    import narezka.index.lifecycle as lifecycle
+    import narezka.index.state as state
     from narezka import Index, Settings
 
     made: list[Settings] = []
-    resolve_config = handle.chunk_config
+    resolve_config = state.chunk_config
 
     def counted(settings: Settings, embedder: object = None) -> object:
         made.append(settings)
         return resolve_config(settings, embedder)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(handle, "chunk_config", counted)
+    monkeypatch.setattr(state, "chunk_config", counted)
+    monkeypatch.setattr(lifecycle, "chunk_config", counted)
     corpus = _linked_corpus(tmp_path)
     with Index.create(corpus, Settings(embedder="hash", size=120)) as ix:
         ix.sync()

@@ -68,6 +68,14 @@ def _sheet(p: Mapping[str, Any], section: Sequence[str]) -> str:
     return f"sheet {p['sheet']}" if p.get("sheet") else ""
 
 
+def _attachment(p: Mapping[str, Any], section: Sequence[str]) -> str:
+    # A mail's attachment is named by its element; its own page, slide or sheet follows.
+    inner = " ".join(
+        part for part in (_pages(p, section), _slide(p, section), _sheet(p, section)) if part
+    )
+    return " ".join(part for part in (str(p.get("element") or ""), inner) if part)
+
+
 def _heading(section: Sequence[str]) -> str:
     return "§ " + " > ".join(section) if section else ""
 
@@ -115,6 +123,9 @@ class Format:
     page: bool = False
     """A web page: converted without the blocks repeated across its folder's pages, and an
     empty one is an empty document rather than an error."""
+    default: bool = True
+    """Read when nobody names ``--include`` (images are not: a notes folder's screenshots
+    would cost seconds of OCR each and index their noise)."""
 
 
 FORMATS: tuple[Format, ...] = (
@@ -131,6 +142,13 @@ FORMATS: tuple[Format, ...] = (
     # A CSV or TSV file is one unnamed sheet: no place finer than the file (yet).
     Format("CSV", (".csv",), "sheets:convert_csv_file", 64, ("sheet",), _sheet, text=True),
     Format("TSV", (".tsv",), "sheets:convert_tsv_file", 64, ("sheet",), _sheet, text=True),
+    # A mail's attachments are its sections: the element names one, with its own place.
+    Format("E-mail", (".eml",), "mail:convert_eml", 64, PLACE_KEYS, _attachment, text=True),
+    Format("Outlook mail", (".msg",), "msg:convert_msg", 64, PLACE_KEYS, _attachment),
+    Format("Image", (".png", ".jpg", ".jpeg"), "image:convert_image", 32, PLACE_KEYS[:2], _pages,
+           default=False),
+    Format("TIFF image", (".tif", ".tiff"), "image:convert_image", 128, PLACE_KEYS[:2], _pages,
+           default=False),
 )  # fmt: skip
 """Every format narezka converts, one row each."""
 
@@ -147,10 +165,10 @@ MARKDOWN_GLOBS = (
     "**/*.markdown",
     "**/*.mdx",
     "**/*.txt",
-    *(f"**/*{suffix}" for suffix in sorted(CONVERTED_SUFFIXES)),
+    *(f"**/*{s}" for s in sorted(s for f in FORMATS if f.default for s in f.suffixes)),
 )
 """The files read when nobody names ``--include``: Markdown, plain text, and the documents
-converted to Markdown (PDF, Word, HTML, slides, sheets)."""
+converted to Markdown (PDF, Word, HTML, slides, sheets, mails; not images)."""
 
 
 def format_for(path: str) -> Format | None:

@@ -196,9 +196,13 @@ class ConvertCache(SqliteCache):
         """``narezka.convert.convert`` through the cache (a crawled page under its crawl's
         ``boilerplate`` set: another set, another entry), redacted when the cache redacts."""
         cached = self.get(data, suffix, boilerplate)
-        if cached is not None and not (cached.meta.get("no_text_pages") and ocr.engine()):
-            # A PDF whose scanned pages went unread is converted again once OCR is there;
-            # pages already read by OCR stay read, with or without tesseract now.
+        unread = cached is not None and (
+            cached.meta.get("no_text_pages") or cached.meta.get("lacks_ocr")
+        )
+        if cached is not None and not (unread and ocr.engine()):
+            # A PDF whose scanned pages went unread (or a mail whose scans or images did) is
+            # converted again once OCR is there; pages already read by OCR stay read, with or
+            # without tesseract now.
             self.hits += 1
             return cached
         self.misses += 1

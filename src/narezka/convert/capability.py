@@ -26,9 +26,10 @@ LACKS_OCR = "!lacks-ocr"
 
 def lacking(meta: Mapping[str, object]) -> str:
     """The fingerprint mark of a conversion (its ``meta``) that missed a capability absent
-    here, or ``""``. Pages OCR tried and failed on are not marked: tesseract was there, and
-    retrying them on every sync would cost an OCR run each time."""
-    if meta.get("no_text_pages") and not meta.get("ocr_failed"):
+    here, or ``""``: scanned pages left unread, or a mail's attachments (``lacks_ocr``). Pages
+    OCR tried and failed on are not marked: tesseract was there, and retrying them on every
+    sync would cost an OCR run each time."""
+    if meta.get("lacks_ocr") or (meta.get("no_text_pages") and not meta.get("ocr_failed")):
         return LACKS_OCR
     return ""
 

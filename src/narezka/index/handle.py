@@ -70,6 +70,12 @@ class Index:
         """The settings the index follows (as recorded, with the flags :meth:`open` took)."""
         return self._state.settings
 
+    @settings.setter
+    def settings(self, value: Settings) -> None:
+        # A library user's own change, taken by the next sync (which records it) and
+        # resolved into a new chunking once.
+        self._state.settings = value
+
     @property
     def url(self) -> str | None:
         """The Qdrant server holding the points, or None for the embedded engine."""

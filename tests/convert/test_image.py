@@ -1,0 +1,167 @@
+"""Images read by OCR: each frame a page, located; no OCR, no text, a damaged picture or a
+decompression bomb named with why — never an empty document."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from narezka.convert import image, locate, ocr
+from narezka.convert.image import convert_image
+from narezka.errors import ConvertError, NoTextLayerError, UnsafeFileError
+
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+
+def _picture(lines: list[str], size: tuple[int, int] = (1400, 400)) -> Image.Image:
+    picture = Image.new("L", size, 255)
+    if lines:
+        draw = ImageDraw.Draw(picture)
+        font = ImageFont.truetype(str(DEJAVU), 40) if DEJAVU.exists() else None
+        for n, line in enumerate(lines):
+            draw.text((60, 60 + 70 * n), line, font=font, fill=0)
+    return picture
+
+
+def _save(frames: list[Image.Image], fmt: str) -> bytes:
+    out = io.BytesIO()
+    frames[0].save(out, format=fmt, save_all=len(frames) > 1, append_images=frames[1:])
+    return out.getvalue()
+
+
+class _FakeTesseract:
+    """Stands in for tesseract: answers each page with the lines it is given, and records
+    the size of each image it was sent."""
+
+    def __init__(self, answers: list[list[str] | Exception]) -> None:
+        self.answers = answers
+        self.sizes: list[tuple[int, int]] = []
+        self.pgms: list[bytes] = []
+
+    def __call__(self, pgm: bytes, exe: str, languages: str) -> list[ocr.OcrLine]:
+        head = pgm.split(b"\n", 3)
+        width, height = (int(v) for v in head[1].split())
+        assert len(head[3]) == width * height  # a whole grey PGM
+        self.sizes.append((width, height))
+        self.pgms.append(head[3])
+        answer = self.answers[len(self.sizes) - 1]
+        if isinstance(answer, Exception):
+            raise answer
+        return [
+            ocr.OcrLine(t, 0, 10 * n, 100, 10 * n + 9, (1, n // 2)) for n, t in enumerate(answer)
+        ]
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> _FakeTesseract:
+    reader = _FakeTesseract([])
+    monkeypatch.setattr(ocr, "engine", lambda env=None: ("tesseract", "rus+eng"))
+    monkeypatch.setattr(ocr, "available", lambda env=None: "tesseract rus+eng")
+    monkeypatch.setattr(ocr, "recognise", reader)
+    return reader
+
+
+def test_each_tiff_frame_is_a_located_page(fake: _FakeTesseract) -> None:
+    fake.answers = [["Первая страница", "продолжение", "второй абзац"], ["Вторая страница"]]
+    data = _save([_picture([]), _picture([])], "TIFF")
+    result = convert_image(data, "scan.tiff")
+    assert result.markdown == ("Первая страница\nпродолжение\n\nвторой абзац\n\nВторая страница\n")
+    for needle, page in (("продолжение", 1), ("второй абзац", 1), ("Вторая", 2)):
+        start = result.markdown.index(needle)
+        found = locate(result.provenance, start, start + 1)
+        assert found is not None and found[0].page == page
+    assert result.meta["pages"] == 2 and "notes" not in result.meta
+
+
+def test_a_page_ocr_fails_on_or_finds_empty_is_named(fake: _FakeTesseract) -> None:
+    fake.answers = [OSError("tesseract failed: bad image"), [], ["Текст"]]
+    data = _save([_picture([]) for _ in range(3)], "TIFF")
+    result = convert_image(data, "scan.tif")
+    assert result.markdown == "Текст\n"
+    assert result.meta["notes"] == [
+        "page 1: tesseract failed: bad image",
+        "page 2: OCR found no text",
+    ]
+
+
+def test_ocr_timeout_and_nothing_found_are_named(fake: _FakeTesseract) -> None:
+    fake.answers = [subprocess.TimeoutExpired("tesseract", 300)]
+    with pytest.raises(NoTextLayerError, match=r"found no text in 1 page\(s\): page 1: OCR ran"):
+        convert_image(_save([_picture([])], "PNG"), "blank.png")
+
+
+def test_a_large_image_is_scaled_to_the_ocr_budget(
+    fake: _FakeTesseract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ocr, "MAX_PIXELS", 10_000)
+    fake.answers = [["x"], ["x"]]
+    for fmt in ("PNG", "JPEG"):
+        convert_image(_save([_picture([], (1000, 500))], fmt), f"big.{fmt.lower()}")
+    for width, height in fake.sizes:
+        assert width * height <= 10_000 and width >= 2 * height - 2
+
+
+def test_without_ocr_an_image_is_named_not_indexed_empty(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NAREZKA_OCR", "off")
+    with pytest.raises(NoTextLayerError, match=r"scan\.png: image not read: no OCR available"):
+        convert_image(_save([_picture(["Текст"])], "PNG"), "scan.png")
+
+
+def test_damaged_image_is_named(fake: _FakeTesseract) -> None:
+    with pytest.raises(ConvertError, match="not a readable image"):
+        convert_image(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40, "broken.png")
+    truncated = _save([_picture([])], "PNG")[:200]
+    with pytest.raises(ConvertError, match="cannot be decoded"):
+        convert_image(truncated, "cut.png")
+
+
+@pytest.mark.parametrize("pixels", [1_500, 10_000])  # Pillow's warning zone, its error zone
+def test_decompression_bombs_are_refused_undecoded(
+    fake: _FakeTesseract, monkeypatch: pytest.MonkeyPatch, pixels: int
+) -> None:
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1_000)
+    side = int(pixels**0.5)
+    with pytest.raises(UnsafeFileError, match="decompression bomb"):
+        convert_image(_save([_picture([], (side, side))], "PNG"), "bomb.png")
+    assert fake.sizes == []
+
+
+def test_frames_beyond_the_cap_are_named(
+    fake: _FakeTesseract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(image, "MAX_FRAMES", 2)
+    fake.answers = [["a"], ["b"], ["c"]]
+    result = convert_image(_save([_picture([]) for _ in range(3)], "TIFF"), "many.tiff")
+    assert result.markdown == "a\n\nb\n" and len(fake.sizes) == 2
+    assert result.meta["notes"] == ["pages after the first 2 not read"]
+
+
+needs_tesseract = pytest.mark.skipif(
+    ocr.engine() is None or "rus" not in ocr.available() or not DEJAVU.exists(),
+    reason="tesseract-ocr with Russian data and DejaVu fonts are not installed",
+)
+
+
+@needs_tesseract
+def test_real_ocr_reads_russian_text_from_a_png() -> None:
+    data = _save([_picture(["Возврат товара в течение", "14 календарных дней."])], "PNG")
+    text = " ".join(convert_image(data, "scan.png").markdown.split())
+    assert "Возврат товара в течение 14 календарных дней." in text
+
+
+def test_transparent_images_are_read_on_white(fake: _FakeTesseract) -> None:
+    fake.answers = [["x"], ["x"]]
+    logo = Image.new("RGBA", (40, 20), (0, 0, 0, 0))  # black, wholly transparent
+    palette = Image.new("P", (40, 20), 0)
+    palette.info["transparency"] = b"\x00"
+    for picture in (logo, palette):
+        convert_image(_save([picture], "PNG"), "logo.png")
+    for width, height in fake.sizes:
+        assert (width, height) == (40, 20)
+    assert len(fake.pgms) == 2 and all(set(p) == {255} for p in fake.pgms)

@@ -1,0 +1,118 @@
+"""Mails and images through ``convert`` and a chunk run: the suffixes are read, attachments of
+any readable kind are converted (mails in mails, images), and a mail's headers reach every
+chunk's metadata."""
+
+from __future__ import annotations
+
+import email.policy
+import io
+import json
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from narezka.cli import cli
+from narezka.convert import SUFFIXES, convert, ocr
+from narezka.discover.kinds import unread_type
+
+
+def _mail(subject: str, body: str) -> EmailMessage:
+    msg = EmailMessage(policy=email.policy.SMTP)
+    msg["Subject"] = subject
+    msg["From"] = "Анна <anna@example.ru>"
+    msg["To"] = "team@example.ru"
+    msg["Date"] = "Tue, 14 May 2024 10:30:00 +0300"
+    msg.set_content(body)
+    return msg
+
+
+def test_mail_and_image_suffixes_are_read() -> None:
+    for suffix in (".eml", ".msg", ".png", ".jpg", ".jpeg", ".tif", ".tiff"):
+        assert suffix in SUFFIXES
+    assert unread_type("old.eml") is None and unread_type("old.msg") is None
+
+
+def test_an_eml_file_attached_as_a_file_and_an_image_are_converted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from PIL import Image
+
+    monkeypatch.setattr(ocr, "engine", lambda env=None: ("tesseract", "rus+eng"))
+    monkeypatch.setattr(
+        ocr, "recognise", lambda *_: [ocr.OcrLine("Текст со скана", 0, 0, 9, 9, (1, 1))]
+    )
+    png = io.BytesIO()
+    Image.new("L", (30, 10), 255).save(png, format="PNG")
+    outer = _mail("Пересылка", "Смотри вложения.\n")
+    inner = bytes(_mail("Исходное", "Текст исходного письма.\n"))
+    outer.add_attachment(inner, maintype="application", subtype="octet-stream", filename="old.eml")
+    outer.add_attachment(png.getvalue(), maintype="image", subtype="png", filename="scan.png")
+    result = convert(bytes(outer), ".eml", "m.eml")
+    text = result.markdown
+    assert "## old.eml" in text and "Текст исходного письма." in text
+    assert "## scan.png\n\nТекст со скана" in text
+    spans = {s.where for s in result.provenance}
+    assert any(w.element == "scan.png" and w.page == 1 for w in spans)
+    # The attached file's own front matter is not a second front matter: it is inside a section.
+    assert text.count("\n---\n") >= 1 and text.startswith("---\n")
+
+
+def test_headers_reach_every_chunk(tmp_path: Path) -> None:
+    body = "\n\n".join(f"Абзац номер {n}: " + "слово " * 40 for n in range(30))
+    (tmp_path / "m.eml").write_bytes(bytes(_mail("Отчёт за май", body)))
+    run = CliRunner().invoke(
+        cli, ["chunk", str(tmp_path), "--format", "jsonl", "--size", "400", "--unit", "chars"]
+    )
+    assert run.exit_code == 0, run.output
+    chunks = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    assert len(chunks) > 3
+    for chunk in chunks:
+        assert chunk["meta"]["from"] == "Анна <anna@example.ru>"
+        assert chunk["meta"]["subject"] == "Отчёт за май"
+        assert chunk["meta"]["date"] == "2024-05-14T10:30:00+03:00"
+        assert "anna@example.ru" not in chunk["text"]  # the headers are metadata, not body
+
+
+def test_images_are_read_only_when_included_and_named_without_ocr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PIL import Image
+
+    monkeypatch.setenv("NAREZKA_OCR", "off")
+    (tmp_path / "a.md").write_text("# Заметка\n\nТекст.\n", encoding="utf-8")
+    Image.new("L", (30, 10), 255).save(tmp_path / "scan.png")
+    quiet = CliRunner().invoke(cli, ["chunk", str(tmp_path), "--format", "jsonl"])
+    assert quiet.exit_code == 0 and "scan.png" not in quiet.output  # screenshots: not by default
+    named = CliRunner().invoke(
+        cli, ["chunk", str(tmp_path), "--format", "jsonl", "--include", "**/*.png"]
+    )
+    assert "scan.png: image not read: no OCR available" in named.output
+
+
+@pytest.mark.skipif(ocr.engine() is None, reason="tesseract is not installed")
+def test_a_mail_whose_images_went_unread_is_read_again_once_ocr_is_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PIL import Image
+
+    from narezka.convert.cache import ConvertCache
+    from narezka.convert.capability import LACKS_OCR, lacking
+
+    png = io.BytesIO()
+    Image.new("L", (30, 10), 255).save(png, format="PNG")
+    msg = _mail("Скан", "Скан во вложении.\n")
+    msg.add_attachment(png.getvalue(), maintype="image", subtype="png", filename="scan.png")
+    raw = bytes(msg)
+    monkeypatch.setenv("NAREZKA_OCR", "off")
+    # The cache converts in a child process: the real tesseract, switched by the environment.
+    with ConvertCache(tmp_path / "c.sqlite", redact=False) as cache:
+        first = cache.convert(raw, ".eml", "m.eml")
+        assert lacking(first.meta) == LACKS_OCR
+        assert "no OCR available" in first.meta["notes"][0]
+        assert cache.convert(raw, ".eml", "m.eml") == first and cache.misses == 1
+        monkeypatch.delenv("NAREZKA_OCR")
+        again = cache.convert(raw, ".eml", "m.eml")
+        assert cache.misses == 2 and lacking(again.meta) == ""
+        assert "found no text" in again.meta["notes"][0]  # a blank picture: tesseract read it
