@@ -135,6 +135,12 @@ def test_children_get_the_parents_variables_and_lent_ones_go_away(
     with environment.lend({"NAREZKA_TEST_MESSAGE": "once"}):
         assert environment.take("NAREZKA_TEST_MESSAGE") == "once"
         assert environment.take("NAREZKA_TEST_MESSAGE") == ""
+    # A converter child takes its parent's variables over, and sees them at once.
+    parent = environment.for_child()
+    parent.pop("NAREZKA_OCR")
+    assert environment.current().ocr is False
+    environment.adopt(parent)  # monkeypatch puts NAREZKA_OCR back as it was
+    assert environment.current().ocr is True
 
 
 def _settings_writes(root: Path) -> list[str]:
