@@ -143,3 +143,24 @@ def test_a_broken_xlsm_is_named_and_the_run_goes_on(tmp_path: Path) -> None:
 def test_an_unknown_suffix_is_a_clear_error() -> None:
     with pytest.raises(ConvertError, match=r"notes\.rtf: no converter for '\.rtf' files"):
         convert(b"{\\rtf1}", ".rtf", "notes.rtf")
+
+
+SAMPLE_PLACE = {"page_start": 2, "page_end": 3, "slide": 4, "sheet": "Прайс", "element": "p7"}
+NO_PLACE_YET = {"CSV", "TSV"}
+"""Formats whose hits have no place finer than the file yet (one unnamed sheet; rows are not
+located): their ``where`` is empty, and the documents say so."""
+
+
+@pytest.mark.parametrize("row", FORMATS, ids=lambda f: f.name)
+def test_every_row_says_where_from_its_own_keys(row: object) -> None:
+    from narezka.formats import Format
+
+    assert isinstance(row, Format)
+    own = {key: SAMPLE_PLACE[key] for key in row.keys}
+    if row.name in NO_PLACE_YET:
+        # What their converter records: the one sheet, unnamed.
+        assert row.where({"sheet": ""}, ()) == ""
+    else:
+        assert row.where(own, ("Доставка",)), f"{row.name} hits say nothing of where they lie"
+        # What it says comes from its own keys: without them only the heading path is left.
+        assert row.where({}, ()) == ""
