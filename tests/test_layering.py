@@ -108,7 +108,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("split",),
     ("embed",),
     ("enrich",),
-    ("config",),
+    ("config", "sources"),
     ("store",),
     ("search", "evaluate"),
     ("runs",),

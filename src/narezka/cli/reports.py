@@ -80,6 +80,7 @@ def print_index_report(report: IndexReport, settings_from: str | None = None) ->
         *_context_rows(report),
         ("Time", times(report.seconds)),
         ("Embedder", report.embedder),
+        *([("Source", source_line(report.source))] if report.source else []),
         *([("Settings from", settings_from)] if settings_from else []),
         ("Skipped files", str(len(report.skipped))),
     ]
@@ -129,6 +130,16 @@ def summary(report: IndexReport) -> str:
         + (f", {describe_unread(report.not_read, shown=0)}" if report.not_read else "")
         + f"; {_seconds(report.seconds['total'])} s wall"
         + _context_summary(report.context)
+        + (f"; {source_line(report.source)}" if report.source else "")
+    )
+
+
+def source_line(done: dict[str, Any]) -> str:
+    """What a source's refresh did, in one phrase: its version and the files it touched."""
+    return (
+        f"{done['spec']} at {str(done['version'])[:12]}: {len(done['fetched'])} fetched "
+        f"({done['fetched_bytes']} bytes), {len(done['moved'])} moved, "
+        f"{len(done['deleted'])} removed"
     )
 
 

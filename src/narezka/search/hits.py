@@ -71,6 +71,9 @@ class Hit:
     query, mode or k (:mod:`narezka.search.relevance`); ``score`` only orders one list."""
     signals: Signals | None = None
     """The raw per-hit signals ``relevance`` was computed from."""
+    link: str | None = None
+    """The URL a reader opens for an index of a source: a repository's file at the indexed
+    commit and lines (None for a folder's index, whose ``url`` is the file's)."""
 
     @property
     def breadcrumb(self) -> str:
@@ -114,6 +117,7 @@ class Hit:
             # Where a converted file's hit lies in its original (null for Markdown).
             "where": self.where or None,
             **{key: self.payload.get(key) for key in ORIGIN_KEYS},
+            **({"link": self.link} if self.link is not None else {}),
         }
 
     @property
