@@ -272,8 +272,8 @@ class Index:
         :class:`~narezka.sources.Source`): each sync stages it into narezka's cache first,
         and the index lives beside it there unless ``store`` says otherwise."""
         source = None
-        if isinstance(corpus, str) and is_source_spec(corpus):
-            source = open_source(corpus)
+        if isinstance(corpus, str | Path) and is_source_spec(corpus):
+            source = open_source(str(corpus))
         elif not isinstance(corpus, str | Path):
             source = corpus
         if source is not None:

@@ -20,12 +20,21 @@ from narezka.sources.base import (
     split_credentials,
     strip_credentials,
 )
+from narezka.sources.folder import FolderSource
 from narezka.sources.git import GIT_PREFIX, GitSource
 from narezka.sources.links import check_template, line_span
+from narezka.sources.several import (
+    SEVERAL_PREFIX,
+    SeveralSources,
+    several_from_config,
+    several_from_record,
+)
 
 __all__ = [
+    "FolderSource",
     "GitSource",
     "Refresh",
+    "SeveralSources",
     "Source",
     "SourceUnavailableError",
     "cache_root",
@@ -41,9 +50,11 @@ __all__ = [
 
 
 def is_source_spec(text: str | Path) -> bool:
-    """Whether ``text`` names a source rather than a folder: ``git+…`` or an ``http(s)``
-    URL."""
-    return isinstance(text, str) and text.startswith((GIT_PREFIX, "http://", "https://"))
+    """Whether ``text`` names a source rather than a folder: ``git+…``, an ``http(s)`` URL,
+    or a ``narezka.toml`` file that names several (``[[sources]]``)."""
+    if isinstance(text, str) and text.startswith((GIT_PREFIX, "http://", "https://")):
+        return True
+    return Path(text).name == "narezka.toml" and Path(text).is_file()
 
 
 def open_source(
@@ -58,6 +69,10 @@ def open_source(
             raise ConfigError(str(exc)) from None
     if spec.startswith(GIT_PREFIX):
         return GitSource(spec, link_template=link_template, cache=cache)
+    if spec.startswith(SEVERAL_PREFIX) or Path(spec).name == "narezka.toml":
+        if link_template is not None:
+            raise ConfigError(f"{spec}: each [[sources]] table sets its own link_template")
+        return several_from_config(Path(spec.removeprefix(SEVERAL_PREFIX)), cache)
     raise ConfigError(
         f"{strip_credentials(spec)}: sites are not read yet; a git repository is "
         "git+https://host/org/repo@branch, a folder is its path"
@@ -68,6 +83,8 @@ def source_from_record(record: Mapping[str, Any] | None, where: str) -> Source |
     """The source an index recorded (None: a folder's index), at the commit it staged."""
     if record is None:
         return None
+    if isinstance(record, Mapping) and record.get("kind") == "several":
+        return several_from_record(record, where)
     if not isinstance(record, Mapping) or record.get("kind") != "git":
         raise ConfigError(f"{where}: the recorded source {record!r} is not one narezka reads")
     spec, template = record.get("spec"), record.get("link_template")

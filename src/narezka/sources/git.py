@@ -81,8 +81,11 @@ class GitSource:
 
     def __init__(
         self, spec: str, *, link_template: str | None = None, cache: Path | None = None,
-        fetch: bool | None = None,
+        fetch: bool | None = None, home: Path | None = None, staging: Path | None = None,
     ) -> None:  # fmt: skip
+        """``home``: the source's own folder (default: one under the cache named by the
+        spec), ``staging`` the folder it stages into (default ``home/tree``; a member of
+        several sources gets its part of theirs)."""
         location, self.ref = parse_git_spec(spec)
         self._url, user, password = split_credentials(location)
         self._auth = (user or "", password or "") if user or password else None
@@ -92,7 +95,8 @@ class GitSource:
         if local and "://" not in self._url:
             self._url = str(Path(self._url).expanduser().resolve())
         self._spec = GIT_PREFIX + self._url + (f"@{self.ref}" if self.ref else "")
-        self.home = source_dir(self._spec, cache)
+        self.home = home if home is not None else source_dir(self._spec, cache)
+        self._staging = staging if staging is not None else self.home / STAGING_DIRNAME
         self.link_template = link_template
         self.commit: str | None = None
 
@@ -102,7 +106,7 @@ class GitSource:
 
     @property
     def staging(self) -> Path:
-        return self.home / STAGING_DIRNAME
+        return self._staging
 
     def _repo(self) -> Path:
         if self._fetch:
@@ -314,6 +318,7 @@ class GitSource:
         return data
 
     def _save_state(self, state: Mapping[str, Any]) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
         path = self.home / STATE_FILE
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
