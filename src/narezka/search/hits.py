@@ -28,15 +28,22 @@ class Filter:
     path: str | None = None
     """A glob over the file's path inside the corpus, e.g. ``products/**``."""
     include_archived: bool = False
+    tag: str | None = None
+    """A tag the note carries (front matter ``tags``, or an Obsidian ``#tag``), without
+    ``#``; compared case-insensitively, as Obsidian does."""
 
     def __post_init__(self) -> None:
         if self.path is not None:
             compile_glob(self.path)  # a malformed or too long glob fails here, not mid-search
+        if self.tag is not None:
+            object.__setattr__(self, "tag", self.tag.strip().lstrip("#").lower() or None)
 
     def store_filter(self) -> StoreFilter:
         """The part the store evaluates itself (the path glob is applied to candidates)."""
         fields = (("zone", self.zone), ("project", self.project), ("category", self.category))
         must = tuple(Eq(name, value) for name, value in fields if value)
+        if self.tag:  # tags is a list: Eq holds when it contains the tag
+            must += (Eq("tags", self.tag),)
         must_not = () if self.include_archived else (Eq("archived", True),)
         return StoreFilter(must, must_not)
 
