@@ -192,3 +192,25 @@ def test_a_bad_spec_is_a_config_error_without_credentials(spec: str) -> None:
 def test_a_bad_link_template_is_refused_before_anything_runs() -> None:
     with pytest.raises(ConfigError, match="unknown field"):
         open_source("git+/tmp/r", link_template="https://h/{sha}/{path}")
+
+
+def test_a_refresh_stopped_half_way_leaves_nothing_it_cannot_remove(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    source = GitSource(f"git+{repo}")
+    real = source._write
+
+    def crash(*args: object, **kwargs: object) -> int:
+        real(*args, **kwargs)  # type: ignore[arg-type]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(source, "_write", crash)
+    with pytest.raises(KeyboardInterrupt):
+        source.refresh()  # the files are written, the final state never saved
+    monkeypatch.undo()
+    git(repo, "rm", "--quiet", "README.md")
+    git(repo, "commit", "--quiet", "-m", "gone")
+    done = source.refresh()
+    assert "README.md" in done.deleted
+    assert not (source.staging / "README.md").exists()

@@ -58,6 +58,7 @@ def test_tags_are_filterable_and_stored_on_each_chunk(tmp_path: Path) -> None:
     assert list(none) == [] and len({h.file_path for h in every}) == 2
     assert tea[0].payload["tags"] == ["напитки", "китай"]
     assert tea[0].text in (vault / "Чай.md").read_text(encoding="utf-8")
+    assert tea[0].link == "obsidian://open?vault=vault&file=%D0%A7%D0%B0%D0%B9"
 
 
 def test_the_command_line_filters_by_tag(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from narezka.config import load_rules
+from narezka.discover.vault import is_vault
 from narezka.diskspace import create_needs, ensure_free
 from narezka.embed import CachedEmbedder, Embedder, get_embedder, signal_embedder
 from narezka.embed.rescore import RescoreModel, rescore_model
@@ -69,7 +70,7 @@ from narezka.index.sharing import (
     room_to_merge,
     writable,
 )
-from narezka.index.sourced import refresh, with_links
+from narezka.index.sourced import refresh, vault_links, with_links
 from narezka.index.syncing import (
     IndexReport,
     Progress,
@@ -738,6 +739,8 @@ class Index:
             )
         if found and self.source is not None:
             found = with_links(found, self.source, self.corpus)
+        elif found and is_vault(self.corpus):
+            found = vault_links(found, self.corpus)
         return Hits(found, best, floor)
 
     def get(self, chunk_id: str) -> Hit | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 from narezka.index.syncing import IndexReport
 from narezka.search import Hit
@@ -41,6 +42,16 @@ def with_links(hits: Sequence[Hit], source: Source, corpus: Path) -> list[Hit]:
         lines = line_span(text, hit.start, hit.end) if exact and text is not None else None
         linked.append(dataclasses.replace(hit, link=source.link(hit.file_path, lines)))
     return linked
+
+
+def vault_links(hits: Sequence[Hit], vault: Path) -> list[Hit]:
+    """``hits`` of an Obsidian vault with the link that opens the note in Obsidian
+    (``obsidian://open?vault=NAME&file=PATH``, the note's path without ``.md``)."""
+    base = f"obsidian://open?vault={quote(vault.resolve().name, safe='')}&file="
+    return [
+        dataclasses.replace(h, link=base + quote(h.file_path.removesuffix(".md"), safe=""))
+        for h in hits
+    ]
 
 
 def _text(path: Path) -> str | None:

@@ -135,6 +135,10 @@ class GitSource:
             staged[new] = staged.pop(old)
             todo.pop(new)
             gone.remove(old)
+        # Named before they are written: a refresh stopped half-way leaves no file in the
+        # folder that the state does not list, so a later one can still remove it.
+        pending = {**staged, **{p: staged.get(p, "") for p in todo}}
+        self._save_state({"spec": self._spec, "commit": state.get("commit"), "files": pending})
         fetched = self._write(todo, staged, warnings)
         for path in gone:
             # Only a file this source wrote (listed in its state) is ever removed.
