@@ -90,3 +90,15 @@ def test_attachment_settings_that_name_no_folder_exclude_nothing(tmp_path: Path)
     (tmp_path / "bad" / ".obsidian").mkdir(parents=True)
     (tmp_path / "bad" / ".obsidian" / "app.json").write_text("{not json", encoding="utf-8")
     assert vault_excludes(tmp_path / "bad") == ()
+
+
+def test_front_matter_tags_filter_in_any_folder_whatever_their_case(tmp_path: Path) -> None:
+    corpus = tmp_path / "kb"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("---\ntags: [Чай, '#Улун']\n---\n# A\n\nулун\n", "utf-8")
+    (corpus / "b.md").write_text("# B\n\nулун #чай\n", "utf-8")  # not a vault: no inline tags
+    with Index.create(corpus, SETTINGS) as index:
+        index.sync()
+        found = index.search("улун", mode="bm25", filters=Filter(tag="ЧАЙ"))
+    assert [h.file_path for h in found] == ["a.md"]
+    assert found[0].payload["tags"] == ["чай", "улун"] and found[0].link is None

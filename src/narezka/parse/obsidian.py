@@ -75,13 +75,18 @@ def wikilinks(text: str) -> list[WikiLink]:
 def inline_tags(text: str) -> list[str]:
     """The ``#tags`` of ``text`` outside code and links, lowercased, first seen first."""
     plain = _LINK.sub(lambda m: " " * len(m.group(0)), _blank_code(text))
-    return list(dict.fromkeys(m["tag"].lower().rstrip("/") for m in _TAG.finditer(plain)))
+    return list(dict.fromkeys(normalize_tag(m["tag"]) for m in _TAG.finditer(plain)))
 
 
 def callouts(text: str) -> Iterator[tuple[str, str, int]]:
     """``(kind, title, offset)`` of each callout (``> [!note] Title``) outside code."""
     for m in _CALLOUT.finditer(_blank_code(text)):
         yield m["kind"].lower(), m["title"].strip(), m.start()
+
+
+def normalize_tag(tag: str) -> str:
+    """A tag as it is stored and compared: without ``#`` or a trailing ``/``, lowercased."""
+    return tag.strip().lstrip("#").rstrip("/").lower()
 
 
 def _names(value: Any) -> list[str]:
@@ -98,7 +103,7 @@ def note_meta(meta: Mapping[str, Any], body: str) -> dict[str, Any]:
     """What a note adds to its chunks' metadata: ``tags`` (front matter and inline, without
     ``#``, lowercased, deduplicated), ``aliases``, and the note's ``links`` (wikilink targets,
     embeds included, in order)."""
-    tags = [t.lstrip("#").lower() for t in _names(meta.get("tags", meta.get("tag")))]
+    tags = [normalize_tag(t) for t in _names(meta.get("tags", meta.get("tag")))]
     tags += inline_tags(body)
     aliases = [a.strip() for a in re.split(r",", meta["aliases"])] if isinstance(
         meta.get("aliases"), str

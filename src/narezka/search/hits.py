@@ -10,6 +10,7 @@ from typing import Any
 from narezka.enrich.anchors import anchor_for
 from narezka.enrich.payload import ORIGIN_KEYS, Payload
 from narezka.globs import compile_glob, glob_matches
+from narezka.parse.obsidian import normalize_tag
 from narezka.search.relevance import Signals
 from narezka.store import Eq, StoredHit
 from narezka.store import Filter as StoreFilter
@@ -36,7 +37,7 @@ class Filter:
         if self.path is not None:
             compile_glob(self.path)  # a malformed or too long glob fails here, not mid-search
         if self.tag is not None:
-            object.__setattr__(self, "tag", self.tag.strip().lstrip("#").lower() or None)
+            object.__setattr__(self, "tag", normalize_tag(self.tag) or None)
 
     def store_filter(self) -> StoreFilter:
         """The part the store evaluates itself (the path glob is applied to candidates)."""
