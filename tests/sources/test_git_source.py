@@ -143,8 +143,11 @@ def test_a_missing_repository_or_ref_is_named(tmp_path: Path) -> None:
     with pytest.raises(SourceUnavailableError, match="no such repository"):
         GitSource(f"git+{tmp_path / 'nowhere'}").refresh()
     repo = make_repo(tmp_path / "repo", FILES)
-    with pytest.raises(SourceUnavailableError, match=str(repo)):
-        GitSource(f"git+{repo}@no-such-branch").refresh()
+    with pytest.raises(SourceUnavailableError, match="no branch, tag or commit 'nope'"):
+        GitSource(f"git+{repo}@nope").refresh()
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(SourceUnavailableError, match="not a git repository"):
+        GitSource(f"git+{tmp_path / 'plain'}").refresh()
 
 
 def test_git_not_installed_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -214,3 +217,26 @@ def test_a_refresh_stopped_half_way_leaves_nothing_it_cannot_remove(
     done = source.refresh()
     assert "README.md" in done.deleted
     assert not (source.staging / "README.md").exists()
+
+
+def test_a_folder_that_becomes_a_file_and_back_is_staged(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"notes/a.md": "# a\n", "b.md": "# b\n"})
+    source = GitSource(f"git+{repo}")
+    source.refresh()
+    git(repo, "rm", "--quiet", "-r", "notes", "b.md")
+    commit(repo, {"notes": "# now a file\n", "b.md/c.md": "# now a folder\n"}, "swap")
+    done = source.refresh()
+    assert staged(source) == {"notes": "# now a file\n", "b.md/c.md": "# now a folder\n"}
+    assert sorted(done.deleted) == ["b.md", "notes/a.md"]
+
+
+def test_a_rename_whose_staged_copy_went_missing_is_read_again(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    source = GitSource(f"git+{repo}")
+    source.refresh()
+    (source.staging / "README.md").unlink()  # the staging folder lost it somehow
+    git(repo, "mv", "README.md", "ПРОЧТИ.md")
+    commit(repo, {}, "rename")
+    done = source.refresh()
+    assert done.moved == () and done.fetched == ("ПРОЧТИ.md",)
+    assert staged(source)["ПРОЧТИ.md"] == FILES["README.md"]

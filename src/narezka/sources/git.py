@@ -129,23 +129,31 @@ class GitSource:
         todo = {p: e for p, e in wanted.items() if staged.get(p) != e.sha}
         moved = self._moves(state.get("commit"), commit, todo, gone, staged)
         for old, new in moved:
-            target = self.staging / new
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(self.staging / old, target)
-            staged[new] = staged.pop(old)
-            todo.pop(new)
             gone.remove(old)
-        # Named before they are written: a refresh stopped half-way leaves no file in the
-        # folder that the state does not list, so a later one can still remove it.
-        pending = {**staged, **{p: staged.get(p, "") for p in todo}}
-        self._save_state({"spec": self._spec, "commit": state.get("commit"), "files": pending})
-        fetched = self._write(todo, staged, warnings)
+            staged.pop(old)
+            if (self.staging / old).is_file() and not (self.staging / new).exists():
+                target = self.staging / new
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(self.staging / old, target)
+                staged[new] = todo.pop(new).sha
+                self._prune_dirs(old)
+            else:  # the staged copy is not where the state says: read it again
+                gone.append(old)
+                staged[old] = ""
+        moved = [(old, new) for old, new in moved if new not in todo]
+        # Removals first: a folder that became a file (or a file a folder) upstream is free
+        # before the new one is written.
         for path in gone:
             # Only a file this source wrote (listed in its state) is ever removed.
             with contextlib.suppress(FileNotFoundError):
                 (self.staging / path).unlink()
             staged.pop(path)
             self._prune_dirs(path)
+        # Named before they are written: a refresh stopped half-way leaves no file in the
+        # folder that the state does not list, so a later one can still remove it.
+        pending = {**staged, **{p: staged.get(p, "") for p in todo}}
+        self._save_state({"spec": self._spec, "commit": state.get("commit"), "files": pending})
+        fetched = self._write(todo, staged, warnings)
         self.commit = commit
         self._save_state({"spec": self._spec, "commit": commit, "files": staged})
         if self._fetch:
@@ -175,7 +183,14 @@ class GitSource:
         if not self._repo().exists():
             raise SourceUnavailableError(self._spec, "no such repository")
         want = self.ref or "HEAD"
-        return self._git("rev-parse", "--verify", "--quiet", f"{want}^{{commit}}").decode().strip()
+        self._git("rev-parse", "--git-dir")  # not a repository: git says so, by name
+        try:
+            found = self._git("rev-parse", "--verify", "--quiet", f"{want}^{{commit}}")
+        except SourceUnavailableError:
+            raise SourceUnavailableError(
+                self._spec, f"no branch, tag or commit {want!r} in the repository"
+            ) from None
+        return found.decode().strip()
 
     def _list(self, commit: str) -> dict[str, _Entry]:
         out = self._git("ls-tree", "-r", "-l", "-z", "--full-tree", commit)
