@@ -96,7 +96,8 @@ def test_the_command_line_indexes_and_searches_a_git_url(tmp_path: Path) -> None
     ("args", "said"),
     [
         (["index", "git+/no/such/repo"], "no such repository"),
-        (["index", "https://example.org/docs"], "sites are not read yet"),
+        (["index", "http://127.0.0.1:9/docs/"], "http://127.0.0.1:9/docs/: "),
+        (["index", "ftp://host/x"], "ftp://host/x: no such file or directory"),
         (["index", "git+/r", "--link-template", "{oops}"], "unknown field"),
         (["search", "чай", "--store", "git+/never/indexed"], "no narezka index of"),
     ],

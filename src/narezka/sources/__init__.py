@@ -1,5 +1,6 @@
-"""Sources: corpora that are not a plain folder (a git repository today), each staged into a
-folder inside narezka's cache that the index syncs like any corpus (:mod:`.base` says how).
+"""Sources: corpora that are not a plain folder (a git repository, a web site, several of
+them named in a ``narezka.toml``), each staged into a folder inside narezka's cache that the
+index syncs like any corpus (:mod:`.base` says how).
 
 ``open_source(spec)`` makes one from what the user typed (``git+https://…@branch``,
 ``git+file:///…``, ``git+PATH``); ``source_from_record`` re-opens the one an index recorded.
@@ -29,12 +30,14 @@ from narezka.sources.several import (
     several_from_config,
     several_from_record,
 )
+from narezka.sources.site import SiteSource
 
 __all__ = [
     "FolderSource",
     "GitSource",
     "Refresh",
     "SeveralSources",
+    "SiteSource",
     "Source",
     "SourceUnavailableError",
     "cache_root",
@@ -73,9 +76,13 @@ def open_source(
         if link_template is not None:
             raise ConfigError(f"{spec}: each [[sources]] table sets its own link_template")
         return several_from_config(Path(spec.removeprefix(SEVERAL_PREFIX)), cache)
+    if spec.startswith(("http://", "https://")):
+        if link_template is not None:
+            raise ConfigError(f"{strip_credentials(spec)}: a site's pages link to themselves")
+        return SiteSource(spec, cache=cache)
     raise ConfigError(
-        f"{strip_credentials(spec)}: sites are not read yet; a git repository is "
-        "git+https://host/org/repo@branch, a folder is its path"
+        f"{strip_credentials(spec)}: not a source narezka reads (a folder's path, "
+        "git+https://host/org/repo@branch, https://site/docs/, or a narezka.toml)"
     )
 
 
@@ -85,6 +92,8 @@ def source_from_record(record: Mapping[str, Any] | None, where: str) -> Source |
         return None
     if isinstance(record, Mapping) and record.get("kind") == "several":
         return several_from_record(record, where)
+    if isinstance(record, Mapping) and record.get("kind") == "site":
+        return SiteSource(str(record.get("spec")))
     if not isinstance(record, Mapping) or record.get("kind") != "git":
         raise ConfigError(f"{where}: the recorded source {record!r} is not one narezka reads")
     spec, template = record.get("spec"), record.get("link_template")
