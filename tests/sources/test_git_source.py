@@ -185,11 +185,11 @@ def test_specs_parse_into_location_and_ref(spec: str, location: str, ref: str | 
     assert parse_git_spec(spec) == (location, ref)
 
 
-@pytest.mark.parametrize("spec", ["git+", "git+https://host/org/repo@", "https://x@y/z"])
+@pytest.mark.parametrize("spec", ["git+", "git+https://host/org/repo@", "ftp://x:pw@y/z"])
 def test_a_bad_spec_is_a_config_error_without_credentials(spec: str) -> None:
     with pytest.raises(ConfigError) as caught:
         open_source(spec)
-    assert "x@" not in str(caught.value)
+    assert "x@" not in str(caught.value) and "pw" not in str(caught.value)
 
 
 def test_a_bad_link_template_is_refused_before_anything_runs() -> None:
