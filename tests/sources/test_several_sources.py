@@ -79,6 +79,8 @@ def test_a_member_taken_out_of_the_file_leaves_the_index(tmp_path: Path) -> None
         ("", "no [[sources]] tables"),
         ('[[sources]]\ngit = "x"\n', "#1: name must be"),
         ('[[sources]]\nname = "a"\n', "#1 (a): give exactly one of"),
+        ('[[sources]]\nname = "a"\nsite = "https://h/"\npath = "."\n', "exactly one of"),
+        ('[[sources]]\nname = "a"\nsite = "ftp://h/"\n', "a site is an http(s) URL"),
         ('[[sources]]\nname = "a"\npath = "."\ngit = "x"\n', "give exactly one of"),
         ('[[sources]]\nname = "a"\npath = "nowhere"\n', "is not a folder"),
         ('[[sources]]\nname = "a"\npath = "."\nurl = "x"\n', "unknown keys ['url']"),

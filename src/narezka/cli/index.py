@@ -117,9 +117,10 @@ def index_command(
 ) -> None:
     """Chunk, embed and store a corpus; re-runs only touch what changed.
 
-    CORPUS is a folder, or a git repository: git+https://host/org/repo@branch, git+file:///path
-    or git+PATH (read at the branch's commit, staged in narezka's cache, its index beside it
-    unless --store says otherwise; a later sync reads only the files that changed).
+    CORPUS is a folder; a git repository (git+https://host/org/repo@branch, git+file:///path,
+    git+PATH: read at the branch's commit); a site (https://host/docs/: the pages under it);
+    or a narezka.toml naming several in [[sources]]. A source is staged in narezka's cache,
+    its index beside it unless --store says otherwise; a later sync reads only what changed.
 
     Settings come from the defaults, your own config file, the corpus's narezka.toml
     [settings], NAREZKA_* variables and these flags, in that order; the corpus's file may not

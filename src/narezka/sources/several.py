@@ -9,6 +9,10 @@
     name = "wiki"
     path = "../wiki"                                   # a folder, relative to the file
 
+    [[sources]]
+    name = "site"
+    site = "https://docs.example.org/handbook/"        # a web site's pages under it
+
 Each member stages into ``tree/NAME/`` of one staging folder, so its documents' paths start
 with its name (filters, zones and projects select a source by it), and a hit's link is its
 member's. Members refresh one after another; one that cannot be read stops the sync before
@@ -31,6 +35,7 @@ from narezka.sources.base import STAGING_DIRNAME, Refresh, Source, safe_member, 
 from narezka.sources.folder import FolderSource
 from narezka.sources.git import GIT_PREFIX, REPO_DIRNAME, STATE_FILE, GitSource
 from narezka.sources.links import check_template
+from narezka.sources.site import SiteSource
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 SEVERAL_PREFIX = "sources:"
@@ -155,7 +160,9 @@ def several_from_record(record: Mapping[str, Any], where: str) -> SeveralSources
         if not isinstance(name, str) or not _NAME.match(name):
             raise ConfigError(f"{where}: a recorded source has no valid name: re-index")
         part, staging = home / "members" / name, home / STAGING_DIRNAME / name
-        if item.get("kind") == "folder":
+        if item.get("kind") == "site":
+            opened.append((name, SiteSource(str(item.get("spec")), home=part, staging=staging)))
+        elif item.get("kind") == "folder":
             folder = Path(str(item.get("spec")))
             opened.append((name, FolderSource(folder, home=part, staging=staging)))
         else:
@@ -173,15 +180,18 @@ def _member(config: Path, number: int, table: Any, home: Path) -> tuple[str, Sou
     where = f"{config}: [[sources]] #{number}"
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: not a table")
-    unknown = sorted(set(table) - {"name", "git", "path", "link_template"})
+    unknown = sorted(set(table) - {"name", "git", "path", "site", "link_template"})
     if unknown:
-        raise ConfigError(f"{where}: unknown keys {unknown} (name, git, path, link_template)")
+        raise ConfigError(f"{where}: unknown keys {unknown} (name, git, path, site, link_template)")
     name = table.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         raise ConfigError(f"{where}: name must be letters, digits, . _ - (it prefixes paths)")
     git, path, template = table.get("git"), table.get("path"), table.get("link_template")
-    if (git is None) == (path is None):
-        raise ConfigError(f"{where} ({name}): give exactly one of git = URL and path = FOLDER")
+    site = table.get("site")
+    if sum(v is not None for v in (git, path, site)) != 1:
+        raise ConfigError(
+            f"{where} ({name}): give exactly one of git = URL, path = FOLDER, site = URL"
+        )
     if template is not None:
         try:
             check_template(str(template))
@@ -190,6 +200,11 @@ def _member(config: Path, number: int, table: Any, home: Path) -> tuple[str, Sou
     # A member keeps its own state under members/NAME but stages into tree/NAME: the one
     # staging folder the index syncs holds every member's documents under its name.
     part, staging = home / "members" / name, home / STAGING_DIRNAME / name
+    if site is not None:
+        try:
+            return name, SiteSource(str(site), home=part, staging=staging)
+        except ConfigError as exc:
+            raise ConfigError(f"{where} ({name}): {exc}") from None
     if path is not None:
         folder = (config.parent / str(path)).resolve()
         if not folder.is_dir():
