@@ -26,8 +26,8 @@ def forge_template(url: str) -> str | None:
     """The link template of a repository URL on a known forge (its ``{base}`` filled in:
     ``https://host/org/repo``); None for another host or a local repository."""
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    template = FORGES.get(host.removeprefix("www."))
+    host = (parts.hostname or "").lower().removeprefix("www.")
+    template = FORGES.get(host)
     if template is None:
         return None
     path = parts.path.rstrip("/").removesuffix(".git")
