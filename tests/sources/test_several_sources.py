@@ -94,3 +94,24 @@ def test_a_bad_sources_table_is_named(tmp_path: Path, text: str, said: str) -> N
     with pytest.raises(ConfigError, match=r"narezka\.toml") as caught:
         open_source(str(config))
     assert said in str(caught.value)
+
+
+def test_a_folder_member_copies_only_what_changed_and_follows_no_link(tmp_path: Path) -> None:
+    from narezka.sources import FolderSource
+
+    folder = tmp_path / "wiki"
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "x.md").write_text("# hidden\n", encoding="utf-8")
+    (folder / "a.md").write_text("# A\n", encoding="utf-8")
+    (folder / "b.md").write_text("# B\n", encoding="utf-8")
+    (tmp_path / "secret.md").write_text("# outside\n", encoding="utf-8")
+    (folder / "link.md").symlink_to(tmp_path / "secret.md")
+    source = FolderSource(folder, home=tmp_path / "home")
+    first = source.refresh()
+    assert first.fetched == ("a.md", "b.md")
+    assert any("link.md" in w and "not followed" in w for w in first.warnings)
+    (folder / "b.md").write_text("# B, longer\n", encoding="utf-8")
+    assert source.refresh().fetched == ("b.md",)
+    assert source.refresh().fetched == ()
+    assert not (source.staging / "link.md").exists()
+    assert not (source.staging / ".git").exists()
