@@ -105,3 +105,22 @@ def test_the_command_line_indexes_and_searches_a_git_url(tmp_path: Path) -> None
 def test_an_unreadable_source_exits_2_naming_it(args: list[str], said: str) -> None:
     done = CliRunner().invoke(cli, args)
     assert done.exit_code == 2 and said in done.stderr, done.output
+
+
+def test_settings_of_a_several_sources_file_apply_and_a_repositorys_do_not(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {**DOCS, "narezka.toml": "[settings]\nsize = 333\n"})
+    project = tmp_path / "project"
+    project.mkdir()
+    config = project / "narezka.toml"
+    config.write_text(
+        '[settings]\nsize = 444\nunit = "chars"\n\n[[sources]]\nname = "r"\ngit = "../repo"\n',
+        encoding="utf-8",
+    )
+    runner = CliRunner()
+    several = runner.invoke(cli, ["index", str(config), "--embedder", "hash", "--json"])
+    alone = runner.invoke(cli, ["index", f"git+{repo}", "--embedder", "hash", "--json"])
+    assert several.exit_code == 0 and alone.exit_code == 0, several.output + alone.output
+    assert "narezka.toml" in json.loads(several.stdout)["settings_from"]["size"]
+    assert "size" not in json.loads(alone.stdout)["settings_from"]

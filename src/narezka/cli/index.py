@@ -135,7 +135,9 @@ def index_command(
             target = open_source(corpus, link_template=link_template)
         except NarezkaError as exc:
             fail(exc)
-        folder = None  # a repository's own narezka.toml is not trusted to set anything
+        # A repository's or a site's own narezka.toml sets nothing; a narezka.toml naming
+        # several sources is the user's own, and its [settings] apply.
+        folder = Path(corpus).parent if Path(corpus).name == "narezka.toml" else None
     else:
         if link_template is not None:
             fail(ConfigError("--link-template is for a git source (git+URL)"))

@@ -3,6 +3,7 @@ problems on stderr."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Console
@@ -136,8 +137,9 @@ def summary(report: IndexReport) -> str:
 
 def source_line(done: dict[str, Any]) -> str:
     """What a source's refresh did, in one phrase: its version and the files it touched."""
+    version = re.sub(r"\b([0-9a-f]{12})[0-9a-f]{28}\b", r"\1", str(done["version"]))
     return (
-        f"{done['spec']} at {str(done['version'])[:12]}: {len(done['fetched'])} fetched "
+        f"{done['spec']} at {version}: {len(done['fetched'])} fetched "
         f"({done['fetched_bytes']} bytes), {len(done['moved'])} moved, "
         f"{len(done['deleted'])} removed"
     )
