@@ -119,7 +119,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("split",),
     ("embed",),
     ("enrich",),
-    ("config",),
+    ("config", "sources"),
     ("store",),
     ("search", "evaluate"),
     ("runs",),

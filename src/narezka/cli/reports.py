@@ -3,6 +3,7 @@ problems on stderr."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Console
@@ -83,6 +84,7 @@ def print_index_report(report: IndexReport, settings_from: str | None = None) ->
         *_context_rows(report),
         ("Time", times(report.seconds)),
         ("Embedder", report.embedder),
+        *([("Source", source_line(report.source))] if report.source else []),
         *([("Settings from", settings_from)] if settings_from else []),
         ("Skipped files", str(len(report.skipped))),
     ]
@@ -132,6 +134,17 @@ def summary(report: IndexReport) -> str:
         + (f", {describe_unread(report.not_read, shown=0)}" if report.not_read else "")
         + f"; {_seconds(report.seconds['total'])} s wall"
         + _context_summary(report.context)
+        + (f"; {source_line(report.source)}" if report.source else "")
+    )
+
+
+def source_line(done: dict[str, Any]) -> str:
+    """What a source's refresh did, in one phrase: its version and the files it touched."""
+    version = re.sub(r"\b([0-9a-f]{12})[0-9a-f]{28}\b", r"\1", str(done["version"]))
+    return (
+        f"{done['spec']} at {version}: {len(done['fetched'])} fetched "
+        f"({done['fetched_bytes']} bytes), {len(done['moved'])} moved, "
+        f"{len(done['deleted'])} removed"
     )
 
 

@@ -12,6 +12,7 @@ from narezka.convert.limits import check_size
 from narezka.discover.converted import converted_document
 from narezka.discover.decode import decode_bytes, junk_kind
 from narezka.discover.kinds import TEXT_CONVERTED_SUFFIXES, special_kind, unread_type
+from narezka.discover.vault import vault_excludes
 from narezka.errors import BinaryFileError, RefusedFileError, SourceError
 from narezka.formats import CONVERTED_SUFFIXES, MARKDOWN_GLOBS
 from narezka.globs import glob_matches
@@ -34,6 +35,8 @@ DEFAULT_INCLUDE = MARKDOWN_GLOBS
 _SKIP_DIRS = frozenset(
     {
         ".git",
+        ".obsidian",  # an Obsidian vault's settings and plugins, not notes
+        ".trash",  # Obsidian's own trash
         ".hg",
         ".svn",
         ".narezka",
@@ -352,7 +355,7 @@ def iter_files(
             found = _walk(
                 path,
                 include,
-                exclude,
+                (*exclude, *vault_excludes(path)),
                 problems if errors is None else errors,
                 follow_symlinks=follow_symlinks,
                 unread=unread,

@@ -13,6 +13,7 @@ from typing import Any
 
 from narezka.formats import PLACE_KEYS
 from narezka.globs import glob_matches
+from narezka.parse.obsidian import normalize_tag
 from narezka.parse.redaction import redacted_text
 from narezka.types import Chunk
 
@@ -208,7 +209,10 @@ def chunk_payload(chunk: Chunk, rules: Rules, *, embed_tokens: int | None = None
         strategy=chunk.strategy,
         category=str(meta.get("category") or ""),
         archived=bool(meta.get("archived", False)),
-        tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
+        # Stored as a tag filter compares them: without "#", lowercased (as Obsidian does).
+        tags=tuple(dict.fromkeys(normalize_tag(str(t)) for t in tags if normalize_tag(str(t))))
+        if isinstance(tags, list)
+        else (),
         title=str(meta.get("title") or ""),
         tokens=chunk.tokens,
         embed_chars=len(chunk.embed_text),

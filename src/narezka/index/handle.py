@@ -37,6 +37,7 @@ from narezka.index.syncing import IndexReport, Progress
 from narezka.runs.config import ChunkConfig
 from narezka.search import Hit, Hits, Query
 from narezka.settings import Settings
+from narezka.sources import Source
 from narezka.store import VectorStore
 from narezka.store.cluster import ClusterParams
 from narezka.store.collections import DEFAULT_COLLECTION
@@ -77,6 +78,11 @@ class Index:
         self._state.settings = value
 
     @property
+    def source(self) -> Source | None:
+        """Where the corpus is staged from (a git repository, a site); None: a folder."""
+        return self._state.source
+
+    @property
     def url(self) -> str | None:
         """The Qdrant server holding the points, or None for the embedded engine."""
         return self._state.url
@@ -102,7 +108,7 @@ class Index:
     @classmethod
     def create(
         cls,
-        corpus: str | Path,
+        corpus: str | Path | Source,
         settings: Settings | None = None,
         *,
         store: str | Path | None = None,
@@ -117,7 +123,11 @@ class Index:
         ``narezka``; one name per index on a server) laid out as ``cluster`` says (default:
         what the index recorded, else the rule by size). Nothing is written until
         :meth:`sync`; a store that would put the user's files at risk, an unknown embedder
-        or bad settings fail here."""
+        or bad settings fail here.
+
+        ``corpus`` may be a source (``git+https://host/org/repo@branch``, a site's URL, or a
+        :class:`~narezka.sources.Source`): each sync stages it into narezka's cache first,
+        and the index lives beside it there unless ``store`` says otherwise."""
         state = lifecycle.create(
             corpus, settings, store=store, url=url, collection=collection,
             embedder=embedder, cluster=cluster,

@@ -6,6 +6,7 @@ shared store go."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from narezka.embed import Embedder, get_embedder
 from narezka.embed.rescore import rescore_model
@@ -16,13 +17,26 @@ from narezka.index.records import IndexRecord, corpus_of, existing_record, read_
 from narezka.index.sharing import drop_copy, private_copy, release, writable
 from narezka.index.state import OpenIndex, fetch_record
 from narezka.settings import Settings, chunk_config
+from narezka.sources import Source, is_source_spec, open_source, source_from_record
 from narezka.split import get_strategy
 from narezka.store.cluster import ClusterParams
 from narezka.store.collections import collection_name
 
 
+def source_home(source: Source) -> Path:
+    """Where the index of a source lives unless told otherwise: beside its staging folder,
+    in narezka's cache."""
+    return source.staging.parent / "index"
+
+
 def resolve_home(location: str | Path) -> Path:
-    """An index folder, or a corpus folder holding one in ``.narezka/``."""
+    """An index folder, a corpus folder holding one in ``.narezka/``, or a source's spec
+    (``git+…``) whose index is in the cache."""
+    if is_source_spec(location):
+        home = source_home(open_source(str(location)))
+        if (home / layout.INDEX_META).is_file():
+            return home
+        raise ConfigError(f"no narezka index of {location}: run `narezka index {location}` first")
     path = Path(location)
     if (path / layout.INDEX_META).is_file():
         return path
@@ -32,7 +46,7 @@ def resolve_home(location: str | Path) -> Path:
 
 
 def create(
-    corpus: str | Path,
+    corpus: str | Path | Source,
     settings: Settings | None,
     *,
     store: str | Path | None,
@@ -43,7 +57,15 @@ def create(
 ) -> OpenIndex:
     """:meth:`narezka.Index.create`: a store that would put the user's files at risk, an
     unknown embedder, strategy or LLM client and bad sizes fail here, before any write."""
-    root = Path(corpus)
+    source = None
+    if isinstance(corpus, str | Path) and is_source_spec(corpus):
+        source = open_source(str(corpus))
+    elif not isinstance(corpus, str | Path):
+        source = corpus
+    if source is not None:
+        source.staging.mkdir(parents=True, exist_ok=True)  # in the cache, its own folder
+        store = store if store is not None else source_home(source)
+    root = source.staging if source is not None else Path(cast(str | Path, corpus))
     if not root.exists():
         raise ConfigError(f"{root}: no such file or directory")
     home = Path(store) if store is not None else layout.default_home(root)
@@ -65,6 +87,7 @@ def create(
     )  # fmt: skip
     state.model = model
     state.config = (chosen, model, config)
+    state.source = source
     return state
 
 
@@ -109,6 +132,7 @@ def open_index(
         collection=collection_name(None, meta.server_name),
     )
     state.read_only = home if copy is not None else None
+    state.source = source_from_record(meta.source, str(home))
     return state
 
 

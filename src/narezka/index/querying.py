@@ -7,8 +7,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from narezka.discover.vault import is_vault
 from narezka.errors import ConfigError
 from narezka.index.integrity import warn_if_damaged
+from narezka.index.sourced import vault_links, with_links
 from narezka.index.state import GET_BATCH, OpenIndex
 from narezka.search import INDEX_SETTING, Hit, Hits, Query, SearchEngine
 from narezka.search.hits import above
@@ -86,6 +88,10 @@ def search(state: OpenIndex, query: str | Query, options: dict[str, Any]) -> Hit
         found = mark_stale(
             found, state.corpus, lambda: state.manifest(meta), by_size=state.home is not None
         )
+    if found and state.source is not None:
+        found = with_links(found, state.source, state.corpus)
+    elif found and is_vault(state.corpus):
+        found = vault_links(found, state.corpus)
     return Hits(found, best, floor)
 
 

@@ -89,6 +89,9 @@ class IndexRecord:
     """The second vector's size."""
     retired: tuple[str, ...] = ()
     """Generations retired while in use, removed by a later run."""
+    source: Mapping[str, Any] | None = None
+    """The source the corpus is staged from (a git repository: its spec without credentials,
+    the commit staged, the link template); None: the corpus is a plain folder."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Keys this version does not know, kept as read."""
     key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
@@ -100,7 +103,7 @@ class IndexRecord:
             value = getattr(self, name)
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
-        for name in ("params", "settings", "qdrant", "extra"):
+        for name in ("params", "settings", "qdrant", "source", "extra"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, copy.deepcopy(dict(value)))
@@ -215,7 +218,7 @@ _KINDS = {
     "rescore_dim": "an integer or null",
     **dict.fromkeys(("embedder", "strategy", "fingerprint"), "a string"),
     "params": "an object",
-    **dict.fromkeys(("settings", "qdrant"), "an object or null"),
+    **dict.fromkeys(("settings", "qdrant", "source"), "an object or null"),
     "include": "a list of strings or null",
     **dict.fromkeys(("exclude", "retired"), "a list of strings"),
 }

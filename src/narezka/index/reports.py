@@ -41,6 +41,9 @@ class IndexReport:
     """Per file chunked in this run: secrets redacted, by kind (``--no-redact``: none)."""
     context: dict[str, Any] = field(default_factory=dict)
     """With ``context_llm``: what the LLM context step did (``ContextStats.as_dict``)."""
+    source: dict[str, Any] = field(default_factory=dict)
+    """For a corpus staged from a source (git): the version read and the files fetched,
+    moved and removed by its refresh (empty for a folder)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (what ``index --json`` prints)."""

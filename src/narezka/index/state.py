@@ -24,6 +24,7 @@ from narezka.index.syncing import open_embedder
 from narezka.runs.config import ChunkConfig
 from narezka.search import Hit
 from narezka.settings import Settings, chunk_config
+from narezka.sources import Source
 from narezka.store import Manifest, StoredHit, VectorStore
 from narezka.store.cluster import ClusterParams
 from narezka.store.collections import DEFAULT_COLLECTION
@@ -75,6 +76,8 @@ class OpenIndex:
         self.counted: str | None = None
         """The generation whose damage count a search last warned about (once each)."""
         self.tier: RescoreModel | None = None
+        self.source: Source | None = None
+        """Where the corpus is staged from (a git repository, a site); None: a plain folder."""
         self.read_only: Path | None = None
         """The index folder this user cannot write, when ``home`` is a private copy of it."""
 

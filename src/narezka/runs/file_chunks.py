@@ -20,10 +20,12 @@ from typing import Any, TypeGuard
 
 from narezka.convert import locate
 from narezka.discover import read_document
+from narezka.discover.vault import is_vault
 from narezka.enrich.hashes import doc_hash
 from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceError
 from narezka.formats import place
 from narezka.parse.markdown import parse_document, plain_document
+from narezka.parse.obsidian import note_meta
 from narezka.parse.redaction import count_kinds, find_secrets
 from narezka.parse.sanitize import removed_characters
 from narezka.runs.workers import (
@@ -169,6 +171,13 @@ def with_file_meta(
     return [_with_meta(c, {**c.meta, **extra}) for c in chunks]
 
 
+def with_note_meta(chunks: list[Chunk], text: str) -> list[Chunk]:
+    """Chunks of an Obsidian note with its tags (front matter and inline ``#tags``), aliases
+    and wikilink targets: the note's, on each of its chunks, so a tag filter finds them all."""
+    extra = note_meta(chunks[0].meta, text)
+    return [_with_meta(c, {**c.meta, **extra}) for c in chunks]
+
+
 def with_provenance(chunks: list[Chunk], provenance: tuple[ProvenanceSpan, ...]) -> list[Chunk]:
     """Chunks of a converted file with where they lie in the original: the place keys of
     :func:`narezka.formats.place` (pages, slide, sheet, the first HTML id or Word block)."""
@@ -254,6 +263,8 @@ def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> Fi
         failed = f"chunking failed: {type(exc).__name__}: {exc}"
         return dataclasses.replace(base, error=SourceError(raw.source, failed))
     chunks = with_provenance(with_file_meta(result.chunks, raw.mtime, digest), raw.provenance)
+    if chunks and is_vault(task.root) and source.endswith(".md"):
+        chunks = with_note_meta(chunks, raw.text)
     # The caught warning objects stay behind: their text is in ``warnings``, and warning
     # classes with their own constructors do not survive pickling.
     if not task.jsonl:

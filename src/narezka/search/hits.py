@@ -11,6 +11,7 @@ from narezka.enrich.anchors import anchor_for
 from narezka.enrich.payload import ORIGIN_KEYS, Payload
 from narezka.formats import where
 from narezka.globs import compile_glob, glob_matches
+from narezka.parse.obsidian import normalize_tag
 from narezka.search.relevance import Signals
 from narezka.store import Eq, StoredHit
 from narezka.store import Filter as StoreFilter
@@ -29,15 +30,22 @@ class Filter:
     path: str | None = None
     """A glob over the file's path inside the corpus, e.g. ``products/**``."""
     include_archived: bool = False
+    tag: str | None = None
+    """A tag the note carries (front matter ``tags``, or an Obsidian ``#tag``), without
+    ``#``; compared case-insensitively, as Obsidian does."""
 
     def __post_init__(self) -> None:
         if self.path is not None:
             compile_glob(self.path)  # a malformed or too long glob fails here, not mid-search
+        if self.tag is not None:
+            object.__setattr__(self, "tag", normalize_tag(self.tag) or None)
 
     def store_filter(self) -> StoreFilter:
         """The part the store evaluates itself (the path glob is applied to candidates)."""
         fields = (("zone", self.zone), ("project", self.project), ("category", self.category))
         must = tuple(Eq(name, value) for name, value in fields if value)
+        if self.tag:  # tags is a list: Eq holds when it contains the tag
+            must += (Eq("tags", self.tag),)
         must_not = () if self.include_archived else (Eq("archived", True),)
         return StoreFilter(must, must_not)
 
@@ -76,6 +84,9 @@ class Hit:
     """The place keys (:data:`narezka.formats.PLACE_KEYS`) of the hit's text once it grew
     past its best chunk (folded neighbours, an expanded section): the pages it reaches. None:
     the best chunk's own, in ``payload``."""
+    link: str | None = None
+    """The URL a reader opens for an index of a source: a repository's file at the indexed
+    commit and lines (None for a folder's index, whose ``url`` is the file's)."""
 
     @property
     def breadcrumb(self) -> str:
@@ -119,6 +130,7 @@ class Hit:
             # Where a converted file's hit lies in its original (null for Markdown).
             "where": self.where or None,
             **{key: self.place.get(key) for key in ORIGIN_KEYS},
+            **({"link": self.link} if self.link is not None else {}),
         }
 
     @property

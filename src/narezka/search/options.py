@@ -93,6 +93,12 @@ _FILTER_MEMBERS = (
         "Let archived (outdated) pages answer too; they are left out by default.",
         fronts=RANKING,
     ),
+    Option(
+        "tag",
+        "text",
+        None,
+        "Only notes with this tag: front matter tags, or an Obsidian #tag (without #; any case).",
+    ),
 )
 _RRF_K = Option(
     "rrf_k",

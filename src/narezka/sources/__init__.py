@@ -1,0 +1,105 @@
+"""Sources: corpora that are not a plain folder (a git repository, a web site, several of
+them named in a ``narezka.toml``), each staged into a folder inside narezka's cache that the
+index syncs like any corpus (:mod:`.base` says how).
+
+``open_source(spec)`` makes one from what the user typed (``git+https://…@branch``,
+``git+file:///…``, ``git+PATH``); ``source_from_record`` re-opens the one an index recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from narezka.errors import ConfigError, SourceUnavailableError
+from narezka.sources.base import (
+    Refresh,
+    Source,
+    cache_root,
+    safe_member,
+    split_credentials,
+    strip_credentials,
+)
+from narezka.sources.folder import FolderSource
+from narezka.sources.git import GIT_PREFIX, GitSource
+from narezka.sources.links import check_template, line_span
+from narezka.sources.several import (
+    SEVERAL_PREFIX,
+    SeveralSources,
+    several_from_config,
+    several_from_record,
+)
+from narezka.sources.site import SiteSource
+
+__all__ = [
+    "FolderSource",
+    "GitSource",
+    "Refresh",
+    "SeveralSources",
+    "SiteSource",
+    "Source",
+    "SourceUnavailableError",
+    "cache_root",
+    "check_template",
+    "is_source_spec",
+    "line_span",
+    "open_source",
+    "safe_member",
+    "source_from_record",
+    "split_credentials",
+    "strip_credentials",
+]
+
+
+def is_source_spec(text: str | Path) -> bool:
+    """Whether ``text`` names a source rather than a folder: ``git+…``, an ``http(s)`` URL,
+    or a ``narezka.toml`` file that names several (``[[sources]]``)."""
+    if isinstance(text, str) and text.startswith((GIT_PREFIX, "http://", "https://")):
+        return True
+    return Path(text).name == "narezka.toml" and Path(text).is_file()
+
+
+def open_source(
+    spec: str, *, link_template: str | None = None, cache: Path | None = None
+) -> Source:
+    """The source ``spec`` names; a ConfigError for one narezka cannot read (the message
+    never holds the credentials a URL carried)."""
+    if link_template is not None:
+        try:
+            check_template(link_template)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    if spec.startswith(GIT_PREFIX):
+        return GitSource(spec, link_template=link_template, cache=cache)
+    if spec.startswith(SEVERAL_PREFIX) or Path(spec).name == "narezka.toml":
+        if link_template is not None:
+            raise ConfigError(f"{spec}: each [[sources]] table sets its own link_template")
+        return several_from_config(Path(spec.removeprefix(SEVERAL_PREFIX)), cache)
+    if spec.startswith(("http://", "https://")):
+        if link_template is not None:
+            raise ConfigError(f"{strip_credentials(spec)}: a site's pages link to themselves")
+        return SiteSource(spec, cache=cache)
+    raise ConfigError(
+        f"{strip_credentials(spec)}: not a source narezka reads (a folder's path, "
+        "git+https://host/org/repo@branch, https://site/docs/, or a narezka.toml)"
+    )
+
+
+def source_from_record(record: Mapping[str, Any] | None, where: str) -> Source | None:
+    """The source an index recorded (None: a folder's index), at the commit it staged."""
+    if record is None:
+        return None
+    if isinstance(record, Mapping) and record.get("kind") == "several":
+        return several_from_record(record, where)
+    if isinstance(record, Mapping) and record.get("kind") == "site":
+        return SiteSource(str(record.get("spec")))
+    if not isinstance(record, Mapping) or record.get("kind") != "git":
+        raise ConfigError(f"{where}: the recorded source {record!r} is not one narezka reads")
+    spec, template = record.get("spec"), record.get("link_template")
+    if not isinstance(spec, str) or not isinstance(template, str | None):
+        raise ConfigError(f"{where}: the recorded source has no spec: re-index it")
+    source = GitSource(spec, link_template=template)
+    commit = record.get("commit")
+    source.commit = commit if isinstance(commit, str) else None
+    return source

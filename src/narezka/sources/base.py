@@ -1,0 +1,136 @@
+"""What every source shares: the :class:`Source` protocol, the result of a refresh, the cache
+folder a source may write to, and the rules that keep credentials and hostile paths out.
+
+A source (a git repository today; a site or an export archive later) is turned into a
+*staging folder* inside narezka's own cache that holds exactly the documents of the version it
+read, each at its path. The index syncs that folder like any corpus, so its plan/fill/commit
+does not change: a file deleted upstream is deleted from the folder and loses its chunks, a
+renamed one is moved, and one that did not change is neither fetched nor re-read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from narezka.embed.cache import default_cache_path
+
+SOURCES_DIRNAME = "sources"
+"""The folder under narezka's cache that holds every source's own folder."""
+STAGING_DIRNAME = "tree"
+"""A source's staging folder: the documents of the version read, the corpus the index syncs."""
+MAX_DOCUMENT_BYTES = 64 * 2**20
+"""A source's document larger than this is named in the report and not fetched: narezka's
+converters refuse far smaller files anyway, and a repository may hold build artefacts."""
+COMMAND_SECONDS = 600.0
+"""Wall time one fetch (a clone, a fetch, a batch of reads) may take before it is stopped."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """What one refresh of a source did to its staging folder."""
+
+    version: str
+    """The version now staged (a commit for git)."""
+    fetched: tuple[str, ...] = ()
+    """Paths read from the source and written (new or changed), relative to the staging
+    folder."""
+    moved: tuple[tuple[str, str], ...] = ()
+    """Renames whose content did not change: (old, new), moved in the folder, not read."""
+    deleted: tuple[str, ...] = ()
+    """Paths removed (deleted upstream, or now ignored or refused)."""
+    fetched_bytes: int = 0
+    """Bytes of documents read from the source (0 when nothing changed)."""
+    warnings: tuple[str, ...] = field(default=())
+    """Documents named and left out (too big, an LFS pointer, a link, an unsafe path)."""
+
+
+class Source(Protocol):
+    """A corpus that is not a plain folder: it stages its documents into :attr:`staging`."""
+
+    @property
+    def spec(self) -> str:
+        """How the user named the source, credentials stripped (what the index records)."""
+        ...
+
+    @property
+    def staging(self) -> Path:
+        """The folder inside narezka's cache the index syncs."""
+        ...
+
+    def refresh(self) -> Refresh:
+        """Bring the staging folder to the source's current version, reading only what
+        changed since the last refresh."""
+        ...
+
+    def record(self) -> dict[str, Any]:
+        """What the index records of the source (no credentials): enough to open it again
+        with :func:`narezka.sources.source_from_record` and to link hits."""
+        ...
+
+    def link(self, path: str, lines: tuple[int, int] | None) -> str | None:
+        """The URL a reader opens for ``path`` (lines ``first``–``last`` when known)."""
+        ...
+
+
+def cache_root() -> Path:
+    """narezka's cache folder: the same ``$NAREZKA_CACHE_DIR`` (else the user cache dir) the
+    embedding cache lives in."""
+    return default_cache_path().parent
+
+
+def source_dir(spec: str, cache: Path | None = None) -> Path:
+    """The folder of the source named ``spec`` (credentials stripped) under the cache: one
+    per source, named by a digest so no part of the URL becomes a path."""
+    digest = hashlib.sha256(spec.encode("utf-8")).hexdigest()[:20]
+    return (cache if cache is not None else cache_root()) / SOURCES_DIRNAME / digest
+
+
+_USERINFO = re.compile(
+    r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^/@\s:]*)(?P<password>:[^/@\s]*)?@",
+    re.IGNORECASE,
+)
+
+
+def _strip(found: re.Match[str]) -> str:
+    # ssh's user (git@) is an address, not a secret: only a password goes.
+    if found["scheme"].lower().endswith("ssh://") and found["user"]:
+        return f"{found['scheme']}{found['user']}@"
+    return found["scheme"]
+
+
+def strip_credentials(text: str) -> str:
+    """``text`` with every ``user:password@`` of a URL in it removed (of an ``ssh://`` URL,
+    only the password): what may be stored, logged or shown (git's own messages repeat the
+    URL they were given)."""
+    return _USERINFO.sub(_strip, text)
+
+
+def split_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """``url`` without its credentials, and the user and password they held (None when
+    absent); an ``ssh://`` URL keeps its user, the login name."""
+    clean = strip_credentials(url)
+    if clean == url:
+        return url, None, None
+    parts = urlsplit(url)
+    return clean, parts.username, parts.password
+
+
+def safe_member(path: str) -> str | None:
+    """Why a document path read from a source cannot be written into its staging folder
+    (None: it can): an absolute path, a ``..`` step, a ``.git`` folder or a control
+    character would let a hostile source write outside the folder or into git's own files."""
+    if not path or path.startswith("/") or "\\" in path:
+        return "an absolute or Windows-style path"
+    if any(ord(c) < 32 for c in path):
+        return "a control character in its name"
+    parts = PurePosixPath(path).parts
+    if any(p in ("..", ".") for p in parts) or path.split("/") != list(parts):
+        return "a path with '..' or empty steps"
+    if any(p.lower() == ".git" for p in parts):
+        return "a path inside a .git folder"
+    return None

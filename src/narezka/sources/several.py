@@ -1,0 +1,217 @@
+"""Several sources for one index, named in a ``narezka.toml``::
+
+    [[sources]]
+    name = "handbook"                                  # the path prefix of its documents
+    git = "https://github.com/org/handbook@main"       # or "file:///srv/repo", or a path
+    link_template = "…"                                # optional, as --link-template
+
+    [[sources]]
+    name = "wiki"
+    path = "../wiki"                                   # a folder, relative to the file
+
+    [[sources]]
+    name = "site"
+    site = "https://docs.example.org/handbook/"        # a web site's pages under it
+
+Each member stages into ``tree/NAME/`` of one staging folder, so its documents' paths start
+with its name (filters, zones and projects select a source by it), and a hit's link is its
+member's. Members refresh one after another; one that cannot be read stops the sync before
+anything indexed changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from narezka.config import read_toml
+from narezka.errors import ConfigError
+from narezka.sources.base import STAGING_DIRNAME, Refresh, Source, safe_member, source_dir
+from narezka.sources.folder import FolderSource
+from narezka.sources.git import GIT_PREFIX, REPO_DIRNAME, STATE_FILE, GitSource
+from narezka.sources.links import check_template
+from narezka.sources.site import SiteSource
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+SEVERAL_PREFIX = "sources:"
+
+
+class SeveralSources:
+    """The sources of one ``narezka.toml`` staged side by side (see the module docstring)."""
+
+    def __init__(self, config: Path, members: Sequence[tuple[str, Source]], home: Path) -> None:
+        self.config = config
+        self.members = dict(members)
+        self.home = home
+
+    @property
+    def spec(self) -> str:
+        return SEVERAL_PREFIX + str(self.config)
+
+    @property
+    def staging(self) -> Path:
+        return self.home / STAGING_DIRNAME
+
+    def refresh(self) -> Refresh:
+        fetched: list[str] = []
+        moved: list[tuple[str, str]] = []
+        deleted: list[str] = []
+        warnings: list[str] = []
+        versions: list[str] = []
+        size = 0
+        for name in self._retired():
+            deleted += [f"{name}/{p}" for p in self._retire(name)]
+        for name, member in self.members.items():
+            done = member.refresh()
+            fetched += [f"{name}/{p}" for p in done.fetched]
+            moved += [(f"{name}/{a}", f"{name}/{b}") for a, b in done.moved]
+            deleted += [f"{name}/{p}" for p in done.deleted]
+            warnings += [f"{name}: {w}" for w in done.warnings]
+            versions.append(f"{name}={done.version}" if done.version else name)
+            size += done.fetched_bytes
+        return Refresh(
+            version=" ".join(versions), fetched=tuple(fetched), moved=tuple(moved),
+            deleted=tuple(deleted), fetched_bytes=size, warnings=tuple(warnings),
+        )  # fmt: skip
+
+    def _retired(self) -> list[str]:
+        members = self.home / "members"
+        found = sorted(p.name for p in members.iterdir()) if members.is_dir() else []
+        return [n for n in found if n not in self.members and _NAME.match(n)]
+
+    def _retire(self, name: str) -> list[str]:
+        """Remove what a member no longer in the file staged: the files its state lists,
+        then the folders it made (a folder holding anything else stays)."""
+        part = self.home / "members" / name
+        try:
+            state = json.loads((part / STATE_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            state = {}
+        files = state.get("files", state) if isinstance(state, dict) else {}
+        staging = self.staging / name
+        removed = []
+        for rel in sorted(files):
+            if safe_member(rel) is None:
+                with contextlib.suppress(FileNotFoundError):
+                    (staging / rel).unlink()
+                    removed.append(rel)
+        for folder in sorted((p for p in staging.rglob("*") if p.is_dir()), reverse=True):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        with contextlib.suppress(OSError):
+            staging.rmdir()
+        if (part / REPO_DIRNAME).is_dir():  # the bare repository narezka fetched into
+            shutil.rmtree(part / REPO_DIRNAME)
+        with contextlib.suppress(FileNotFoundError):
+            (part / STATE_FILE).unlink()
+        with contextlib.suppress(OSError):
+            part.rmdir()
+        return removed
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "kind": "several",
+            "spec": self.spec,
+            "members": [{"name": n, **m.record()} for n, m in self.members.items()],
+        }
+
+    def link(self, path: str, lines: tuple[int, int] | None) -> str | None:
+        name, _, rest = path.partition("/")
+        member = self.members.get(name)
+        return member.link(rest, lines) if member is not None and rest else None
+
+
+def several_from_config(config: Path, cache: Path | None = None) -> SeveralSources:
+    """The sources ``config`` (a ``narezka.toml``) names in its ``[[sources]]`` tables; a
+    ConfigError naming the file and the table for a bad one."""
+    config = config.expanduser().resolve()
+    found = read_toml(config)
+    if found is None or found[0] != config:
+        raise ConfigError(f"{config}: no such narezka.toml")
+    tables = found[1].get("sources")
+    if not isinstance(tables, list) or not tables:
+        raise ConfigError(f"{config}: no [[sources]] tables (each names a git URL or a path)")
+    home = source_dir(SEVERAL_PREFIX + str(config), cache)
+    members: list[tuple[str, Source]] = []
+    for number, table in enumerate(tables, 1):
+        members.append(_member(config, number, table, home))
+    names = [n for n, _ in members]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{config}: two [[sources]] share a name: {sorted(names)}")
+    return SeveralSources(config, members, home)
+
+
+def several_from_record(record: Mapping[str, Any], where: str) -> SeveralSources:
+    """The several sources an index recorded, at the versions it staged."""
+    spec = str(record.get("spec", ""))
+    members = record.get("members")
+    if not spec.startswith(SEVERAL_PREFIX) or not isinstance(members, list):
+        raise ConfigError(f"{where}: the recorded sources cannot be read: re-index them")
+    config = Path(spec.removeprefix(SEVERAL_PREFIX))
+    home = source_dir(spec)
+    opened: list[tuple[str, Source]] = []
+    for item in members:
+        name = item.get("name") if isinstance(item, Mapping) else None
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ConfigError(f"{where}: a recorded source has no valid name: re-index")
+        part, staging = home / "members" / name, home / STAGING_DIRNAME / name
+        if item.get("kind") == "site":
+            opened.append((name, SiteSource(str(item.get("spec")), home=part, staging=staging)))
+        elif item.get("kind") == "folder":
+            folder = Path(str(item.get("spec")))
+            opened.append((name, FolderSource(folder, home=part, staging=staging)))
+        else:
+            template = item.get("link_template")
+            link = template if isinstance(template, str) else None
+            source = GitSource(
+                str(item.get("spec")), link_template=link, home=part, staging=staging
+            )
+            source.commit = item.get("commit") if isinstance(item.get("commit"), str) else None
+            opened.append((name, source))
+    return SeveralSources(config, opened, home)
+
+
+def _member(config: Path, number: int, table: Any, home: Path) -> tuple[str, Source]:
+    where = f"{config}: [[sources]] #{number}"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: not a table")
+    unknown = sorted(set(table) - {"name", "git", "path", "site", "link_template"})
+    if unknown:
+        raise ConfigError(f"{where}: unknown keys {unknown} (name, git, path, site, link_template)")
+    name = table.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigError(f"{where}: name must be letters, digits, . _ - (it prefixes paths)")
+    git, path, template = table.get("git"), table.get("path"), table.get("link_template")
+    site = table.get("site")
+    if sum(v is not None for v in (git, path, site)) != 1:
+        raise ConfigError(
+            f"{where} ({name}): give exactly one of git = URL, path = FOLDER, site = URL"
+        )
+    if template is not None:
+        try:
+            check_template(str(template))
+        except ValueError as exc:
+            raise ConfigError(f"{where} ({name}): {exc}") from None
+    # A member keeps its own state under members/NAME but stages into tree/NAME: the one
+    # staging folder the index syncs holds every member's documents under its name.
+    part, staging = home / "members" / name, home / STAGING_DIRNAME / name
+    if site is not None:
+        try:
+            return name, SiteSource(str(site), home=part, staging=staging)
+        except ConfigError as exc:
+            raise ConfigError(f"{where} ({name}): {exc}") from None
+    if path is not None:
+        folder = (config.parent / str(path)).resolve()
+        if not folder.is_dir():
+            raise ConfigError(f"{where} ({name}): {folder} is not a folder")
+        return name, FolderSource(folder, home=part, staging=staging)
+    spec = str(git)
+    if not spec.startswith(GIT_PREFIX):
+        spec = GIT_PREFIX + (spec if "://" in spec else str((config.parent / spec).resolve()))
+    link = str(template) if template is not None else None
+    return name, GitSource(spec, link_template=link, home=part, staging=staging)

@@ -1,0 +1,117 @@
+"""Several sources for one index, named by ``[[sources]]`` in a narezka.toml: each staged
+under its name, refreshed together, linked by its own kind; bad tables named by number."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from git_repos import commit, git, make_repo
+
+from narezka.errors import ConfigError
+from narezka.index import Index
+from narezka.settings import Settings
+from narezka.sources import SeveralSources, open_source
+
+SETTINGS = Settings().replace(embedder="hash", unit="chars", size=400, min_chars=0)
+
+
+def write_config(where: Path, text: str) -> Path:
+    where.mkdir(parents=True, exist_ok=True)
+    config = where / "narezka.toml"
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def test_a_repository_and_a_folder_make_one_index(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "handbook", {"возврат.md": "# Возврат\n\nЧай вернуть.\n"})
+    wiki = tmp_path / "wiki"
+    (wiki / ".obsidian").mkdir(parents=True)
+    (wiki / ".obsidian" / "app.json").write_text("{}", encoding="utf-8")
+    (wiki / "доставка.md").write_text("# Доставка\n\nКурьером.\n", encoding="utf-8")
+    config = write_config(
+        tmp_path / "project",
+        '[[sources]]\nname = "handbook"\ngit = "../handbook"\n'
+        'link_template = "https://git.example.org/{commit}/{path}#L{first}-L{last}"\n\n'
+        '[[sources]]\nname = "wiki"\npath = "../wiki"\n',
+    )
+    with Index.create(config, SETTINGS) as index:
+        report = index.sync()
+        paths = sorted({h.file_path for h in index.chunks()})
+        hits = {h.file_path: h for h in index.search("чай курьером", k=5, mode="bm25")}
+    assert paths == ["handbook/возврат.md", "wiki/доставка.md"]
+    head = git(repo, "rev-parse", "HEAD")
+    assert hits["handbook/возврат.md"].link is not None
+    assert hits["handbook/возврат.md"].link.startswith(f"https://git.example.org/{head}/")
+    assert hits["wiki/доставка.md"].link == (wiki / "доставка.md").resolve().as_uri()
+    assert sorted(report.source["fetched"]) == paths
+
+    commit(repo, {"возврат.md": "# Возврат\n\nЧай вернуть за 14 дней.\n"}, "edit")
+    (wiki / "доставка.md").unlink()
+    with Index.open(config) as index:
+        again = index.sync()
+        paths = sorted({h.file_path for h in index.chunks()})
+    assert again.source["fetched"] == ["handbook/возврат.md"]
+    assert again.source["deleted"] == ["wiki/доставка.md"]
+    assert paths == ["handbook/возврат.md"]
+
+
+def test_a_member_taken_out_of_the_file_leaves_the_index(tmp_path: Path) -> None:
+    make_repo(tmp_path / "a", {"a.md": "# A\n\nальфа\n"})
+    make_repo(tmp_path / "b", {"b.md": "# B\n\nбета\n"})
+    both = '[[sources]]\nname = "a"\ngit = "../a"\n\n[[sources]]\nname = "b"\ngit = "../b"\n'
+    config = write_config(tmp_path / "p", both)
+    with Index.create(config, SETTINGS) as index:
+        index.sync()
+    config.write_text('[[sources]]\nname = "a"\ngit = "../a"\n', encoding="utf-8")
+    with Index.create(config, SETTINGS) as index:
+        report = index.sync()
+        paths = sorted({h.file_path for h in index.chunks()})
+    source = open_source(str(config))
+    assert isinstance(source, SeveralSources)
+    assert paths == ["a/a.md"] and report.source["deleted"] == ["b/b.md"]
+    assert not (source.home / "members" / "b").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("", "no [[sources]] tables"),
+        ('[[sources]]\ngit = "x"\n', "#1: name must be"),
+        ('[[sources]]\nname = "a"\n', "#1 (a): give exactly one of"),
+        ('[[sources]]\nname = "a"\nsite = "https://h/"\npath = "."\n', "exactly one of"),
+        ('[[sources]]\nname = "a"\nsite = "ftp://h/"\n', "a site is an http(s) URL"),
+        ('[[sources]]\nname = "a"\npath = "."\ngit = "x"\n', "give exactly one of"),
+        ('[[sources]]\nname = "a"\npath = "nowhere"\n', "is not a folder"),
+        ('[[sources]]\nname = "a"\npath = "."\nurl = "x"\n', "unknown keys ['url']"),
+        ('[[sources]]\nname = "../up"\npath = "."\n', "name must be"),
+        ('[[sources]]\nname = "a"\npath = "."\nlink_template = "{x}"\n', "unknown field"),
+        ('[[sources]]\nname = "a"\npath = "."\n[[sources]]\nname = "a"\npath = "."\n', "share"),
+    ],
+)
+def test_a_bad_sources_table_is_named(tmp_path: Path, text: str, said: str) -> None:
+    config = write_config(tmp_path / "p", text)
+    with pytest.raises(ConfigError, match=r"narezka\.toml") as caught:
+        open_source(str(config))
+    assert said in str(caught.value)
+
+
+def test_a_folder_member_copies_only_what_changed_and_follows_no_link(tmp_path: Path) -> None:
+    from narezka.sources import FolderSource
+
+    folder = tmp_path / "wiki"
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "x.md").write_text("# hidden\n", encoding="utf-8")
+    (folder / "a.md").write_text("# A\n", encoding="utf-8")
+    (folder / "b.md").write_text("# B\n", encoding="utf-8")
+    (tmp_path / "secret.md").write_text("# outside\n", encoding="utf-8")
+    (folder / "link.md").symlink_to(tmp_path / "secret.md")
+    source = FolderSource(folder, home=tmp_path / "home")
+    first = source.refresh()
+    assert first.fetched == ("a.md", "b.md")
+    assert any("link.md" in w and "not followed" in w for w in first.warnings)
+    (folder / "b.md").write_text("# B, longer\n", encoding="utf-8")
+    assert source.refresh().fetched == ("b.md",)
+    assert source.refresh().fetched == ()
+    assert not (source.staging / "link.md").exists()
+    assert not (source.staging / ".git").exists()
