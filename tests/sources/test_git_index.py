@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from git_repos import commit, git, make_repo
+from sources.git_repos import commit, git, make_repo
 
 from narezka.cli import cli
 from narezka.index import Index

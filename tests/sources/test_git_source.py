@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from git_repos import commit, git, make_repo
+from sources.git_repos import commit, git, make_repo
 
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.sources import GitSource, open_source

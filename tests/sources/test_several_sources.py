@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from git_repos import commit, git, make_repo
+from sources.git_repos import commit, git, make_repo
 
 from narezka.errors import ConfigError
 from narezka.index import Index

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from git_repos import git, make_repo
+from sources.git_repos import git, make_repo
 
 from narezka.index import Index
 from narezka.settings import Settings

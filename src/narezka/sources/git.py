@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from narezka import environment
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.globs import glob_matches
 from narezka.sources.base import (
@@ -347,7 +348,7 @@ class GitSource:
         self, *args: str, in_repo: bool = True, stdin: bytes | None = None, authed: bool = False
     ) -> bytes:
         command = ["git", *(["-C", str(self._repo())] if in_repo else []), *args]
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+        env = environment.for_child(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", SSH_ASKPASS="")
         env["GIT_CONFIG_COUNT"] = "1"
         env["GIT_CONFIG_KEY_0"] = "gc.auto"  # narezka's fetches never rewrite the repository
         env["GIT_CONFIG_VALUE_0"] = "0"
