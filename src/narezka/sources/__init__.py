@@ -1,0 +1,1 @@
+"""Where a corpus comes from: a folder, a git repository, a site."""
