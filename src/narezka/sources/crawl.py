@@ -331,7 +331,7 @@ class _Crawl:
         return self._take(url, answer)
 
     def _take(self, url: str, answer: _Answer) -> list[str]:
-        from narezka.sources.links import page_links
+        from narezka.sources.page_links import page_links
 
         html = answer.kind in _HTML_TYPES
         if answer.kind in _SITEMAP_TYPES or url.endswith(".xml"):
