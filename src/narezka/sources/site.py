@@ -33,9 +33,9 @@ class SiteSync:
     report: CrawlReport
 
 
-def _load(folder: Path) -> dict[str, Seen]:
+def _load(state: Path) -> dict[str, Seen]:
     try:
-        rows = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+        rows = json.loads(state.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}  # no crawl yet (or a damaged record): every page is fetched again
     return {
@@ -55,10 +55,13 @@ def stage_site(
     folder: Path,
     limits: CrawlLimits | None = None,
     progress: Callable[[int], None] | None = None,
+    state: Path | None = None,
 ) -> SiteSync:
-    """Bring ``folder`` up to date with the site under ``start``."""
+    """Bring ``folder`` up to date with the site under ``start``; what the crawl stores for
+    the next one goes to ``state`` (default: :data:`STATE_FILE` in ``folder``)."""
     folder.mkdir(parents=True, exist_ok=True)
-    previous = _load(folder)
+    state = state if state is not None else folder / STATE_FILE
+    previous = _load(state)
     report = crawl(
         public_url(start), previous=previous, limits=limits or CrawlLimits(), progress=progress
     )
@@ -88,7 +91,6 @@ def stage_site(
          "digest": s.digest}
         for s in sorted(stored.values(), key=lambda s: s.path)
     ]  # fmt: skip
-    state = folder / STATE_FILE
     temporary = state.with_suffix(".tmp")
     temporary.write_text(json.dumps({"start": public_url(start), "pages": rows}), "utf-8")
     temporary.replace(state)
