@@ -40,7 +40,7 @@ from narezka.convert.markdown import (
 from narezka.errors import ConvertError, UnsafeFileError
 from narezka.types import SourceLocation
 
-__all__ = ["block_key", "convert_html", "page_block_keys", "repeated_blocks"]
+__all__ = ["block_key", "convert_html", "page_block_keys", "parse_page", "repeated_blocks"]
 
 _DROP = frozenset(
     "script style noscript template iframe object embed svg canvas form button input select "
@@ -70,7 +70,7 @@ def block_key(text: str) -> str:
     return hashlib.blake2b(norm.encode("utf-8"), digest_size=12).hexdigest()
 
 
-def _parse(data: bytes, path: str) -> tuple[Any, tuple[str, ...]]:
+def parse_page(data: bytes, path: str) -> tuple[Any, tuple[str, ...]]:
     """The page's tree and the notes on how its bytes were read."""
     import lxml.html
     from lxml import etree
@@ -332,7 +332,7 @@ def _content_root(root: Any) -> Any:
 
 
 def _render(data: bytes, path: str, skip: Collection[str]) -> _Renderer:
-    root, notes = _parse(data, path)
+    root, notes = parse_page(data, path)
     renderer = _Renderer(skip)
     renderer.notes = notes
     try:
