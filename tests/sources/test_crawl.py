@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sources.site_server import Site, serve
 
 from narezka.sources.crawl import CrawlLimits, Page, crawl, page_path, public_url, seen_from
+from sources.site_server import Site, serve
 
 FAST = CrawlLimits(rate=0, timeout=2.0, concurrency=2)
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sources.git_repos import commit, git, make_repo
 
 from narezka.cli import cli
 from narezka.index import Index
 from narezka.settings import Settings
 from narezka.sources import GitSource
+from sources.git_repos import commit, git, make_repo
 
 DOCS = {
     "README.md": "# Магазин чая\n\nО магазине.\n",

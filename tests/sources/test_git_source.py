@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
-from sources.git_repos import commit, git, make_repo
 
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.sources import GitSource, open_source
 from narezka.sources.git import parse_git_spec
+from sources.git_repos import commit, git, make_repo
 
 FILES = {
     "README.md": "# Доставка\n\nКурьером по России.\n",

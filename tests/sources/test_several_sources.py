@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sources.git_repos import commit, git, make_repo
 
 from narezka.errors import ConfigError
 from narezka.index import Index
 from narezka.settings import Settings
 from narezka.sources import SeveralSources, open_source
+from sources.git_repos import commit, git, make_repo
 
 SETTINGS = Settings().replace(embedder="hash", unit="chars", size=400, min_chars=0)
 

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sources.site_server import Site, serve
 
 from narezka.sources.crawl import CrawlLimits
 from narezka.sources.site_staging import STATE_FILE, stage_site
+from sources.site_server import Site, serve
 
 FAST = CrawlLimits(rate=0, timeout=2.0)
 

@@ -7,11 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from sources.git_repos import git, make_repo
 
 from narezka.index import Index
 from narezka.settings import Settings
 from narezka.sources import GitSource, safe_member
+from sources.git_repos import git, make_repo
 
 
 def hostile_commit(repo: Path) -> str:
