@@ -169,11 +169,7 @@ def test_every_cell_lies_in_exactly_one_region(cells: set[tuple[int, int]]) -> N
         for b in found:
             assert a is b or not a.box.meets(b.box)
     for row, column in cells:
-        inside = [
-            r
-            for r in found
-            if r.box.top <= row <= r.box.bottom and r.box.left <= column <= r.box.right
-        ]
+        inside = [r for r in found if r.box.meets(Box(row, column, row, column))]
         assert len(inside) == 1
         region = inside[0]
         shown = [*region.titles, *(c for line in region.rows for c in line)]
