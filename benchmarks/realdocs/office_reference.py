@@ -76,7 +76,9 @@ def _word_styles(archive: zipfile.ZipFile) -> dict[str, str]:
     names = {}
     for style in root.iter(W + "style"):
         name = style.find(W + "name")
-        names[style.get(W + "styleId") or ""] = (name.get(W + "val") or "") if name is not None else ""
+        names[style.get(W + "styleId") or ""] = (
+            (name.get(W + "val") or "") if name is not None else ""
+        )
     return names
 
 
@@ -91,7 +93,10 @@ def _word_tables(root: Any) -> list[list[list[str]]]:
                 continue
             cells = []
             for tc in tr.iter(W + "tc"):
-                if next(tc.iterancestors(W + "tr")) is not tr or tc.find(".//" + W + "tbl") is not None:
+                if (
+                    next(tc.iterancestors(W + "tr")) is not tr
+                    or tc.find(".//" + W + "tbl") is not None
+                ):
                     continue  # a cell holding a table: its own cells are counted
                 cells.append(_texts(tc, (W + "t", M + "t")))
             rows.append(cells)
@@ -127,7 +132,10 @@ def _slide_order(archive: zipfile.ZipFile) -> list[str]:
     rels = _xml(archive, "ppt/_rels/presentation.xml.rels")
     targets = {r.get("Id"): r.get("Target") for r in rels}
     rid = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
-    return ["ppt/" + targets[s.get(rid)].lstrip("/").removeprefix("ppt/") for s in pres.iter(P + "sldId")]
+    return [
+        "ppt/" + targets[s.get(rid)].lstrip("/").removeprefix("ppt/")
+        for s in pres.iter(P + "sldId")
+    ]
 
 
 def read_pptx(path: Path) -> Reading:
@@ -147,7 +155,10 @@ def read_pptx(path: Path) -> Reading:
             reading.text.append(_texts(root, (A + "t",)))
             for tbl in root.iter(A + "tbl"):
                 reading.tables.append(
-                    [[_texts(tc, (A + "t",)) for tc in tr.iter(A + "tc")] for tr in tbl.iter(A + "tr")]
+                    [
+                        [_texts(tc, (A + "t",)) for tc in tr.iter(A + "tc")]
+                        for tr in tbl.iter(A + "tr")
+                    ]
                 )
             rels = slide.replace("slides/", "slides/_rels/") + ".rels"
             if rels in names:
@@ -169,6 +180,15 @@ def _column(ref: str) -> int:
     return number
 
 
+def _number(raw: str) -> str:
+    """A stored number as Excel's General format shows it: ``1.0`` is ``1``."""
+    try:
+        value = float(raw)
+    except ValueError:
+        return raw
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else raw
+
+
 def read_xlsx(path: Path) -> Reading:
     """Sheet names are the headings; each sheet's non-empty cells, row by row, one table."""
     reading = Reading()
@@ -176,7 +196,11 @@ def read_xlsx(path: Path) -> Reading:
         shared = []
         if "xl/sharedStrings.xml" in archive.namelist():
             for si in _xml(archive, "xl/sharedStrings.xml").iter(S + "si"):
-                shared.append("".join(t.text or "" for t in si.iter(S + "t") if t.getparent().tag != S + "rPh"))
+                shared.append(
+                    "".join(
+                        t.text or "" for t in si.iter(S + "t") if t.getparent().tag != S + "rPh"
+                    )
+                )
         book = _xml(archive, "xl/workbook.xml")
         rels = {r.get("Id"): r.get("Target") for r in _xml(archive, "xl/_rels/workbook.xml.rels")}
         rid = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
@@ -195,7 +219,7 @@ def read_xlsx(path: Path) -> Reading:
                     elif kind == "inlineStr":
                         text = "".join(t.text or "" for t in c.iter(S + "t"))
                     else:
-                        text = value.text if value is not None and value.text else ""
+                        text = _number(value.text if value is not None and value.text else "")
                     if text.strip():
                         cells.append(text)
                 if cells:
