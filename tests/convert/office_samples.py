@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -27,20 +29,35 @@ _PARTS = {
 }
 
 
+@dataclass(frozen=True)
+class Related:
+    """A part the document part relates to: its relationship id and type, name under
+    ``word/``, content type and XML."""
+
+    rid: str
+    kind: str
+    name: str
+    content_type: str
+    xml: str
+
+
 def p(text: str) -> str:
     return f'<w:p><w:r><w:t xml:space="preserve">{text}</w:t></w:r></w:p>'
 
 
-def docx(body: str, **parts: str) -> bytes:
+def docx(body: str, related: Sequence[Related] = (), **parts: str) -> bytes:
     """A Word package whose body is ``body`` (XML inside ``w:body``), with the named extra
-    parts (``footnotes=``, ``endnotes=``, ``comments=``: their root elements' inner XML)."""
+    parts (``footnotes=``, ``endnotes=``, ``comments=``: their root elements' inner XML) and
+    the ``related`` parts the body names by relationship id."""
     overrides = "".join(
         f'<Override PartName="/word/{_PARTS[k][0]}" ContentType="{_PARTS[k][1]}"/>' for k in parts
+    ) + "".join(
+        f'<Override PartName="/word/{r.name}" ContentType="{r.content_type}"/>' for r in related
     )
     rels = "".join(
         f'<Relationship Id="rId{i}" Type="{REL}/{k}" Target="{_PARTS[k][0]}"/>'
         for i, k in enumerate(parts, 10)
-    )
+    ) + "".join(f'<Relationship Id="{r.rid}" Type="{r.kind}" Target="{r.name}"/>' for r in related)
     roots = {"footnotes": "footnotes", "endnotes": "endnotes", "comments": "comments"}
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as z:
@@ -67,6 +84,8 @@ def docx(body: str, **parts: str) -> bytes:
             "word/document.xml",
             f'<?xml version="1.0"?><w:document {NAMESPACES}><w:body>{body}</w:body></w:document>',
         )
+        for r in related:
+            z.writestr(f"word/{r.name}", r.xml)
         for key, inner in parts.items():
             root = roots[key]
             z.writestr(f"word/{_PARTS[key][0]}", f"<w:{root} {NAMESPACES}>{inner}</w:{root}>")

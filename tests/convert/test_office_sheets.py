@@ -174,3 +174,12 @@ def test_every_cell_lies_in_exactly_one_region(cells: set[tuple[int, int]]) -> N
         region = inside[0]
         shown = [*region.titles, *(c for line in region.rows for c in line)]
         assert any(text[(row, column)] in piece for piece in shown)
+
+
+def test_a_strict_ooxml_workbook_reads_as_transitional() -> None:
+    data = _save(_book(Лист=[["Тариф", "Цена"], ["Курьер", 300]]))
+    strict = office.strict(data)
+    assert b"purl.oclc.org/ooxml/spreadsheetml/main" in b"".join(
+        zipfile.ZipFile(io.BytesIO(strict)).read(n) for n in ("xl/workbook.xml",)
+    )
+    assert _convert(strict).markdown == _convert(data).markdown

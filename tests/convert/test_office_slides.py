@@ -158,3 +158,16 @@ def test_a_deck_with_no_text_says_why() -> None:
 def test_an_encrypted_deck_is_named_password_protected() -> None:
     with pytest.raises(PasswordProtectedError):
         convert(office.encrypted(), ".pptx", "secret.pptx")
+
+
+def test_a_strict_ooxml_deck_reads_as_transitional() -> None:
+    deck = _deck()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Доставка"
+    slide.placeholders[1].text_frame.text = "Курьером"
+    data = _save(deck)
+    assert convert(office.strict(data), ".pptx", "s.pptx").markdown == _md_of(data)
+
+
+def _md_of(data: bytes) -> str:
+    return convert(data, ".pptx", "d.pptx").markdown

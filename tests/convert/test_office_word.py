@@ -174,3 +174,55 @@ def test_a_legacy_doc_saved_as_docx_is_named_and_no_library_text_leaks() -> None
     with pytest.raises(ConvertError) as caught:
         convert(not_word, ".docx", "t.docx")
     assert "KeyError" not in str(caught.value) and "no document part" in str(caught.value)
+
+
+def test_smartart_and_charts_in_a_word_body_are_read() -> None:
+    graphic = (
+        '<w:p><w:r><w:drawing><wp:inline><a:graphic><a:graphicData uri="http://schemas.'
+        'openxmlformats.org/drawingml/2006/{kind}">{ref}</a:graphicData></a:graphic></wp:inline>'
+        "</w:drawing></w:r></w:p>"
+    )
+    dgm = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+    chart_ns = "http://schemas.openxmlformats.org/drawingml/2006/chart"
+    smartart = graphic.format(
+        kind="diagram",
+        ref=f'<dgm:relIds xmlns:dgm="{dgm}" r:dm="rIdD" r:lo="x" r:qs="x" r:cs="x"/>',
+    )
+    chart = graphic.format(kind="chart", ref=f'<c:chart xmlns:c="{chart_ns}" r:id="rIdC"/>')
+    data = (
+        f'<dgm:dataModel xmlns:dgm="{dgm}" xmlns:a="http://schemas.openxmlformats.org/drawingml/'
+        '2006/main"><dgm:ptLst><dgm:pt modelId="1"><dgm:t><a:p><a:r><a:t>Заказ</a:t></a:r></a:p>'
+        '</dgm:t></dgm:pt><dgm:pt modelId="2"><dgm:t><a:p><a:r><a:t>Доставка</a:t></a:r></a:p>'
+        "</dgm:t></dgm:pt></dgm:ptLst></dgm:dataModel>"
+    )
+    plot = (
+        f'<c:chartSpace xmlns:c="{chart_ns}" xmlns:a="http://schemas.openxmlformats.org/drawingml/'
+        '2006/main"><c:chart><c:title><c:tx><c:rich><a:p><a:r><a:t>Продажи</a:t></a:r></a:p>'
+        "</c:rich></c:tx></c:title><c:plotArea><c:barChart><c:ser><c:tx><c:strRef><c:strCache>"
+        '<c:pt idx="0"><c:v>2024</c:v></c:pt></c:strCache></c:strRef></c:tx><c:cat><c:strRef>'
+        '<c:strCache><c:pt idx="0"><c:v>Q1</c:v></c:pt><c:pt idx="1"><c:v>Q2</c:v></c:pt>'
+        '</c:strCache></c:strRef></c:cat><c:val><c:numRef><c:numCache><c:pt idx="0"><c:v>10</c:v>'
+        '</c:pt><c:pt idx="1"><c:v>25</c:v></c:pt></c:numCache></c:numRef></c:val></c:ser>'
+        "</c:barChart></c:plotArea></c:chart></c:chartSpace>"
+    )
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+    related = [
+        office.Related(
+            "rIdD",
+            rel + "diagramData",
+            "diagrams/data1.xml",
+            "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml",
+            data,
+        ),
+        office.Related(
+            "rIdC",
+            rel + "chart",
+            "charts/chart1.xml",
+            "application/vnd.openxmlformats-officedocument.drawingml.chart+xml",
+            plot,
+        ),
+    ]
+    md = convert(office.docx(smartart + chart, related), ".docx", "t.docx").markdown
+    assert md == (
+        "Заказ\n\nДоставка\n\nChart: Продажи\n\n|  | 2024 |\n|---|---|\n| Q1 | 10 |\n| Q2 | 25 |\n"
+    )
