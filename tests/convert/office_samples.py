@@ -128,3 +128,31 @@ def without(package: bytes, member: str) -> bytes:
             if info.filename != member:
                 target.writestr(info, source.read(info))
     return out.getvalue()
+
+
+def odf(mimetype: str, body: str, *, encrypted: bool = False) -> bytes:
+    """An OpenDocument package whose ``office:body`` holds ``body``."""
+    ns = (
+        'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+        'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+        'xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" '
+        'xmlns:dc="http://purl.org/dc/elements/1.1/"'
+    )
+    crypt = "<manifest:encryption-data/>" if encrypted else ""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("mimetype", mimetype)
+        z.writestr(
+            "META-INF/manifest.xml",
+            '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:'
+            f'1.0"><manifest:file-entry manifest:full-path="content.xml">{crypt}'
+            "</manifest:file-entry></manifest:manifest>",
+        )
+        z.writestr(
+            "content.xml",
+            f'<?xml version="1.0"?><office:document-content {ns}><office:body>{body}'
+            "</office:body></office:document-content>",
+        )
+    return out.getvalue()

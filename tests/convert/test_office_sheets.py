@@ -136,14 +136,14 @@ def test_a_big_workbook_is_streamed_and_still_split_into_regions(
 def test_an_unreadable_sheet_is_skipped_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
     from narezka.convert import sheets
 
-    real = sheets._write_sheet
+    real = sheets.write_sheet
 
     def flaky(writer: Any, title: str, *rest: Any) -> None:
         if title == "Битый":
             raise KeyError("openpyxl internals")
         real(writer, title, *rest)
 
-    monkeypatch.setattr(sheets, "_write_sheet", flaky)
+    monkeypatch.setattr(sheets, "write_sheet", flaky)
     result = _convert(_save(_book(Битый=[["x"]], Целый=[["Тариф", "Цена"], ["Курьер", 300]])))
     assert result.markdown.startswith("# Целый\n")
     assert result.meta["notes"] == ["sheet 'Битый': a sheet that cannot be read was skipped"]

@@ -8,7 +8,7 @@ import datetime as dt
 import io
 import itertools
 import zipfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from narezka.convert.guard import check_office_zip
@@ -26,7 +26,7 @@ from narezka.convert.sheet_regions import Box, regions
 from narezka.errors import ConversionLimitError, ConvertError
 from narezka.types import SourceLocation
 
-__all__ = ["CSV_MAX_ROWS", "convert_csv", "convert_xlsx"]
+__all__ = ["CSV_MAX_ROWS", "convert_csv", "convert_xlsx", "write_sheet"]
 
 CSV_MAX_ROWS = 1_000_000
 """Rows of a CSV file written as its table; the rows after them are counted and named in
@@ -157,19 +157,17 @@ class _Loaded:
                     self.occupied.append((row, column))
 
 
-def _write_sheet(
+def write_sheet(
     writer: MarkdownWriter,
     title: str,
-    cells: dict[tuple[int, int], str],
-    loaded: _Loaded | None,
+    cells: Mapping[tuple[int, int], str],
+    occupied: Iterable[tuple[int, int]] = (),
+    tables: Iterable[Box] = (),
 ) -> None:
-    found = regions(
-        cells,
-        loaded.occupied if loaded is not None else (),
-        loaded.tables if loaded is not None else (),
-    )
+    """``# title``, then each region of the sheet's ``cells``: its title lines, its table
+    (located by sheet and range). ``occupied`` and ``tables`` as ``regions`` takes them."""
     writer.block("# " + inline_text(title), SourceLocation(sheet=title))
-    for region in found:
+    for region in regions(cells, occupied, tables):
         where = SourceLocation(sheet=title, element=region.box.ref())
         for line in region.titles:
             writer.block(escape_line(inline_text(line)), where)
@@ -201,10 +199,12 @@ def convert_xlsx(data: bytes, path: str) -> Converted:
     try:
         for sheet in book.worksheets:
             try:
-                loaded = _Loaded(sheet, budget) if full else None
-                cells = loaded.cells if loaded is not None else _streamed_cells(sheet, budget)
-                _write_sheet(writer, sheet.title, cells, loaded)
-                comments.extend(loaded.comments if loaded is not None else ())
+                if full:
+                    loaded = _Loaded(sheet, budget)
+                    write_sheet(writer, sheet.title, loaded.cells, loaded.occupied, loaded.tables)
+                    comments.extend(loaded.comments)
+                else:
+                    write_sheet(writer, sheet.title, _streamed_cells(sheet, budget))
             except (ConversionLimitError, MemoryError, RecursionError):
                 raise
             except Exception:  # one damaged sheet must not cost the workbook
