@@ -12,7 +12,8 @@ output), files refused, empty or crashed, speed and the peak RSS of a child proc
 one tool over one format's files (a bare Python is about 15 MB).
 
     NAREZKA_SHARED=/work/shared python benchmarks/bench_realdocs_office.py \\
-        [--peers-python /path/to/python] [--out benchmarks/results/bench_realdocs_office.md]
+        [--peers-python /path/to/python] [--baseline ../main/src] \\
+        [--out benchmarks/results/bench_realdocs_office.md]
 
 ``--peers-python`` names a Python that has MarkItDown and unstructured (default: this one).
 """
@@ -150,6 +151,22 @@ def _cells(markdown: str) -> Counter[str]:
     return found
 
 
+def _titled_tables(markdown: str) -> int:
+    """GFM tables two columns wide or more whose header row holds one cell: a title or
+    caption standing where the column names should (what a split table repeats)."""
+    count = 0
+    lines = markdown.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if (
+            _ROW.match(line)
+            and _RULE.match(lines[i + 1])
+            and (i == 0 or not _ROW.match(lines[i - 1]))
+        ):
+            parts = re.split(r"(?<!\\)\|", _ROW.match(line).group(1))
+            count += len(parts) > 1 and sum(1 for p in parts if p.strip()) == 1
+    return count
+
+
 def _headings(markdown: str) -> list[str]:
     return [_norm(m) for m in re.findall(r"^#{1,6}\s+(.*?)\s*#*\s*$", markdown, re.M)]
 
@@ -169,8 +186,10 @@ def _chunks(text: str) -> list[str]:
     return [c.text for c in chunk_text(text, "headings", size=1000, unit="chars")]
 
 
-def _run(python: str, tool: str, files: list[Path]) -> tuple[dict[str, Any], dict[str, Any]]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+def _run(
+    python: str, tool: str, files: list[Path], src: Path = REPO / "src"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
     done = subprocess.run(
         [python, "-c", CHILD, tool, *map(str, files)],
         capture_output=True,
@@ -190,7 +209,7 @@ def _score(fmt: str, tool: str, out: dict[str, Any], spec: dict[str, Any]) -> di
     import office_reference
 
     words, heads, cells, kept, silent = [], [], [], [], []
-    refused = crashed = 0
+    refused = crashed = titled = 0
     for name, expect in spec["files"].items():
         if expect["format"] != fmt or name not in out:
             continue
@@ -199,8 +218,11 @@ def _score(fmt: str, tool: str, out: dict[str, Any], spec: dict[str, Any]) -> di
         if got.get("crash"):
             crashed += 1
         if text is None:
-            refused += 1 if expect.get("refused") is None else 0
+            # An encrypted file must be refused, and named for what it is.
+            named = "password" in (got.get("note") or "").lower()
+            refused += 1 if expect.get("refused") is None or not named else 0
             continue
+        titled += _titled_tables(text)
         if not re.sub(r"^# Slide \d+$", "", text, flags=re.M).strip() and not got.get("note"):
             silent.append(name)
         reading = office_reference.read(FOLDER / name)
@@ -241,6 +263,7 @@ def _score(fmt: str, tool: str, out: dict[str, Any], spec: dict[str, Any]) -> di
         "refused": refused,
         "crashed": crashed,
         "silent": silent,
+        "titled": titled,
     }
 
 
@@ -253,6 +276,9 @@ def main() -> None:
     parser.add_argument("--peers-python", default=sys.executable)
     parser.add_argument("--tools", default="narezka,markitdown,unstructured,plain")
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--baseline", type=Path, help="another narezka's src folder, run as a row of its own"
+    )
     args = parser.parse_args()
     if not FOLDER.is_dir():
         sys.exit(f"no dev set at {FOLDER} (set NAREZKA_SHARED)")
@@ -267,21 +293,25 @@ def main() -> None:
             f"## {fmt} ({len(files)} files)",
             "",
             "| tool | words % (median / min) | headings % | table cells as cells % (median"
-            " / mean) | passages | questions | refused | crashed | silently empty | files/s |"
-            " peak RSS MB |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            " / mean) | tables headed by a title | passages | questions | refused or misnamed |"
+            " crashed | silently empty | files/s | peak RSS MB |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
-        for tool in args.tools.split(","):
+        rows = [(t, TOOLS[t], REPO / "src") for t in args.tools.split(",")]
+        if args.baseline:
+            rows.insert(1, ("narezka", f"narezka before ({args.baseline})", args.baseline))
+        for tool, label, src in rows:
             python = sys.executable if tool in ("narezka", "plain") else args.peers_python
             try:
-                out, run = _run(python, tool, files)
+                out, run = _run(python, tool, files, src)
             except (RuntimeError, subprocess.SubprocessError) as exc:
-                lines.append(f"| {TOOLS[tool]} | did not run: {str(exc)[:120]} |")
+                lines.append(f"| {label} | did not run: {str(exc)[:120]} |")
                 continue
             s = _score(fmt, tool, out, spec)
             lines.append(
-                f"| {TOOLS[tool]} | {_pct(s['words_median'])} / {_pct(s['words_min'])} | "
+                f"| {label} | {_pct(s['words_median'])} / {_pct(s['words_min'])} | "
                 f"{_pct(s['headings'])} | {_pct(s['cells_median'])} / {_pct(s['cells_mean'])} | "
+                f"{s['titled']} | "
                 f"{s['passages']} | {s['questions']} | {s['refused']} | {s['crashed']} | "
                 f"{len(s['silent'])} | {len(files) / run['seconds']:.1f} | {run['rss_mb']:.0f} |"
             )
