@@ -78,3 +78,50 @@ def test_an_encrypted_ods_is_named_password_protected() -> None:
 def test_an_empty_ods_says_why() -> None:
     result = convert_ods(_ods(""), "e.ods")
     assert result.meta["notes"] == ["no text: the spreadsheet's sheets hold no cell values"]
+
+
+ODP = "application/vnd.oasis.opendocument.presentation"
+
+
+def _odp(pages: str) -> bytes:
+    return office.odf(ODP, f"<office:presentation>{pages}</office:presentation>")
+
+
+def test_an_odp_slide_keeps_its_title_lines_lists_tables_notes_apart() -> None:
+    from narezka.convert.odf_slides import convert_odp
+
+    page = (
+        '<draw:page draw:name="p1"><draw:frame presentation:class="title"><draw:text-box>'
+        "<text:p>Доставка</text:p></draw:text-box></draw:frame>"
+        '<draw:frame presentation:class="outline"><draw:text-box><text:list><text:list-item>'
+        "<text:p>Курьером</text:p><text:list><text:list-item><text:p>X-Library<text:line-break/>"
+        "The catalogue</text:p></text:list-item></text:list></text:list-item></text:list>"
+        "</draw:text-box></draw:frame>"
+        "<draw:g><draw:custom-shape><text:p>Склад</text:p></draw:custom-shape></draw:g>"
+        "<draw:frame><table:table><table:table-row><table:table-cell><text:p>Тариф</text:p>"
+        "</table:table-cell><table:table-cell><text:p>Цена</text:p></table:table-cell>"
+        "</table:table-row><table:table-row><table:table-cell><text:p>Курьер</text:p>"
+        "</table:table-cell><table:table-cell><text:p>300</text:p></table:table-cell>"
+        "</table:table-row></table:table></draw:frame>"
+        "<office:annotation><text:p>Уточнить цену</text:p></office:annotation>"
+        '<presentation:notes><draw:frame presentation:class="notes"><draw:text-box>'
+        "<text:p>Сказать про тарифы</text:p></draw:text-box></draw:frame></presentation:notes>"
+        '</draw:page><draw:page draw:name="p2"><draw:frame presentation:class="subtitle">'
+        "<draw:text-box><text:p>Без заголовка</text:p></draw:text-box></draw:frame></draw:page>"
+    )
+    result = convert_odp(_odp(page), "d.odp")
+    assert result.markdown == (
+        "# Доставка\n\n- Курьером\n\n  - X-Library\n    The catalogue\n\nСклад\n\n"
+        "| Тариф | Цена |\n|---|---|\n| Курьер | 300 |\n\nSpeaker notes:\n\nСказать про тарифы\n\n"
+        "# Slide 2\n\nБез заголовка\n"
+    )
+    assert result.meta["comments"] == [{"slide": 1, "text": "Уточнить цену"}]
+
+
+def test_an_odp_without_text_says_why_and_an_encrypted_one_is_named() -> None:
+    from narezka.convert.odf_slides import convert_odp
+
+    result = convert_odp(_odp('<draw:page draw:name="p1"/>'), "e.odp")
+    assert result.meta["notes"] == ["no text: the slides hold only pictures or shapes without text"]
+    with pytest.raises(PasswordProtectedError):
+        convert_odp(office.odf(ODP, "<office:presentation/>", encrypted=True), "s.odp")
