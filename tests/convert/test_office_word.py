@@ -226,3 +226,19 @@ def test_smartart_and_charts_in_a_word_body_are_read() -> None:
     assert md == (
         "Заказ\n\nДоставка\n\nChart: Продажи\n\n|  | 2024 |\n|---|---|\n| Q1 | 10 |\n| Q2 | 25 |\n"
     )
+
+
+def test_a_row_spanning_the_whole_table_is_its_title_not_its_header() -> None:
+    def cell(text: str, span: int = 1) -> str:
+        grid = f'<w:tcPr><w:gridSpan w:val="{span}"/></w:tcPr>' if span > 1 else ""
+        return f"<w:tc>{grid}{p(text)}</w:tc>"
+
+    table = (
+        f"<w:tbl><w:tr>{cell('Связанные нормы:', 2)}</w:tr>"
+        f"<w:tr>{cell('Статья')}{cell('Суть')}</w:tr>"
+        f"<w:tr>{cell('ст. 18')}{cell('Возврат')}</w:tr>"
+        f"<w:tr>{cell('Итого', 2)}</w:tr></w:tbl>"
+    )
+    assert _md(table) == (
+        "Связанные нормы:\n\n| Статья | Суть |\n|---|---|\n| ст. 18 | Возврат |\n| Итого |  |\n"
+    )

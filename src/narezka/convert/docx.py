@@ -14,7 +14,15 @@ import re
 from typing import Any
 
 from narezka.convert.charts import chart_markdown
-from narezka.convert.docx_blocks import Context, W, blocks, is_code, paragraph, table_rows
+from narezka.convert.docx_blocks import (
+    Context,
+    W,
+    blocks,
+    is_code,
+    paragraph,
+    table_rows,
+    title_rows,
+)
 from narezka.convert.guard import check_office_zip, parse_xml
 from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
 from narezka.convert.ooxml import Notes, open_package
@@ -151,7 +159,11 @@ class _Body:
     def write(self, block: Any, where: SourceLocation) -> None:
         if block.tag == W + "tbl":
             self.flush_code()
-            self.writer.block(table_markdown(table_rows(block, self.ctx)), where)
+            rows = table_rows(block, self.ctx)
+            titles = title_rows(block, max(map(len, rows), default=0))
+            for row in rows[:titles]:
+                self.writer.block(escape_line(" ".join(" ".join(row).split())), where)
+            self.writer.block(table_markdown(rows[titles:]), where)
             return
         level = self.styles.heading_level(_style_id(block))
         para = paragraph(block, self.ctx, plain=bool(level))

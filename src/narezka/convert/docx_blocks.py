@@ -23,6 +23,7 @@ __all__ = [
     "is_code",
     "paragraph",
     "table_rows",
+    "title_rows",
 ]
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -309,3 +310,18 @@ def table_rows(table: Any, ctx: Context) -> list[list[str]]:
             row.extend([""] * (span - 1))
         rows.append(row)
     return rows
+
+
+def title_rows(table: Any, width: int) -> int:
+    """How many leading rows of ``table`` are one cell spanning all ``width`` columns: a
+    title or caption over the table, not its header (a split table repeats its header)."""
+    count = 0
+    rows = list(_rows(table))
+    for tr in rows[:-1]:
+        cells = list(_cells(tr))
+        if width < 2 or len(cells) != 1:
+            break
+        if _number(cells[0], f"{W}tcPr/{W}gridSpan", 1) < width:
+            break
+        count += 1
+    return count
