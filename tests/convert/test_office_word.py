@@ -242,3 +242,15 @@ def test_a_row_spanning_the_whole_table_is_its_title_not_its_header() -> None:
     assert _md(table) == (
         "Связанные нормы:\n\n| Статья | Суть |\n|---|---|\n| ст. 18 | Возврат |\n| Итого |  |\n"
     )
+
+
+@pytest.mark.parametrize("cut", [30, 200, -40])
+def test_a_truncated_office_file_is_named_without_the_zip_librarys_words(cut: int) -> None:
+    data = office.docx(p("Текст"))
+    broken = data[:cut]
+    for suffix in (".docx", ".pptx", ".xlsx"):
+        with pytest.raises(ConvertError) as caught:
+            convert(broken, suffix, f"t{suffix}")
+        message = str(caught.value)
+        assert "broken" in message or "not a" in message
+        assert "File is not a zip file" not in message and "Error" not in message
