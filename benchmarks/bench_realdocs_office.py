@@ -219,7 +219,8 @@ def _score(fmt: str, tool: str, out: dict[str, Any], spec: dict[str, Any]) -> di
             crashed += 1
         if text is None:
             # An encrypted file must be refused, and named for what it is.
-            named = "password" in (got.get("note") or "").lower()
+            said = (got.get("note") or "").replace(got["file"], "").lower()
+            named = "password" in said or "encrypted" in said
             refused += 1 if expect.get("refused") is None or not named else 0
             continue
         titled += _titled_tables(text)
