@@ -183,3 +183,21 @@ def test_a_strict_ooxml_workbook_reads_as_transitional() -> None:
         zipfile.ZipFile(io.BytesIO(strict)).read(n) for n in ("xl/workbook.xml",)
     )
     assert _convert(strict).markdown == _convert(data).markdown
+
+
+def test_scattered_cells_and_a_sheet_wide_table_stay_linear() -> None:
+    import time
+
+    # 5,000 cells none touching: one region (no quadratic joining), every cell kept; a
+    # defined table claiming the whole sheet is read from its cells, not its area.
+    text = {(2 * r + 1, 2 * c + 1): f"v{r}.{c}" for r in range(100) for c in range(50)}
+    start = time.perf_counter()
+    found = regions(text, tables=[Box(1, 1, 1_048_576, 16_384)])
+    assert time.perf_counter() - start < 10
+    assert len(found) == 1
+    shown = {cell for row in found[0].rows for cell in row} | set(found[0].titles)
+    assert set(text.values()) <= shown
+    start = time.perf_counter()
+    found = regions(text)
+    assert time.perf_counter() - start < 10
+    assert len(found) == 1 and {c for row in found[0].rows for c in row} >= set(text.values())

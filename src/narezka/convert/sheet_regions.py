@@ -6,10 +6,14 @@ table whose first row is its header."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 __all__ = ["Box", "Region", "regions"]
+
+_MAX_BOXES = 200
+"""Regions a sheet is split into at most."""
 
 Cell = tuple[int, int]
 """(row, column), both from 1."""
@@ -102,13 +106,31 @@ def _merge_overlapping(boxes: list[Box]) -> list[Box]:
     return sorted(boxes)
 
 
-def _filled(box: Box, text: Mapping[Cell, str]) -> list[str]:
-    return [
-        text[(r, c)]
-        for r in range(box.top, box.bottom + 1)
-        for c in range(box.left, box.right + 1)
-        if (r, c) in text
-    ]
+class _Grid:
+    """The non-empty cells by row, so a box's cells are found without walking its area (a
+    defined table may claim A1:XFD1048576)."""
+
+    def __init__(self, text: Mapping[Cell, str]) -> None:
+        self.text = text
+        by_row: dict[int, list[int]] = {}
+        for row, column in text:
+            by_row.setdefault(row, []).append(column)
+        self.rows = sorted(by_row)
+        self.columns = {row: sorted(columns) for row, columns in by_row.items()}
+
+    def cells(self, box: Box) -> list[Cell]:
+        """The non-empty cells inside ``box``, row by row."""
+        found = []
+        start = bisect.bisect_left(self.rows, box.top)
+        for row in self.rows[start : bisect.bisect_right(self.rows, box.bottom)]:
+            columns = self.columns[row]
+            first = bisect.bisect_left(columns, box.left)
+            found.extend((row, c) for c in columns[first : bisect.bisect_right(columns, box.right)])
+        return found
+
+
+def _filled(box: Box, grid: _Grid) -> list[str]:
+    return [grid.text[cell] for cell in grid.cells(box)]
 
 
 def _numeric(value: str) -> bool:
@@ -130,19 +152,19 @@ def _side_by_side(a: Box, b: Box) -> bool:
     return 1 < gap <= 3 and shared >= 2 and shared * 5 >= shorter * 4
 
 
-def _header_over_data(upper: Box, lower: Box, text: Mapping[Cell, str]) -> bool:
+def _header_over_data(upper: Box, lower: Box, grid: _Grid) -> bool:
     """A block of at most three rows of words one blank row above a block of numbers, over
     the same columns: the table's header set off by a blank row, not a table of its own."""
     if lower.top - upper.bottom != 2 or upper.bottom - upper.top > 2:
         return False
     if upper.right < lower.left or upper.left > lower.right:
         return False
-    head, body = _filled(upper, text), _filled(lower, text)
+    head, body = _filled(upper, grid), _filled(lower, grid)
     numbers = sum(1 for v in body if _numeric(v))
     return not any(_numeric(v) for v in head) and numbers * 2 >= len(body) > 0
 
 
-def _join(boxes: list[Box], text: Mapping[Cell, str]) -> list[Box]:
+def _join(boxes: list[Box], grid: _Grid) -> list[Box]:
     """Boxes joined while two are side by side across a spacer column, or a header sits one
     blank row above its numbers."""
     joined = True
@@ -150,7 +172,7 @@ def _join(boxes: list[Box], text: Mapping[Cell, str]) -> list[Box]:
         joined = False
         for i, a in enumerate(boxes):
             for j, b in enumerate(boxes):
-                if i != j and (_side_by_side(a, b) or _header_over_data(a, b, text)):
+                if i != j and (_side_by_side(a, b) or _header_over_data(a, b, grid)):
                     boxes = [x for k, x in enumerate(boxes) if k not in (i, j)] + [a.union(b)]
                     joined = True
                     break
@@ -170,14 +192,11 @@ def _title_row(row: tuple[str, ...], following: tuple[str, ...]) -> bool:
     return filled * 3 <= len(row) and fuller > filled and not any(map(_numeric, following))
 
 
-def _region(box: Box, text: Mapping[Cell, str]) -> Region:
-    rows = [
-        tuple(text.get((r, c), "") for c in range(box.left, box.right + 1))
-        for r in range(box.top, box.bottom + 1)
-    ]
-    rows = [row for row in rows if any(cell.strip() for cell in row)]
-    used = [i for i in range(box.right - box.left + 1) if any(row[i].strip() for row in rows)]
-    rows = [tuple(row[i] for i in used) for row in rows]
+def _region(box: Box, grid: _Grid) -> Region:
+    cells = [cell for cell in grid.cells(box) if grid.text[cell].strip()]
+    row_numbers = sorted({row for row, _ in cells})
+    used = sorted({column for _, column in cells})
+    rows = [tuple(grid.text.get((r, c), "") for c in used) for r in row_numbers]
     titles: list[str] = []
     # Leading rows of a single cell over a wider table are its title and captions, not
     # its header: repeated above every piece of a split table they would hide the header.
@@ -198,9 +217,17 @@ def regions(
     ``occupied`` are cells that hold nothing but belong to a neighbour (the rest of a merged
     range); ``tables`` are the sheet's defined tables, each a region whatever touches it."""
     defined = sorted(set(tables))
+    grid = _Grid(text)
     free = [cell for cell in (*text, *occupied) if not any(_inside(cell, b) for b in defined)]
-    boxes = _join(_merge_overlapping(_components(free)), text) + defined
-    found = [_region(box, text) for box in sorted(boxes)]
+    boxes = _merge_overlapping(_components(free)) if free else []
+    if len(boxes) > _MAX_BOXES:
+        # Thousands of scattered cells are no set of tables: the free cells as one region,
+        # in time linear in them (joining boxes pairwise would be quadratic).
+        whole = boxes[0]
+        for box in boxes[1:]:
+            whole = whole.union(box)
+        boxes = [whole]
+    found = [_region(box, grid) for box in sorted(_join(boxes, grid) + defined)]
     return [r for r in found if r.titles or r.rows]
 
 
