@@ -120,7 +120,7 @@ class _Grid:
 
     def cells(self, box: Box) -> list[Cell]:
         """The non-empty cells inside ``box``, row by row."""
-        found = []
+        found: list[Cell] = []
         start = bisect.bisect_left(self.rows, box.top)
         for row in self.rows[start : bisect.bisect_right(self.rows, box.bottom)]:
             columns = self.columns[row]
