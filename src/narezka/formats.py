@@ -137,8 +137,10 @@ FORMATS: tuple[Format, ...] = (
     Format("HTML", (".html", ".htm"), "html:convert_html", 32, ("element",), _page_element,
            text=True, page=True),
     Format("PowerPoint", (".pptx",), "slides:convert_pptx", 256, ("slide",), _slide),
+    Format("OpenDocument slides", (".odp",), "odf_slides:convert_odp", 256, ("slide",), _slide),
     # A macro-enabled workbook is a workbook: its cells are read, its macros never run.
     Format("Excel", (".xlsx", ".xlsm"), "sheets:convert_xlsx", 64, ("sheet",), _sheet),
+    Format("OpenDocument sheets", (".ods",), "odf_sheets:convert_ods", 64, ("sheet",), _sheet),
     # A CSV or TSV file is one unnamed sheet: no place finer than the file (yet).
     Format("CSV", (".csv",), "sheets:convert_csv_file", 64, ("sheet",), _sheet, text=True),
     Format("TSV", (".tsv",), "sheets:convert_tsv_file", 64, ("sheet",), _sheet, text=True),

@@ -1,13 +1,31 @@
-"""Word .docx → Markdown through python-docx: heading styles, lists, tables, code, links."""
+"""Word .docx → Markdown: heading styles, lists, tables, code, links, content controls, text
+boxes, equations, SmartArt, charts, footnotes and endnotes; comments as metadata.
+
+python-docx opens the package and resolves styles, numbering and relationships; the body is
+read from its XML (``narezka.convert.docx_blocks``). A block that cannot be read is skipped
+and named in ``meta["notes"]``; the rest of the file is indexed.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 from typing import Any
 
-from narezka.convert.guard import check_office_zip
-from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, link, table_markdown
+from narezka.convert.charts import chart_markdown
+from narezka.convert.docx_blocks import (
+    Context,
+    W,
+    blocks,
+    is_code,
+    paragraph,
+    table_rows,
+    title_rows,
+)
+from narezka.convert.guard import check_office_zip, parse_xml
+from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
+from narezka.convert.ooxml import Notes, open_package
 from narezka.errors import ConvertError
 from narezka.types import SourceLocation
 
@@ -15,8 +33,8 @@ __all__ = ["convert_docx"]
 
 _HEADING = re.compile(r"^(?:heading|заголовок)\s*(\d)$", re.IGNORECASE)
 _CODE_STYLES = re.compile(r"source code|code|verbatim|preformatted|html preformatted", re.I)
-_MONO = re.compile(r"mono|courier|consol|menlo", re.IGNORECASE)
-_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_NOTE_SKIP = ("separator", "continuationSeparator", "continuationNotice")
+_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
 
 
 class _Styles:
@@ -25,19 +43,22 @@ class _Styles:
 
     def __init__(self, document: Any) -> None:
         self.by_id: dict[str, tuple[str, str | None]] = {}
-        for style in document.styles.element.findall(_W + "style"):
-            name = style.find(_W + "name")
-            based = style.find(_W + "basedOn")
-            self.by_id[style.get(_W + "styleId") or ""] = (
-                (name.get(_W + "val") or "") if name is not None else "",
-                based.get(_W + "val") if based is not None else None,
+        try:
+            element = document.styles.element
+        except (KeyError, AttributeError, ValueError):  # no styles part: every style unknown
+            return
+        for style in element.findall(W + "style"):
+            name = style.find(W + "name")
+            based = style.find(W + "basedOn")
+            self.by_id[style.get(W + "styleId") or ""] = (
+                (name.get(W + "val") or "") if name is not None else "",
+                based.get(W + "val") if based is not None else None,
             )
 
     def name(self, style_id: str | None) -> str:
         return self.by_id.get(style_id or "", ("", None))[0]
 
-    def heading_level(self, paragraph: Any) -> int:
-        style_id = paragraph._p.style
+    def heading_level(self, style_id: str | None) -> int:
         for _ in range(4):  # a custom style based on "Heading 2" is a level-2 heading too
             if not style_id or style_id not in self.by_id:
                 return 0
@@ -49,34 +70,13 @@ class _Styles:
                 return min(max(int(match.group(1)), 1), 6)
         return 0
 
-    def is_mono(self, run: Any) -> bool:
-        style = self.name(run._r.style)
-        return bool(_CODE_STYLES.search(style) or _MONO.search(run.font.name or ""))
-
-    def is_code(self, paragraph: Any) -> bool:
-        if _CODE_STYLES.search(self.name(paragraph._p.style)):
-            return True
-        runs = [r for r in paragraph.runs if r.text.strip()]
-        return bool(runs) and all(self.is_mono(r) for r in runs)
+    def is_code_style(self, style_id: str) -> bool:
+        return bool(_CODE_STYLES.search(self.name(style_id)))
 
 
-def _list_kind(
-    paragraph: Any, numbering: dict[tuple[str, str], str], styles: _Styles
-) -> tuple[int, str, str] | None:
-    """(indent level, "bullet" or a number format, the list's numId) of a list paragraph,
-    else None."""
-    ppr = paragraph._p.pPr
-    num_pr = ppr.numPr if ppr is not None else None
-    style = styles.name(paragraph._p.style).lower()
-    if num_pr is None or num_pr.numId is None:
-        if style.startswith("list bullet"):
-            return 0, "bullet", ""
-        if style.startswith("list number"):
-            return 0, "decimal", style
-        return None
-    num_id = str(num_pr.numId.val)
-    level = int(num_pr.ilvl.val) if num_pr.ilvl is not None else 0
-    return level, numbering.get((num_id, str(level)), "bullet"), num_id
+def _style_id(p: Any) -> str:
+    found = p.find(f"{W}pPr/{W}pStyle")
+    return (found.get(W + "val") or "") if found is not None else ""
 
 
 def _numbering(document: Any) -> dict[tuple[str, str], str]:
@@ -86,153 +86,235 @@ def _numbering(document: Any) -> dict[tuple[str, str], str]:
     except (KeyError, NotImplementedError, AttributeError):
         return {}
     abstract = {
-        a.get(_W + "abstractNumId"): {
-            lvl.get(_W + "ilvl"): (lvl.find(_W + "numFmt").get(_W + "val") or "bullet")
-            for lvl in a.findall(_W + "lvl")
-            if lvl.find(_W + "numFmt") is not None
+        a.get(W + "abstractNumId"): {
+            lvl.get(W + "ilvl"): (lvl.find(W + "numFmt").get(W + "val") or "bullet")
+            for lvl in a.findall(W + "lvl")
+            if lvl.find(W + "numFmt") is not None
         }
-        for a in root.findall(_W + "abstractNum")
+        for a in root.findall(W + "abstractNum")
     }
     found: dict[tuple[str, str], str] = {}
-    for num in root.findall(_W + "num"):
-        ref = num.find(_W + "abstractNumId")
+    for num in root.findall(W + "num"):
+        ref = num.find(W + "abstractNumId")
         if ref is None:
             continue
-        for ilvl, fmt in abstract.get(ref.get(_W + "val"), {}).items():
-            found[(num.get(_W + "numId") or "", ilvl or "0")] = fmt
+        for ilvl, fmt in abstract.get(ref.get(W + "val"), {}).items():
+            found[(num.get(W + "numId") or "", ilvl or "0")] = fmt
     return found
 
 
-def _inline(paragraph: Any, styles: _Styles) -> str:
-    """The paragraph's text with links as ``[text](url)``, monospace runs as code and bold
-    runs as bold (consecutive bold runs are one ``**…**``)."""
-    pieces: list[tuple[str, bool]] = []
-    heading = bool(styles.heading_level(paragraph))
-    for item in paragraph.iter_inner_content():
-        if hasattr(item, "address"):  # a Hyperlink
-            # Every w:t inside it: pandoc nests a hyperlink in a hyperlink (a bare URL), whose
-            # text python-docx's ``Hyperlink.text`` leaves out (0.3 % of a Word file's words).
-            text = "".join(t.text or "" for t in item._hyperlink.iter(_W + "t"))
-            url = item.address
-            if url and text.strip():
-                fragment = f"#{item.fragment}" if item.fragment else ""
-                pieces.append((link(text.strip(), f"{url}{fragment}"), False))
-            else:
-                pieces.append((text, False))
-        elif item.text and styles.is_mono(item) and item.text.strip():
-            pieces.append((f"`{item.text}`", False))
+class _Package:
+    """The document part's relationships: hyperlink targets and related parts' XML."""
+
+    def __init__(self, document: Any, path: str) -> None:
+        self.part = document.part
+        self.path = path
+
+    def url(self, rid: str) -> str:
+        rel = self.part.rels.get(rid)
+        return str(rel.target_ref) if rel is not None and rel.is_external else ""
+
+    def xml(self, rid: str) -> Any:
+        rel = self.part.rels.get(rid)
+        if rel is None or rel.is_external:
+            return None
+        return _part_xml(rel.target_part, self.path)
+
+    def by_type(self, kind: str) -> Any:
+        for rel in self.part.rels.values():
+            if rel.reltype == _REL + kind and not rel.is_external:
+                return _part_xml(rel.target_part, self.path)
+        return None
+
+
+def _part_xml(part: Any, path: str) -> Any:
+    element = getattr(part, "element", None)
+    if element is not None:
+        return element
+    return parse_xml(part.blob, path, str(part.partname), "not a readable Word part")
+
+
+class _Body:
+    """Writes the body's blocks: headings, list items, code runs, paragraphs, tables."""
+
+    def __init__(self, styles: _Styles, numbering: dict[tuple[str, str], str], ctx: Context):
+        self.writer = MarkdownWriter()
+        self.styles = styles
+        self.numbering = numbering
+        self.ctx = ctx
+        self.code: list[str] = []
+        self.code_at = SourceLocation()
+        self.numbers: dict[tuple[str, int], int] = {}
+
+    def flush_code(self) -> None:
+        if self.code:
+            body = "\n".join(self.code)
+            fence = "~~~~" if "```" in body else "```"
+            self.writer.block(f"{fence}\n{body}\n{fence}", self.code_at)
+            self.code.clear()
+
+    def _is_code(self, p: Any) -> bool:
+        return self.styles.is_code_style(_style_id(p)) or is_code(p, self.ctx)
+
+    def write(self, block: Any, where: SourceLocation) -> None:
+        if block.tag == W + "tbl":
+            self.flush_code()
+            rows = table_rows(block, self.ctx)
+            titles = title_rows(block, max(map(len, rows), default=0))
+            for row in rows[:titles]:
+                self.writer.block(escape_line(" ".join(" ".join(row).split())), where)
+            self.writer.block(table_markdown(rows[titles:]), where)
+            return
+        level = self.styles.heading_level(_style_id(block))
+        para = paragraph(block, self.ctx, plain=bool(level))
+        if not level and para.text.strip() and self._is_code(block):
+            if not self.code:
+                self.code_at = where
+            raw = paragraph(block, dataclasses.replace(self.ctx, marks=False), plain=True)
+            self.code.append(raw.text.rstrip())
         else:
-            pieces.append((item.text, bool(item.text and item.bold) and not heading))
-    out: list[str] = []
-    bold: list[str] = []
-    for text, is_bold in [*pieces, ("", False)]:
-        if is_bold:
-            bold.append(text)
+            self.flush_code()
+            self._text(block, para.text.strip(), level, where)
+        for item in para.anchored:
+            if isinstance(item, str):
+                self.writer.block(escape_line(item) if "\n" not in item else item, where)
+            else:
+                self.write(item, where)
+
+    def _text(self, p: Any, text: str, level: int, where: SourceLocation) -> None:
+        if not text:
+            return
+        if level:
+            self.writer.block("#" * level + " " + " ".join(text.split()), where)
+            return
+        marker = self._marker(p)
+        if marker is not None:
+            self.writer.block(marker + " ".join(text.split()), where)
+        else:
+            lines = (escape_line(" ".join(ln.split())) for ln in text.split("\n"))
+            self.writer.block("\n".join(ln for ln in lines if ln), where)
+
+    def _marker(self, p: Any) -> str | None:
+        """A list item's indent and marker (``   1. ``), or None for a paragraph."""
+        num_pr = p.find(f"{W}pPr/{W}numPr")
+        num_id_el = num_pr.find(W + "numId") if num_pr is not None else None
+        if num_id_el is None:
+            style = self.styles.name(_style_id(p)).lower()
+            if style.startswith("list bullet"):
+                return "- "
+            return "1. " if style.startswith("list number") else None
+        num_id = num_id_el.get(W + "val") or ""
+        ilvl = num_pr.find(W + "ilvl") if num_pr is not None else None
+        value = ilvl.get(W + "val", "0") if ilvl is not None else "0"
+        indent = min(int(value), 8) if value.isdigit() and len(value) < 3 else 0
+        fmt = self.numbering.get((num_id, str(indent)), "bullet")
+        if fmt in ("bullet", "none"):
+            marker = "-"
+        else:  # the item's own number: "1." on every item would lose "2", "3"…
+            key = (num_id, indent)
+            self.numbers[key] = self.numbers.get(key, 0) + 1
+            for deeper in [k for k in self.numbers if k[0] == num_id and k[1] > indent]:
+                del self.numbers[deeper]  # a sub-list numbers from 1 again
+            marker = f"{self.numbers[key]}."
+        # Three spaces a level: CommonMark nests an item under "1. " only from the third
+        # column (two spaces made the sub-list a new top-level list).
+        return "   " * indent + marker + " "
+
+
+def _notes_of(root: Any, tag: str, prefix: str, ctx: Context) -> list[tuple[str, str]]:
+    """``(label, text)`` of each footnote or endnote of a notes part."""
+    found = []
+    for note in root.findall(W + tag):
+        if note.get(W + "type") in _NOTE_SKIP:
             continue
-        if bold:
-            run = "".join(bold)
-            core = run.strip()
-            lead, trail = run[: len(run) - len(run.lstrip())], run[len(run.rstrip()) :]
-            out.append(f"{lead}**{core}**{trail}" if core else run)
-            bold.clear()
-        out.append(text)
-    return "".join(out)
+        texts: list[str] = []
+        for block in blocks(note):
+            if block.tag == W + "tbl":
+                texts.extend(c for row in table_rows(block, ctx) for c in row)
+            else:
+                texts.append(paragraph(block, ctx).text)
+        text = " ".join(" ".join(t.split()) for t in texts if t.strip())
+        if text:
+            found.append((f"{prefix}{note.get(W + 'id', '')}", text))
+    return found
 
 
-def _cell_text(cell: Any) -> str:
-    """A cell's paragraphs (those of tables nested in it too) joined by spaces:
-    python-docx's ``cell.text`` runs a nested table's cells together ("namestrthe")."""
-    paragraphs = ("".join(t.text or "" for t in p.iter(_W + "t")) for p in cell._tc.iter(_W + "p"))
-    return " ".join(text for text in paragraphs if text.strip())
+def _comments(root: Any, ctx: Context) -> list[dict[str, str]]:
+    comments = []
+    for comment in root.findall(W + "comment"):
+        text = " ".join(
+            " ".join(paragraph(b, ctx, plain=True).text.split())
+            for b in blocks(comment)
+            if b.tag == W + "p"
+        ).strip()
+        if text:
+            comments.append({"author": comment.get(W + "author", ""), "text": text})
+    return comments
 
 
-_MAX_SPAN = 63
-"""Word's own limit on a table's columns: a cell spanning more (``w:gridSpan w:val=
-"50000000"``) would be repeated that many times by python-docx's cell grid."""
+def _why_empty(body: Any) -> str:
+    if body.find(f".//{W}drawing") is not None or body.find(f".//{W}pict") is not None:
+        return "no text: the document holds only pictures or drawings without text"
+    return "no text: the document's body is empty (headers and footers are not indexed)"
 
 
-def _clamp_spans(table: Any) -> None:
-    """Cut every ``w:gridSpan`` of ``table`` to ``_MAX_SPAN`` before its grid is built."""
-    for span in table._tbl.iter(_W + "gridSpan"):
-        value = span.get(_W + "val") or ""
-        if not value.isdigit() or len(value) > 3 or int(value) > _MAX_SPAN:
-            span.set(_W + "val", str(_MAX_SPAN) if value.isdigit() else "1")
-
-
-def _table_rows(table: Any) -> list[list[str]]:
-    _clamp_spans(table)
-    rows: list[list[str]] = []
-    for row in table.rows:
-        rows.append([_cell_text(cell) for cell in row.cells])
-    return rows
+def _extras(body: _Body, package: _Package, notes: Notes) -> dict[str, Any]:
+    """Footnotes and endnotes written after the body; comments returned as metadata."""
+    meta: dict[str, Any] = {}
+    for kind, tag, prefix in (("footnotes", "footnote", ""), ("endnotes", "endnote", "e")):
+        try:
+            root = package.by_type(kind)
+            for label, text in _notes_of(root, tag, prefix, body.ctx) if root is not None else ():
+                body.writer.block(f"[^{label}]: {escape_line(text)}", SourceLocation(element=kind))
+        except ConvertError:
+            raise
+        except Exception:  # a damaged notes part costs its notes only
+            notes.skip(kind, "notes part")
+    try:
+        root = package.by_type("comments")
+        comments = _comments(root, body.ctx) if root is not None else []
+    except ConvertError:
+        raise
+    except Exception:
+        notes.skip("comments", "comments part")
+        comments = []
+    if comments:
+        meta["comments"] = comments
+    return meta
 
 
 def convert_docx(data: bytes, path: str) -> Converted:
-    """Convert a Word file to Markdown; each block's location is its number (``p12``).
+    """Convert a Word file to Markdown; each body block's location is its number (``p12``).
 
-    Raises ``UnsafeFileError`` (zip bomb, DTD) or ``ConvertError`` (not a docx, corrupt).
+    Raises ``UnsafeFileError`` (zip bomb, DTD), ``PasswordProtectedError`` (encrypted) or
+    ``ConvertError`` (not a Word package). A block that cannot be read is skipped with a note.
     """
+    data = open_package(data, path, "Word")
     check_office_zip(data, path)
     import docx
-    from docx.table import Table
 
     try:
         document = docx.Document(io.BytesIO(data))
-        numbering = _numbering(document)
-        styles = _Styles(document)
-        content = list(document.iter_inner_content())
+        body_element = document.element.body
     except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors…
-        raise ConvertError(path, f"not a readable Word file ({type(exc).__name__}: {exc})") from exc
-    writer = MarkdownWriter()
-    code: list[str] = []
-    code_at = SourceLocation()
-    numbers: dict[tuple[str, int], int] = {}
-
-    def flush_code() -> None:
-        if code:
-            body = "\n".join(code)
-            fence = "~~~~" if "```" in body else "```"
-            writer.block(f"{fence}\n{body}\n{fence}", code_at)
-            code.clear()
-
-    try:
-        for number, item in enumerate(content, 1):
-            where = SourceLocation(element=f"p{number}")
-            if isinstance(item, Table):
-                flush_code()
-                writer.block(table_markdown(_table_rows(item)), where)
-                continue
-            if styles.is_code(item) and item.text.strip():
-                if not code:
-                    code_at = where
-                code.append(item.text)
-                continue
-            flush_code()
-            text = _inline(item, styles).strip()
-            if not text:
-                continue
-            level = styles.heading_level(item)
-            kind = _list_kind(item, numbering, styles)
-            if level:
-                writer.block("#" * level + " " + " ".join(text.split()), where)
-            elif kind is not None:
-                indent, fmt, num_id = kind
-                if fmt in ("bullet", "none"):
-                    marker = "-"
-                else:  # the item's own number: "1." on every item would lose "2", "3"…
-                    key = (num_id, indent)
-                    numbers[key] = numbers.get(key, 0) + 1
-                    for deeper in [k for k in numbers if k[0] == num_id and k[1] > indent]:
-                        del numbers[deeper]  # a sub-list numbers from 1 again
-                    marker = f"{numbers[key]}."
-                # Three spaces a level: CommonMark nests an item under "1. " only from the
-                # third column (two spaces made the sub-list a new top-level list).
-                writer.block("   " * indent + marker + " " + " ".join(text.split()), where)
-            else:
-                writer.block("\n".join(escape_line(ln) for ln in text.split("\n")), where)
-        flush_code()
-    except Exception as exc:
-        raise ConvertError(
-            path, f"Word content cannot be read ({type(exc).__name__}: {exc})"
-        ) from exc
-    return writer.result()
+        raise ConvertError(path, "not a readable Word file (no document part it can open)") from exc
+    notes = Notes()
+    package = _Package(document, path)
+    styles = _Styles(document)
+    ctx = Context(package.url, package.xml, styles.is_code_style, chart_markdown)
+    body = _Body(styles, _numbering(document), ctx)
+    for number, block in enumerate(blocks(body_element), 1):
+        try:
+            body.write(block, SourceLocation(element=f"p{number}"))
+        except (ConvertError, MemoryError, RecursionError):
+            raise
+        except Exception:  # one odd block must not cost the file
+            kind = "table" if block.tag == W + "tbl" else "paragraph"
+            notes.skip(f"block {number}", kind)
+    body.flush_code()
+    meta = _extras(body, package, notes)
+    if body.writer.empty():
+        notes.add(_why_empty(body_element))
+    if notes:
+        meta["notes"] = notes.lines()
+    return body.writer.result(meta)

@@ -177,7 +177,7 @@ def _member_declares_dtd(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: 
         with archive.open(info) as member:
             return declares_dtd(iter(lambda: member.read(_BLOCK), b""))
     except ZIP_ERRORS as exc:
-        raise ConvertError(path, f"broken zip member {info.filename}: {exc}") from exc
+        raise ConvertError(path, f"broken zip member {info.filename} (damaged data)") from exc
 
 
 def _media(archive: zipfile.ZipFile, path: str) -> frozenset[str]:
@@ -189,7 +189,7 @@ def _media(archive: zipfile.ZipFile, path: str) -> frozenset[str]:
     except KeyError:
         return frozenset()
     except ZIP_ERRORS as exc:
-        raise ConvertError(path, f"broken zip member [Content_Types].xml: {exc}") from exc
+        raise ConvertError(path, "broken zip member [Content_Types].xml (damaged data)") from exc
     types = parse_xml(data, path, "[Content_Types].xml", "not a valid Office file")
     defaults: dict[str, str] = {}
     overrides: dict[str, str] = {}
@@ -227,7 +227,9 @@ def check_office_zip(data: bytes, path: str, *, every_member: bool = True) -> No
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise ConvertError(path, f"not a valid Office file (broken zip: {exc})") from exc
+        # zipfile's own words ("File is not a zip file") say nothing a reader can act on.
+        problem = "not a valid Office file (broken zip, or a truncated one)"
+        raise ConvertError(path, problem) from exc
     with archive:
         members = archive.infolist()
         if len(members) > MAX_MEMBERS:

@@ -1,5 +1,5 @@
-"""Spreadsheets → Markdown: one table per .xlsx sheet under the sheet's name; a .csv file
-as one table."""
+"""Spreadsheets → Markdown: each .xlsx/.xlsm sheet under its name, one table per region of
+its cells (``narezka.convert.sheet_regions``); a .csv file as one table."""
 
 from __future__ import annotations
 
@@ -7,21 +7,33 @@ import csv
 import datetime as dt
 import io
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+import zipfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from narezka.convert.guard import check_office_zip
 from narezka.convert.limits import Limits
 from narezka.convert.markdown import (
     Converted,
     MarkdownWriter,
+    escape_line,
     inline_text,
     table_lines,
     table_markdown,
 )
+from narezka.convert.ooxml import Notes, open_package
+from narezka.convert.sheet_regions import Box, regions
 from narezka.errors import ConversionLimitError, ConvertError
 from narezka.types import SourceLocation
 
-__all__ = ["CSV_MAX_ROWS", "convert_csv", "convert_csv_file", "convert_tsv_file", "convert_xlsx"]
+__all__ = [
+    "CSV_MAX_ROWS",
+    "convert_csv",
+    "convert_csv_file",
+    "convert_tsv_file",
+    "convert_xlsx",
+    "write_sheet",
+]
 
 CSV_MAX_ROWS = 1_000_000
 """Rows of a CSV file written as its table; the rows after them are counted and named in
@@ -75,39 +87,143 @@ def _trim(rows: Iterable[Sequence[object]], budget: _Budget | None = None) -> li
     return [r[:width] for r in out]
 
 
+_FULL_LOAD_XML = 4 * 1024 * 1024
+"""Worksheet XML (uncompressed) under which a workbook is loaded whole, with its merged
+cells, comments and defined tables; a bigger one is streamed (its cells' values only, in
+far less memory)."""
+
+
+def _sheet_xml_size(data: bytes) -> int:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return sum(
+            i.file_size for i in archive.infolist() if i.filename.startswith("xl/worksheets/")
+        )
+
+
+def _streamed_cells(sheet: Any, budget: _Budget) -> dict[tuple[int, int], str]:
+    """A streamed sheet's non-empty cells by (row, column)."""
+    # The sheet's declared size is not trusted: every row would be padded to it
+    # (A1:XFD1048576 is 17 billion cells); rows come as they are stored.
+    if hasattr(sheet, "reset_dimensions"):
+        sheet.reset_dimensions()
+    cells: dict[tuple[int, int], str] = {}
+    for row in sheet.iter_rows():
+        for cell in row:
+            text = _cell(getattr(cell, "value", None))
+            if text.strip():
+                budget.spend(len(text) + 3)
+                cells[(cell.row, cell.column)] = text
+    return cells
+
+
+class _Loaded:
+    """A loaded sheet's cells, merged ranges, defined tables and comments."""
+
+    def __init__(self, sheet: Any, budget: _Budget) -> None:
+        from openpyxl.utils.cell import range_boundaries
+
+        self.cells: dict[tuple[int, int], str] = {}
+        self.occupied: list[tuple[int, int]] = []
+        self.tables: list[Box] = []
+        self.comments: list[dict[str, str]] = []
+        # Only the cells the file stores: ``iter_rows`` would make every cell of the
+        # sheet's extent, and one cell at XFD1048576 makes that extent 17 billion cells.
+        for (row, column), cell in sorted(getattr(sheet, "_cells", {}).items()):
+            text = _cell(cell.value)
+            if text.strip():
+                budget.spend(len(text) + 3)
+                self.cells[(row, column)] = text
+            if cell.comment is not None and cell.comment.text.strip():
+                self.comments.append(
+                    {
+                        "sheet": sheet.title,
+                        "cell": cell.coordinate,
+                        "author": cell.comment.author or "",
+                        "text": " ".join(cell.comment.text.split()),
+                    }
+                )
+        for merged in sheet.merged_cells.ranges:
+            self._merge(merged.min_row, merged.min_col, merged.max_row, merged.max_col)
+        for table in sheet.tables.values():
+            bounds = range_boundaries(table.ref)
+            if None not in bounds:
+                left, top, right, bottom = (int(b) for b in bounds if b is not None)
+                self.tables.append(Box(top, left, bottom, right))
+
+    def _merge(self, top: int, left: int, bottom: int, right: int) -> None:
+        """A merged range's text down its first column (each row reads whole); the rest of
+        the range is occupied, so the range keeps its region together."""
+        if (bottom - top + 1) * (right - left + 1) > 100_000:  # a range no table has
+            return
+        value = self.cells.get((top, left), "")
+        for row in range(top, bottom + 1):
+            for column in range(left, right + 1):
+                if column == left and value:
+                    self.cells[(row, column)] = value
+                else:
+                    self.occupied.append((row, column))
+
+
+def write_sheet(
+    writer: MarkdownWriter,
+    title: str,
+    cells: Mapping[tuple[int, int], str],
+    occupied: Iterable[tuple[int, int]] = (),
+    tables: Iterable[Box] = (),
+) -> None:
+    """``# title``, then each region of the sheet's ``cells``: its title lines, its table
+    (located by sheet and range). ``occupied`` and ``tables`` as ``regions`` takes them."""
+    writer.block("# " + inline_text(title), SourceLocation(sheet=title))
+    for region in regions(cells, occupied, tables):
+        where = SourceLocation(sheet=title, element=region.box.ref())
+        for line in region.titles:
+            writer.block(escape_line(inline_text(line)), where)
+        if region.rows:
+            writer.block(table_markdown(region.rows), where)
+
+
 def convert_xlsx(data: bytes, path: str) -> Converted:
-    """Convert a workbook to Markdown: ``# sheet`` then its table, located by sheet name.
+    """Convert a workbook (.xlsx, or .xlsm: its macros are never run nor read) to Markdown:
+    ``# sheet``, then each of its tables under its title lines, located by sheet and range.
 
     Cells show their last computed values (formulas are not evaluated). Raises
-    ``UnsafeFileError`` (zip bomb, DTD) or ``ConvertError`` (not an xlsx, corrupt).
+    ``UnsafeFileError`` (zip bomb, DTD), ``PasswordProtectedError`` (encrypted) or
+    ``ConvertError`` (not a workbook). A sheet that cannot be read is skipped with a note.
     """
+    data = open_package(data, path, "Excel")
     check_office_zip(data, path)
     import openpyxl
 
     writer = MarkdownWriter()
     budget = _Budget(len(data), path)
+    notes = Notes()
+    comments: list[dict[str, str]] = []
+    full = _sheet_xml_size(data) <= _FULL_LOAD_XML
     try:
-        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-        try:
-            for sheet in book.worksheets:
-                # The sheet's declared size is not trusted: every row would be padded to
-                # it (A1:XFD1048576 is 17 billion cells); rows come as they are stored.
-                if hasattr(sheet, "reset_dimensions"):
-                    sheet.reset_dimensions()
-                rows = _trim(sheet.iter_rows(values_only=True), budget)
-                where = SourceLocation(sheet=sheet.title)
-                writer.block("# " + inline_text(sheet.title), where)
-                if rows:
-                    writer.block(table_markdown(rows), where)
-        finally:
-            book.close()
-    except ConversionLimitError:
-        raise
+        book = openpyxl.load_workbook(io.BytesIO(data), read_only=not full, data_only=True)
     except Exception as exc:  # openpyxl raises KeyError, ValueError, zip and XML errors…
-        raise ConvertError(
-            path, f"not a readable Excel file ({type(exc).__name__}: {exc})"
-        ) from exc
-    return writer.result()
+        raise ConvertError(path, "not a readable Excel file (no workbook it can open)") from exc
+    try:
+        for sheet in book.worksheets:
+            try:
+                if full:
+                    loaded = _Loaded(sheet, budget)
+                    write_sheet(writer, sheet.title, loaded.cells, loaded.occupied, loaded.tables)
+                    comments.extend(loaded.comments)
+                else:
+                    write_sheet(writer, sheet.title, _streamed_cells(sheet, budget))
+            except (ConversionLimitError, MemoryError, RecursionError):
+                raise
+            except Exception:  # one damaged sheet must not cost the workbook
+                notes.skip(f"sheet {sheet.title!r}", "sheet")
+    finally:
+        book.close()
+    meta: dict[str, Any] = {"comments": comments} if comments else {}
+    if all(line.startswith("# ") or not line for line in writer.result().markdown.splitlines()):
+        notes.add("no text: the workbook's sheets hold no cell values")
+    if notes:
+        meta["notes"] = notes.lines()
+    return writer.result(meta)
 
 
 def _csv_rows(text: str, dialect: type[csv.Dialect] | csv.Dialect) -> Iterator[list[str]]:

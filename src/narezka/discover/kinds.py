@@ -30,7 +30,7 @@ TEXT_CONVERTED_SUFFIXES: frozenset[str] = TEXT_SUFFIXES
 """Converted formats that are text: bytes under these names that are not text are named as
 binary before conversion (a converter reads any bytes as some text)."""
 
-UNREAD_SUFFIXES: frozenset[str] = frozenset({".doc", ".rtf", ".ppt", ".odp", ".xls", ".ods"})
+UNREAD_SUFFIXES: frozenset[str] = frozenset({".doc", ".rtf", ".ppt", ".xls"})
 """Formats people keep documents in that narezka does not convert (yet)."""
 
 DOCUMENT_SUFFIXES: frozenset[str] = UNREAD_SUFFIXES | CONVERTED_SUFFIXES
