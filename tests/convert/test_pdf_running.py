@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from narezka.convert.pdf import _PAGE_NUMBER, _Line, _strip_running
+from narezka.convert.pdf.base import _Line
+from narezka.convert.pdf.running import _PAGE_NUMBER, _strip_running
 
 
 def _line(text: str, page: int) -> _Line:

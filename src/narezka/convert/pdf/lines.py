@@ -1,0 +1,161 @@
+"""A page's text layer as lines: text, font, position and text runs, read through PDFium."""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+from collections.abc import Callable
+
+from narezka.convert.pdf.base import (
+    _ALIGN,
+    _INDEXED_CHARS,
+    _LINE_BREAK,
+    _MARGIN,
+    _cells,
+    _Line,
+    _unhyphen,
+)
+from narezka.convert.pdf.columns import _reading_order, _top_down
+from narezka.convert.pdf.marks import _char, _font, _inline_marks, _Units
+from narezka.convert.pdf_bounded import BoundedText
+from narezka.errors import (
+    ConvertError,
+    PasswordProtectedError,
+)
+
+
+def _open(data: bytes, path: str) -> object:
+    import pypdfium2 as pdfium
+
+    try:
+        return pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        if getattr(exc, "err_code", None) == 4:  # FPDF_ERR_PASSWORD
+            raise PasswordProtectedError(
+                path, "PDF is password-protected (the empty password does not open it)"
+            ) from exc
+        raise ConvertError(path, f"not a readable PDF ({exc})") from exc
+
+
+def _page_lines(
+    page: object, number: int, gutters: list[float] | None = None
+) -> tuple[list[_Line], int, int]:
+    """The page's lines in reading order, its character count and its bad-character count;
+    ``gutters`` holds the column gutters the document's pages so far had (``_reading_order``)."""
+    import pypdfium2.raw as raw
+
+    tp = page.get_textpage()  # type: ignore[attr-defined]
+    try:
+        chars = tp.count_chars()
+        if chars <= 0:
+            return [], 0, 0
+        text = tp.get_text_range()
+        units = _Units(text)
+        height = float(page.get_height())  # type: ignore[attr-defined]
+        bad = sum(1 for ch in text if "\ue000" <= ch <= "\uf8ff" or ch == "\ufffd")
+        step = max(1, chars // 200)
+        # Glyphs with no Unicode mapping, sampled: checking each of 3,000 characters a page
+        # would cost more than the extraction itself.
+        unmapped = sum(raw.FPDFText_HasUnicodeMapError(tp, i) == 1 for i in range(0, chars, step))
+        bad += unmapped * step
+        lines: list[_Line] = []
+        pos = 0
+        bounded = _Bounded(tp, chars)
+        for match in [*_LINE_BREAK.finditer(text), None]:
+            end = match.start() if match else len(text)
+            line = text[pos:end]
+            pos_start = pos
+            stripped = line.strip()
+            first = pos + (len(line) - len(line.lstrip()))
+            pos = match.end() if match else len(text)
+            if not stripped:
+                continue
+            ci = max(_char(tp, units, first), 0)
+            size, bold, mono = _font(tp, ci)
+            if mono:  # code only if its middle and end are monospace too, not an inline run
+                inner = [first + k for k, ch in enumerate(stripped) if not ch.isspace()]
+                for at in (inner[len(inner) // 2], inner[-1]):
+                    index = max(_char(tp, units, at), 0)
+                    mono = mono and _font(tp, index)[2]
+            x, y = ctypes.c_double(0), ctypes.c_double(0)
+            raw.FPDFText_GetCharOrigin(tp, ci, ctypes.byref(x), ctypes.byref(y))
+            margin = not height * _MARGIN < y.value < height * (1 - _MARGIN)
+            last = max(_char(tp, units, first + len(stripped) - 1), ci)
+            runs = () if mono else _runs(tp, ci, last - ci + 1, bounded)
+            cells, starts = _cells(runs, size)
+            if not mono and not cells:
+                line = _inline_marks(tp, units, line, pos_start)
+            found = _Line(
+                _unhyphen(line.rstrip()),
+                *(number, size, bold, mono, y.value, margin, 0, cells, runs, starts),
+            )
+            if mono:
+                found.extent = _extent_of(tp, ci, last - ci + 1)
+            lines.append(found)
+        width = float(page.get_width())  # type: ignore[attr-defined]
+        lines = _reading_order(_top_down(lines), width, [] if gutters is None else gutters)
+        for extreme in (*lines[:2], *lines[-2:]):
+            extreme.margin = True
+        _align_rows(lines)
+        return lines, chars, bad
+    finally:
+        tp.close()
+
+
+class _Bounded:
+    """The text in a rectangle of the page: PDFium's own call on a page of few characters,
+    an index of them built once (``BoundedText``) on a page of many."""
+
+    def __init__(self, tp: object, chars: int) -> None:
+        self.tp, self.chars = tp, chars
+        self.index: BoundedText | None = None
+
+    def __call__(self, left: float, bottom: float, right: float, top: float) -> str:
+        if self.chars <= _INDEXED_CHARS:
+            return str(self.tp.get_text_bounded(left, bottom, right, top))  # type: ignore[attr-defined]
+        if self.index is None:
+            self.index = BoundedText(self.tp, self.chars)
+        return self.index.text(left, bottom, right, top)
+
+
+def _runs(
+    tp: object, index: int, count: int, bounded: Callable[[float, float, float, float], str]
+) -> tuple[tuple[float, float, str], ...]:
+    """A line's text runs as (left edge, right edge, text); one run's text left empty.
+
+    PDFium gives a line's text as rectangles of runs (split at gaps and font changes)."""
+    rects = [tp.get_rect(i) for i in range(tp.count_rects(index, count))]  # type: ignore[attr-defined]
+    if not rects:
+        return ()
+    if len(rects) == 1:  # one run: its extent only (the line's text is read as a whole)
+        return ((rects[0][0], rects[0][2], ""),)
+    return tuple((r[0], r[2], bounded(*r)) for r in rects)
+
+
+def _extent_of(tp: object, index: int, count: int) -> tuple[float, float]:
+    """The left and right edges of ``count`` characters from ``index`` on (one line)."""
+    rects = int(tp.count_rects(index, count))  # type: ignore[attr-defined]
+    if rects <= 0:
+        return 0.0, 0.0
+    return float(tp.get_rect(0)[0]), float(tp.get_rect(rects - 1)[2])  # type: ignore[attr-defined]
+
+
+def _align_rows(lines: list[_Line]) -> None:
+    """Split a line whose runs start at a neighbouring table row's cell edges into as many
+    cells, though its gaps are narrower than ``_CELL_GAP`` (a long cell in a tight column)."""
+    for pass_lines in (lines, lines[::-1]):
+        for prev, line in itertools.pairwise(pass_lines):
+            if line.cells or not prev.cells or len(line.runs) < len(prev.cells):
+                continue
+            groups: list[list[tuple[float, float, str]]] = []
+            for run in line.runs:
+                if not groups or any(abs(run[0] - x) <= _ALIGN for x in prev.starts[1:]):
+                    groups.append([run])
+                else:
+                    groups[-1].append(run)
+            edges = [g[0][0] for g in groups]
+            if len(groups) == len(prev.cells) and all(
+                abs(a - b) <= _ALIGN for a, b in zip(edges, prev.starts, strict=True)
+            ):
+                line.cells = tuple("".join(r[2] for r in g).strip() for g in groups)
+                line.starts = tuple(edges)

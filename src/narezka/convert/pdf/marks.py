@@ -1,0 +1,139 @@
+"""Inline marks inside a line: monospace runs as code spans, bold runs as strong emphasis,
+told from each character's font."""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+from collections.abc import Callable
+
+from narezka.convert.pdf.base import _MONO, _WORD_SPAN
+
+
+def _font(tp: object, index: int) -> tuple[float, bool, bool]:
+    """Font size, bold and monospace of the character at ``index``."""
+    import pypdfium2.raw as raw
+
+    size = float(raw.FPDFText_GetFontSize(tp, index))
+    weight = int(raw.FPDFText_GetFontWeight(tp, index))
+    flags = ctypes.c_int(0)
+    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
+    name = b""
+    if 0 < need < 256:
+        buffer = ctypes.create_string_buffer(need)
+        raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
+        name = buffer.value
+    mono = bool(flags.value & 1) or bool(_MONO.search(name.decode("latin-1")))
+    return size, weight >= 600 or b"bold" in name.lower(), mono
+
+
+class _Units:
+    """Python string indexes of a page's text as PDFium's text indexes, which count UTF-16
+    units: after an emoji or another astral character they are one further on (reading
+    fonts at the string's index picked the next character's: "Install `S`QLModel")."""
+
+    def __init__(self, text: str) -> None:
+        self.astral = [i for i, ch in enumerate(text) if ord(ch) > 0xFFFF]
+
+    def __call__(self, index: int) -> int:
+        return index + bisect.bisect_left(self.astral, index) if self.astral else index
+
+
+def _char(tp: object, units: _Units, index: int) -> int:
+    """PDFium's character index of the page text's character at string ``index``."""
+    import pypdfium2.raw as raw
+
+    return int(raw.FPDFText_GetCharIndexFromTextIndex(tp, units(index)))
+
+
+def _is_mono(tp: object, units: _Units, text_index: int) -> bool:
+    """Whether the character at ``text_index`` of the page's text is in a monospace font."""
+    import pypdfium2.raw as raw
+
+    index = _char(tp, units, text_index)
+    if index < 0:
+        return False
+    flags = ctypes.c_int(0)
+    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
+    if flags.value & 1:
+        return True
+    if not 0 < need < 256:
+        return False
+    buffer = ctypes.create_string_buffer(need)
+    raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
+    return bool(_MONO.search(buffer.value.decode("latin-1")))
+
+
+def _is_bold(tp: object, units: _Units, text_index: int) -> bool:
+    """Whether the character at ``text_index`` of the page's text is set in a bold face."""
+    import pypdfium2.raw as raw
+
+    index = _char(tp, units, text_index)
+    if index < 0:
+        return False
+    if int(raw.FPDFText_GetFontWeight(tp, index)) >= 600:
+        return True
+    flags = ctypes.c_int(0)
+    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
+    if not 0 < need < 256:
+        return False
+    buffer = ctypes.create_string_buffer(need)
+    raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
+    return b"bold" in buffer.value.lower()
+
+
+def _flagged(line: str, flag: Callable[[int], bool]) -> list[list[int]]:
+    """The spans of ``line`` whose characters ``flag`` (by index in the line), over whole
+    words and the blanks between them. A word is checked at its first, middle and last
+    character, and letter by letter only where those differ."""
+    spans: list[list[int]] = []
+    for word in _WORD_SPAN.finditer(line):
+        a, b = word.start(), word.end()
+        head, tail = flag(a), flag(b - 1)
+        if head and tail:
+            found = [(a, b)]
+        elif head or tail or (b - a > 2 and flag((a + b) // 2)):  # "(**required**):"
+            flags = [flag(k) for k in range(a, b)]
+            found = []
+            for k, on in enumerate(flags):
+                if on and (k == 0 or not flags[k - 1]):
+                    found.append((a + k, a + k + 1))
+                elif on:
+                    found[-1] = (found[-1][0], a + k + 1)
+        else:
+            continue
+        for s, e in found:
+            if spans and not line[spans[-1][1] : s].strip():
+                spans[-1][1] = e  # "allow_origins = ['*']": one span over several words
+            else:
+                spans.append([s, e])
+    return spans
+
+
+def _inline_marks(tp: object, units: _Units, line: str, start: int) -> str:
+    """``line`` (at ``start`` in the page's text) with its monospace runs as code spans (the
+    `name` a document sets in a code font inside a sentence) and its bold runs as strong
+    emphasis (**this**). A line bold from end to end (a heading, a bold paragraph) gets no
+    marks: its weight is the line's own, told by ``_Line.bold``."""
+    code = _flagged(line, lambda k: _is_mono(tp, units, start + k))
+    bold = _flagged(line, lambda k: _is_bold(tp, units, start + k))
+    text = line.strip()
+    first = len(line) - len(line.lstrip())
+    if len(bold) == 1 and bold[0] == [first, first + len(text)]:
+        bold = []
+    bold = [b for b in bold if not any(b[0] < c[1] and c[0] < b[1] for c in code)]
+    marks = sorted([(s, e, "code") for s, e in code] + [(s, e, "bold") for s, e in bold])
+    if not marks:
+        return line
+    out, at = [], 0
+    for s, e, kind in marks:
+        inner = line[s:e]
+        if kind == "bold":
+            out += [line[at:s], "**", inner, "**"]
+        else:
+            fence = "``" if "`" in inner else "`"
+            pad = " " if fence == "``" else ""
+            out += [line[at:s], fence, pad, inner, pad, fence]
+        at = e
+    out.append(line[at:])
+    return "".join(out)
