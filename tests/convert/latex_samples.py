@@ -83,8 +83,7 @@ def _body(kind: str, sample: LatexSample) -> str:
         if number == 1:
             parts.append(
                 "Сумма считается по формуле $S = p \\cdot w + 15$ для каждой посылки"
-                "\\footnote{Налог на добавленную стоимость включён в цену.} "
-                + _paragraph(rng, 3)
+                "\\footnote{Налог на добавленную стоимость включён в цену.} " + _paragraph(rng, 3)
             )
         if number == 2:
             rows = " \\\\\n".join(" & ".join(row) for row in _TABLE_TEX[1:])

@@ -27,7 +27,7 @@ _CELL_GAP = 1.5
 """A gap wider than this many font sizes inside a line separates table cells (a space is
 a quarter to a third of one)."""
 _CODE_GAP = 2.8
-_HEADING_RATIO = 1.12
+_HEADING_RATIO = 1.08
 _MAX_HEADING = 160
 _SAME_PAGES = 200
 """A page whose text recurs this many times is a page tree listing one page over and over
@@ -61,6 +61,9 @@ class _Line:
     extent: tuple[float, float] = (0.0, 0.0)
     """A code line's left and right edges (points), to find lines wrapped at the page's
     width; (0, 0) when unknown."""
+    last_baseline: float | None = None
+    """The baseline where the line's text ends, when PDFium joined lines into it (a word
+    hyphenated at the line end); None: the line's own."""
     wraps: bool = False
     """A code line that runs on in the next line (``_mark_wrapped``)."""
 

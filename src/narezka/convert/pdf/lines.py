@@ -63,35 +63,12 @@ def _page_lines(
         bounded = _Bounded(tp, chars)
         for match in [*_LINE_BREAK.finditer(text), None]:
             end = match.start() if match else len(text)
-            line = text[pos:end]
-            pos_start = pos
-            stripped = line.strip()
-            first = pos + (len(line) - len(line.lstrip()))
+            found = _read_line(tp, units, text, pos, end, bounded)
             pos = match.end() if match else len(text)
-            if not stripped:
-                continue
-            ci = max(_char(tp, units, first), 0)
-            size, bold, mono = _font(tp, ci)
-            if mono:  # code only if its middle and end are monospace too, not an inline run
-                inner = [first + k for k, ch in enumerate(stripped) if not ch.isspace()]
-                for at in (inner[len(inner) // 2], inner[-1]):
-                    index = max(_char(tp, units, at), 0)
-                    mono = mono and _font(tp, index)[2]
-            x, y = ctypes.c_double(0), ctypes.c_double(0)
-            raw.FPDFText_GetCharOrigin(tp, ci, ctypes.byref(x), ctypes.byref(y))
-            margin = not height * _MARGIN < y.value < height * (1 - _MARGIN)
-            last = max(_char(tp, units, first + len(stripped) - 1), ci)
-            runs = () if mono else _runs(tp, ci, last - ci + 1, bounded)
-            cells, starts = _cells(runs, size)
-            if not mono and not cells:
-                line = _inline_marks(tp, units, line, pos_start)
-            found = _Line(
-                _unhyphen(line.rstrip()),
-                *(number, size, bold, mono, y.value, margin, 0, cells, runs, starts),
-            )
-            if mono:
-                found.extent = _extent_of(tp, ci, last - ci + 1)
-            lines.append(found)
+            if found is not None:
+                found.page = number
+                found.margin = not height * _MARGIN < found.baseline < height * (1 - _MARGIN)
+                lines.append(found)
         width = float(page.get_width())  # type: ignore[attr-defined]
         lines = _reading_order(_top_down(lines), width, [] if gutters is None else gutters)
         for extreme in (*lines[:2], *lines[-2:]):
@@ -100,6 +77,50 @@ def _page_lines(
         return lines, chars, bad
     finally:
         tp.close()
+
+
+def _origin_y(tp: object, index: int) -> float:
+    import pypdfium2.raw as raw
+
+    x, y = ctypes.c_double(0), ctypes.c_double(0)
+    raw.FPDFText_GetCharOrigin(tp, index, ctypes.byref(x), ctypes.byref(y))
+    return y.value
+
+
+def _read_line(
+    tp: object, units: _Units, text: str, pos: int, end: int, bounded: _Bounded
+) -> _Line | None:
+    """The line ``text[pos:end]`` with its font, place and runs (page and margin unset)."""
+    line = text[pos:end]
+    stripped = line.strip()
+    if not stripped:
+        return None
+    first = pos + (len(line) - len(line.lstrip()))
+    ci = max(_char(tp, units, first), 0)
+    last = max(_char(tp, units, first + len(stripped) - 1), ci)
+    size, bold, mono = _font(tp, ci)
+    # A line is bold when it ends bold too: a bold term that starts a sentence is not.
+    bold = bold and _font(tp, last)[1]
+    if mono:  # code only if its middle and end are monospace too, not an inline run
+        inner = [first + k for k, ch in enumerate(stripped) if not ch.isspace()]
+        for at in (inner[len(inner) // 2], inner[-1]):
+            mono = mono and _font(tp, max(_char(tp, units, at), 0))[2]
+    runs = () if mono else _runs(tp, ci, last - ci + 1, bounded)
+    cells, starts = _cells(runs, size)
+    if not mono and not cells:
+        line = _inline_marks(tp, units, line, pos)
+    found = _Line(
+        _unhyphen(line.rstrip()),
+        *(0, size, bold, mono, _origin_y(tp, ci), False, 0, cells, runs, starts),
+    )
+    # PDFium joins a line hyphenated at its end to the next one: the paragraph's spacing
+    # is measured from where the joined text ends.
+    ends = _origin_y(tp, last)
+    if ends < found.baseline - 0.5 * size:  # not a superscript's raised baseline
+        found.last_baseline = ends
+    if mono:
+        found.extent = _extent_of(tp, ci, last - ci + 1)
+    return found
 
 
 class _Bounded:

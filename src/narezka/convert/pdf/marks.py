@@ -5,26 +5,62 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import math
+import re
 from collections.abc import Callable
 
 from narezka.convert.pdf.base import _MONO, _WORD_SPAN
 
+_BOLD_NAME = re.compile(
+    r"bold|black|heavy|demi|semibold|-medi(?:um)?(?:$|[^a-z])|(?:^|\+)(?:cm|sf|ec|tc|lm)bx|(?:^|\+)cmb\d|[-,]bd(?:$|[-,])",
+    re.IGNORECASE,
+)
+"""A bold face by its name: ``Arial-BoldMT``, ``Calibri,Bold``, TeX's ``CMBX12`` and
+``SFBX1440`` (cm-super, the Cyrillic faces), Times' bold ``NimbusRomNo9L-Medi``."""
+_FORCE_BOLD = 1 << 18
+"""The font descriptor's ForceBold flag."""
 
-def _font(tp: object, index: int) -> tuple[float, bool, bool]:
-    """Font size, bold and monospace of the character at ``index``."""
+
+def _face(tp: object, index: int) -> tuple[str, int]:
+    """The font name and descriptor flags of the character at ``index``."""
+    import pypdfium2.raw as raw
+
+    flags = ctypes.c_int(0)
+    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
+    if not 0 < need < 256:
+        return "", flags.value
+    buffer = ctypes.create_string_buffer(need)
+    raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
+    return buffer.value.decode("latin-1"), flags.value
+
+
+def _bold_face(name: str, flags: int) -> bool:
+    """Bold by the font's name or its ForceBold flag only. PDFium's font weight is guessed
+    from the stem width when a font does not state it, and that guess made plain text of a
+    lecture bold."""
+    return bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name))
+
+
+def _size(tp: object, index: int) -> float:
+    """The character's printed size: the font size times the text matrix's vertical scale.
+    A generator that sets the font at size 1 and scales the matrix (InDesign, Chromium) gets
+    its real size so, not 1."""
     import pypdfium2.raw as raw
 
     size = float(raw.FPDFText_GetFontSize(tp, index))
-    weight = int(raw.FPDFText_GetFontWeight(tp, index))
-    flags = ctypes.c_int(0)
-    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
-    name = b""
-    if 0 < need < 256:
-        buffer = ctypes.create_string_buffer(need)
-        raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
-        name = buffer.value
-    mono = bool(flags.value & 1) or bool(_MONO.search(name.decode("latin-1")))
-    return size, weight >= 600 or b"bold" in name.lower(), mono
+    matrix = raw.FS_MATRIX()
+    if raw.FPDFText_GetMatrix(tp, index, ctypes.byref(matrix)):
+        scale = math.hypot(matrix.c, matrix.d)
+        if scale > 0:
+            size *= scale
+    return size
+
+
+def _font(tp: object, index: int) -> tuple[float, bool, bool]:
+    """Printed size, bold and monospace of the character at ``index``."""
+    name, flags = _face(tp, index)
+    mono = bool(flags & 1) or bool(_MONO.search(name))
+    return _size(tp, index), _bold_face(name, flags), mono
 
 
 class _Units:
@@ -66,20 +102,8 @@ def _is_mono(tp: object, units: _Units, text_index: int) -> bool:
 
 def _is_bold(tp: object, units: _Units, text_index: int) -> bool:
     """Whether the character at ``text_index`` of the page's text is set in a bold face."""
-    import pypdfium2.raw as raw
-
     index = _char(tp, units, text_index)
-    if index < 0:
-        return False
-    if int(raw.FPDFText_GetFontWeight(tp, index)) >= 600:
-        return True
-    flags = ctypes.c_int(0)
-    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
-    if not 0 < need < 256:
-        return False
-    buffer = ctypes.create_string_buffer(need)
-    raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
-    return b"bold" in buffer.value.lower()
+    return index >= 0 and _bold_face(*_face(tp, index))
 
 
 def _flagged(line: str, flag: Callable[[int], bool]) -> list[list[int]]:

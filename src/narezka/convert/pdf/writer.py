@@ -53,13 +53,14 @@ def _joins(prev: _Line, line: _Line) -> bool:
         return prev.page == line.page
     if _BULLET.match(line.text.lstrip()) or _NUMBERED.match(line.text.lstrip()):
         return False
-    if prev.page != line.page or line.baseline > prev.baseline:
+    ends = prev.baseline if prev.last_baseline is None else prev.last_baseline
+    if prev.page != line.page or line.baseline > ends:
         # A page or column break: a sentence that runs on continues in lower case.
         return not prev.text.rstrip().endswith((".", "!", "?", ":")) and line.text[:1].islower()
     # Baselines: lines of a paragraph lie 1.15-1.4 font sizes apart; a paragraph's spacing
     # or a blank line adds at least half a line more.
     gap = _CODE_GAP if line.mono else _PARAGRAPH_GAP  # a code block's blank line stays in it
-    return 0 < prev.baseline - line.baseline < gap * max(prev.size, 1.0)
+    return 0 < ends - line.baseline < gap * max(prev.size, 1.0)
 
 
 def _groups(lines: list[_Line]) -> Iterator[list[_Line]]:
