@@ -20,7 +20,7 @@ from narezka.types import CONVERTED_SUFFIXES, ProvenanceSpan, SourceLocation
 
 __all__ = ["CONVERTER_VERSION", "SUFFIXES", "Converted", "convert", "locate"]
 
-CONVERTER_VERSION = "10"
+CONVERTER_VERSION = "11"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 
