@@ -64,6 +64,10 @@ class _Line:
     last_baseline: float | None = None
     """The baseline where the line's text ends, when PDFium joined lines into it (a word
     hyphenated at the line end); None: the line's own."""
+    span: tuple[int, int] = (0, -1)
+    """PDFium's indexes of the line's first and last characters."""
+    table: int = 0
+    """The ruled table the line is a row of (``tables``); 0 for none."""
     wraps: bool = False
     """A code line that runs on in the next line (``_mark_wrapped``)."""
 

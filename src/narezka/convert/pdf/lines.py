@@ -17,6 +17,7 @@ from narezka.convert.pdf.base import (
 )
 from narezka.convert.pdf.columns import _reading_order, _top_down
 from narezka.convert.pdf.marks import _char, _font, _inline_marks, _Units
+from narezka.convert.pdf.tables import mark_ruled_tables, rules
 from narezka.convert.pdf_bounded import BoundedText
 from narezka.errors import (
     ConvertError,
@@ -69,6 +70,10 @@ def _page_lines(
                 found.page = number
                 found.margin = not height * _MARGIN < found.baseline < height * (1 - _MARGIN)
                 lines.append(found)
+        found_rules = rules(page)
+        if found_rules:
+            mark_ruled_tables(tp, lines, found_rules, height)
+            lines = [ln for ln in lines if ln.text]
         width = float(page.get_width())  # type: ignore[attr-defined]
         lines = _reading_order(_top_down(lines), width, [] if gutters is None else gutters)
         for extreme in (*lines[:2], *lines[-2:]):
@@ -115,6 +120,7 @@ def _read_line(
     )
     # PDFium joins a line hyphenated at its end to the next one: the paragraph's spacing
     # is measured from where the joined text ends.
+    found.span = (ci, last)
     ends = _origin_y(tp, last)
     if ends < found.baseline - 0.5 * size:  # not a superscript's raised baseline
         found.last_baseline = ends

@@ -43,6 +43,8 @@ def _joins(prev: _Line, line: _Line) -> bool:
     """Whether ``line`` continues ``prev``'s paragraph."""
     if prev.paragraph is not None or line.paragraph is not None:  # read by OCR
         return prev.paragraph == line.paragraph and prev.page == line.page
+    if prev.table or line.table:  # rows of one ruled table
+        return prev.table == line.table and prev.page == line.page
     if prev.cells or line.cells:  # rows of one table: as many cells, on one page
         return len(prev.cells) == len(line.cells) and prev.page == line.page
     if prev.heading != line.heading or prev.mono != line.mono:
