@@ -15,7 +15,19 @@ import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["DPI", "MAX_PIXELS", "OcrLine", "available", "engine", "pgm", "recognise", "scale_for"]
+__all__ = [
+    "DPI",
+    "MAX_PIXELS",
+    "OcrLine",
+    "Orientation",
+    "available",
+    "engine",
+    "languages_for",
+    "orientation",
+    "pgm",
+    "recognise",
+    "scale_for",
+]
 
 DPI = 300
 """Rendering resolution: tesseract reads body text best at 300 dpi."""
@@ -42,6 +54,23 @@ class OcrLine:
     """(block, paragraph) numbers: lines of one paragraph share them."""
 
 
+@dataclass(frozen=True, slots=True)
+class Orientation:
+    """What tesseract's orientation and script detection (OSD) says of a page."""
+
+    rotate: int
+    """Degrees (0, 90, 180, 270) to turn the page clockwise so its text stands upright."""
+    script: str
+    """``Cyrillic``, ``Latin``…; empty when not told."""
+
+
+UPRIGHT = Orientation(0, "")
+_SCRIPT_LANGUAGES = {"Cyrillic": ("rus", "eng"), "Latin": ("eng",)}
+"""Languages to read a page in by its script. A Latin page read with Russian as well gets
+Cyrillic letters inside English words (``Тhе``); a Cyrillic page keeps English for the terms
+it quotes."""
+
+
 def _off() -> bool:
     return os.environ.get("NAREZKA_OCR", "").strip().lower() in ("off", "0", "no", "false")
 
@@ -56,7 +85,7 @@ def _languages(exe: str) -> tuple[str, ...]:
         return ()
     # The first line is a title ("List of available languages in ...").
     found = {line.strip() for line in (done.stdout + done.stderr).splitlines()[1:]}
-    return tuple(lang for lang in WANTED if lang in found)
+    return tuple(lang for lang in (*WANTED, "osd") if lang in found)
 
 
 def engine() -> tuple[str, str] | None:
@@ -66,8 +95,50 @@ def engine() -> tuple[str, str] | None:
     exe = shutil.which("tesseract")
     if exe is None:
         return None
-    languages = _languages(exe)
+    languages = tuple(lang for lang in _languages(exe) if lang != "osd")
     return (exe, "+".join(languages)) if languages else None
+
+
+def languages_for(script: str, languages: str) -> str:
+    """The installed ``languages`` (``rus+eng``) to read a page of ``script`` in: the
+    script's own (``_SCRIPT_LANGUAGES``) when installed, else all of them."""
+    installed = languages.split("+")
+    wanted = [lang for lang in _SCRIPT_LANGUAGES.get(script, ()) if lang in installed]
+    return "+".join(wanted) if wanted else languages
+
+
+def orientation(image: bytes, exe: str) -> Orientation:
+    """The page's orientation and script by tesseract's OSD (``--psm 0``), or ``UPRIGHT``
+    when OSD is not installed or finds too little text to tell."""
+    if "osd" not in _languages(exe):
+        return UPRIGHT
+    try:
+        done = subprocess.run(
+            [exe, "stdin", "stdout", "--psm", "0", "-l", "osd"],
+            input=image,
+            capture_output=True,
+            timeout=TIMEOUT,
+            check=False,
+            env={**os.environ, "OMP_THREAD_LIMIT": "1"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return UPRIGHT
+    if done.returncode != 0:
+        return UPRIGHT  # "Too few characters": an upright reading is the best guess
+    return parse_osd(done.stdout.decode("utf-8", "replace"))
+
+
+def parse_osd(text: str) -> Orientation:
+    """``Rotate: 90`` and ``Script: Cyrillic`` from OSD's answer."""
+    fields = dict(
+        (key.strip(), value.strip())
+        for key, _, value in (line.partition(":") for line in text.splitlines())
+    )
+    try:
+        rotate = int(fields.get("Rotate", "0")) % 360
+    except ValueError:
+        rotate = 0
+    return Orientation(rotate if rotate in (0, 90, 180, 270) else 0, fields.get("Script", ""))
 
 
 def available() -> str:

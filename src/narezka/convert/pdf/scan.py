@@ -12,6 +12,18 @@ def _has_content(page: object) -> bool:
     return int(raw.FPDFPage_CountObjects(page.raw)) > 0  # type: ignore[attr-defined]
 
 
+def _render(page: object, pixels: float, rotate: int) -> tuple[bytes, int]:
+    """The page in grey as a PGM image, turned ``rotate`` degrees clockwise; its height."""
+    from narezka.convert import ocr
+
+    bitmap = page.render(scale=pixels, rotation=rotate, grayscale=True)  # type: ignore[attr-defined]
+    try:
+        image = ocr.pgm(bitmap.width, bitmap.height, bitmap.stride, bytes(bitmap.buffer))
+        return image, int(bitmap.height)
+    finally:
+        bitmap.close()
+
+
 def _ocr_lines(page: object, number: int, exe: str, languages: str) -> list[_Line]:
     """The lines tesseract reads on a page rendered at ``ocr.DPI``, placed as a text layer's
     would be (running headers found in the margins, paragraphs as tesseract groups them).
@@ -21,16 +33,15 @@ def _ocr_lines(page: object, number: int, exe: str, languages: str) -> list[_Lin
     from narezka.convert.child import progress
 
     pixels = ocr.scale_for(float(page.get_width()), float(page.get_height()))  # type: ignore[attr-defined]
-    bitmap = page.render(scale=pixels, grayscale=True)  # type: ignore[attr-defined]
-    try:
-        image = ocr.pgm(bitmap.width, bitmap.height, bitmap.stride, bytes(bitmap.buffer))
-        height = bitmap.height
-    finally:
-        bitmap.close()
+    image, height = _render(page, pixels, 0)
+    progress()  # tesseract's time is its own (ocr.TIMEOUT a page): the wall clock allows it
+    # Turned pages are read upright, each in its script's languages (OSD tells both).
+    turn = ocr.orientation(image, exe)
+    if turn.rotate:
+        image, height = _render(page, pixels, turn.rotate)
     scale = 1 / pixels
     lines = []
-    progress()  # tesseract's time is its own (ocr.TIMEOUT a page): the wall clock allows it
-    for found in ocr.recognise(image, exe, languages):
+    for found in ocr.recognise(image, exe, ocr.languages_for(turn.script, languages)):
         margin = found.top < height * _MARGIN or found.bottom > height * (1 - _MARGIN)
         size = (found.bottom - found.top) * scale
         baseline = (height - found.bottom) * scale
