@@ -24,7 +24,6 @@ STILL_TO_CUT = {
     "cli/chunk.py:chunk",
     "convert/html.py:_Renderer.walk",
     "convert/odt.py:_Reader.blocks",
-    "convert/pdf/lines.py:_page_lines",
     "convert/pdf/columns.py:_reading_order",
     "convert/pdf/writer.py:_write",
     "convert/slides.py:_write_slide",

@@ -24,6 +24,13 @@ from narezka.errors import (
     PasswordProtectedError,
 )
 
+_OPEN_ERRORS = {
+    3: "damaged or not a PDF",  # FPDF_ERR_FORMAT
+    5: "an encryption this reader does not support",  # FPDF_ERR_SECURITY
+    6: "its page tree is damaged",  # FPDF_ERR_PAGE
+}
+"""Why PDFium would not open a file, said in words: its own message names its error codes."""
+
 
 def _open(data: bytes, path: str) -> object:
     import pypdfium2 as pdfium
@@ -35,7 +42,8 @@ def _open(data: bytes, path: str) -> object:
             raise PasswordProtectedError(
                 path, "PDF is password-protected (the empty password does not open it)"
             ) from exc
-        raise ConvertError(path, f"not a readable PDF ({exc})") from exc
+        why = _OPEN_ERRORS.get(int(getattr(exc, "err_code", 0) or 0), "damaged or not a PDF")
+        raise ConvertError(path, f"not a readable PDF ({why})") from exc
 
 
 def _page_lines(

@@ -136,36 +136,45 @@ def _cells_of(row: list[Word], cuts: list[float]) -> tuple[str, ...]:
     return tuple(cells)
 
 
+def _region(lines: list[_Line], group: list[Rule]) -> list[_Line]:
+    """The lines between a table's first and last rules, within its width."""
+    top, bottom = group[0].y, group[-1].y
+    left, right = min(r.left for r in group), max(r.right for r in group)
+    return [
+        ln
+        for ln in lines
+        if bottom < ln.baseline < top and ln.runs and left - 2 <= ln.runs[0][0] <= right
+    ]
+
+
+def _fold_header(inside: list[_Line], cells: list[tuple[str, ...]], group: list[Rule]) -> None:
+    """The lines above the second rule (booktabs' header over two lines) as one header row:
+    the first holds it, the others are emptied."""
+    head = [i for i, ln in enumerate(inside) if ln.baseline > group[1].y]
+    if len(group) < 3 or len(head) < 2:
+        return
+    width = len(cells[head[0]])
+    cells[head[0]] = tuple(" ".join(cells[i][c] for i in head if cells[i][c]) for c in range(width))
+    for i in head[1:]:
+        inside[i].text = ""
+
+
 def mark_ruled_tables(tp: object, lines: list[_Line], found: list[Rule], height: float) -> None:
-    """Set ``cells`` on the lines of each table ruled by ``found``; a table's lines above
-    its second rule (booktabs' header over two lines) become one header row."""
+    """Set ``cells`` on the lines of each table ruled by ``found``; lines folded into a
+    header row are left with no text (the caller drops them)."""
     for group in _tables(found, height):
-        top, bottom = group[0].y, group[-1].y
-        left, right = min(r.left for r in group), max(r.right for r in group)
-        inside = [
-            ln
-            for ln in lines
-            if bottom < ln.baseline < top and ln.runs and left - 2 <= ln.runs[0][0] <= right
-        ]
+        inside = _region(lines, group)
         if len(inside) < 2:
             continue
         rows = [_words(tp, ln) for ln in inside]
-        size = max(min(ln.size for ln in inside), 1.0)
-        cuts = _separators(rows, size)
+        cuts = _separators(rows, max(min(ln.size for ln in inside), 1.0))
         if not cuts:
             continue
         cells = [_cells_of(row, cuts) for row in rows]
         lengths = sorted(len(c) for row in cells for c in row if c)
         if not lengths or lengths[len(lengths) // 2] > _PROSE:
             continue
-        head = [i for i, ln in enumerate(inside) if ln.baseline > group[1].y]
-        if len(group) >= 3 and len(head) > 1:
-            merged = tuple(
-                " ".join(cells[i][c] for i in head if cells[i][c]) for c in range(len(cuts) + 1)
-            )
-            for i in head[1:]:
-                inside[i].text = ""  # folded into the header row
-            cells[head[0]] = merged
+        _fold_header(inside, cells, group)
         for line, row in zip(inside, cells, strict=True):
             line.cells = row
             line.starts = ()

@@ -39,14 +39,23 @@ def _mark_wrapped(lines: list[_Line]) -> None:
         prev.wraps = room < per_char * (1 + len(words[0]) - _WRAP_SLACK)
 
 
-def _joins(prev: _Line, line: _Line) -> bool:
-    """Whether ``line`` continues ``prev``'s paragraph."""
+def _joins_apart(prev: _Line, line: _Line) -> bool | None:
+    """Whether ``line`` continues ``prev`` when either was read by OCR or is a table row
+    (None when neither is)."""
     if prev.paragraph is not None or line.paragraph is not None:  # read by OCR
         return prev.paragraph == line.paragraph and prev.page == line.page
     if prev.table or line.table:  # rows of one ruled table
         return prev.table == line.table and prev.page == line.page
     if prev.cells or line.cells:  # rows of one table: as many cells, on one page
         return len(prev.cells) == len(line.cells) and prev.page == line.page
+    return None
+
+
+def _joins(prev: _Line, line: _Line) -> bool:
+    """Whether ``line`` continues ``prev``'s paragraph."""
+    apart = _joins_apart(prev, line)
+    if apart is not None:
+        return apart
     if prev.heading != line.heading or prev.mono != line.mono:
         return False
     if prev.wraps:  # a code line the renderer wrapped, maybe over a page break
