@@ -79,3 +79,18 @@ def test_russian_latex_booktabs_table() -> None:
     sample = latex_samples.make_latex_pdf("article")
     markdown = convert(sample.pdf, ".pdf", "a.pdf").markdown
     assert _table(markdown) == [list(r) for r in sample.table]
+
+
+@pytest.mark.skipif(not latex_samples.have_pdflatex(), reason="pdflatex is not installed")
+@pytest.mark.parametrize("kind", ["article", "report"])
+def test_a_footnote_leaves_the_sentence_it_interrupts_and_formulas_stay_text(kind: str) -> None:
+    sample = latex_samples.make_latex_pdf(kind)
+    paragraphs = convert(sample.pdf, ".pdf", "a.pdf").markdown.split("\n\n")
+    notes = [p for p in paragraphs if sample.footnote in p]
+    assert len(notes) == 1 and notes[0].lstrip("1") == sample.footnote  # a paragraph alone
+    assert any(sample.formula in p for p in paragraphs)
+    # No body paragraph is cut where the footnote stood: each ends a sentence.
+    body = [p for p in paragraphs if not p.startswith(("#", "|", "1Налог", "Таблица"))]
+    assert all(p.rstrip().endswith((".", ":")) for p in body), [
+        p[-40:] for p in body if not p.rstrip().endswith((".", ":"))
+    ]

@@ -11,9 +11,10 @@ from narezka.convert.markdown import Converted, MarkdownWriter
 from narezka.convert.pdf.base import _BAD_SHARE, _SAME_PAGES, _Line
 from narezka.convert.pdf.headings import _mark_headings, _outline
 from narezka.convert.pdf.lines import _open, _page_lines
+from narezka.convert.pdf.notes import separate_notes
 from narezka.convert.pdf.running import _strip_running
 from narezka.convert.pdf.scan import _has_content, _ocr_lines
-from narezka.convert.pdf.writer import _groups, _mark_wrapped, _write
+from narezka.convert.pdf.writer import _groups, _joins, _mark_wrapped, _write
 from narezka.errors import (
     ConvertError,
     NoTextLayerError,
@@ -137,6 +138,7 @@ def convert_pdf(data: bytes, path: str) -> Converted:
     _no_text_error(path, reading, count, ocr.available() if reader else None)
     lines, running = _strip_running(reading.pages)
     _mark_headings(lines, outline)
+    lines = separate_notes(lines, _joins)
     _mark_wrapped(lines)
     writer = MarkdownWriter()
     for group in _groups(lines):

@@ -68,6 +68,8 @@ class _Line:
     """PDFium's indexes of the line's first and last characters."""
     table: int = 0
     """The ruled table the line is a row of (``tables``); 0 for none."""
+    note: bool = False
+    """A footnote's line (``notes``): it never joins the body text around it."""
     wraps: bool = False
     """A code line that runs on in the next line (``_mark_wrapped``)."""
 
@@ -100,6 +102,9 @@ _ALIGN = 2.0
 def _unhyphen(line: str) -> str:
     """PDFium joins a word hyphenated at a line end itself, marking the hyphen U+FFFE: out
     before a lower-case letter (a word hyphenated to fit), kept before a capital or a digit
-    (``Content-Disposition``, ``UTF-8`` wrapped at their own hyphen)."""
+    (``Content-Disposition``, ``UTF-8`` wrapped at their own hyphen). One at the line's very
+    end stays U+FFFE: the join was cut there (``lines._segments``), the writer makes it."""
     joined = _SOFT_HYPHEN.sub(lambda m: "" if m.group(1).islower() else "-", line)
+    if joined.endswith("\ufffe"):
+        return joined[:-1].replace("\ufffe", "-") + "\ufffe"
     return joined.replace("\ufffe", "-")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ctypes
 import itertools
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 
 from narezka.convert.pdf.base import (
     _ALIGN,
@@ -24,6 +25,8 @@ from narezka.errors import (
     PasswordProtectedError,
 )
 
+_JOINED = re.compile("\ufffe(?=\\S)")
+"""A hyphen PDFium generated where it joined a line to the next."""
 _OPEN_ERRORS = {
     3: "damaged or not a PDF",  # FPDF_ERR_FORMAT
     5: "an encryption this reader does not support",  # FPDF_ERR_SECURITY
@@ -68,12 +71,9 @@ def _page_lines(
         unmapped = sum(raw.FPDFText_HasUnicodeMapError(tp, i) == 1 for i in range(0, chars, step))
         bad += unmapped * step
         lines: list[_Line] = []
-        pos = 0
         bounded = _Bounded(tp, chars)
-        for match in [*_LINE_BREAK.finditer(text), None]:
-            end = match.start() if match else len(text)
+        for pos, end in _segments(tp, units, text):
             found = _read_line(tp, units, text, pos, end, bounded)
-            pos = match.end() if match else len(text)
             if found is not None:
                 found.page = number
                 found.margin = not height * _MARGIN < found.baseline < height * (1 - _MARGIN)
@@ -90,6 +90,25 @@ def _page_lines(
         return lines, chars, bad
     finally:
         tp.close()
+
+
+def _segments(tp: object, units: _Units, text: str) -> Iterator[tuple[int, int]]:
+    """The page text's lines as (start, end) indexes. PDFium joins a line that ends in a
+    hyphen to whatever text comes next, without a line break: the next line, or a footnote
+    at the page's foot. Such a join is cut where the text moves to another baseline (the
+    hyphen stays at the first line's end, for the writer to join the word)."""
+    pos = 0
+    for match in [*_LINE_BREAK.finditer(text), None]:
+        end = match.start() if match else len(text)
+        for hyphen in _JOINED.finditer(text, pos, end):
+            at = hyphen.start()
+            before = _char(tp, units, at - 1) if at else -1
+            after = _char(tp, units, at + 1)
+            if before >= 0 and after >= 0 and _origin_y(tp, before) != _origin_y(tp, after):
+                yield pos, at + 1
+                pos = at + 1
+        yield pos, end
+        pos = match.end() if match else len(text)
 
 
 def _origin_y(tp: object, index: int) -> float:

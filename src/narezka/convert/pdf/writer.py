@@ -42,6 +42,8 @@ def _mark_wrapped(lines: list[_Line]) -> None:
 def _joins_apart(prev: _Line, line: _Line) -> bool | None:
     """Whether ``line`` continues ``prev`` when either was read by OCR or is a table row
     (None when neither is)."""
+    if prev.note or line.note:  # footnotes: each its own paragraph, apart from the body
+        return prev.note and line.note and prev.page == line.page and not line.text[:1].isdigit()
     if prev.paragraph is not None or line.paragraph is not None:  # read by OCR
         return prev.paragraph == line.paragraph and prev.page == line.page
     if prev.table or line.table:  # rows of one ruled table
@@ -133,7 +135,10 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
         indents = _indents(group, starts)
         pieces += [
             (
-                (line.text if indent < 0 else " " * indent + line.text.lstrip()) + end,
+                (line.text if indent < 0 else " " * indent + line.text.lstrip()).replace(
+                    "\ufffe", "-"
+                )
+                + end,
                 SourceLocation(page=line.page),
             )
             for line, end, indent in zip(group, ends, indents, strict=True)
@@ -149,6 +154,8 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
             if text.endswith(_HYPHENS) and text[-2:-1].isalpha() and piece[:1].islower():
                 text = text[:-1]  # a word hyphenated at the line end, joined
                 parts[-1] = (parts[-1][0][:-1], parts[-1][1])
+            elif text.endswith("\ufffe"):
+                pass  # PDFium's hyphen before a capital or digit: one word (Content-Disposition)
             elif (mark := _broken_mark(text, piece)) is not None:
                 # A code span or bold run the line end cut in two: one again.
                 text = text[: -len(mark)]
