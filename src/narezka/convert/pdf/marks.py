@@ -8,6 +8,7 @@ import ctypes
 import math
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 from narezka.convert.pdf.base import _MONO, _WORD_SPAN
 
@@ -38,7 +39,7 @@ def _bold_face(name: str, flags: int) -> bool:
     """Bold by the font's name or its ForceBold flag only. PDFium's font weight is guessed
     from the stem width when a font does not state it, and that guess made plain text of a
     lecture bold."""
-    return bool(flags & _FORCE_BOLD) or bool(_BOLD_NAME.search(name))
+    return bool(flags & _FORCE_BOLD) or _bold_name(name)
 
 
 def _size(tp: object, index: int) -> float:
@@ -59,7 +60,7 @@ def _size(tp: object, index: int) -> float:
 def _font(tp: object, index: int) -> tuple[float, bool, bool]:
     """Printed size, bold and monospace of the character at ``index``."""
     name, flags = _face(tp, index)
-    mono = bool(flags & 1) or bool(_MONO.search(name))
+    mono = bool(flags & 1) or _mono_name(name)
     return _size(tp, index), _bold_face(name, flags), mono
 
 
@@ -82,28 +83,39 @@ def _char(tp: object, units: _Units, index: int) -> int:
     return int(raw.FPDFText_GetCharIndexFromTextIndex(tp, units(index)))
 
 
-def _is_mono(tp: object, units: _Units, text_index: int) -> bool:
-    """Whether the character at ``text_index`` of the page's text is in a monospace font."""
-    import pypdfium2.raw as raw
-
-    index = _char(tp, units, text_index)
-    if index < 0:
-        return False
-    flags = ctypes.c_int(0)
-    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
-    if flags.value & 1:
-        return True
-    if not 0 < need < 256:
-        return False
-    buffer = ctypes.create_string_buffer(need)
-    raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
-    return bool(_MONO.search(buffer.value.decode("latin-1")))
+@lru_cache(maxsize=256)
+def _mono_name(name: str) -> bool:
+    return bool(_MONO.search(name))
 
 
-def _is_bold(tp: object, units: _Units, text_index: int) -> bool:
-    """Whether the character at ``text_index`` of the page's text is set in a bold face."""
-    index = _char(tp, units, text_index)
-    return index >= 0 and _bold_face(*_face(tp, index))
+@lru_cache(maxsize=256)
+def _bold_name(name: str) -> bool:
+    return bool(_BOLD_NAME.search(name))
+
+
+class _Faces:
+    """The faces of a line's characters by their index in the page's text, each read from
+    PDFium once: code and bold marks ask about the same characters."""
+
+    def __init__(self, tp: object, units: _Units) -> None:
+        self.tp, self.units = tp, units
+        self.seen: dict[int, tuple[str, int] | None] = {}
+
+    def face(self, text_index: int) -> tuple[str, int] | None:
+        if text_index not in self.seen:
+            index = _char(self.tp, self.units, text_index)
+            self.seen[text_index] = _face(self.tp, index) if index >= 0 else None
+        return self.seen[text_index]
+
+    def mono(self, text_index: int) -> bool:
+        """Whether the character is in a monospace font."""
+        face = self.face(text_index)
+        return face is not None and (bool(face[1] & 1) or _mono_name(face[0]))
+
+    def bold(self, text_index: int) -> bool:
+        """Whether the character is set in a bold face (``_bold_face``)."""
+        face = self.face(text_index)
+        return face is not None and (bool(face[1] & _FORCE_BOLD) or _bold_name(face[0]))
 
 
 def _flagged(line: str, flag: Callable[[int], bool]) -> list[list[int]]:
@@ -139,8 +151,9 @@ def _inline_marks(tp: object, units: _Units, line: str, start: int) -> str:
     `name` a document sets in a code font inside a sentence) and its bold runs as strong
     emphasis (**this**). A line bold from end to end (a heading, a bold paragraph) gets no
     marks: its weight is the line's own, told by ``_Line.bold``."""
-    code = _flagged(line, lambda k: _is_mono(tp, units, start + k))
-    bold = _flagged(line, lambda k: _is_bold(tp, units, start + k))
+    faces = _Faces(tp, units)
+    code = _flagged(line, lambda k: faces.mono(start + k))
+    bold = _flagged(line, lambda k: faces.bold(start + k))
     text = line.strip()
     first = len(line) - len(line.lstrip())
     if len(bold) == 1 and bold[0] == [first, first + len(text)]:
