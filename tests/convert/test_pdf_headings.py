@@ -105,3 +105,23 @@ def test_russian_latex_headings_are_found_without_an_outline(kind: str) -> None:
     titles = [" ".join(t.split()[1:]) if t[:1].isdigit() else t for t in found]
     missing = [h for h in sample.headings if h not in titles]
     assert not missing, found
+
+
+def test_large_text_set_up_a_margin_is_not_a_heading() -> None:
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    pdf.setFont("Helvetica", 10)
+    for n in range(8):
+        pdf.drawString(60, 700 - 14 * n, f"Body line {n} about parcels and zones.")
+    pdf.saveState()
+    pdf.translate(30, 300)
+    pdf.rotate(90)
+    pdf.setFont("Helvetica", 20)
+    pdf.drawString(0, 0, "arXiv:2004.04906v3 [cs.CL]")
+    pdf.restoreState()
+    pdf.showPage()
+    pdf.save()
+    assert _headings(out.getvalue()) == []

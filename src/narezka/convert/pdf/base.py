@@ -68,6 +68,8 @@ class _Line:
     """PDFium's indexes of the line's first and last characters."""
     table: int = 0
     """The ruled table the line is a row of (``tables``); 0 for none."""
+    upright: bool = True
+    """False for a line set turned (an arXiv stamp up a margin): never a heading."""
     note: bool = False
     """A footnote's line (``notes``): it never joins the body text around it."""
     wraps: bool = False

@@ -94,6 +94,7 @@ def _looks_like_title(line: _Line) -> bool:
         and not _LEADER.search(text)
         and not line.cells
         and not line.mono
+        and line.upright
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import math
 import re
 from collections.abc import Callable, Iterator
 
@@ -119,10 +120,16 @@ def _origin_y(tp: object, index: int) -> float:
     return y.value
 
 
+_TURNED = 0.1
+"""Radians a glyph may be turned and its line still count as set upright."""
+
+
 def _read_line(
     tp: object, units: _Units, text: str, pos: int, end: int, bounded: _Bounded
 ) -> _Line | None:
     """The line ``text[pos:end]`` with its font, place and runs (page and margin unset)."""
+    import pypdfium2.raw as raw
+
     line = text[pos:end]
     stripped = line.strip()
     if not stripped:
@@ -148,6 +155,8 @@ def _read_line(
     # PDFium joins a line hyphenated at its end to the next one: the paragraph's spacing
     # is measured from where the joined text ends.
     found.span = (ci, last)
+    angle = float(raw.FPDFText_GetCharAngle(tp, ci))
+    found.upright = not _TURNED < angle < 2 * math.pi - _TURNED
     ends = _origin_y(tp, last)
     if ends < found.baseline - 0.5 * size:  # not a superscript's raised baseline
         found.last_baseline = ends
