@@ -52,3 +52,17 @@ def test_a_file_that_is_not_a_pdf_is_named_without_the_library_s_message(data: b
     message = str(caught.value)
     assert "broken.pdf" in message and ("not a readable PDF" in message or "empty" in message)
     assert "PDFium" not in message and "Failed to load" not in message
+
+
+def test_ocr_errors_are_said_in_words() -> None:
+    import subprocess
+
+    from narezka.convert.pdf import _ocr_error
+
+    assert _ocr_error(subprocess.TimeoutExpired(["tesseract", "-l"], 300)) == (
+        "tesseract took longer than 300 s"
+    )
+    assert _ocr_error(OSError("tesseract failed: Error: image unreadable")) == (
+        "tesseract failed: Error: image unreadable"
+    )
+    assert _ocr_error(PermissionError(13, "Permission denied")) == "tesseract could not be run"

@@ -41,6 +41,16 @@ class _Reading:
     same: Counter[int] = field(default_factory=Counter)
 
 
+def _ocr_error(exc: OSError | subprocess.SubprocessError) -> str:
+    """What went wrong with tesseract, in words: its own last message when it ran and
+    failed (``ocr.recognise`` words it so), never Python's text for a process error."""
+    if isinstance(exc, subprocess.TimeoutExpired):
+        return f"tesseract took longer than {exc.timeout:.0f} s"
+    if isinstance(exc, OSError) and str(exc).startswith("tesseract failed"):
+        return str(exc)
+    return "tesseract could not be run"
+
+
 def _read_page(
     pdf: object, number: int, reading: _Reading, reader: tuple[str, str] | None
 ) -> list[_Line]:
@@ -60,7 +70,7 @@ def _read_page(
             reading.ocr_pages.append(number)
         except (OSError, subprocess.SubprocessError) as exc:
             reading.no_text.append(number)
-            reading.ocr_failed.append(f"page {number}: {exc}")
+            reading.ocr_failed.append(f"page {number}: {_ocr_error(exc)}")
         return lines
     finally:
         page.close()
