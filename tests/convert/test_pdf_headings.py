@@ -125,3 +125,27 @@ def test_large_text_set_up_a_margin_is_not_a_heading() -> None:
     pdf.showPage()
     pdf.save()
     assert _headings(out.getvalue()) == []
+
+
+def test_a_heading_carries_no_bold_marks() -> None:
+    lines = [
+        ("Helvetica-Bold", "Delivery", 18, False),
+        *[("Helvetica", f"Paragraph line {n} about parcels.", 10, False) for n in range(6)],
+    ]
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    obj = pdf.beginText(60, 760)
+    obj.setFont("Helvetica-Bold", 18)
+    obj.textOut("Delivery ")
+    obj.setFont("Helvetica", 18)
+    obj.textOut("rules")
+    pdf.drawText(obj)
+    pdf.setFont("Helvetica", 10)
+    for n, (_, text, _, _) in enumerate(lines[1:]):
+        pdf.drawString(60, 720 - 14 * n, text)
+    pdf.showPage()
+    pdf.save()
+    assert _headings(out.getvalue()) == ["# Delivery rules"]

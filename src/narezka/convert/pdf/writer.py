@@ -166,6 +166,8 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
         text += piece
         parts.append((piece, SourceLocation(page=line.page)))
     if first.heading:
+        # A heading's weight is the heading's own: bold marks inside it are noise.
+        parts = [(text.replace("**", ""), where) for text, where in parts]
         parts[0] = ("#" * first.heading + " " + parts[0][0], parts[0][1])
     else:
         bullet = _BULLET.match(parts[0][0])
