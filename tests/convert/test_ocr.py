@@ -226,3 +226,27 @@ def test_languages_follow_the_script() -> None:
     assert ocr.languages_for("Cyrillic", "rus+eng") == "rus+eng"
     assert ocr.languages_for("Han", "rus+eng") == "rus+eng"
     assert ocr.languages_for("Latin", "rus") == "rus"
+
+
+CAPITALS = [
+    "HOME TAX ACT",
+    "",
+    "TAKE A COPY OF THE MOTOR TAX",
+    "CHECK THE TERM AT HOME",
+    "Hometown cooperative tax checks, filed within twenty days.",
+]
+
+
+@needs_tesseract
+def test_an_english_page_of_capitals_gets_no_cyrillic_letters() -> None:
+    # Capitals that look alike in both scripts make OSD say Cyrillic; the text read decides.
+    markdown = convert(samples.make_scan_pdf([CAPITALS]), ".pdf", "caps.pdf").markdown
+    assert "HOME TAX ACT" in markdown
+    assert not any("\u0400" <= ch <= "\u04ff" for ch in markdown), markdown
+
+
+def test_the_script_is_told_by_letters_one_script_alone_has() -> None:
+    assert ocr.script_of("НОМЕ ТАХ АСТ Hometown cooperative tax checks, filed within") == "Latin"
+    russian = "Товар надлежащего качества можно вернуть в течение четырнадцати дней без чека"
+    assert ocr.script_of(russian) == "Cyrillic"
+    assert ocr.script_of("НОМЕ ТАХ АСТ") == ""

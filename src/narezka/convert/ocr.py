@@ -27,6 +27,7 @@ __all__ = [
     "pgm",
     "recognise",
     "scale_for",
+    "script_of",
 ]
 
 DPI = 300
@@ -69,6 +70,26 @@ _SCRIPT_LANGUAGES = {"Cyrillic": ("rus", "eng"), "Latin": ("eng",)}
 """Languages to read a page in by its script. A Latin page read with Russian as well gets
 Cyrillic letters inside English words (``Тhе``); a Cyrillic page keeps English for the terms
 it quotes."""
+
+
+_CYRILLIC_ONLY = frozenset("бгджзийлпфцчшщъыьэюяБГДЖЗИЙЛПФЦЧШЩЪЫЬЭЮЯ")
+_LATIN_ONLY = frozenset("bdfghijklmnqrstuvwzDFGIJLNQRSUVWZ")
+"""Letters of one script with no look-alike in the other: ``НОМЕ ТАХ`` read in Russian and
+``HOME TAX`` in English differ in none of them."""
+_SCRIPT_EVIDENCE = 20
+"""Distinctive letters needed before a page's text tells its script."""
+
+
+def script_of(text: str) -> str:
+    """``Latin`` or ``Cyrillic`` by the letters only one script has, or ``""`` when the text
+    does not tell. OSD takes a page of capitals for Cyrillic (``HOME TAX ACT``)."""
+    latin = sum(ch in _LATIN_ONLY for ch in text)
+    cyrillic = sum(ch in _CYRILLIC_ONLY for ch in text)
+    if latin >= _SCRIPT_EVIDENCE and latin >= 5 * cyrillic:
+        return "Latin"
+    if cyrillic >= _SCRIPT_EVIDENCE and cyrillic >= 5 * latin:
+        return "Cyrillic"
+    return ""
 
 
 def _off() -> bool:

@@ -41,7 +41,14 @@ def _ocr_lines(page: object, number: int, exe: str, languages: str) -> list[_Lin
         image, height = _render(page, pixels, turn.rotate)
     scale = 1 / pixels
     lines = []
-    for found in ocr.recognise(image, exe, ocr.languages_for(turn.script, languages)):
+    wanted = ocr.languages_for(turn.script, languages)
+    read = ocr.recognise(image, exe, wanted)
+    latin = ocr.languages_for("Latin", languages)
+    if latin != wanted and ocr.script_of(" ".join(f.text for f in read)) == "Latin":
+        # OSD took a Latin page for Cyrillic (capitals look alike): read it in English,
+        # or its words come back with Cyrillic letters inside.
+        read = ocr.recognise(image, exe, latin)
+    for found in read:
         margin = found.top < height * _MARGIN or found.bottom > height * (1 - _MARGIN)
         size = (found.bottom - found.top) * scale
         baseline = (height - found.bottom) * scale
