@@ -22,9 +22,8 @@ SRC = REPO / "src" / "narezka"
 
 STILL_TO_CUT = {
     "convert/odt.py:_Reader.blocks",
-    "convert/pdf.py:_page_lines",
-    "convert/pdf.py:_reading_order",
-    "convert/pdf.py:_write",
+    "convert/pdf/columns.py:_reading_order",
+    "convert/pdf/writer.py:_write",
     "convert/slides.py:_write_slide",
 }
 

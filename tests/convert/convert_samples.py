@@ -198,10 +198,13 @@ def raw_pdf(content: bytes, font: bytes) -> bytes:
     return bytes(out)
 
 
-def make_scan_pdf(pages: Sequence[Sequence[str] | None]) -> bytes:
+def make_scan_pdf(
+    pages: Sequence[Sequence[str] | None], turns: Sequence[int] | None = None
+) -> bytes:
     """A PDF whose pages are pictures of text, as a scanner makes them (no text layer): each
     page's lines drawn at 200 dpi in DejaVu Sans, 12 pt, blank lines between paragraphs. A
-    page given as None gets a text layer instead (a typed page among scans)."""
+    page given as None gets a text layer instead (a typed page among scans). ``turns`` gives
+    each page's picture a turn counter-clockwise (90, 180, 270: a sheet fed sideways)."""
     from PIL import Image, ImageDraw, ImageFont
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.utils import ImageReader
@@ -212,7 +215,7 @@ def make_scan_pdf(pages: Sequence[Sequence[str] | None]) -> bytes:
     width, height = A4
     out = io.BytesIO()
     pdf = canvas.Canvas(out, pagesize=A4)
-    for lines in pages:
+    for n, lines in enumerate(pages):
         if lines is None:
             pdf.setFont("Helvetica", 12)
             pdf.drawString(72, height - 90, "A typed page between the scans.")
@@ -225,6 +228,9 @@ def make_scan_pdf(pages: Sequence[Sequence[str] | None]) -> bytes:
             if line:
                 draw.text((dpi, y), line, font=font, fill=0)
             y += int(12 * 1.5 * dpi / 72)
+        turn = turns[n] if turns else 0
+        if turn:
+            image = image.rotate(turn, expand=True).resize(image.size)
         png = io.BytesIO()
         image.save(png, format="PNG")
         pdf.drawImage(ImageReader(io.BytesIO(png.getvalue())), 0, 0, width, height)

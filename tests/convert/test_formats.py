@@ -327,7 +327,7 @@ def test_bold_stays_bold_in_html_and_word(tmp_path: Path) -> None:
 def test_pdf_text_indexes_count_astral_characters_as_two_units() -> None:
     # PDFium's text indexes count UTF-16 units: after an emoji every index is one further on.
     # Read at the string's index, fonts were the next character's ("Install `S`QLModel").
-    from narezka.convert.pdf import _Units
+    from narezka.convert.pdf.marks import _Units
 
     units = _Units("a\U0001f913b\U0001f913c")
     assert [units(i) for i in range(5)] == [0, 1, 3, 4, 6]

@@ -169,3 +169,84 @@ def test_the_cache_converts_unread_scans_again_once_ocr_is_there(
         # Pages read by OCR stay read when tesseract is gone.
         monkeypatch.setenv("NAREZKA_OCR", "off")
         assert cache.convert(scans, ".pdf", "scan.pdf") == read and cache.hits == 1
+
+
+ENGLISH = [
+    "Return policy",
+    "",
+    "Goods of proper quality can be returned within",
+    "fourteen calendar days of delivery to the customer.",
+]
+
+
+def _stretched_words(text: str) -> set[str]:
+    return {w.strip(".,").lower() for w in text.split()}
+
+
+@needs_tesseract
+@pytest.mark.parametrize("turn", [90, 180])
+def test_a_page_scanned_sideways_or_upside_down_is_read_upright(turn: int) -> None:
+    if "osd" not in ocr._languages(ocr.engine()[0]):  # type: ignore[index]
+        pytest.skip("tesseract's osd data is not installed")
+    # The picture is squeezed back into the page's shape: the words are what matters.
+    data = samples.make_scan_pdf([ENGLISH], turns=[turn])
+    words = _stretched_words(convert(data, ".pdf", "turned.pdf").markdown)
+    assert {"returned", "calendar", "delivery"} <= words
+
+
+@needs_tesseract
+def test_each_scanned_page_is_read_in_its_own_script() -> None:
+    data = samples.make_scan_pdf([ENGLISH, POLICY])
+    markdown = convert(data, ".pdf", "two.pdf").markdown
+    english, russian = markdown.split("Возврат")[0], markdown
+    assert not any("\u0400" <= ch <= "\u04ff" for ch in english), english
+    assert "календарных" in russian
+
+
+@needs_tesseract
+def test_a_scan_whose_pages_share_their_lines_keeps_every_page() -> None:
+    # Four pages of one form: the same lines at the same places on every page, as running
+    # headers are. A page is never emptied by the running-line rule.
+    data = samples.make_scan_pdf([POLICY] * 4)
+    converted = convert(data, ".pdf", "forms.pdf")
+    pages = {span.where.page for span in converted.provenance}
+    assert pages == {1, 2, 3, 4}
+    assert converted.markdown.count("календарных") == 4
+
+
+def test_osd_answers_are_read() -> None:
+    answer = "Page number: 0\nOrientation in degrees: 270\nRotate: 90\nScript: Cyrillic\n"
+    assert ocr.parse_osd(answer) == ocr.Orientation(90, "Cyrillic")
+    assert ocr.parse_osd("Rotate: 45\n") == ocr.Orientation(0, "")
+    assert ocr.parse_osd("garbage") == ocr.Orientation(0, "")
+
+
+def test_languages_follow_the_script() -> None:
+    assert ocr.languages_for("Latin", "rus+eng") == "eng"
+    assert ocr.languages_for("Cyrillic", "rus+eng") == "rus+eng"
+    assert ocr.languages_for("Han", "rus+eng") == "rus+eng"
+    assert ocr.languages_for("Latin", "rus") == "rus"
+
+
+CAPITALS = [
+    "HOME TAX ACT",
+    "",
+    "TAKE A COPY OF THE MOTOR TAX",
+    "CHECK THE TERM AT HOME",
+    "Hometown cooperative tax checks, filed within twenty days.",
+]
+
+
+@needs_tesseract
+def test_an_english_page_of_capitals_gets_no_cyrillic_letters() -> None:
+    # Capitals that look alike in both scripts make OSD say Cyrillic; the text read decides.
+    markdown = convert(samples.make_scan_pdf([CAPITALS]), ".pdf", "caps.pdf").markdown
+    assert "HOME TAX ACT" in markdown
+    assert not any("\u0400" <= ch <= "\u04ff" for ch in markdown), markdown
+
+
+def test_the_script_is_told_by_letters_one_script_alone_has() -> None:
+    assert ocr.script_of("НОМЕ ТАХ АСТ Hometown cooperative tax checks, filed within") == "Latin"
+    russian = "Товар надлежащего качества можно вернуть в течение четырнадцати дней без чека"
+    assert ocr.script_of(russian) == "Cyrillic"
+    assert ocr.script_of("НОМЕ ТАХ АСТ") == ""

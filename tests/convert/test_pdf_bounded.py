@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from narezka.convert import convert
-from narezka.convert import pdf as pdf_module
+from narezka.convert.pdf import lines as pdf_module
 from narezka.convert.pdf_bounded import BoundedText
 
 import convert_samples as samples

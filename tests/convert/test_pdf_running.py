@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from narezka.convert.pdf import _PAGE_NUMBER, _Line, _strip_running
+from narezka.convert.pdf.base import _Line
+from narezka.convert.pdf.running import _PAGE_NUMBER, _strip_running
 
 
 def _line(text: str, page: int) -> _Line:
@@ -40,3 +41,29 @@ def test_no_page_is_emptied_but_of_page_numbers(pages: list[list[str]]) -> None:
     for before, after in zip(pages, kept, strict=True):
         if any(not _PAGE_NUMBER.match(text) for text in before):
             assert after, before
+
+
+def _placed(text: str, page: int, baseline: float, margin: bool) -> _Line:
+    return _Line(text, page, 9.0, False, False, baseline, margin)
+
+
+def test_running_heads_that_change_by_chapter_and_alternate_pages_go() -> None:
+    """A booklet's heads: ``N Company`` on even pages, the chapter's title and the page
+    number on odd ones, a chapter seen on two pages only: all go, the body stays."""
+    chapters = {1: "What is it?", 3: "What is it?", 5: "What is it?", 7: "Glossary", 9: "Glossary"}
+    pages = []
+    for n in range(1, 11):
+        head = f"{n} Company" if n % 2 == 0 else f"{chapters[n]} {n}"
+        pages.append([_placed(head, n, 20.0, True), _placed(f"Body {n} text.", n, 400.0, False)])
+    kept, removed = _strip_running(pages)
+    assert [ln.text for ln in kept] == [f"Body {n} text." for n in range(1, 11)]
+    assert "Glossary 7" in removed
+
+
+def test_a_margin_line_whose_number_is_not_the_page_stays() -> None:
+    pages = []
+    for n in range(1, 9):
+        head = f"{n} Company" if n % 2 == 0 else f"Table {n * 3}"
+        pages.append([_placed(head, n, 20.0, True), _placed("Body.", n, 400.0, False)])
+    kept, _ = _strip_running(pages)
+    assert "Table 3" in [ln.text for ln in kept]

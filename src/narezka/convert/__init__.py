@@ -42,7 +42,7 @@ __all__ = [
     "locate",
 ]
 
-CONVERTER_VERSION = "13"
+CONVERTER_VERSION = "14"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 

@@ -17,7 +17,20 @@ from functools import lru_cache
 from narezka import environment
 from narezka.environment import Environment
 
-__all__ = ["DPI", "MAX_PIXELS", "OcrLine", "available", "engine", "pgm", "recognise", "scale_for"]
+__all__ = [
+    "DPI",
+    "MAX_PIXELS",
+    "OcrLine",
+    "Orientation",
+    "available",
+    "engine",
+    "languages_for",
+    "orientation",
+    "pgm",
+    "recognise",
+    "scale_for",
+    "script_of",
+]
 
 DPI = 300
 """Rendering resolution: tesseract reads body text best at 300 dpi."""
@@ -44,6 +57,43 @@ class OcrLine:
     """(block, paragraph) numbers: lines of one paragraph share them."""
 
 
+@dataclass(frozen=True, slots=True)
+class Orientation:
+    """What tesseract's orientation and script detection (OSD) says of a page."""
+
+    rotate: int
+    """Degrees (0, 90, 180, 270) to turn the page clockwise so its text stands upright."""
+    script: str
+    """``Cyrillic``, ``Latin``…; empty when not told."""
+
+
+UPRIGHT = Orientation(0, "")
+_SCRIPT_LANGUAGES = {"Cyrillic": ("rus", "eng"), "Latin": ("eng",)}
+"""Languages to read a page in by its script. A Latin page read with Russian as well gets
+Cyrillic letters inside English words (``Тhе``); a Cyrillic page keeps English for the terms
+it quotes."""
+
+
+_CYRILLIC_ONLY = frozenset("бгджзийлпфцчшщъыьэюяБГДЖЗИЙЛПФЦЧШЩЪЫЬЭЮЯ")
+_LATIN_ONLY = frozenset("bdfghijklmnqrstuvwzDFGIJLNQRSUVWZ")
+"""Letters of one script with no look-alike in the other: ``НОМЕ ТАХ`` read in Russian and
+``HOME TAX`` in English differ in none of them."""
+_SCRIPT_EVIDENCE = 20
+"""Distinctive letters needed before a page's text tells its script."""
+
+
+def script_of(text: str) -> str:
+    """``Latin`` or ``Cyrillic`` by the letters only one script has, or ``""`` when the text
+    does not tell. OSD takes a page of capitals for Cyrillic (``HOME TAX ACT``)."""
+    latin = sum(ch in _LATIN_ONLY for ch in text)
+    cyrillic = sum(ch in _CYRILLIC_ONLY for ch in text)
+    if latin >= _SCRIPT_EVIDENCE and latin >= 5 * cyrillic:
+        return "Latin"
+    if cyrillic >= _SCRIPT_EVIDENCE and cyrillic >= 5 * latin:
+        return "Cyrillic"
+    return ""
+
+
 @lru_cache(maxsize=4)
 def _languages(exe: str) -> tuple[str, ...]:
     try:
@@ -54,7 +104,7 @@ def _languages(exe: str) -> tuple[str, ...]:
         return ()
     # The first line is a title ("List of available languages in ...").
     found = {line.strip() for line in (done.stdout + done.stderr).splitlines()[1:]}
-    return tuple(lang for lang in WANTED if lang in found)
+    return tuple(lang for lang in (*WANTED, "osd") if lang in found)
 
 
 def engine(env: Environment | None = None) -> tuple[str, str] | None:
@@ -65,8 +115,50 @@ def engine(env: Environment | None = None) -> tuple[str, str] | None:
     exe = shutil.which("tesseract")
     if exe is None:
         return None
-    languages = _languages(exe)
+    languages = tuple(lang for lang in _languages(exe) if lang != "osd")
     return (exe, "+".join(languages)) if languages else None
+
+
+def languages_for(script: str, languages: str) -> str:
+    """The installed ``languages`` (``rus+eng``) to read a page of ``script`` in: the
+    script's own (``_SCRIPT_LANGUAGES``) when installed, else all of them."""
+    installed = languages.split("+")
+    wanted = [lang for lang in _SCRIPT_LANGUAGES.get(script, ()) if lang in installed]
+    return "+".join(wanted) if wanted else languages
+
+
+def orientation(image: bytes, exe: str) -> Orientation:
+    """The page's orientation and script by tesseract's OSD (``--psm 0``), or ``UPRIGHT``
+    when OSD is not installed or finds too little text to tell."""
+    if "osd" not in _languages(exe):
+        return UPRIGHT
+    try:
+        done = subprocess.run(
+            [exe, "stdin", "stdout", "--psm", "0", "-l", "osd"],
+            input=image,
+            capture_output=True,
+            timeout=TIMEOUT,
+            check=False,
+            env=environment.for_child(OMP_THREAD_LIMIT="1"),
+        )
+    except (OSError, subprocess.SubprocessError):
+        return UPRIGHT
+    if done.returncode != 0:
+        return UPRIGHT  # "Too few characters": an upright reading is the best guess
+    return parse_osd(done.stdout.decode("utf-8", "replace"))
+
+
+def parse_osd(text: str) -> Orientation:
+    """``Rotate: 90`` and ``Script: Cyrillic`` from OSD's answer."""
+    fields = dict(
+        (key.strip(), value.strip())
+        for key, _, value in (line.partition(":") for line in text.splitlines())
+    )
+    try:
+        rotate = int(fields.get("Rotate", "0")) % 360
+    except ValueError:
+        rotate = 0
+    return Orientation(rotate if rotate in (0, 90, 180, 270) else 0, fields.get("Script", ""))
 
 
 def available(env: Environment | None = None) -> str:

@@ -1,0 +1,112 @@
+"""What every part of the PDF reader shares: a page line (``_Line``) and the measures
+lines are told apart by."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_WORDS = re.compile(r"\w+")
+_WORD_SPAN = re.compile(r"\S+")
+_SOFT_HYPHEN = re.compile(r"[\ufffe\x02](?=(\w))")
+_BULLET = re.compile(r"^[•◦▪▫●○■□➢►‣∙·\-–]\s+")
+_NUMBERED = re.compile(r"^\d{1,2}[.)]\s+")
+"""A numbered list item's start: kept as Markdown's ordered list (not escaped into text)."""
+_MONO = re.compile(r"mono|courier|consol|menlo|code", re.IGNORECASE)
+_HYPHENS = ("-", "\x02", "\u00ad", "\ufffe")
+"""A line-end hyphen as PDFium gives it: plain, or marked as generated (U+0002, U+FFFE)."""
+_MARGIN = 0.08
+"""Lines within this share of the page height from its top or bottom edge may be running
+headers or footers; so may the first and last two lines in reading order."""
+_DIGITS = re.compile(r"\d+")
+_BAD_SHARE = 0.3
+"""Above this share of private-use, replacement or unmapped characters the text layer is noise."""
+_PARAGRAPH_GAP = 1.5
+_CELL_GAP = 1.5
+"""A gap wider than this many font sizes inside a line separates table cells (a space is
+a quarter to a third of one)."""
+_CODE_GAP = 2.8
+_HEADING_RATIO = 1.08
+_MAX_HEADING = 160
+_SAME_PAGES = 200
+"""A page whose text recurs this many times is a page tree listing one page over and over
+(200,000 times in 1.2 MB ran for minutes), not a document."""
+_INDEXED_CHARS = 4000
+"""A page of more characters has its runs' texts read from one index of its characters
+(``BoundedText``) instead of a PDFium call over the whole page per run: linear, not
+quadratic, in the page's text objects."""
+
+
+@dataclass(slots=True)
+class _Line:
+    text: str
+    page: int
+    size: float
+    bold: bool
+    mono: bool
+    baseline: float
+    margin: bool
+    heading: int = 0
+    cells: tuple[str, ...] = ()
+    """The line's texts between wide gaps (table cells), when there are at least two."""
+    runs: tuple[tuple[float, float, str], ...] = ()
+    """The line's text runs (left edge, right edge, text; one run's text left empty): a line
+    whose cells lie closer than ``_CELL_GAP`` is split where a neighbouring row's cells
+    start, and a page's columns are found by their edges."""
+    starts: tuple[float, ...] = ()
+    """The left edges of ``cells``."""
+    paragraph: tuple[int, int] | None = None
+    """For a line read by OCR: its paragraph as tesseract found it (no fonts to go by)."""
+    extent: tuple[float, float] = (0.0, 0.0)
+    """A code line's left and right edges (points), to find lines wrapped at the page's
+    width; (0, 0) when unknown."""
+    last_baseline: float | None = None
+    """The baseline where the line's text ends, when PDFium joined lines into it (a word
+    hyphenated at the line end); None: the line's own."""
+    span: tuple[int, int] = (0, -1)
+    """PDFium's indexes of the line's first and last characters."""
+    table: int = 0
+    """The ruled table the line is a row of (``tables``); 0 for none."""
+    upright: bool = True
+    """False for a line set turned (an arXiv stamp up a margin): never a heading."""
+    note: bool = False
+    """A footnote's line (``notes``): it never joins the body text around it."""
+    wraps: bool = False
+    """A code line that runs on in the next line (``_mark_wrapped``)."""
+
+
+def _cells(
+    runs: tuple[tuple[float, float, str], ...], size: float, gap: float = _CELL_GAP
+) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The texts of a line between gaps wider than ``gap`` font sizes (table cells), and
+    where each starts; runs closer than the gap are one cell."""
+    if len(runs) < 2:
+        return (), ()
+    groups: list[list[tuple[float, float, str]]] = [[runs[0]]]
+    for run in runs[1:]:
+        if run[0] - groups[-1][-1][1] > gap * max(size, 1.0):
+            groups.append([run])
+        else:
+            groups[-1].append(run)
+    if len(groups) < 2:
+        return (), ()
+    return (
+        tuple("".join(run[2] for run in group).strip() for group in groups),
+        tuple(group[0][0] for group in groups),
+    )
+
+
+_ALIGN = 2.0
+"""Points within which a run's left edge meets a column's."""
+
+
+def _unhyphen(line: str) -> str:
+    """PDFium joins a word hyphenated at a line end itself, marking the hyphen U+FFFE: out
+    before a lower-case letter (a word hyphenated to fit), kept before a capital or a digit
+    (``Content-Disposition``, ``UTF-8`` wrapped at their own hyphen). One at the line's very
+    end stays U+FFFE: the join was cut there (``lines._segments``), the writer makes it."""
+    joined = _SOFT_HYPHEN.sub(lambda m: "" if m.group(1).islower() else "-", line)
+    if joined.endswith("\ufffe"):
+        return joined[:-1].replace("\ufffe", "-") + "\ufffe"
+    return joined.replace("\ufffe", "-")

@@ -1,0 +1,176 @@
+"""Inline marks inside a line: monospace runs as code spans, bold runs as strong emphasis,
+told from each character's font."""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+import math
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+from narezka.convert.pdf.base import _MONO, _WORD_SPAN
+
+_BOLD_NAME = re.compile(
+    r"bold|black|heavy|demi|semibold|-medi(?:um)?(?:$|[^a-z])|(?:^|\+)(?:cm|sf|ec|tc|lm)bx|(?:^|\+)cmb\d|[-,]bd(?:$|[-,])",
+    re.IGNORECASE,
+)
+"""A bold face by its name: ``Arial-BoldMT``, ``Calibri,Bold``, TeX's ``CMBX12`` and
+``SFBX1440`` (cm-super, the Cyrillic faces), Times' bold ``NimbusRomNo9L-Medi``."""
+_FORCE_BOLD = 1 << 18
+"""The font descriptor's ForceBold flag."""
+
+
+def _face(tp: object, index: int) -> tuple[str, int]:
+    """The font name and descriptor flags of the character at ``index``."""
+    import pypdfium2.raw as raw
+
+    flags = ctypes.c_int(0)
+    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
+    if not 0 < need < 256:
+        return "", flags.value
+    buffer = ctypes.create_string_buffer(need)
+    raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
+    return buffer.value.decode("latin-1"), flags.value
+
+
+def _bold_face(name: str, flags: int) -> bool:
+    """Bold by the font's name or its ForceBold flag only. PDFium's font weight is guessed
+    from the stem width when a font does not state it, and that guess made plain text of a
+    lecture bold."""
+    return bool(flags & _FORCE_BOLD) or _bold_name(name)
+
+
+def _size(tp: object, index: int) -> float:
+    """The character's printed size: the font size times the text matrix's vertical scale.
+    A generator that sets the font at size 1 and scales the matrix (InDesign, Chromium) gets
+    its real size so, not 1."""
+    import pypdfium2.raw as raw
+
+    size = float(raw.FPDFText_GetFontSize(tp, index))
+    matrix = raw.FS_MATRIX()
+    if raw.FPDFText_GetMatrix(tp, index, ctypes.byref(matrix)):
+        scale = math.hypot(matrix.c, matrix.d)
+        if scale > 0:
+            size *= scale
+    return size
+
+
+def _font(tp: object, index: int) -> tuple[float, bool, bool]:
+    """Printed size, bold and monospace of the character at ``index``."""
+    name, flags = _face(tp, index)
+    mono = bool(flags & 1) or _mono_name(name)
+    return _size(tp, index), _bold_face(name, flags), mono
+
+
+class _Units:
+    """Python string indexes of a page's text as PDFium's text indexes, which count UTF-16
+    units: after an emoji or another astral character they are one further on (reading
+    fonts at the string's index picked the next character's: "Install `S`QLModel")."""
+
+    def __init__(self, text: str) -> None:
+        self.astral = [i for i, ch in enumerate(text) if ord(ch) > 0xFFFF]
+
+    def __call__(self, index: int) -> int:
+        return index + bisect.bisect_left(self.astral, index) if self.astral else index
+
+
+def _char(tp: object, units: _Units, index: int) -> int:
+    """PDFium's character index of the page text's character at string ``index``."""
+    import pypdfium2.raw as raw
+
+    return int(raw.FPDFText_GetCharIndexFromTextIndex(tp, units(index)))
+
+
+@lru_cache(maxsize=256)
+def _mono_name(name: str) -> bool:
+    return bool(_MONO.search(name))
+
+
+@lru_cache(maxsize=256)
+def _bold_name(name: str) -> bool:
+    return bool(_BOLD_NAME.search(name))
+
+
+class _Faces:
+    """The faces of a line's characters by their index in the page's text, each read from
+    PDFium once: code and bold marks ask about the same characters."""
+
+    def __init__(self, tp: object, units: _Units) -> None:
+        self.tp, self.units = tp, units
+        self.seen: dict[int, tuple[str, int] | None] = {}
+
+    def face(self, text_index: int) -> tuple[str, int] | None:
+        if text_index not in self.seen:
+            index = _char(self.tp, self.units, text_index)
+            self.seen[text_index] = _face(self.tp, index) if index >= 0 else None
+        return self.seen[text_index]
+
+    def mono(self, text_index: int) -> bool:
+        """Whether the character is in a monospace font."""
+        face = self.face(text_index)
+        return face is not None and (bool(face[1] & 1) or _mono_name(face[0]))
+
+    def bold(self, text_index: int) -> bool:
+        """Whether the character is set in a bold face (``_bold_face``)."""
+        face = self.face(text_index)
+        return face is not None and (bool(face[1] & _FORCE_BOLD) or _bold_name(face[0]))
+
+
+def _flagged(line: str, flag: Callable[[int], bool]) -> list[list[int]]:
+    """The spans of ``line`` whose characters ``flag`` (by index in the line), over whole
+    words and the blanks between them. A word is checked at its first, middle and last
+    character, and letter by letter only where those differ."""
+    spans: list[list[int]] = []
+    for word in _WORD_SPAN.finditer(line):
+        a, b = word.start(), word.end()
+        head, tail = flag(a), flag(b - 1)
+        if head and tail:
+            found = [(a, b)]
+        elif head or tail or (b - a > 2 and flag((a + b) // 2)):  # "(**required**):"
+            flags = [flag(k) for k in range(a, b)]
+            found = []
+            for k, on in enumerate(flags):
+                if on and (k == 0 or not flags[k - 1]):
+                    found.append((a + k, a + k + 1))
+                elif on:
+                    found[-1] = (found[-1][0], a + k + 1)
+        else:
+            continue
+        for s, e in found:
+            if spans and not line[spans[-1][1] : s].strip():
+                spans[-1][1] = e  # "allow_origins = ['*']": one span over several words
+            else:
+                spans.append([s, e])
+    return spans
+
+
+def _inline_marks(tp: object, units: _Units, line: str, start: int) -> str:
+    """``line`` (at ``start`` in the page's text) with its monospace runs as code spans (the
+    `name` a document sets in a code font inside a sentence) and its bold runs as strong
+    emphasis (**this**). A line bold from end to end (a heading, a bold paragraph) gets no
+    marks: its weight is the line's own, told by ``_Line.bold``."""
+    faces = _Faces(tp, units)
+    code = _flagged(line, lambda k: faces.mono(start + k))
+    bold = _flagged(line, lambda k: faces.bold(start + k))
+    text = line.strip()
+    first = len(line) - len(line.lstrip())
+    if len(bold) == 1 and bold[0] == [first, first + len(text)]:
+        bold = []
+    bold = [b for b in bold if not any(b[0] < c[1] and c[0] < b[1] for c in code)]
+    marks = sorted([(s, e, "code") for s, e in code] + [(s, e, "bold") for s, e in bold])
+    if not marks:
+        return line
+    out, at = [], 0
+    for s, e, kind in marks:
+        inner = line[s:e]
+        if kind == "bold":
+            out += [line[at:s], "**", inner, "**"]
+        else:
+            fence = "``" if "`" in inner else "`"
+            pad = " " if fence == "``" else ""
+            out += [line[at:s], fence, pad, inner, pad, fence]
+        at = e
+    out.append(line[at:])
+    return "".join(out)
