@@ -24,7 +24,6 @@ STILL_TO_CUT = {
     "convert/odt.py:_Reader.blocks",
     "convert/pdf/columns.py:_reading_order",
     "convert/pdf/writer.py:_write",
-    "convert/slides.py:_write_slide",
 }
 
 

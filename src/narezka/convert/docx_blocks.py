@@ -130,6 +130,7 @@ def _run_text(run: Any, anchored: list[Any], ctx: Context) -> str:
     return "".join(out)
 
 
+# complexity: a dispatch over WordprocessingML's inline kinds (runs, links, controls, math…)
 def _inline(
     node: Any,
     pieces: list[tuple[str, bool]],

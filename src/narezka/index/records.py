@@ -90,8 +90,7 @@ class IndexRecord:
     retired: tuple[str, ...] = ()
     """Generations retired while in use, removed by a later run."""
     source: Mapping[str, Any] | None = None
-    """The source the corpus is staged from (a git repository: its spec without credentials,
-    the commit staged, the link template); None: the corpus is a plain folder."""
+    """The source staged into the corpus (git: spec without credentials, commit); None: none."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Keys this version does not know, kept as read."""
     key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urljoin
 
 from narezka.errors import ConvertError
@@ -30,20 +31,35 @@ def page_links(data: bytes, base: str) -> PageLinks:
         root, _ = parse_page(data, base)
     except ConvertError:
         return PageLinks()
-    for tag in root.iter("base"):
-        if tag.get("href"):
-            base = urljoin(base, tag.get("href"))
-            break
+    base = _base(root, base)
     robots = " ".join(
         (meta.get("content") or "").lower()
         for meta in root.iter("meta")
         if (meta.get("name") or "").lower() in ("robots", "narezka")
     )
-    canonical = ""
+    return PageLinks(
+        _hrefs(root, base),
+        _canonical(root, base),
+        "noindex" in robots or "none" in robots,
+        "nofollow" in robots or "none" in robots,
+    )
+
+
+def _base(root: Any, base: str) -> str:
+    for tag in root.iter("base"):
+        if tag.get("href"):
+            return urljoin(base, str(tag.get("href")))
+    return base
+
+
+def _canonical(root: Any, base: str) -> str:
     for link in root.iter("link"):
         if "canonical" in (link.get("rel") or "").lower().split() and link.get("href"):
-            canonical = urljoin(base, link.get("href").strip())
-            break
+            return urljoin(base, str(link.get("href")).strip())
+    return ""
+
+
+def _hrefs(root: Any, base: str) -> tuple[str, ...]:
     hrefs: dict[str, None] = {}
     for anchor in root.iter("a"):
         href = (anchor.get("href") or "").strip()
@@ -52,9 +68,4 @@ def page_links(data: bytes, base: str) -> PageLinks:
         if "nofollow" in (anchor.get("rel") or "").lower().split():
             continue
         hrefs.setdefault(urljoin(base, href), None)
-    return PageLinks(
-        tuple(hrefs),
-        canonical,
-        "noindex" in robots or "none" in robots,
-        "nofollow" in robots or "none" in robots,
-    )
+    return tuple(hrefs)

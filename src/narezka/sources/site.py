@@ -102,6 +102,7 @@ class SiteSource:
             and not parts.query
         )
 
+    # complexity: the crawl loop; each answer (refused, gone, failed, 304, too big) met in place
     def refresh(self) -> Refresh:
         self.staging.mkdir(parents=True, exist_ok=True)
         state = self._load_state()
