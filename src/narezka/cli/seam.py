@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from narezka._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from narezka._native import implementation
     from narezka.api.evaluating import evaluate, paths_inside
     from narezka.api.indexing import IndexReport
     from narezka.api.maintenance import calibrate_corpus, sync, watch
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from narezka.tokens.bm25 import ANALYZERS
 
 _HOMES = {
+    "implementation": "narezka._native",
     "evaluate": "narezka.api.evaluating",
     "paths_inside": "narezka.api.evaluating",
     "IndexReport": "narezka.api.indexing",
@@ -92,6 +94,7 @@ __all__ = [
     "describe_unread",
     "evaluate",
     "html_report",
+    "implementation",
     "parse_strategy",
     "paths_inside",
     "redacted_text",

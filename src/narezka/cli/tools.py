@@ -29,6 +29,7 @@ from narezka.cli.seam import (
     cache_file,
     calibrate_corpus,
     context_cache_file,
+    implementation,
 )
 from narezka.cli.terminal import echo, plain
 from narezka.embed import EmbeddingCache, embedder_specs
@@ -56,6 +57,8 @@ def models_command(as_json: bool) -> None:
             "yes" if s.usable_offline_here else "no",
         )
     Console().print(table)
+    # Said once, here and in --version: what chunks, counts and analyses text on this machine.
+    echo(f"hot path: {implementation()}")
 
 
 def vars_of(obj: Any) -> dict[str, Any]:

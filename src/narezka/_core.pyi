@@ -1,0 +1,3 @@
+"""The native core (Rust): private; reach it through :mod:`narezka._native`."""
+
+VERSION: str
