@@ -2,6 +2,7 @@
 
 use pyo3::prelude::*;
 
+mod html;
 mod scanner;
 
 type Row = (u8, usize, usize, usize, String, String, usize, usize, usize);

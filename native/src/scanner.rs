@@ -2,12 +2,14 @@
 //!
 //! It works on a `Vec<char>` so that every offset is a Python `str` index (Russian text is
 //! not ASCII), and it follows the Python scanner's steps exactly; whatever that scanner
-//! models with markdown-it's own helpers (HTML blocks, blockquotes, reference definitions,
-//! huge tables) makes this one give up, and the Python scanner answers instead.
+//! models with markdown-it's own helpers (blockquotes, reference definitions, huge tables)
+//! makes this one give up, and the Python scanner answers instead.
 //!
 //! A record is `(kind, start, end, level, content, run, fence_end, close_start, close_end)`
 //! in offsets of `src`: `content` is a heading's raw title (not yet trimmed), `run` a fence's
 //! marker; a top-level closed fence also gives its opening line's end and its closing line.
+
+use crate::html;
 
 pub const PARAGRAPH: u8 = 0;
 pub const LIST_ITEM: u8 = 1;
@@ -15,6 +17,7 @@ pub const HEADING: u8 = 2;
 pub const CODE: u8 = 3;
 pub const TABLE: u8 = 4;
 pub const RULE: u8 = 5;
+pub const HTML: u8 = 6;
 
 const MAX_LEVEL: usize = 18;
 const AUTOCOMPLETED_CAP: usize = 0x10000;
@@ -241,8 +244,8 @@ impl<'a> Scan<'a> {
             if run > 0 {
                 return self.fence(line, nxt, blk, depth, c, run);
             }
-        } else if c == '>' || c == '<' {
-            return Err(Bail); // blockquotes and HTML blocks: the Python scanner's
+        } else if c == '>' {
+            return Err(Bail); // blockquotes: the Python scanner's
         }
         if matches!(c, '*' | '-' | '_') && self.hr(pos) {
             self.push(RULE, line, eol, depth);
@@ -255,6 +258,10 @@ impl<'a> Scan<'a> {
         } else if c == '[' {
             if self.reference(pos, eol)? {
                 return Ok(nxt);
+            }
+        } else if c == '<' {
+            if let Some(end) = self.html(line, pos, eol, blk, depth) {
+                return Ok(end);
             }
         } else if c == '#' {
             if let Some(end) = self.atx(pos) {
@@ -378,7 +385,7 @@ impl<'a> Scan<'a> {
             return Ok(!para || self.s[end..eol].iter().any(|&x| x != ' ' && x != '\t'));
         }
         if c == '<' {
-            return Err(Bail);
+            return Ok(html::start(&self.s[pos..eol]).is_some_and(|seq| seq != 6));
         }
         Ok(c == '#' && self.atx(pos).is_some())
     }
@@ -894,6 +901,45 @@ impl<'a> Scan<'a> {
             i += 1;
         }
         None
+    }
+
+    /// An HTML block of markdown-it's seven kinds: up to its end condition; None if none.
+    fn html(&mut self, line: usize, pos: usize, eol: usize, blk: usize, depth: usize)
+            -> Option<usize> {
+        let stop = self.stop;
+        let seq = html::start(&self.s[pos..eol])?;
+        let on_blank = seq >= 5; // kinds 6 and 7 end before a blank line
+        let mut k = eol + 1;
+        if !html::closes(seq, &self.s[pos..eol]) {
+            if blk == 0 && on_blank {
+                k = match self.blank_line_from(k - 1) {
+                    Some(m) => (m + 1).min(stop),
+                    None => stop,
+                };
+            }
+            while k < stop && !(blk == 0 && on_blank) {
+                let (p, c) = self.lead(k);
+                let e = self.find_nl(p);
+                if c < blk && (on_blank || self.at(p) != '\n') {
+                    break;
+                }
+                if html::closes(seq, &self.s[p..e]) {
+                    if e > p {
+                        k = e + 1;
+                    }
+                    break;
+                }
+                k = e + 1;
+            }
+        }
+        self.push(HTML, line, k - 1, depth);
+        Some(k)
+    }
+
+    /// `\n[ \t]*\n` searched from `from`: the first newline followed by a blank line.
+    fn blank_line_from(&self, from: usize) -> Option<usize> {
+        let s = self.s;
+        (from..s.len()).find(|&i| s[i] == '\n' && self.blank_line_at(i))
     }
 
     /// A one-line link reference definition is left to the Python scanner (markdown-it's

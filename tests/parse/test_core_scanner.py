@@ -1,6 +1,6 @@
 """Differential tests: the native core's block scanner gives the Python scanner's blocks.
 
-The core may leave a document to Python (None: quotes, HTML blocks, reference definitions);
+The core may leave a document to Python (None: quotes, reference definitions);
 whenever it answers, its blocks must equal the Python scanner's, offsets, titles, anchors
 and fence lines included.
 """
@@ -72,6 +72,19 @@ def test_punctuation_noise(text: str) -> None:
     agree(text)
 
 
+TAG_BITS = st.sampled_from(
+    ["<", ">", "/", "=", '"', "'", " ", "\t", "\x1c", "\u3000", "a", "Div", "h1", "header",
+     "script", "PRE", "x-y", ":", ".", "_", "!", "?", "--", "[CDATA[", "]]", "`", "\n", "\n\n"]
+)  # fmt: skip
+
+
+@given(st.lists(st.lists(TAG_BITS, max_size=12).map("".join), max_size=6))
+@settings(max_examples=800)
+def test_html_lines(lines: list[str]) -> None:
+    # markdown-it's seven HTML block kinds: tags alone on a line, attributes, closers
+    agree("\n".join("<" + line for line in lines) + "\n\ntext\n")
+
+
 @pytest.mark.parametrize("text", FAST_PATH)
 def test_every_prefix_of_the_fast_path_cases(text: str) -> None:
     for cut in range(len(text) + 1):
@@ -85,6 +98,9 @@ def test_every_prefix_of_the_fast_path_cases(text: str) -> None:
         "Title\n===\n\n| Вес | Зона |\n|---|---:|\n| 1 | 2 |\n\n- a\n  - b\n1. c\n",
         "```py\n# not a heading\n```\n\n    indented code\n\n~~~\nleft open\n",
         "- item\n\n  ```\n  code in item\n  ```\n- next\n\n***\n\n- x\n- - -\n",
+        "<!--\nmulti\n\nline -->\ntext\n\n<div>\nx\n\n<span>a</span>\npara\n<span>b</span>",
+        "<details>\n<summary>x</summary>\n\ntext\n</details>\n\n<img src=\"a.png\" alt='b'/>\n",
+        "- <br>\n  <div class=x>\n  y\n\n<script>\nif (a < b) {}\n</SCRIPT>\n<?php ?>\n",
     ],
 )
 def test_the_core_answers_plain_documents(text: str) -> None:
@@ -92,7 +108,7 @@ def test_the_core_answers_plain_documents(text: str) -> None:
     assert agree(text), "the core left a plain document to Python"
 
 
-@pytest.mark.parametrize("text", ["> quote\n", "<div>\nx\n</div>\n", "[a]: /url\n\ntext\n"])
+@pytest.mark.parametrize("text", ["> quote\n", "[a]: /url\n\ntext\n", "para\n> quote\n"])
 def test_the_core_leaves_what_python_models_with_markdown_it(text: str) -> None:
     assert by_core(text) is None
     assert scan_blocks(text) == scan_blocks(text, native=False)

@@ -22,6 +22,7 @@ _KINDS = (
     BlockKind.CODE,
     BlockKind.TABLE,
     BlockKind.RULE,
+    BlockKind.HTML,
 )
 """The core's kind codes, in order (native/src/scanner.rs)."""
 _HEADING, _CODE = BlockKind.HEADING, BlockKind.CODE
