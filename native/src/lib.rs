@@ -1,26 +1,111 @@
 //! narezka's native core: the hot path's pieces, each beside its Python reference.
 
+use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple, PyType};
 
 mod html;
 mod scanner;
 
-type Row = (u8, usize, usize, usize, String, String, usize, usize, usize);
+/// The fields of `narezka.types.Block`, in its order (`leaf_blocks._FIELDS` checks it too).
+const FIELDS: [&str; 8] = ["kind", "start", "end", "level", "title", "anchor", "fence", "fence_close"];
 
-/// The leaf blocks of `src` (a body plus one sentinel newline; lines end before `stop`),
-/// or None where the Python scanner must answer.
+/// A fix-up Python makes to block `index`: a heading's raw title (trimmed, anchored and
+/// slugged by `syntax.heading_title` and `slugify`), or a contained fence's marker run
+/// (its lines found by `syntax.fence_lines`).
+type Fix = (usize, String, String);
+
+/// Python's `str.strip()` of `s[a..b]`.
+fn py_strip(s: &[char], mut a: usize, mut b: usize) -> String {
+    while a < b && html::py_space(s[a]) {
+        a += 1;
+    }
+    while b > a && html::py_space(s[b - 1]) {
+        b -= 1;
+    }
+    s[a..b].iter().collect()
+}
+
+/// `block_type` instances made as `leaf_blocks._block` makes them: `object.__new__`, then
+/// each slot set through the type's descriptors (the frozen dataclass's `__setattr__` is not
+/// in the way of `PyObject_GenericSetAttr`).
+struct Maker<'py> {
+    py: Python<'py>,
+    block_type: Bound<'py, PyType>,
+    new: Bound<'py, PyAny>,
+    names: Vec<Bound<'py, PyString>>,
+    kinds: Bound<'py, PyTuple>,
+    empty: Bound<'py, PyString>,
+}
+
+impl<'py> Maker<'py> {
+    fn make(&self, kind: u8, start: usize, end: usize, level: usize, fence: Option<(String, String)>)
+            -> PyResult<Bound<'py, PyAny>> {
+        let obj = self.new.call1((&self.block_type,))?;
+        let py = self.py;
+        let (f, c) = match fence {
+            Some((f, c)) => (PyString::new(py, &f).into_any(), PyString::new(py, &c).into_any()),
+            None => (self.empty.clone().into_any(), self.empty.clone().into_any()),
+        };
+        let values: [Bound<'py, PyAny>; 8] = [
+            self.kinds.get_item(kind as usize)?,
+            start.into_pyobject(py)?.into_any(),
+            end.into_pyobject(py)?.into_any(),
+            level.into_pyobject(py)?.into_any(),
+            self.empty.clone().into_any(),
+            self.empty.clone().into_any(),
+            f,
+            c,
+        ];
+        for (name, value) in self.names.iter().zip(values.iter()) {
+            // SAFETY: all three are live objects held by this frame.
+            let rc = unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
+            if rc != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(obj)
+    }
+}
+
+/// The leaf blocks of `src` (a body plus one sentinel newline; lines end before `stop`) as
+/// `block_type` instances with offsets moved by `off`, `kinds` giving the kind objects in
+/// the scanner's code order, and the fix-ups left to Python; None where the Python scanner
+/// must answer.
 #[pyfunction]
-fn scan_blocks(py: Python<'_>, src: &str, stop: usize) -> Option<Vec<Row>> {
+fn scan_blocks<'py>(py: Python<'py>, src: &str, stop: usize, off: usize,
+                    block_type: Bound<'py, PyType>, kinds: Bound<'py, PyTuple>)
+                    -> PyResult<Option<(Vec<Bound<'py, PyAny>>, Vec<Fix>)>> {
     let chars: Vec<char> = src.chars().collect();
-    let out = py.allow_threads(|| {
+    let rows = py.allow_threads(|| {
         let mut scan = scanner::Scan::new(&chars, stop);
         scan.run(0, 0, -1, 0, -1, 0, 0).ok().map(|_| scan.out)
-    })?;
-    Some(
-        out.into_iter()
-            .map(|r| (r.kind, r.start, r.end, r.level, r.content, r.run, r.fence_end, r.close.0, r.close.1))
-            .collect(),
-    )
+    });
+    let Some(rows) = rows else { return Ok(None) };
+    let maker = Maker {
+        py,
+        new: py.get_type::<pyo3::types::PyAny>().getattr("__new__")?,
+        block_type,
+        names: FIELDS.iter().map(|n| PyString::intern(py, n)).collect(),
+        kinds,
+        empty: PyString::intern(py, ""),
+    };
+    let mut blocks = Vec::with_capacity(rows.len());
+    let mut fixes = Vec::new();
+    for (i, r) in rows.into_iter().enumerate() {
+        let fence = if r.kind == scanner::CODE && r.fence_end > 0 {
+            Some((py_strip(&chars, r.start, r.fence_end), py_strip(&chars, r.close.0, r.close.1)))
+        } else {
+            None
+        };
+        if r.kind == scanner::HEADING {
+            fixes.push((i, r.content, String::new()));
+        } else if r.kind == scanner::CODE && !r.run.is_empty() && r.fence_end == 0 {
+            fixes.push((i, String::new(), r.run));
+        }
+        blocks.push(maker.make(r.kind, r.start + off, r.end + off, r.level, fence)?);
+    }
+    Ok(Some((blocks, fixes)))
 }
 
 #[pymodule]

@@ -1,7 +1,12 @@
 """The native core (Rust): private; reach it through :mod:`narezka._native`."""
 
+from narezka.types import Block, BlockKind
+
 VERSION: str
 
 def scan_blocks(
-    src: str, stop: int
-) -> list[tuple[int, int, int, int, str, str, int, int, int]] | None: ...
+    src: str, stop: int, off: int, block_type: type[Block], kinds: tuple[BlockKind, ...]
+) -> tuple[list[Block], list[tuple[int, str, str]]] | None:
+    """The leaf blocks of ``src`` (a body plus one sentinel newline; lines end before
+    ``stop``), offsets moved by ``off``, and the (index, raw heading title, fence run)
+    fix-ups left to Python; None where the Python scanner must answer."""
