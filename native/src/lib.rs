@@ -4,8 +4,12 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple, PyType};
 
+mod chars;
 mod html;
 mod scanner;
+mod sentences;
+
+use std::sync::Mutex;
 
 /// The fields of `narezka.types.Block`, in its order (`leaf_blocks._FIELDS` checks it too).
 const FIELDS: [&str; 8] = ["kind", "start", "end", "level", "title", "anchor", "fence", "fence_close"];
@@ -108,9 +112,31 @@ fn scan_blocks<'py>(py: Python<'py>, src: &str, stop: usize, off: usize,
     Ok(Some((blocks, fixes)))
 }
 
+/// The last text `sentence_ends` was asked about, held (so its address names it) with its
+/// characters: the chunker asks about ranges of one document many times in a row.
+static LAST_TEXT: Mutex<Option<(Py<PyString>, Option<sentences::Text>)>> = Mutex::new(None);
+
+/// `narezka.parse.sentences.sentence_ends` for `0 <= start < end <= len(text)`, or None
+/// when `text` holds a character the core leaves to Python.
+#[pyfunction]
+fn sentence_ends(text: Bound<'_, PyString>, start: usize, end: usize) -> PyResult<Option<Vec<usize>>> {
+    let mut last = LAST_TEXT.lock().map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("poisoned"))?;
+    let same = matches!(&*last, Some((held, _)) if held.as_ptr() == text.as_ptr());
+    if !same {
+        let parsed = sentences::Text::new(text.to_str()?);
+        *last = Some((text.clone().unbind(), parsed));
+    }
+    let Some((_, Some(parsed))) = &*last else { return Ok(None) };
+    if start >= end || end > parsed.len() {
+        return Ok(Some(Vec::new()));
+    }
+    Ok(Some(sentences::sentence_ends(parsed, start, end)))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(scan_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(sentence_ends, m)?)?;
     Ok(())
 }

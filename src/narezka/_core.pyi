@@ -10,3 +10,7 @@ def scan_blocks(
     """The leaf blocks of ``src`` (a body plus one sentinel newline; lines end before
     ``stop``), offsets moved by ``off``, and the (index, raw heading title, fence run)
     fix-ups left to Python; None where the Python scanner must answer."""
+
+def sentence_ends(text: str, start: int, end: int) -> list[int] | None:
+    """``narezka.parse.sentences.sentence_ends`` for a clamped range, or None when ``text``
+    holds a character outside the core's tables of Python's str predicates."""
