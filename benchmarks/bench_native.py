@@ -5,10 +5,10 @@
     python benchmarks/bench_native.py --limit-mb 0 --out benchmarks/results/bench_native.md
 
 Rows, each timed round-robin over the same pre-read texts (CPU seconds, best of --repeat
-rounds: the machine is shared): the block scanner alone (``scan_blocks`` with and without the
-core), then ``narezka.chunk_text(..., "headings")`` in characters and in cl100k tokens with
-the core and with it switched off in this process (``core_blocks.core = None``: what
-``NAREZKA_PURE=1`` gives), beside semantic-text-splitter's MarkdownSplitter and chonkie's
+rounds: the machine is shared): the block scanner and the sentence finder alone, with and
+without the core, then ``narezka.chunk_text(..., "headings")`` in characters and in cl100k
+tokens with the core and with it switched off in this process (each user's ``core`` set to
+None: what ``NAREZKA_PURE=1`` gives), beside semantic-text-splitter's MarkdownSplitter and chonkie's
 RecursiveChunker(tiktoken). Ratios compare rows of this one run only.
 """
 
@@ -30,7 +30,7 @@ DEFAULT_CORPUS = SHARED / "data/md_corpus"
 
 import narezka  # noqa: E402
 from narezka._native import core  # noqa: E402
-from narezka.parse import core_blocks  # noqa: E402
+from narezka.parse import core_blocks, sentences  # noqa: E402
 from narezka.parse.scanner import scan_blocks  # noqa: E402
 
 Run = Callable[[str], Any]
@@ -48,15 +48,22 @@ def texts_of(corpus: Path, limit_mb: float) -> list[str]:
     return out
 
 
+USERS = (core_blocks, sentences)
+"""The modules that call the core: each holds it as ``core``."""
+
+
 def pure(run: Run) -> Run:
     """``run`` with the core switched off (the fallback's code path, in this process)."""
 
     def call(text: str) -> Any:
-        saved, core_blocks.core = core_blocks.core, None
+        saved = [module.core for module in USERS]
+        for module in USERS:
+            module.core = None
         try:
             return run(text)
         finally:
-            core_blocks.core = saved
+            for module, held in zip(USERS, saved, strict=True):
+                module.core = held
 
     return call
 
@@ -72,6 +79,8 @@ def rows(size_chars: int, size_tokens: int) -> list[tuple[str, str, Run | None]]
     out: list[tuple[str, str, Run | None]] = [
         ("scanner", "scan_blocks, native core", lambda t: scan_blocks(t)),
         ("scanner", "scan_blocks, pure Python", lambda t: scan_blocks(t, native=False)),
+        ("sentences", "sentence_ends, native core", lambda t: sentences.sentence_ends(t)),
+        ("sentences", "sentence_ends, pure Python", pure(sentences.sentence_ends)),
         ("chars", "narezka headings, native core", chars),
         ("chars", "narezka headings, pure Python", pure(chars)),
         ("cl100k", "narezka headings, native core", cl100k),
@@ -154,6 +163,8 @@ def main() -> int:
         "",
         "- scanner, native / pure: "
         + ratio("scanner: scan_blocks, native core", "scanner: scan_blocks, pure Python"),
+        "- sentences, native / pure: "
+        + ratio("sentences: sentence_ends, native core", "sentences: sentence_ends, pure Python"),
     ]
     for unit in ("chars", "cl100k"):
         for impl in ("native core", "pure Python"):
