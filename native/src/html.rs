@@ -8,19 +8,78 @@ pub fn py_space(c: char) -> bool {
 
 const RAW_TAGS: [&str; 4] = ["script", "pre", "style", "textarea"];
 const BLOCK_TAGS: [&str; 62] = [
-    "address", "article", "aside", "base", "basefont", "blockquote", "body", "caption", "center",
-    "col", "colgroup", "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset",
-    "figcaption", "figure", "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4", "h5",
-    "h6", "head", "header", "hr", "html", "iframe", "legend", "li", "link", "main", "menu",
-    "menuitem", "nav", "noframes", "ol", "optgroup", "option", "p", "param", "search",
-    "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "title", "tr",
-    "track", "ul",
+    "address",
+    "article",
+    "aside",
+    "base",
+    "basefont",
+    "blockquote",
+    "body",
+    "caption",
+    "center",
+    "col",
+    "colgroup",
+    "dd",
+    "details",
+    "dialog",
+    "dir",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "frame",
+    "frameset",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "header",
+    "hr",
+    "html",
+    "iframe",
+    "legend",
+    "li",
+    "link",
+    "main",
+    "menu",
+    "menuitem",
+    "nav",
+    "noframes",
+    "ol",
+    "optgroup",
+    "option",
+    "p",
+    "param",
+    "search",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "title",
+    "tr",
+    "track",
+    "ul",
 ];
 
 /// Whether `t[at..]` starts with `word`, ASCII letters in any case.
 fn starts_ci(t: &[char], at: usize, word: &str) -> bool {
     let n = word.len();
-    at + n <= t.len() && word.chars().zip(&t[at..at + n]).all(|(w, &c)| c.is_ascii() && c.eq_ignore_ascii_case(&w))
+    at + n <= t.len()
+        && word
+            .chars()
+            .zip(&t[at..at + n])
+            .all(|(w, &c)| c.is_ascii() && c.eq_ignore_ascii_case(&w))
 }
 
 fn starts(t: &[char], at: usize, word: &str) -> bool {
@@ -40,10 +99,15 @@ pub fn start(t: &[char]) -> Option<usize> {
     let after = |i: usize, slash_gt: bool| -> bool {
         match t.get(i) {
             None => true,
-            Some(&c) => py_space(c) || c == '>' || (slash_gt && c == '/' && t.get(i + 1) == Some(&'>')),
+            Some(&c) => {
+                py_space(c) || c == '>' || (slash_gt && c == '/' && t.get(i + 1) == Some(&'>'))
+            }
         }
     };
-    if RAW_TAGS.iter().any(|w| starts_ci(t, 1, w) && after(1 + w.len(), false)) {
+    if RAW_TAGS
+        .iter()
+        .any(|w| starts_ci(t, 1, w) && after(1 + w.len(), false))
+    {
         return Some(0);
     }
     if starts(t, 1, "!--") {
@@ -59,7 +123,10 @@ pub fn start(t: &[char]) -> Option<usize> {
         return Some(4);
     }
     let at = if t.get(1) == Some(&'/') { 2 } else { 1 };
-    if BLOCK_TAGS.iter().any(|w| starts_ci(t, at, w) && after(at + w.len(), true)) {
+    if BLOCK_TAGS
+        .iter()
+        .any(|w| starts_ci(t, at, w) && after(at + w.len(), true))
+    {
         return Some(5);
     }
     if tag_line(t) {
@@ -73,7 +140,9 @@ pub fn closes(seq: usize, t: &[char]) -> bool {
     match seq {
         0 => (0..t.len()).any(|i| {
             starts(t, i, "</")
-                && RAW_TAGS.iter().any(|w| starts_ci(t, i + 2, w) && t.get(i + 2 + w.len()) == Some(&'>'))
+                && RAW_TAGS
+                    .iter()
+                    .any(|w| starts_ci(t, i + 2, w) && t.get(i + 2 + w.len()) == Some(&'>'))
         }),
         1 => contains(t, "-->"),
         2 => contains(t, "?>"),

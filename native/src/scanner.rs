@@ -48,19 +48,8 @@ fn is_starter(c: char) -> bool {
 fn is_md_trim(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n'
-            | '\u{0b}'
-            | '\u{0c}'
-            | '\r'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
+        '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}'
     )
 }
 
@@ -117,7 +106,11 @@ pub struct Scan<'a> {
 
 impl<'a> Scan<'a> {
     pub fn new(s: &'a [char], stop: usize) -> Self {
-        Scan { s, stop, out: Vec::new() }
+        Scan {
+            s,
+            stop,
+            out: Vec::new(),
+        }
     }
 
     fn at(&self, i: usize) -> char {
@@ -181,8 +174,16 @@ impl<'a> Scan<'a> {
         self.s[a..b].iter().collect()
     }
 
-    pub fn run(&mut self, mut line: usize, blk: usize, li: isize, depth: usize, ov: isize,
-               ovp: usize, ovc: usize) -> R<usize> {
+    pub fn run(
+        &mut self,
+        mut line: usize,
+        blk: usize,
+        li: isize,
+        depth: usize,
+        ov: isize,
+        ovp: usize,
+        ovc: usize,
+    ) -> R<usize> {
         if 2 * depth >= MAX_LEVEL {
             return Err(Bail);
         }
@@ -222,8 +223,16 @@ impl<'a> Scan<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn block(&mut self, line: usize, pos: usize, col: usize, blk: usize, li: isize, depth: usize,
-             ov: bool) -> R<usize> {
+    fn block(
+        &mut self,
+        line: usize,
+        pos: usize,
+        col: usize,
+        blk: usize,
+        li: isize,
+        depth: usize,
+        ov: bool,
+    ) -> R<usize> {
         let eol = self.find_nl(pos);
         let nxt = eol + 1;
         if col >= blk + 4 {
@@ -265,8 +274,6 @@ impl<'a> Scan<'a> {
             }
         } else if c == '#' {
             if let Some(end) = self.atx(pos) {
-                let mut a = end;
-                let _ = &mut a;
                 let mut b = eol;
                 while b > end && matches!(self.s[b - 1], ' ' | '\t') {
                     b -= 1;
@@ -334,7 +341,10 @@ impl<'a> Scan<'a> {
                 return None;
             }
         }
-        if i == pos || !matches!(self.at(i), '.' | ')') || !matches!(self.at(i + 1), ' ' | '\t' | '\n') {
+        if i == pos
+            || !matches!(self.at(i), '.' | ')')
+            || !matches!(self.at(i + 1), ' ' | '\t' | '\n')
+        {
             return None;
         }
         Some((i + 1, value))
@@ -342,7 +352,8 @@ impl<'a> Scan<'a> {
 
     /// `[-*+](?=[ \t\n])` at `pos`.
     fn bullet(&self, pos: usize) -> Option<usize> {
-        if matches!(self.at(pos), '-' | '*' | '+') && matches!(self.at(pos + 1), ' ' | '\t' | '\n') {
+        if matches!(self.at(pos), '-' | '*' | '+') && matches!(self.at(pos + 1), ' ' | '\t' | '\n')
+        {
             Some(pos + 1)
         } else {
             None
@@ -350,8 +361,16 @@ impl<'a> Scan<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn term(&self, bol: usize, pos: usize, col: usize, blk: usize, li: isize, mode: u8,
-            eol: usize) -> R<bool> {
+    fn term(
+        &self,
+        bol: usize,
+        pos: usize,
+        col: usize,
+        blk: usize,
+        li: isize,
+        mode: u8,
+        eol: usize,
+    ) -> R<bool> {
         if col >= blk + 4 {
             return Ok(false);
         }
@@ -391,8 +410,16 @@ impl<'a> Scan<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn paragraph(&mut self, line: usize, pos: usize, eol: usize, blk: usize, li: isize,
-                 depth: usize, ov: bool) -> R<usize> {
+    fn paragraph(
+        &mut self,
+        line: usize,
+        pos: usize,
+        eol: usize,
+        blk: usize,
+        li: isize,
+        depth: usize,
+        ov: bool,
+    ) -> R<usize> {
         let stop = self.stop;
         let mut k = eol + 1;
         while k < stop {
@@ -458,7 +485,10 @@ impl<'a> Scan<'a> {
             }
             let c = s[i];
             if c == '\n'
-                || matches!(c, '-' | '#' | '>' | '`' | '~' | '=' | '<' | '*' | '+' | '_' | '|' | ':')
+                || matches!(
+                    c,
+                    '-' | '#' | '>' | '`' | '~' | '=' | '<' | '*' | '+' | '_' | '|' | ':'
+                )
                 || c.is_ascii_digit()
             {
                 return bol;
@@ -521,8 +551,17 @@ impl<'a> Scan<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn table(&mut self, line: usize, pos: usize, col: usize, eol: usize, nxt: usize, blk: usize,
-             li: isize, depth: usize) -> R<Option<usize>> {
+    fn table(
+        &mut self,
+        line: usize,
+        pos: usize,
+        col: usize,
+        eol: usize,
+        nxt: usize,
+        blk: usize,
+        li: isize,
+        depth: usize,
+    ) -> R<Option<usize>> {
         let width = self.table_head(pos, col, eol, nxt, blk);
         if width == 0 {
             return Ok(None);
@@ -572,7 +611,11 @@ impl<'a> Scan<'a> {
         let mut aligns = 0;
         for i in 0..ncells {
             let a = bounds[i];
-            let b = if i + 1 < ncells { bounds[i + 1] - 1 } else { de };
+            let b = if i + 1 < ncells {
+                bounds[i + 1] - 1
+            } else {
+                de
+            };
             let (ta, tb) = md_trim(s, a, b);
             if ta == tb {
                 if i == 0 || i == ncells - 1 {
@@ -632,8 +675,15 @@ impl<'a> Scan<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn list(&mut self, line: usize, mut pos: usize, mut col: usize, blk: usize, li: isize,
-            depth: usize) -> R<Option<usize>> {
+    fn list(
+        &mut self,
+        line: usize,
+        mut pos: usize,
+        mut col: usize,
+        blk: usize,
+        li: isize,
+        depth: usize,
+    ) -> R<Option<usize>> {
         let stop = self.stop;
         if li >= 0 && col as isize - li >= 4 && col < blk {
             return Ok(None);
@@ -672,7 +722,11 @@ impl<'a> Scan<'a> {
             let indent = initial + if empty || spaces > 4 { 1 } else { spaces };
             if empty && (q + 1 >= stop || self.blank_line_at(q)) {
                 // an empty item followed by a blank line is closed two lines down
-                k = if q + 1 >= stop { q + 1 } else { self.find_nl(q + 1) + 1 };
+                k = if q + 1 >= stop {
+                    q + 1
+                } else {
+                    self.find_nl(q + 1) + 1
+                };
                 k = k.min(stop);
             } else {
                 let one = if empty || spaces > 4 {
@@ -682,8 +736,15 @@ impl<'a> Scan<'a> {
                 };
                 k = match one {
                     Some(end) => end,
-                    None => self.run(k, indent, blk as isize, depth + 1, k as isize, q,
-                                     initial + spaces)?,
+                    None => self.run(
+                        k,
+                        indent,
+                        blk as isize,
+                        depth + 1,
+                        k as isize,
+                        q,
+                        initial + spaces,
+                    )?,
                 };
             }
             if k >= stop {
@@ -712,8 +773,14 @@ impl<'a> Scan<'a> {
         i < self.s.len() && self.s[i] == '\n'
     }
 
-    fn one_line_item(&mut self, bol: usize, q: usize, indent: usize, blk: usize,
-                     depth: usize) -> Option<usize> {
+    fn one_line_item(
+        &mut self,
+        bol: usize,
+        q: usize,
+        indent: usize,
+        blk: usize,
+        depth: usize,
+    ) -> Option<usize> {
         let stop = self.stop;
         if is_starter(self.at(q)) || 2 * (depth + 1) >= MAX_LEVEL {
             return None;
@@ -830,8 +897,15 @@ impl<'a> Scan<'a> {
         n
     }
 
-    fn fence(&mut self, line: usize, nxt: usize, blk: usize, depth: usize, mark: char,
-             run: usize) -> R<usize> {
+    fn fence(
+        &mut self,
+        line: usize,
+        nxt: usize,
+        blk: usize,
+        depth: usize,
+        mark: char,
+        run: usize,
+    ) -> R<usize> {
         let stop = self.stop;
         let found = self.closer(nxt - 1, blk, mark, run);
         let end;
@@ -864,8 +938,13 @@ impl<'a> Scan<'a> {
     }
 
     /// `_closer(run, indent)` searched from `from`: (newline offset, which branch, match end).
-    fn closer(&self, from: usize, indent: usize, mark: char, run: usize)
-              -> Option<(usize, Closer, usize)> {
+    fn closer(
+        &self,
+        from: usize,
+        indent: usize,
+        mark: char,
+        run: usize,
+    ) -> Option<(usize, Closer, usize)> {
         let s = self.s;
         let mut i = from;
         while i < s.len() {
@@ -876,13 +955,18 @@ impl<'a> Scan<'a> {
                 }
                 let lead = j - (i + 1);
                 let next = if j < s.len() { s[j] } else { '\0' };
-                if indent > 0 && lead < indent && j < s.len() && !matches!(next, ' ' | '\t' | '\n') {
+                if indent > 0 && lead < indent && j < s.len() && !matches!(next, ' ' | '\t' | '\n')
+                {
                     return Some((i, Closer::Outdent, j + 1));
                 }
                 if indent > 0 && next == '\t' {
                     return Some((i, Closer::Tab, j + 1));
                 }
-                let (lo, hi) = if indent == 0 { (0, 3) } else { (indent, indent + 3) };
+                let (lo, hi) = if indent == 0 {
+                    (0, 3)
+                } else {
+                    (indent, indent + 3)
+                };
                 if lead >= lo && lead <= hi && next == mark {
                     let mut k = j;
                     while k < s.len() && s[k] == mark {
@@ -904,8 +988,14 @@ impl<'a> Scan<'a> {
     }
 
     /// An HTML block of markdown-it's seven kinds: up to its end condition; None if none.
-    fn html(&mut self, line: usize, pos: usize, eol: usize, blk: usize, depth: usize)
-            -> Option<usize> {
+    fn html(
+        &mut self,
+        line: usize,
+        pos: usize,
+        eol: usize,
+        blk: usize,
+        depth: usize,
+    ) -> Option<usize> {
         let stop = self.stop;
         let seq = html::start(&self.s[pos..eol])?;
         let on_blank = seq >= 5; // kinds 6 and 7 end before a blank line

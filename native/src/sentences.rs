@@ -11,10 +11,50 @@ const MAX_NUMBER: usize = 20;
 const MAX_INDENT: usize = 16;
 
 const RU_ABBR: [&str; 44] = [
-    "др", "пр", "гг", "вв", "руб", "коп", "тыс", "млн", "млрд", "ул", "кв", "стр", "им", "проф",
-    "акад", "доц", "ст", "см", "рис", "табл", "напр", "мин", "макс", "ок", "прим", "кг", "пер",
-    "пл", "просп", "обл", "гл", "ср", "изд", "ред", "вып", "зам", "зав", "тел", "англ", "лат",
-    "нем", "фр", "нач", "кон",
+    "др",
+    "пр",
+    "гг",
+    "вв",
+    "руб",
+    "коп",
+    "тыс",
+    "млн",
+    "млрд",
+    "ул",
+    "кв",
+    "стр",
+    "им",
+    "проф",
+    "акад",
+    "доц",
+    "ст",
+    "см",
+    "рис",
+    "табл",
+    "напр",
+    "мин",
+    "макс",
+    "ок",
+    "прим",
+    "кг",
+    "пер",
+    "пл",
+    "просп",
+    "обл",
+    "гл",
+    "ср",
+    "изд",
+    "ред",
+    "вып",
+    "зам",
+    "зав",
+    "тел",
+    "англ",
+    "лат",
+    "нем",
+    "фр",
+    "нач",
+    "кон",
 ];
 const EN_ABBR: [&str; 29] = [
     "Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Mt", "Jr", "Sr", "Inc", "Ltd", "Co", "Corp", "No",
@@ -32,7 +72,10 @@ impl Text {
     /// None when a character lies outside the predicate tables.
     pub fn new(text: &str) -> Option<Text> {
         let chars: Vec<char> = text.chars().collect();
-        let flags = chars.iter().map(|&c| flags(c)).collect::<Option<Vec<u8>>>()?;
+        let flags = chars
+            .iter()
+            .map(|&c| flags(c))
+            .collect::<Option<Vec<u8>>>()?;
         Some(Text { chars, flags })
     }
 
@@ -89,7 +132,11 @@ fn list_number(t: &Text, i: usize, end: usize) -> bool {
                 continue;
             }
             let j = i + d;
-            if reps_left > 0 && j < end && t.chars[j] == '.' && digits_then(t, j + 1, end, reps_left - 1) {
+            if reps_left > 0
+                && j < end
+                && t.chars[j] == '.'
+                && digits_then(t, j + 1, end, reps_left - 1)
+            {
                 return true;
             }
             if j + 1 < end && matches!(t.chars[j], '.' | ')') && t.hspace(j + 1) {
@@ -176,7 +223,10 @@ fn is_punct_end(t: &Text, first: usize, after: usize, gap_end: usize) -> bool {
         return true;
     }
     let c = s[i];
-    if !(t.is(i, UPPER) || t.is(i, DIGIT) || matches!(c, '«' | '“' | '„' | '"' | '\'' | '‘' | '(' | '[')) {
+    if !(t.is(i, UPPER)
+        || t.is(i, DIGIT)
+        || matches!(c, '«' | '“' | '„' | '"' | '\'' | '‘' | '(' | '['))
+    {
         return false;
     }
     !(after - first == 1 && s[first] == '.' && not_end_dot(t, first))

@@ -14,3 +14,11 @@ def scan_blocks(
 def sentence_ends(text: str, start: int, end: int) -> list[int] | None:
     """``narezka.parse.sentences.sentence_ends`` for a clamped range, or None when ``text``
     holds a character outside the core's tables of Python's str predicates."""
+
+class SecretPrefilter:
+    """The secret rules' prefilter, built once from each rule's (hints, case-blind)."""
+
+    def __init__(self, rules: list[tuple[list[str], bool]]) -> None: ...
+    def scan(self, text: str) -> tuple[list[int], list[tuple[int, int]]] | None:
+        """(indices of the rules with a hint in ``text``, (keyword start, key end) pairs
+        where an assignment may start), or None for a text left to Python."""
