@@ -5,11 +5,12 @@
     python benchmarks/bench_native.py --limit-mb 0 --out benchmarks/results/bench_native.md
 
 Rows, each timed round-robin over the same pre-read texts (CPU seconds, best of --repeat
-rounds: the machine is shared): the block scanner and the sentence finder alone, with and
-without the core, then ``narezka.chunk_text(..., "headings")`` in characters and in cl100k
-tokens with the core and with it switched off in this process (each user's ``core`` set to
-None: what ``NAREZKA_PURE=1`` gives), beside semantic-text-splitter's MarkdownSplitter and chonkie's
-RecursiveChunker(tiktoken). Ratios compare rows of this one run only.
+rounds: the machine is shared): the block scanner, the sentence finder and secret detection
+alone, with and without the core, then ``narezka.chunk_text(..., "headings")`` in
+characters and in cl100k tokens with the core and with it switched off in this process (each
+user's handle on it set to None: what ``NAREZKA_PURE=1`` gives), beside
+semantic-text-splitter's MarkdownSplitter and chonkie's RecursiveChunker(tiktoken). Ratios
+compare rows of this one run only.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ DEFAULT_CORPUS = SHARED / "data/md_corpus"
 
 import narezka  # noqa: E402
 from narezka._native import core  # noqa: E402
-from narezka.parse import core_blocks, sentences  # noqa: E402
+from narezka.parse import core_blocks, redaction, sentences  # noqa: E402
 from narezka.parse.scanner import scan_blocks  # noqa: E402
 
 Run = Callable[[str], Any]
@@ -48,22 +49,22 @@ def texts_of(corpus: Path, limit_mb: float) -> list[str]:
     return out
 
 
-USERS = (core_blocks, sentences)
-"""The modules that call the core: each holds it as ``core``."""
+USERS = ((core_blocks, "core"), (sentences, "core"), (redaction, "_PREFILTER"))
+"""The modules that call the core, and the name each holds it (or its object) under."""
 
 
 def pure(run: Run) -> Run:
     """``run`` with the core switched off (the fallback's code path, in this process)."""
 
     def call(text: str) -> Any:
-        saved = [module.core for module in USERS]
-        for module in USERS:
-            module.core = None
+        saved = [getattr(module, name) for module, name in USERS]
+        for module, name in USERS:
+            setattr(module, name, None)
         try:
             return run(text)
         finally:
-            for module, held in zip(USERS, saved, strict=True):
-                module.core = held
+            for (module, name), held in zip(USERS, saved, strict=True):
+                setattr(module, name, held)
 
     return call
 
@@ -81,6 +82,8 @@ def rows(size_chars: int, size_tokens: int) -> list[tuple[str, str, Run | None]]
         ("scanner", "scan_blocks, pure Python", lambda t: scan_blocks(t, native=False)),
         ("sentences", "sentence_ends, native core", lambda t: sentences.sentence_ends(t)),
         ("sentences", "sentence_ends, pure Python", pure(sentences.sentence_ends)),
+        ("secrets", "find_secrets, native core", redaction.find_secrets),
+        ("secrets", "find_secrets, pure Python", pure(redaction.find_secrets)),
         ("chars", "narezka headings, native core", chars),
         ("chars", "narezka headings, pure Python", pure(chars)),
         ("cl100k", "narezka headings, native core", cl100k),
@@ -165,6 +168,8 @@ def main() -> int:
         + ratio("scanner: scan_blocks, native core", "scanner: scan_blocks, pure Python"),
         "- sentences, native / pure: "
         + ratio("sentences: sentence_ends, native core", "sentences: sentence_ends, pure Python"),
+        "- secrets, native / pure: "
+        + ratio("secrets: find_secrets, native core", "secrets: find_secrets, pure Python"),
     ]
     for unit in ("chars", "cl100k"):
         for impl in ("native core", "pure Python"):
