@@ -39,6 +39,9 @@ def _imports(path: Path, *, top_level_only: bool) -> set[str]:
 
 def _graph(*, top_level_only: bool) -> dict[str, set[str]]:
     modules = {_module_name(p): p for p in (SRC / "narezka").rglob("*.py")}
+    # A compiled module (the native core) is known by its stub: it imports nothing of ours.
+    for stub in (SRC / "narezka").rglob("*.pyi"):
+        modules.setdefault(_module_name(stub), stub)
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         targets = set()
@@ -104,6 +107,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     (
         "types",
         "_lazy",
+        "_native",
+        "_core",
         "errors",
         "globs",
         "diskspace",

@@ -32,6 +32,7 @@ OFF = ("off", "0", "no", "false")
 YES = ("1", "true", "yes", "on")
 
 OCR = "NAREZKA_OCR"
+PURE = "NAREZKA_PURE"
 CACHE_DIR = "NAREZKA_CACHE_DIR"
 CONFIG = "NAREZKA_CONFIG"
 TRUST_CORPUS = "NAREZKA_TRUST_CORPUS"
@@ -53,6 +54,7 @@ XDG_CONFIG_HOME = "XDG_CONFIG_HOME"
 PROCESS_VARIABLES = frozenset(
     {
         OCR,
+        PURE,
         CACHE_DIR,
         CONFIG,
         TRUST_CORPUS,
@@ -83,6 +85,8 @@ class Environment:
 
     ocr: bool = True
     """``NAREZKA_OCR=off`` turns reading scanned pages with tesseract off."""
+    pure: bool = False
+    """``NAREZKA_PURE=1`` runs the pure-Python hot path even where the native core is built."""
     cache_dir: Path | None = None
     """``NAREZKA_CACHE_DIR``: where the embedding cache (and calibrations) live."""
     xdg_cache_home: Path | None = None
@@ -124,6 +128,7 @@ class Environment:
 
         return cls(
             ocr=(text(OCR) or "").lower() not in OFF,
+            pure=(text(PURE) or "0") != "0",
             cache_dir=path(CACHE_DIR),
             xdg_cache_home=path(XDG_CACHE_HOME),
             user_config=path(CONFIG),

@@ -138,8 +138,26 @@ class _Group(click.Group):
             raise click.exceptions.Exit(EXIT_OK) from None
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import version
+
+    from narezka._native import implementation  # loads the core only when asked
+
+    click.echo(f"narezka, version {version('narezka')} ({implementation()})")
+    ctx.exit()
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="narezka")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version, and whether the native core or pure Python runs, then exit.",
+)
 def cli() -> None:
     """narezka: Markdown-aware chunking for retrieval (RAG)."""
 

@@ -20,6 +20,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from narezka._native import implementation
 from narezka.api import calibrate_corpus
 from narezka.cli.common import EXIT_NOTHING, fail
 from narezka.cli.options import json_option
@@ -51,6 +52,8 @@ def models_command(as_json: bool) -> None:
             "yes" if s.usable_offline_here else "no",
         )
     Console().print(table)
+    # Said once, here and in --version: what chunks, counts and analyses text on this machine.
+    echo(f"hot path: {implementation()}")
 
 
 def vars_of(obj: Any) -> dict[str, Any]:

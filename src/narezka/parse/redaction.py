@@ -21,9 +21,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from narezka._native import core
 from narezka.parse.token_rules import TOKEN_RULES as _TOKEN_RULES
 from narezka.parse.token_rules import Rule
 from narezka.types import Chunk, Secret
@@ -267,6 +268,14 @@ def _keywords(text: str) -> Iterator[tuple[int, int]]:
                 yield run + m.start(), end
 
 
+_PREFILTER = (
+    core.SecretPrefilter([(list(rule.hints), rule.any_case) for rule in _TOKEN_RULES])
+    if core is not None
+    else None
+)
+"""The native core's prefilter over the same rules' hints (None on pure Python)."""
+
+
 def _markers(text: str) -> Iterator[tuple[int, int, int, str]]:
     """Markers already in ``text`` (a converted file is stored redacted: its text holds the
     markers, ``narezka.convert.cache``), each found as the secret of its kind it stands for,
@@ -278,9 +287,23 @@ def _markers(text: str) -> Iterator[tuple[int, int, int, str]]:
             yield m.start(), m.end(), 0, m.group(1)
 
 
-def _candidates(text: str) -> list[tuple[int, int, int, str]]:
+def _candidates(text: str, *, native: bool = True) -> list[tuple[int, int, int, str]]:
+    """Every match of every rule, before merging; the core's prefilter (where built, and
+    unless ``native=False``: the tests compare the two) says which rules and keywords to try."""
     found: list[tuple[int, int, int, str]] = list(_markers(text))
-    for rule in _rules_present(text):
+    scanned = _PREFILTER.scan(text) if native and _PREFILTER is not None else None
+    present: Iterable[Rule]
+    keywords: Iterable[tuple[int, int]]
+    if scanned is not None:
+        present = [_TOKEN_RULES[i] for i in scanned[0]]
+        keywords = scanned[1]
+    else:
+        present = _rules_present(text)
+        if "\u0130" in text:  # lowercasing it adds a character: offsets would drift
+            keywords = ((m.start(), m.end()) for m in _KEYWORD_ANY_CASE.finditer(text))
+        else:
+            keywords = _keywords(text)
+    for rule in present:
         for m in rule.pattern.finditer(text):
             found.append((m.start(rule.group), m.end(rule.group), rule.priority, rule.kind))
     if "@" in text:
@@ -290,12 +313,6 @@ def _candidates(text: str) -> list[tuple[int, int, int, str]]:
             if url is not None and not _placeholder(url.group(2)):
                 found.append((url.start(1), url.end(2), 1, "url-credentials"))
             at = text.find("://", at + 3)
-    if "\u0130" in text:  # lowercasing it adds a character: offsets would drift
-        keywords: Iterator[tuple[int, int]] = (
-            (m.start(), m.end()) for m in _KEYWORD_ANY_CASE.finditer(text)
-        )
-    else:
-        keywords = _keywords(text)
     for start, end in keywords:
         assigned = _assignment(text, start, end)
         if assigned is not None:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from markdown_it.common.utils import mdTrim
 from markdown_it.rules_block.html_block import HTML_SEQUENCES
 
+from narezka.parse.core_blocks import core_blocks
 from narezka.parse.leaf_blocks import (
     _ATX,
     _AUTOCOMPLETED_CAP,
@@ -371,15 +372,27 @@ class _Scan(LeafRules):
         return k
 
 
-def scan_blocks(text: str, start: int = 0) -> list[Block] | None:
-    """The leaf blocks ``parse_blocks(text, start)`` would return, or None when unsure."""
+def scan_blocks(text: str, start: int = 0, *, native: bool = True) -> list[Block] | None:
+    """The leaf blocks ``parse_blocks(text, start)`` would return, or None when unsure.
+
+    The native core answers first where it is built (``native=False`` skips it: the tests
+    compare the two); what it leaves, this module's scanner tries.
+    """
     body = text[start:] if start else text
     if "\r" in body or "\0" in body:  # markdown-it rewrites these, shifting its offsets
         return None
     tail = body.rfind("\n") + 1
     # markdown-it drops a last line of only spaces and tabs
     stop = tail if not body[tail:].strip(" \t") else len(body) + 1
-    scan = _Scan(text, start, body + "\n", stop, True, 0)
+    src = body + "\n"
+    if native:
+        end = len(body)
+        while end and body[end - 1] == "\n":
+            end -= 1
+        blocks = core_blocks(text, start, src, stop, start + end)
+        if blocks is not None:
+            return blocks
+    scan = _Scan(text, start, src, stop, True, 0)
     try:
         scan.run(0, 0, -1, 0, -1, 0, 0)
     except _Bail:

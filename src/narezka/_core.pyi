@@ -1,0 +1,24 @@
+"""The native core (Rust): private; reach it through :mod:`narezka._native`."""
+
+from narezka.types import Block, BlockKind
+
+VERSION: str
+
+def scan_blocks(
+    src: str, stop: int, off: int, block_type: type[Block], kinds: tuple[BlockKind, ...]
+) -> tuple[list[Block], list[tuple[int, str, str]]] | None:
+    """The leaf blocks of ``src`` (a body plus one sentinel newline; lines end before
+    ``stop``), offsets moved by ``off``, and the (index, raw heading title, fence run)
+    fix-ups left to Python; None where the Python scanner must answer."""
+
+def sentence_ends(text: str, start: int, end: int) -> list[int] | None:
+    """``narezka.parse.sentences.sentence_ends`` for a clamped range, or None when ``text``
+    holds a character outside the core's tables of Python's str predicates."""
+
+class SecretPrefilter:
+    """The secret rules' prefilter, built once from each rule's (hints, case-blind)."""
+
+    def __init__(self, rules: list[tuple[list[str], bool]]) -> None: ...
+    def scan(self, text: str) -> tuple[list[int], list[tuple[int, int]]] | None:
+        """(indices of the rules with a hint in ``text``, (keyword start, key end) pairs
+        where an assignment may start), or None for a text left to Python."""

@@ -1,0 +1,57 @@
+"""The face that picks the native core or pure Python, and where narezka says which runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from narezka._native import core, implementation
+from narezka.cli import cli
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _in_fresh_interpreter(code: str, **env: str) -> str:
+    environ = {**os.environ, "PYTHONPATH": str(SRC), **env}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_narezka_pure_forces_the_fallback() -> None:
+    said = _in_fresh_interpreter(
+        "from narezka._native import core, implementation; print(core is None, implementation())",
+        NAREZKA_PURE="1",
+    )
+    assert said == "True pure Python"
+
+
+def test_narezka_pure_0_leaves_the_choice_to_the_build() -> None:
+    said = _in_fresh_interpreter(
+        "from narezka._native import core; print(core is None)", NAREZKA_PURE="0"
+    )
+    # built here or not, whatever this process was told
+    assert said == str(importlib.util.find_spec("narezka._core") is None)
+
+
+def test_version_says_which_implementation_runs() -> None:
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("narezka, version ")
+    assert f"({implementation()})" in result.output
+    assert implementation() == ("native core" if core is not None else "pure Python")
+    assert os.environ.get("NAREZKA_PURE") != "1" or core is None
+
+
+def test_models_says_it_once() -> None:
+    result = CliRunner().invoke(cli, ["models"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count(f"hot path: {implementation()}") == 1
+    json_out = CliRunner().invoke(cli, ["models", "--json"])
+    assert "hot path" not in json_out.output  # JSON stays JSON
