@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import narezka.api.evaluating
-import narezka.index.handle
+import narezka.index.state
 import narezka.index.lifecycle
 import narezka.index.sync_steps
 import narezka.settings
@@ -79,9 +79,8 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], Recorder]:
         # Every module that holds its own name for it (the CLI imports it from settings).
         for module in (
             narezka.settings,
-            narezka.index.handle,
+            narezka.index.state,
             narezka.index.lifecycle,
-            narezka.index.sync_steps,
             narezka.api.evaluating,
         ):
             monkeypatch.setattr(module, "chunk_config", rec)

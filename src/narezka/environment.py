@@ -184,10 +184,19 @@ _RAW: dict[object, object] | None = getattr(os.environ, "_data", None)
 _RAW_KEYS = tuple(map(os.environ.encodekey, _WATCHED)) if _RAW is not None else ()
 
 
+_RAW_PREFIX = os.environ.encodekey(PREFIX) if _RAW is not None else b""
+
+
 def _watched_values() -> tuple[object, ...]:
+    # Every NAREZKA_ variable counts, not only the process's own: NAREZKA_SIZE and the
+    # other settings set or changed between two commands of one process must be seen.
     if _RAW is not None:
-        return tuple(map(_RAW.get, _RAW_KEYS))
-    return tuple(map(os.environ.get, _WATCHED))
+        ours = tuple(item for item in _RAW.items() if item[0].startswith(_RAW_PREFIX))  # type: ignore[attr-defined]
+        return (*map(_RAW.get, _RAW_KEYS), ours)
+    return (
+        *map(os.environ.get, _WATCHED),
+        tuple(i for i in os.environ.items() if i[0].startswith(PREFIX)),
+    )
 
 
 def current() -> Environment:

@@ -150,7 +150,7 @@ def test_not_that_format_at_all(suffix: str) -> None:
 
 def test_unknown_suffix_and_empty_file() -> None:
     with pytest.raises(ConvertError, match="no converter"):
-        convert(b"x", ".odp", "a.odp")
+        convert(b"x", ".abc", "a.abc")
     with pytest.raises(ConvertError, match="empty"):
         convert(b"", ".pdf", "empty.pdf")
 

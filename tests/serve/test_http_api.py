@@ -136,7 +136,7 @@ def test_a_converted_files_hits_name_their_page_and_its_source_is_the_markdown(
     assert markdown and all(h["where"] is None and h["page_start"] is None for h in markdown)
     zones = httpx.get(f"{base}/search", params={**asked, "q": "Камчатский край только курьер"})
     page = next(h for h in zones.json()["hits"] if h["file_path"] == "delivery-zones.html")
-    assert page["element"] == "regions-table" and page["where"] is None
+    assert page["element"] == "regions-table" and page["where"].endswith("· #regions-table")
     # The source of a converted file is its canonical Markdown, which spans index.
     source = httpx.get(f"{base}/sources/returns.pdf")
     assert source.status_code == 200 and source.text.startswith("# Возврат товара\n")
