@@ -55,8 +55,8 @@
     ├── BatchTooLarge                (narezka.embed.dispatch) refused for the batch's size
     └── PartlyRejected               (narezka.embed.dispatch) some inputs refused, others embedded
 
-``_Bail``, ``_BadRequest``, ``_Died``, ``_Gone``, ``_Refused`` and ``_Stop`` are private
-signals: they never leave the module that defines them.
+``_Bail``, ``_BadRequest``, ``_Died`` and ``_Stop`` are private signals: they never leave the
+module that defines them.
 """
 
 from __future__ import annotations

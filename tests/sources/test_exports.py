@@ -123,3 +123,29 @@ def test_a_zip_that_is_no_export_is_named(tmp_path: Path) -> None:
     assert export_kind(archive) is None
     with pytest.raises(UnsafeFileError, match="neither a Notion nor a Confluence export"):
         stage_export(archive, tmp_path / "staged")
+
+
+def test_an_export_is_indexed_searched_linked_and_resynced_by_changes_only(
+    tmp_path: Path,
+) -> None:
+    from narezka.index import Index
+    from narezka.settings import Settings
+
+    archive = _notion(tmp_path)
+    settings = Settings().replace(embedder="hash", unit="chars", size=400, min_chars=0)
+    with Index.create(str(archive), settings) as index:
+        first = index.sync()
+        hits = index.search("Badge at 9", k=1, mode="bm25")
+    assert first.files_new == 3
+    assert hits[0].file_path == "Handbook/Onboarding.md"
+    assert hits[0].link == f"https://www.notion.so/{B}"
+    _zip(  # a newer export of the space: one page changed, the database gone
+        archive,
+        {
+            f"Handbook {A}.md": b"# Handbook\n\nWelcome.\n",
+            f"Handbook {A}/Onboarding {B}.md": b"# Onboarding\n\n## First day\n\nBadge at 9.\n",
+        },
+    )
+    with Index.open(str(archive)) as index:
+        second = index.sync()
+    assert (second.files_changed, second.files_unchanged, second.files_deleted) == (1, 1, 1)

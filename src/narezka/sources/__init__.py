@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.errors import ConfigError, SourceUnavailableError
+from narezka.sources.archive import ArchiveSource, is_export_archive
 from narezka.sources.base import (
     Refresh,
     Source,
@@ -33,6 +34,7 @@ from narezka.sources.several import (
 from narezka.sources.site import SiteSource
 
 __all__ = [
+    "ArchiveSource",
     "FolderSource",
     "GitSource",
     "Refresh",
@@ -54,8 +56,11 @@ __all__ = [
 
 def is_source_spec(text: str | Path) -> bool:
     """Whether ``text`` names a source rather than a folder: ``git+…``, an ``http(s)`` URL,
-    or a ``narezka.toml`` file that names several (``[[sources]]``)."""
+    a Notion or Confluence export's zip, or a ``narezka.toml`` file that names several
+    (``[[sources]]``)."""
     if isinstance(text, str) and text.startswith((GIT_PREFIX, "http://", "https://")):
+        return True
+    if is_export_archive(text):
         return True
     return Path(text).name == "narezka.toml" and Path(text).is_file()
 
@@ -76,6 +81,8 @@ def open_source(
         if link_template is not None:
             raise ConfigError(f"{spec}: each [[sources]] table sets its own link_template")
         return several_from_config(Path(spec.removeprefix(SEVERAL_PREFIX)), cache)
+    if is_export_archive(spec):
+        return ArchiveSource(Path(spec), link_template=link_template, cache=cache)
     if spec.startswith(("http://", "https://")):
         if link_template is not None:
             raise ConfigError(f"{strip_credentials(spec)}: a site's pages link to themselves")
@@ -94,6 +101,12 @@ def source_from_record(record: Mapping[str, Any] | None, where: str) -> Source |
         return several_from_record(record, where)
     if isinstance(record, Mapping) and record.get("kind") == "site":
         return SiteSource(str(record.get("spec")))
+    if isinstance(record, Mapping) and record.get("kind") == "export":
+        template = record.get("link_template")
+        return ArchiveSource(
+            Path(str(record.get("spec"))),
+            link_template=template if isinstance(template, str) else None,
+        )
     if not isinstance(record, Mapping) or record.get("kind") != "git":
         raise ConfigError(f"{where}: the recorded source {record!r} is not one narezka reads")
     spec, template = record.get("spec"), record.get("link_template")

@@ -150,15 +150,16 @@ def _folder(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path.rsplit("/", 1)[0] + "/", "", ""))
 
 
-def page_path(url: str, html: bool) -> str:
-    """The file a page is stored as, relative to the crawl's folder: its URL path, an HTML
-    page without a suffix given ``.html`` (``/a/`` is ``a/index.html``), a query kept apart by a
-    short hash. Never absolute, never with ``..``."""
+def page_path(url: str, html: bool, root: str = "/") -> str:
+    """The file a page is stored as: its URL path below ``root`` (the crawl's folder), an
+    HTML page without a suffix given ``.html`` (``/a/`` is ``a/index.html``), a query kept
+    apart by a short hash. Never absolute, never with ``..``."""
     parts = urlsplit(url)
-    segments = [unquote(s) for s in parts.path.split("/")]
+    path = parts.path[len(root) - 1 :] if parts.path.startswith(root) else parts.path
+    segments = [unquote(s) for s in path.split("/")]
     safe = [s.replace("\\", "_").replace("\x00", "_") for s in segments if s not in ("", ".", "..")]
     name = "/".join(safe)
-    if not name or parts.path.endswith("/"):
+    if not name or path.endswith("/"):
         name = f"{name}/index.html" if name else "index.html"
     stem, dot, suffix = name.rpartition(".")
     if html and (not dot or "/" in suffix or f".{suffix.lower()}" not in (".html", ".htm")):
@@ -209,6 +210,7 @@ class _Crawl:
     ) -> None:
         self.start = _normal(start)
         self.scope = (_folder(self.start), *(_normal(a) for a in limits.allow))
+        self.root = urlsplit(self.scope[0]).path
         self.previous = previous
         self.limits = limits
         self.client = client
@@ -247,7 +249,7 @@ class _Crawl:
                 return answer
             target = _normal(urljoin(hops[-1], answer.why))
             if not self.inside(target):
-                return _Answer(hops[-1], -1, why=f"redirects off the site, to {target}")
+                return _Answer(hops[-1], -1, why=f"redirects to another host: refused ({target})")
             if target in hops:
                 return _Answer(hops[-1], -1, why="redirects in a loop")
             hops.append(target)
@@ -270,13 +272,13 @@ class _Crawl:
                 return answer
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > self.limits.max_bytes:
-                return _Answer(url, -1, why=f"larger than {self.limits.max_bytes:,} bytes")
+                return _Answer(url, -1, why=f"over {self.limits.max_bytes:,} bytes")
             chunks: list[bytes] = []
             size = 0
             for chunk in response.iter_bytes():
                 size += len(chunk)
                 if size > self.limits.max_bytes:
-                    return _Answer(url, -1, why=f"larger than {self.limits.max_bytes:,} bytes")
+                    return _Answer(url, -1, why=f"over {self.limits.max_bytes:,} bytes")
                 chunks.append(chunk)
             answer.body = b"".join(chunks)
             return answer
@@ -355,7 +357,7 @@ class _Crawl:
             return links
         self.canonical.add(canonical)
         self.digests.add(digest)
-        path = page_path(canonical, html)
+        path = page_path(canonical, html, self.root)
         self.report.pages.append(
             Page(canonical, path, answer.body, answer.etag, answer.last_modified, digest)
         )
@@ -408,9 +410,12 @@ def crawl(
     limits: CrawlLimits = CrawlLimits(),
     client: httpx.Client | None = None,
     progress: Callable[[int], None] | None = None,
+    auth: tuple[str, str] | None = None,
 ) -> CrawlReport:
     """Crawl the site under ``start`` (a page or a sitemap URL): see the module's docstring.
-    ``previous`` maps the URLs of the last crawl to what it stored of them."""
+    ``previous`` maps the URLs of the last crawl to what it stored of them; ``auth`` (user,
+    password) goes with every request, all of them to the start's host (a redirect elsewhere
+    is refused before it is followed)."""
     import httpx
 
     own = client is None
@@ -419,6 +424,7 @@ def crawl(
             timeout=httpx.Timeout(limits.timeout),
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT},
+            auth=auth,
         )
     try:
         work = _Crawl(start, previous or {}, limits, client)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from narezka.sources.crawl import CrawlLimits, CrawlReport, Seen, crawl, public_url, seen_from
 
-__all__ = ["STATE_FILE", "SiteSync", "stage_site"]
+__all__ = ["STATE_FILE", "SiteSync", "site_links", "stage_site"]
 
 STATE_FILE = ".narezka-site.json"
 
@@ -45,6 +45,11 @@ def _load(state: Path) -> dict[str, Seen]:
     }
 
 
+def site_links(state: Path) -> dict[str, str]:
+    """Stored path -> page URL, from the record a crawl left in ``state``."""
+    return {seen.path: seen.url for seen in _load(state).values()}
+
+
 def _inside(folder: Path, relative: str) -> Path | None:
     target = (folder / relative).resolve()
     return target if target.is_relative_to(folder.resolve()) else None
@@ -56,6 +61,7 @@ def stage_site(
     limits: CrawlLimits | None = None,
     progress: Callable[[int], None] | None = None,
     state: Path | None = None,
+    auth: tuple[str, str] | None = None,
 ) -> SiteSync:
     """Bring ``folder`` up to date with the site under ``start``; what the crawl stores for
     the next one goes to ``state`` (default: :data:`STATE_FILE` in ``folder``)."""
@@ -63,7 +69,11 @@ def stage_site(
     state = state if state is not None else folder / STATE_FILE
     previous = _load(state)
     report = crawl(
-        public_url(start), previous=previous, limits=limits or CrawlLimits(), progress=progress
+        public_url(start),
+        previous=previous,
+        limits=limits or CrawlLimits(),
+        progress=progress,
+        auth=auth,
     )
     written: list[str] = []
     for page in report.pages:
