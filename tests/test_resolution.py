@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 import narezka.api.evaluating
-import narezka.index.state
 import narezka.index.lifecycle
+import narezka.index.state
 import narezka.index.sync_steps
 import narezka.settings
 from narezka.cli import cli
