@@ -3,7 +3,6 @@ traceback. Runs when ``NAREZKA_SHARED`` names the shared folder."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -15,11 +14,12 @@ from narezka.convert.msg import convert_msg
 from narezka.errors import ConvertError, NoTextLayerError
 from narezka.parse import split_front_matter
 
-SHARED = os.environ.get("NAREZKA_SHARED", "")
-ROOT = Path(SHARED, "data/realdocs/unstructured")
+from conftest import SHARED
+
+ROOT = SHARED / "data/realdocs/unstructured"
 pytestmark = pytest.mark.skipif(
-    not SHARED or not (ROOT / "eml").is_dir(),
-    reason="the shared dev set is not here (set NAREZKA_SHARED to its folder)",
+    not (ROOT / "eml").is_dir(),
+    reason=f"the shared dev set is not at {ROOT} (set NAREZKA_SHARED to its folder)",
 )
 
 # Files whose conversion is refused, and the reason's words.

@@ -90,9 +90,11 @@ _OLE_ERRORS = (
     EOFError,
     TypeError,
     RecursionError,
+    OverflowError,
 )
 """What olefile raises on a damaged compound file (its own errors are ``OSError``s; a
-directory whose siblings loop runs its tree walk out of stack)."""
+directory whose siblings loop runs its tree walk out of stack; a sector count past any
+index overflows one)."""
 
 
 def _codec(page: int | None) -> str:
