@@ -149,3 +149,14 @@ def test_an_export_is_indexed_searched_linked_and_resynced_by_changes_only(
     with Index.open(str(archive)) as index:
         second = index.sync()
     assert (second.files_changed, second.files_unchanged, second.files_deleted) == (1, 1, 1)
+
+
+def test_a_confluence_link_template_is_taken_and_one_without_id_refused(tmp_path: Path) -> None:
+    from narezka.errors import ConfigError
+    from narezka.sources import ArchiveSource, open_source
+
+    archive = _notion(tmp_path)
+    source = open_source(str(archive), link_template="https://wiki/x?pageId={id}")
+    assert isinstance(source, ArchiveSource) and source.link_template.endswith("{id}")
+    with pytest.raises(ConfigError, match=r"\{id\}"):
+        open_source(str(archive), link_template="https://wiki/{path}")

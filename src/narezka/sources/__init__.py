@@ -70,6 +70,13 @@ def open_source(
 ) -> Source:
     """The source ``spec`` names; a ConfigError for one narezka cannot read (the message
     never holds the credentials a URL carried)."""
+    if is_export_archive(spec):
+        if link_template is not None and "{id}" not in link_template:
+            raise ConfigError(
+                f"link template {link_template!r}: an export's page links need {{id}}, the "
+                "page's id (https://wiki.example.com/pages/viewpage.action?pageId={id})"
+            )
+        return ArchiveSource(Path(spec), link_template=link_template, cache=cache)
     if link_template is not None:
         try:
             check_template(link_template)
@@ -81,8 +88,6 @@ def open_source(
         if link_template is not None:
             raise ConfigError(f"{spec}: each [[sources]] table sets its own link_template")
         return several_from_config(Path(spec.removeprefix(SEVERAL_PREFIX)), cache)
-    if is_export_archive(spec):
-        return ArchiveSource(Path(spec), link_template=link_template, cache=cache)
     if spec.startswith(("http://", "https://")):
         if link_template is not None:
             raise ConfigError(f"{strip_credentials(spec)}: a site's pages link to themselves")
