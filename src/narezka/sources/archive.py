@@ -9,15 +9,13 @@ source staged. A newer export of the same space, saved over the old archive, is 
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from narezka.errors import SourceUnavailableError, UnsafeFileError
-from narezka.sources.base import STAGING_DIRNAME, Refresh, source_dir
+from narezka.sources.base import STAGING_DIRNAME, Refresh, read_state, source_dir, write_state
 from narezka.sources.exports import export_kind, stage_export
 
 __all__ = ["ArchiveSource", "is_export_archive"]
@@ -46,6 +44,7 @@ class ArchiveSource:
         self.link_template = link_template or ""
         self.home = source_dir(str(self.archive), cache)
         self._staging = self.home / STAGING_DIRNAME
+        self._links: dict[str, str] | None = None
 
     @property
     def spec(self) -> str:
@@ -59,7 +58,7 @@ class ArchiveSource:
         if not self.archive.is_file():
             raise SourceUnavailableError(self.spec, "no such export archive")
         self.staging.mkdir(parents=True, exist_ok=True)
-        old = self._load_state()
+        old = read_state(self.home / STATE_FILE)
         with tempfile.TemporaryDirectory(dir=self.home) as fresh:
             report = stage_export(self.archive, Path(fresh), self.link_template)
             fetched = [rel for rel in report.files if self._take(Path(fresh) / rel, rel)]
@@ -69,7 +68,11 @@ class ArchiveSource:
             if target.is_file():
                 target.unlink()
                 deleted.append(rel)
-        self._save_state({"kind": report.kind, "files": report.files, "links": report.links})
+        write_state(
+            self.home / STATE_FILE,
+            {"kind": report.kind, "files": report.files, "links": report.links},
+        )
+        self._links = report.links
         warnings = tuple(f"{self.archive.name} › {member}: {why}" for member, why in report.skipped)
         return Refresh(
             version=f"{report.kind} export, {len(report.files)} files",
@@ -88,23 +91,12 @@ class ArchiveSource:
         shutil.move(str(fresh), str(target))
         return True
 
-    def _load_state(self) -> dict[str, Any]:
-        try:
-            data = json.loads((self.home / STATE_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def _save_state(self, state: dict[str, Any]) -> None:
-        path = self.home / STATE_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
-
     def record(self) -> dict[str, Any]:
         return {"kind": "export", "spec": self.spec, "link_template": self.link_template}
 
     def link(self, path: str, lines: tuple[int, int] | None) -> str | None:
-        links = self._load_state().get("links", {})
-        found = links.get(path) if isinstance(links, dict) else None
+        if self._links is None:  # read once, not for every hit a search links
+            links = read_state(self.home / STATE_FILE).get("links")
+            self._links = links if isinstance(links, dict) else {}
+        found = self._links.get(path)
         return str(found) if found else None

@@ -11,7 +11,10 @@ renamed one is moved, and one that did not change is neither fetched nor re-read
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
@@ -75,6 +78,24 @@ class Source(Protocol):
     def link(self, path: str, lines: tuple[int, int] | None) -> str | None:
         """The URL a reader opens for ``path`` (lines ``first``–``last`` when known)."""
         ...
+
+
+def read_state(path: Path) -> dict[str, Any]:
+    """A source's record of what it staged (``{}`` when there is none, or a damaged one:
+    the next refresh then stages everything again)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_state(path: Path, state: Mapping[str, Any]) -> None:
+    """Replace a source's record at once: a crash leaves the old one or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def cache_root() -> Path:

@@ -9,14 +9,19 @@ file whose size and mtime did not change is not read again; a symbolic link is n
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 from narezka.errors import SourceUnavailableError
-from narezka.sources.base import MAX_DOCUMENT_BYTES, STAGING_DIRNAME, Refresh
+from narezka.sources.base import (
+    MAX_DOCUMENT_BYTES,
+    STAGING_DIRNAME,
+    Refresh,
+    read_state,
+    write_state,
+)
 
 STATE_FILE = "state.json"
 
@@ -89,18 +94,10 @@ class FolderSource:
         return found
 
     def _load_state(self) -> dict[str, Any]:
-        try:
-            data = json.loads((self.home / STATE_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_state(self.home / STATE_FILE)
 
     def _save_state(self, state: dict[str, list[int]]) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        path = self.home / STATE_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        write_state(self.home / STATE_FILE, state)
 
     def record(self) -> dict[str, Any]:
         return {"kind": "folder", "spec": self.spec}

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import json
 import os
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,10 +31,12 @@ from narezka.sources.base import (
     MAX_DOCUMENT_BYTES,
     STAGING_DIRNAME,
     Refresh,
+    read_state,
     safe_member,
     source_dir,
     split_credentials,
     strip_credentials,
+    write_state,
 )
 from narezka.sources.links import forge_template, render_link
 
@@ -329,20 +330,11 @@ class GitSource:
     # ---- state and git ------------------------------------------------------------------
 
     def _load_state(self) -> dict[str, Any]:
-        try:
-            data = json.loads((self.home / STATE_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
-            return {}
-        return data
+        data = read_state(self.home / STATE_FILE)
+        return data if isinstance(data.get("files"), dict) else {}
 
     def _save_state(self, state: Mapping[str, Any]) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        path = self.home / STATE_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        write_state(self.home / STATE_FILE, state)
 
     def _git(
         self, *args: str, in_repo: bool = True, stdin: bytes | None = None, authed: bool = False

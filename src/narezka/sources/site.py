@@ -53,6 +53,7 @@ class SiteSource:
         self._auth = (user or "", password or "") if user or password else None
         self.home = home if home is not None else source_dir(self.start, cache)
         self._staging = staging if staging is not None else self.home / STAGING_DIRNAME
+        self._links: dict[str, str] | None = None
 
     @property
     def spec(self) -> str:
@@ -68,6 +69,7 @@ class SiteSource:
             self.start, self.staging, limits, state=self.home / STATE_FILE, auth=self._auth
         )
         report = synced.report
+        self._links = synced.links
         if not report.pages:
             # The start page itself failed: the site is not there, and nothing staged goes.
             why = next((w for u, w in (*report.kept, *report.skipped) if u.rstrip("/")
@@ -86,4 +88,6 @@ class SiteSource:
         return {"kind": "site", "spec": self.start}
 
     def link(self, path: str, lines: tuple[int, int] | None) -> str | None:
-        return site_links(self.home / STATE_FILE).get(path)
+        if self._links is None:  # read once, not for every hit a search links
+            self._links = site_links(self.home / STATE_FILE)
+        return self._links.get(path)
