@@ -10,11 +10,11 @@ Beside the pages, ``.narezka-site.json`` holds each page's URL, ETag, Last-Modif
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from narezka.sources.base import read_state, write_state
 from narezka.sources.crawl import CrawlLimits, CrawlReport, Seen, crawl, public_url, seen_from
 
 __all__ = ["STATE_FILE", "SiteSync", "site_links", "stage_site"]
@@ -34,10 +34,7 @@ class SiteSync:
 
 
 def _load(state: Path) -> dict[str, Seen]:
-    try:
-        rows = json.loads(state.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}  # no crawl yet (or a damaged record): every page is fetched again
+    rows = read_state(state)  # none yet (or a damaged one): every page is fetched again
     return {
         row["url"]: Seen(row["url"], row["path"], row["etag"], row["last_modified"], row["digest"])
         for row in rows.get("pages", ())
@@ -101,8 +98,6 @@ def stage_site(
          "digest": s.digest}
         for s in sorted(stored.values(), key=lambda s: s.path)
     ]  # fmt: skip
-    temporary = state.with_suffix(".tmp")
-    temporary.write_text(json.dumps({"start": public_url(start), "pages": rows}), "utf-8")
-    temporary.replace(state)
+    write_state(state, {"start": public_url(start), "pages": rows})
     links = {s.path: s.url for s in stored.values()}
     return SiteSync(tuple(written), tuple(deleted), links, report)
