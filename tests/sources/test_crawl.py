@@ -81,6 +81,16 @@ def test_a_first_crawl_takes_the_site_and_nothing_else(site: Site) -> None:
     assert all(h.get("User-Agent") == "narezka" for _, _, h in site.log)
 
 
+def test_which_copy_is_kept_does_not_depend_on_which_answers_first(site: Site) -> None:
+    # api.html is linked before its copy; it answering last must not change the report.
+    site.slow["/docs/api.html"] = 0.3
+    report = crawl(site.base + "/docs/", limits=CrawlLimits(rate=0, timeout=2.0, concurrency=8))
+    skipped = dict(report.skipped)
+    assert skipped[site.base + "/docs/copy.html"] == "the same page as one already read"
+    assert site.base + "/docs/api.html" not in skipped
+    assert [p.url for p in report.pages if p.path == "api.html"] == [site.base + "/docs/api.html"]
+
+
 def test_a_second_crawl_of_an_unchanged_site_downloads_nothing(site: Site) -> None:
     first = crawl(site.base + "/docs/", limits=FAST)
     site.log.clear()

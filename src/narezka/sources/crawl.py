@@ -303,10 +303,19 @@ class _Crawl:
 
     def visit(self, url: str) -> list[str]:
         """Fetch one URL and record it; return the links it leads to."""
+        return self.record(self.ask(url))
+
+    def ask(self, url: str) -> tuple[str, Seen | None, _Answer]:
+        """Fetch one URL (safe to run in parallel: it records nothing)."""
         seen = self.previous.get(url)
-        answer = self.fetch(url, seen)
+        return url, seen, self.fetch(url, seen)
+
+    def record(self, asked: tuple[str, Seen | None, _Answer]) -> list[str]:
+        """Record one fetched URL; return the links it leads to. Answers are recorded in the
+        order they were asked, never in the order they arrived: which of two copies of a
+        page is kept, and what the report says of the other, must not depend on timing."""
         with self.lock:
-            return self._record(url, seen, answer)
+            return self._record(*asked)
 
     def _record(self, url: str, seen: Seen | None, answer: _Answer) -> list[str]:
         report = self.report
@@ -444,8 +453,8 @@ def _run(work: _Crawl, frontier: list[str], progress: Callable[[int], None] | No
             room = work.limits.max_pages - len(work.report.pages)
             batch, frontier = frontier[:room], frontier[room:]
             found: list[str] = []
-            for links in pool.map(work.visit, batch):
-                found.extend(link for link in links if work.admit(link))
+            for asked in pool.map(work.ask, batch):
+                found.extend(link for link in work.record(asked) if work.admit(link))
             frontier.extend(found)
             if progress is not None:
                 progress(len(work.report.pages))
