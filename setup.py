@@ -21,6 +21,9 @@ else:
             binding=Binding.PyO3,
             py_limited_api=True,
             optional=True,  # no cargo, no registry: skip it, install the fallback
+            # An editable install (the README's test command) would otherwise build cargo's
+            # debug profile, whose regex engine ran the secret prefilter 27× slower.
+            debug=False,
         )
     ]
 

@@ -55,3 +55,12 @@ def test_models_says_it_once() -> None:
     assert result.output.count(f"hot path: {implementation()}") == 1
     json_out = CliRunner().invoke(cli, ["models", "--json"])
     assert "hot path" not in json_out.output  # JSON stays JSON
+
+
+def test_a_built_core_is_an_optimized_build() -> None:
+    # setup.py asks for cargo's release profile even for `pip install -e`: a debug build
+    # ran the secret prefilter 27× slower and made the core slower than the fallback.
+    if core is None:
+        assert implementation() == "pure Python"
+        return
+    assert core.OPTIMIZED is True

@@ -212,6 +212,9 @@ impl SecretPrefilter {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
+    // A debug build is correct but many times slower (the regex engine above all): say so,
+    // so a test can refuse an install that silently built one.
+    m.add("OPTIMIZED", !cfg!(debug_assertions))?;
     m.add_function(wrap_pyfunction!(scan_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(sentence_ends, m)?)?;
     m.add_class::<SecretPrefilter>()?;

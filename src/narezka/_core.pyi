@@ -3,6 +3,7 @@
 from narezka.types import Block, BlockKind
 
 VERSION: str
+OPTIMIZED: bool
 
 def scan_blocks(
     src: str, stop: int, off: int, block_type: type[Block], kinds: tuple[BlockKind, ...]
