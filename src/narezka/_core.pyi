@@ -23,3 +23,13 @@ class SecretPrefilter:
     def scan(self, text: str) -> tuple[list[int], list[tuple[int, int]]] | None:
         """(indices of the rules with a hint in ``text``, (keyword start, key end) pairs
         where an assignment may start), or None for a text left to Python."""
+
+CL100K_PATTERN: str
+"""cl100k_base's pre-tokenizer pattern as tiktoken spells it."""
+
+class Cl100kCounter:
+    """cl100k_base's token counts (``len(encode_ordinary(text))``) from tiktoken's ranks."""
+
+    def __init__(self, ranks: dict[bytes, int]) -> None: ...
+    def count(self, text: str) -> int: ...
+    def count_batch(self, texts: list[str]) -> list[int]: ...

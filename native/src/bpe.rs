@@ -1,0 +1,129 @@
+//! Token counts of tiktoken's cl100k_base, with the ranks tiktoken itself loaded.
+//!
+//! tiktoken pre-tokenizes with fancy-regex, whose backtracking VM runs the whole pattern
+//! because of one look-ahead (`\s+(?!\S)`); that, not the merging, is most of its time. Here
+//! the pattern runs without the look-ahead on the `regex` crate's automata, and a whitespace
+//! run is cut afterwards exactly as the look-ahead alternatives would have cut it. The byte
+//! pair merging is tiktoken's own rule (lowest rank first, leftmost on ties); only the count
+//! leaves, so no token list is built.
+
+use std::collections::HashMap;
+
+use regex::Regex;
+
+/// cl100k_base's pre-tokenizer as tiktoken spells it. Its possessive quantifiers change
+/// nothing here (each is followed by nothing that could take a character back), so only the
+/// whitespace alternatives need care: they become one `\s+`, cut by `whitespace_piece`.
+pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+
+const WITHOUT_LOOKAHEAD: &str =
+    r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s+";
+
+/// Pieces remembered with their counts: words recur, so most pieces are merged once.
+const CACHE_LIMIT: usize = 1 << 16;
+
+pub struct Counter {
+    ranks: HashMap<Vec<u8>, u32>,
+    pattern: Regex,
+}
+
+impl Counter {
+    pub fn new(ranks: HashMap<Vec<u8>, u32>) -> Self {
+        Counter {
+            ranks,
+            pattern: Regex::new(WITHOUT_LOOKAHEAD).expect("the pattern compiles"),
+        }
+    }
+
+    /// How many tokens `text` encodes to (`len(encoding.encode_ordinary(text))`).
+    pub fn count(&self, text: &str, cache: &mut HashMap<Vec<u8>, u32>) -> usize {
+        let mut total = 0;
+        let mut at = 0;
+        while at < text.len() {
+            let Some(found) = self.pattern.find_at(text, at) else {
+                break; // unreachable: every character starts some alternative
+            };
+            let mut end = found.end();
+            if found.as_str().chars().all(char::is_whitespace) {
+                end = whitespace_piece(text, found.start(), end);
+            }
+            total += self.piece(&text.as_bytes()[found.start()..end], cache);
+            at = end;
+        }
+        total
+    }
+
+    fn piece(&self, piece: &[u8], cache: &mut HashMap<Vec<u8>, u32>) -> usize {
+        if self.ranks.contains_key(piece) {
+            return 1;
+        }
+        if let Some(&n) = cache.get(piece) {
+            return n as usize;
+        }
+        let n = self.merge(piece);
+        if cache.len() >= CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(piece.to_vec(), n as u32);
+        n
+    }
+
+    /// The number of tokens byte pair merging leaves of `piece` (tiktoken's
+    /// `byte_pair_merge`: merge the adjacent pair of the lowest rank, the leftmost of equals).
+    fn merge(&self, piece: &[u8]) -> usize {
+        // parts[i] = (start of part i, rank of the pair part i + part i+1)
+        let rank = |parts: &[(usize, u32)], i: usize| -> u32 {
+            if i + 3 < parts.len() {
+                *self
+                    .ranks
+                    .get(&piece[parts[i].0..parts[i + 3].0])
+                    .unwrap_or(&u32::MAX)
+            } else {
+                u32::MAX
+            }
+        };
+        let mut parts: Vec<(usize, u32)> = (0..=piece.len()).map(|i| (i, u32::MAX)).collect();
+        for i in 0..parts.len().saturating_sub(2) {
+            parts[i].1 = *self
+                .ranks
+                .get(&piece[parts[i].0..parts[i + 2].0])
+                .unwrap_or(&u32::MAX);
+        }
+        loop {
+            let mut best = (u32::MAX, 0);
+            for (i, &(_, r)) in parts[..parts.len() - 1].iter().enumerate() {
+                if r < best.0 {
+                    best = (r, i);
+                }
+            }
+            if best.0 == u32::MAX {
+                break;
+            }
+            let i = best.1;
+            if i > 0 {
+                parts[i - 1].1 = rank(&parts, i - 1);
+            }
+            parts[i].1 = rank(&parts, i);
+            parts.remove(i + 1);
+        }
+        parts.len() - 1
+    }
+}
+
+/// Where the piece starting a whitespace run `text[start..end]` (the whole run) ends, as
+/// cl100k's alternatives `\s++$ | \s*[\r\n] | \s+(?!\S) | \s` cut it: all of a run that ends
+/// the text; else up to its last line break; else all but its last character (which goes
+/// with the word after it); else its one character.
+fn whitespace_piece(text: &str, start: usize, end: usize) -> usize {
+    if end == text.len() {
+        return end;
+    }
+    let run = &text[start..end];
+    if let Some(last) = run.rfind(['\r', '\n']) {
+        return start + last + 1;
+    }
+    match run.char_indices().last() {
+        Some((last, _)) if last > 0 => start + last,
+        _ => end,
+    }
+}
