@@ -108,7 +108,11 @@ def test_footnotes_and_endnotes_follow_the_body_and_comments_are_metadata() -> N
     assert result.markdown == (
         "Срок возврата[^1] указан.[^e2]\n\n[^1]: 14 дней по закону.\n\n[^e2]: Конец.\n"
     )
-    assert result.meta["comments"] == [{"author": "Анна", "text": "Проверить срок"}]
+    # Anchored to the text it comments (its range left open: to the end of the body).
+    assert result.meta["comments"] == [
+        {"author": "Анна", "text": "Проверить срок", "on": "указан.", "at": [18, 25]}
+    ]
+    assert result.markdown[18:25] == "указан."
 
 
 def test_strict_ooxml_reads_as_transitional() -> None:

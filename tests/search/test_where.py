@@ -94,7 +94,7 @@ def test_word_hits_name_their_heading_path(corpus: Path) -> None:
     ("query", "file_path", "where"),
     [
         ("Москва цена", "deck.pptx", "slide 2"),
-        ("Кофе", "prices.xlsx", "sheet Прайс"),
+        ("Кофе", "prices.xlsx", "Прайс!A1:B3"),
         ("Откройте заказ", "manual.odt", "§ Возврат товара > Сроки"),
     ],
 )

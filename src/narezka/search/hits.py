@@ -131,6 +131,8 @@ class Hit:
             "where": self.where or None,
             **{key: self.place.get(key) for key in ORIGIN_KEYS},
             **({"link": self.link} if self.link is not None else {}),
+            # Reviewers' comments on the hit's text (Word, cells): metadata, not its text.
+            **({"comments": self.payload["comments"]} if self.payload.get("comments") else {}),
         }
 
     @property
