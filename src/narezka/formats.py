@@ -73,7 +73,8 @@ def _cells(first: SourceLocation, last: SourceLocation) -> str | None:
     ``last`` ends in (``A1:D1`` … ``A40:D40`` → ``A1:D40``); None if they are not two ranges
     of one sheet (a span running into the next sheet keeps the range it starts in)."""
     a, b = _cell_box(first.element), _cell_box(last.element)
-    if a is None or b is None or first.sheet != last.sheet:
+    # An HTML id may read as a cell (``id="A1"``): only a sheet's element is its cells.
+    if a is None or b is None or first.sheet is None or first.sheet != last.sheet:
         return None
     top, left = min(a[0], b[0]), min(a[1], b[1])
     bottom, right = max(a[2], b[2]), max(a[3], b[3])

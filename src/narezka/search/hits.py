@@ -102,7 +102,7 @@ class Hit:
     @property
     def where(self) -> str:
         """Where a converted file's hit lies in its original, as its format's row says
-        (:mod:`narezka.formats`): ``p. 12–13``, ``slide 3``, ``sheet Прайс``,
+        (:mod:`narezka.formats`): ``p. 12–13``, ``slide 3``, ``Прайс!A1:D20``,
         ``§ Доставка > Тарифы``; empty for Markdown."""
         return where(self.file_path, self.place, self.section)
 
