@@ -72,14 +72,22 @@ def _cells(first: SourceLocation, last: SourceLocation) -> str | None:
     """The range a span of one sheet covers from the row range ``first`` starts in to the one
     ``last`` ends in (``A1:D1`` … ``A40:D40`` → ``A1:D40``); None if they are not two ranges
     of one sheet (a span running into the next sheet keeps the range it starts in)."""
-    a, b = _cell_box(first.element), _cell_box(last.element)
+    # A mail's attached workbook names its cells after the attachment (``x.xlsx › A2:B2``).
+    head, sep, first_ref = (first.element or "").rpartition(" › ")
+    last_head, _, last_ref = (last.element or "").rpartition(" › ")
+    a, b = _cell_box(first_ref), _cell_box(last_ref)
     # An HTML id may read as a cell (``id="A1"``): only a sheet's element is its cells.
-    if a is None or b is None or first.sheet is None or first.sheet != last.sheet:
+    if (
+        a is None
+        or b is None
+        or first.sheet is None
+        or (first.sheet, head) != (last.sheet, last_head)
+    ):
         return None
     top, left = min(a[0], b[0]), min(a[1], b[1])
     bottom, right = max(a[2], b[2]), max(a[3], b[3])
     start, end = f"{_letters(left)}{top}", f"{_letters(right)}{bottom}"
-    return start if start == end else f"{start}:{end}"
+    return head + sep + (start if start == end else f"{start}:{end}")
 
 
 def place(first: SourceLocation, last: SourceLocation) -> dict[str, int | str]:

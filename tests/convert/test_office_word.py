@@ -258,3 +258,20 @@ def test_a_truncated_office_file_is_named_without_the_zip_librarys_words(cut: in
         message = str(caught.value)
         assert "broken" in message or "not a" in message
         assert "File is not a zip file" not in message and "Error" not in message
+
+
+def test_a_comment_over_two_paragraphs_is_anchored_to_both() -> None:
+    body = (
+        '<w:p><w:r><w:t xml:space="preserve">Вступление. </w:t></w:r>'
+        '<w:commentRangeStart w:id="3"/><w:r><w:t>Конец первого.</w:t></w:r></w:p>'
+        '<w:p><w:r><w:t>Начало второго.</w:t></w:r><w:commentRangeEnd w:id="3"/>'
+        '<w:r><w:t xml:space="preserve"> Хвост.</w:t></w:r></w:p>' + p("Третий.")
+    )
+    comments = '<w:comment w:id="3" w:author="Борис">' + p("Связать абзацы") + "</w:comment>"
+    result = convert(office.docx(body, comments=comments), ".docx", "t.docx")
+    [comment] = result.meta["comments"]
+    assert comment["on"] == "Конец первого. Начало второго."
+    # The words run over a paragraph break, so the anchor is the two paragraphs whole.
+    start, end = comment["at"]
+    assert result.markdown[start:end] == "Вступление. Конец первого.\n\nНачало второго. Хвост."
+    assert "Связать" not in result.markdown

@@ -37,6 +37,8 @@ class Anchors:
 
     def read(self, block: Any, number: int) -> None:
         """Record the comment marks and the commented text of body block ``number``."""
+        for open_id in self._open:  # a range over two paragraphs: their words stay apart
+            self.found[open_id].text.append(" ")
         for node in block.iter(W + "commentRangeStart", W + "commentRangeEnd", W + "t",
                                W + "commentReference"):  # fmt: skip
             key = node.get(W + "id") or ""
