@@ -146,9 +146,16 @@ def test_an_unknown_suffix_is_a_clear_error() -> None:
 
 
 SAMPLE_PLACE = {"page_start": 2, "page_end": 3, "slide": 4, "sheet": "Прайс", "element": "p7"}
-NO_PLACE_YET = {"CSV", "TSV"}
-"""Formats whose hits have no place finer than the file yet (one unnamed sheet; rows are not
-located): their ``where`` is empty, and the documents say so."""
+
+
+def test_a_csv_or_tsv_hit_says_its_cells_without_a_sheet_name() -> None:
+    from narezka.formats import where
+
+    # One unnamed sheet: its cells alone; a workbook's sheet is named before its cells.
+    for name in ("prices.csv", "prices.tsv"):
+        assert where(name, {"sheet": "", "element": "A2:F41"}, ()) == "A2:F41"
+        assert where(name, {"sheet": ""}, ()) == ""
+    assert where("b.xlsx", {"sheet": "Q1 plan", "element": "B3:F40"}, ()) == "'Q1 plan'!B3:F40"
 
 
 @pytest.mark.parametrize("row", FORMATS, ids=lambda f: f.name)
@@ -157,10 +164,6 @@ def test_every_row_says_where_from_its_own_keys(row: object) -> None:
 
     assert isinstance(row, Format)
     own = {key: SAMPLE_PLACE[key] for key in row.keys}
-    if row.name in NO_PLACE_YET:
-        # What their converter records: the one sheet, unnamed.
-        assert row.where({"sheet": ""}, ()) == ""
-    else:
-        assert row.where(own, ("Доставка",)), f"{row.name} hits say nothing of where they lie"
-        # What it says comes from its own keys: without them only the heading path is left.
-        assert row.where({}, ()) == ""
+    assert row.where(own, ("Доставка",)), f"{row.name} hits say nothing of where they lie"
+    # What it says comes from its own keys: without them only the heading path is left.
+    assert row.where({}, ()) == ""

@@ -10,6 +10,7 @@ against its converter.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = [
     "Format",
     "format_for",
     "place",
+    "sheet_ref",
     "where",
 ]
 
@@ -37,9 +39,61 @@ Where = Callable[[Mapping[str, Any], Sequence[str]], str]
 """What a hit's ``where`` says, from its place keys and its heading path."""
 
 
+_CELLS = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})(?::([A-Z]{1,3})([1-9][0-9]{0,6}))?")
+"""A cell range in A1 notation (``B3``, ``A1:D20``): a sheet's element."""
+
+
+def _column(letters: str) -> int:
+    number = 0
+    for letter in letters:
+        number = number * 26 + ord(letter) - 64
+    return number
+
+
+def _letters(column: int) -> str:
+    letters = ""
+    while column > 0:
+        column, rest = divmod(column - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
+def _cell_box(ref: str | None) -> tuple[int, int, int, int] | None:
+    """``(top, left, bottom, right)`` of an A1 range, or None if ``ref`` is none."""
+    found = _CELLS.fullmatch(ref or "")
+    if found is None:
+        return None
+    left, top = _column(found[1]), int(found[2])
+    right, bottom = (_column(found[3]), int(found[4])) if found[3] else (left, top)
+    return top, left, bottom, right
+
+
+def _cells(first: SourceLocation, last: SourceLocation) -> str | None:
+    """The range a span of one sheet covers from the row range ``first`` starts in to the one
+    ``last`` ends in (``A1:D1`` … ``A40:D40`` → ``A1:D40``); None if they are not two ranges
+    of one sheet (a span running into the next sheet keeps the range it starts in)."""
+    # A mail's attached workbook names its cells after the attachment (``x.xlsx › A2:B2``).
+    head, sep, first_ref = (first.element or "").rpartition(" › ")
+    last_head, _, last_ref = (last.element or "").rpartition(" › ")
+    a, b = _cell_box(first_ref), _cell_box(last_ref)
+    # An HTML id may read as a cell (``id="A1"``): only a sheet's element is its cells.
+    if (
+        a is None
+        or b is None
+        or first.sheet is None
+        or (first.sheet, head) != (last.sheet, last_head)
+    ):
+        return None
+    top, left = min(a[0], b[0]), min(a[1], b[1])
+    bottom, right = max(a[2], b[2]), max(a[3], b[3])
+    start, end = f"{_letters(left)}{top}", f"{_letters(right)}{bottom}"
+    return head + sep + (start if start == end else f"{start}:{end}")
+
+
 def place(first: SourceLocation, last: SourceLocation) -> dict[str, int | str]:
     """The place keys of a span whose provenance runs from ``first`` to ``last``: the pages it
-    covers, and the slide, sheet and element (an HTML id, a Word block) it starts in."""
+    covers, the cells of a sheet it covers (``element``, ``A1:D40``), and the slide, sheet
+    and element (an HTML id, a Word block) it starts in."""
     keys: dict[str, int | str] = {}
     if first.page is not None:
         keys["page_start"] = first.page
@@ -49,7 +103,7 @@ def place(first: SourceLocation, last: SourceLocation) -> dict[str, int | str]:
     if first.sheet is not None:
         keys["sheet"] = first.sheet
     if first.element is not None:
-        keys["element"] = first.element
+        keys["element"] = _cells(first, last) or first.element
     return keys
 
 
@@ -64,8 +118,26 @@ def _slide(p: Mapping[str, Any], section: Sequence[str]) -> str:
     return f"slide {p['slide']}" if "slide" in p else ""
 
 
+_BARE_SHEET = re.compile(r"[^\W\d]\w*(?:\.\w+)*")
+_LOOKS_LIKE_CELL = re.compile(r"[A-Za-z]{1,3}[0-9]+|[Rr][0-9]*[Cc][0-9]*")
+
+
+def sheet_ref(sheet: str) -> str:
+    """A sheet's name as a formula names it: bare (``Budget``, ``Прайс``), or quoted as Excel
+    quotes it when it holds a space or a sign, starts with a digit, or reads as a cell
+    (``'Q1 plan'``, ``'2024'``, ``'A1'``; a ``'`` inside doubled)."""
+    if _BARE_SHEET.fullmatch(sheet) and not _LOOKS_LIKE_CELL.fullmatch(sheet):
+        return sheet
+    return "'" + sheet.replace("'", "''") + "'"
+
+
 def _sheet(p: Mapping[str, Any], section: Sequence[str]) -> str:
-    return f"sheet {p['sheet']}" if p.get("sheet") else ""
+    # A sheet's cells in a formula's notation (``Budget!A1:D20``); a CSV file is one
+    # unnamed sheet (``A2:F41``); a place without cells says the sheet alone.
+    sheet, cells = str(p.get("sheet") or ""), str(p.get("element") or "")
+    if _CELLS.fullmatch(cells):
+        return f"{sheet_ref(sheet)}!{cells}" if sheet else cells
+    return f"sheet {sheet}" if sheet else ""
 
 
 def _attachment(p: Mapping[str, Any], section: Sequence[str]) -> str:
@@ -139,11 +211,15 @@ FORMATS: tuple[Format, ...] = (
     Format("PowerPoint", (".pptx",), "slides:convert_pptx", 256, ("slide",), _slide),
     Format("OpenDocument slides", (".odp",), "odf_slides:convert_odp", 256, ("slide",), _slide),
     # A macro-enabled workbook is a workbook: its cells are read, its macros never run.
-    Format("Excel", (".xlsx", ".xlsm"), "sheets:convert_xlsx", 64, ("sheet",), _sheet),
-    Format("OpenDocument sheets", (".ods",), "odf_sheets:convert_ods", 64, ("sheet",), _sheet),
-    # A CSV or TSV file is one unnamed sheet: no place finer than the file (yet).
-    Format("CSV", (".csv",), "sheets:convert_csv_file", 64, ("sheet",), _sheet, text=True),
-    Format("TSV", (".tsv",), "sheets:convert_tsv_file", 64, ("sheet",), _sheet, text=True),
+    Format("Excel", (".xlsx", ".xlsm"), "sheets:convert_xlsx", 64, ("sheet", "element"),
+           _sheet),
+    Format("OpenDocument sheets", (".ods",), "odf_sheets:convert_ods", 64, ("sheet", "element"),
+           _sheet),
+    # A CSV or TSV file is one unnamed sheet: its place is its cells (``A2:F41``).
+    Format("CSV", (".csv",), "sheets:convert_csv_file", 64, ("sheet", "element"), _sheet,
+           text=True),
+    Format("TSV", (".tsv",), "sheets:convert_tsv_file", 64, ("sheet", "element"), _sheet,
+           text=True),
     # A mail's attachments are its sections: the element names one, with its own place.
     Format("E-mail", (".eml",), "mail:convert_eml", 64, PLACE_KEYS, _attachment, text=True),
     Format("Outlook mail", (".msg",), "msg:convert_msg", 64, PLACE_KEYS, _attachment),
@@ -183,7 +259,7 @@ def format_for(path: str) -> Format | None:
 
 def where(path: str, keys: Mapping[str, Any], section: Sequence[str]) -> str:
     """Where a hit of the file ``path`` lies in its original, from its place ``keys`` and
-    heading ``section``: ``p. 12–13``, ``slide 3``, ``sheet Прайс``, ``§ Доставка > Тарифы``;
+    heading ``section``: ``p. 12–13``, ``slide 3``, ``Прайс!A1:D20``, ``§ Доставка > Тарифы``;
     empty for Markdown and plain text."""
     found = format_for(path)
     return found.where(keys, section) if found is not None else ""

@@ -53,6 +53,11 @@ class RawDocument:
     lacks: str = ""
     """For a converted file: the mark of a capability its conversion lacked (scanned pages
     left unread without OCR: ``narezka.convert.capability``), recorded with it in the index."""
+    comments: tuple[Mapping[str, Any], ...] = ()
+    """For a converted file: its reviewers' comments (Word comments, cell comments), each
+    ``author``, ``text``, ``on`` (the text or cell it is anchored to) and ``at``, the
+    ``[start, end)`` of ``text`` it is anchored in: the metadata of the chunks that meet it,
+    never their text."""
 
 
 class BlockKind(enum.Enum):

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from narezka.convert import locate, mail
 from narezka.convert.mail import convert_eml
 from narezka.errors import ConvertError
+from narezka.formats import place
 from narezka.parse import split_front_matter
 
 import convert_samples as samples
@@ -108,7 +109,12 @@ def test_each_attachment_is_its_own_section_with_provenance_naming_it() -> None:
     result = convert_eml(bytes(msg), "m.eml")
     text = result.markdown
     assert text.index("## итоги.csv") < text.index("| Чай | 100 |") < text.index("## report.pdf")
-    assert _where(result, "| Чай | 100 |").element == "итоги.csv"  # type: ignore[attr-defined]
+    # The attachment, then the cells of its one unnamed sheet; a span over the whole table
+    # names all of them.
+    assert _where(result, "| Чай | 100 |").element == "итоги.csv › A2:B2"  # type: ignore[attr-defined]
+    table = result.markdown.index("| имя | сумма |")
+    whole = locate(result.provenance, table, result.markdown.index("| Чай | 100 |") + 5)
+    assert whole is not None and place(*whole)["element"] == "итоги.csv › A1:B2"
     first = _where(result, "Первая страница")
     second = _where(result, "Вторая страница")
     assert (first.element, first.page) == ("report.pdf", 1)  # type: ignore[attr-defined]

@@ -78,7 +78,7 @@ def test_attachments_by_long_name_with_provenance_and_big_streams() -> None:
     text = result.markdown
     start = text.index("| Чай | 100 |")
     found = locate(result.provenance, start, start + 5)
-    assert found is not None and found[0].element == "итоги.csv"
+    assert found is not None and found[0].element == "итоги.csv › A2:B2"
     assert text.count("Длинная строка вложения.") == 400
     assert result.meta["notes"] == ["song.mp3: not read (narezka does not read .mp3 files)"]
 

@@ -115,10 +115,10 @@ def test_an_unreadable_ods_sheet_and_odp_shape_are_skipped_with_notes(
     )
     real = odf_sheets.write_sheet
 
-    def flaky(writer: Any, title: str, *rest: Any) -> None:
+    def flaky(writer: Any, title: str, *rest: Any, **named: Any) -> list[dict[str, Any]]:
         if title == "A":
             raise ValueError("bad")
-        real(writer, title, *rest)
+        return real(writer, title, *rest, **named)
 
     monkeypatch.setattr(odf_sheets, "write_sheet", flaky)
     result = convert_ods(office.odf(ODS, sheets), "s.ods")

@@ -58,9 +58,14 @@ def test_ods_merged_cells_read_whole_and_annotations_are_metadata() -> None:
     result = convert_ods(_ods(rows), "b.ods")
     assert "| Север | 5 |\n| Север | 7 |" in result.markdown
     assert "НДС" not in result.markdown
-    assert result.meta["comments"] == [
-        {"sheet": "Лист", "cell": "R2C2", "author": "Анна", "text": "С НДС"}
-    ]
+    [comment] = result.meta["comments"]
+    assert {k: comment[k] for k in ("author", "text", "on")} == {
+        "author": "Анна",
+        "text": "С НДС",
+        "on": "Лист!B2",
+    }
+    start, end = comment["at"]  # the commented cell's row
+    assert result.markdown[start:end] == "| Север | 5 |"
 
 
 def test_a_filled_row_repeated_past_reason_is_a_limit_not_a_hang() -> None:

@@ -91,9 +91,82 @@ def test_comments_are_metadata_not_cells() -> None:
     book["Лист"]["B2"].comment = Comment("Цена с НДС", "Анна")
     result = _convert(_save(book))
     assert "НДС" not in result.markdown
-    assert result.meta["comments"] == [
-        {"sheet": "Лист", "cell": "B2", "author": "Анна", "text": "Цена с НДС"}
+    [comment] = result.meta["comments"]
+    assert {k: comment[k] for k in ("author", "text", "on")} == {
+        "author": "Анна",
+        "text": "Цена с НДС",
+        "on": "Лист!B2",
+    }
+    start, end = comment["at"]  # the commented cell's row of the table
+    assert result.markdown[start:end] == "| Курьер | 300 |"
+
+
+def _where_of_chunks(data: bytes, name: str, size: int = 300) -> list[tuple[str, str]]:
+    """(where, text) of each chunk of a converted file, as the index records them."""
+    from narezka import chunk_text
+    from narezka.convert import locate
+    from narezka.formats import place, where
+
+    result = convert(data, name[name.rindex(".") :], name)
+    out = []
+    for chunk in chunk_text(result.markdown, "headings", size=size, unit="chars"):
+        found = locate(result.provenance, chunk.start, chunk.end)
+        assert found is not None, f"chunk {chunk.index} has no place"
+        out.append((where(name, place(*found), chunk.section), chunk.text))
+    return out
+
+
+def test_a_hit_names_its_sheet_and_the_cells_its_text_covers() -> None:
+    rows = [*STANLEY, [], ["Тариф", "Цена"], ["Курьер", 300], ["Почта", 200]]
+    book = _book(Лист=rows)
+    book["Лист"].insert_cols(1)  # the tables start in column B
+    chunks = _where_of_chunks(_save(book), "b.xlsx", size=2000)
+    assert chunks == [(r"Лист!B1:D9", chunks[0][1])]
+    small = _where_of_chunks(_save(book), "b.xlsx", size=120)
+    tariffs = [w for w, text in small if "| Тариф | Цена |" in text]
+    assert tariffs and tariffs[0].endswith("!B7:C9")
+
+
+def test_each_piece_of_a_split_table_names_its_own_rows() -> None:
+    rows = [STANLEY[0], STANLEY[1], *([f"Команда {i}", "Москва", i] for i in range(60))]
+    chunks = _where_of_chunks(_save(_book(Кубки=rows)), "b.xlsx")
+    assert len(chunks) > 3
+    for where, text in chunks:
+        sheet, _, cells = where.partition("!")
+        assert sheet == "Кубки", where
+        first, _, last = cells.partition(":")
+        rows_named = range(int(first[1:]), int((last or first)[1:]) + 1)
+        # Row n of the sheet holds "Команда n-3": every team in the text is in the range
+        # named, and the range is no wider than the text.
+        teams = [int(t.split(" |")[0]) for t in text.split("| Команда ")[1:] if t[0].isdigit()]
+        assert [n - 3 for n in rows_named if n >= 3] == teams, (where, text)
+        assert first[0] == "A" and (last or first)[0] == "C"
+
+
+def test_a_sheet_name_with_a_space_is_quoted_as_excel_quotes_it() -> None:
+    from narezka.formats import sheet_ref
+
+    chunks = _where_of_chunks(
+        _save(_book(**{"Q1 plan": [["Статья", "Сумма"], ["Аренда", 5]]})), "b.xlsx"
+    )
+    assert [w for w, _ in chunks] == ["'Q1 plan'!A1:B2"]
+    assert [sheet_ref(n) for n in ("Budget", "Прайс", "2024", "A1", "it's")] == [
+        "Budget",
+        "Прайс",
+        "'2024'",
+        "'A1'",
+        "'it''s'",
     ]
+
+
+def test_a_csv_hit_names_its_cells_by_the_rows_a_spreadsheet_shows() -> None:
+    # Row 2 is empty: the next record is row 3, as a spreadsheet opens the file.
+    data = "Город,Цена\n\n" + "".join(f"Город {i},{i}\n" for i in range(40))
+    chunks = _where_of_chunks(data.encode(), "prices.csv", size=200)
+    assert len(chunks) > 2
+    assert chunks[0][0].startswith("A1:B")
+    last_row = int(chunks[-1][0].rsplit(":B", 1)[1])
+    assert last_row == 42 and all(":" in w and "!" not in w for w, _ in chunks)
 
 
 def _xlsm(data: bytes) -> bytes:
@@ -138,10 +211,10 @@ def test_an_unreadable_sheet_is_skipped_with_a_note(monkeypatch: pytest.MonkeyPa
 
     real = sheets.write_sheet
 
-    def flaky(writer: Any, title: str, *rest: Any) -> None:
+    def flaky(writer: Any, title: str, *rest: Any) -> list[dict[str, Any]]:
         if title == "Битый":
             raise KeyError("openpyxl internals")
-        real(writer, title, *rest)
+        return real(writer, title, *rest)
 
     monkeypatch.setattr(sheets, "write_sheet", flaky)
     result = _convert(_save(_book(Битый=[["x"]], Целый=[["Тариф", "Цена"], ["Курьер", 300]])))

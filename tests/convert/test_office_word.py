@@ -108,7 +108,11 @@ def test_footnotes_and_endnotes_follow_the_body_and_comments_are_metadata() -> N
     assert result.markdown == (
         "Срок возврата[^1] указан.[^e2]\n\n[^1]: 14 дней по закону.\n\n[^e2]: Конец.\n"
     )
-    assert result.meta["comments"] == [{"author": "Анна", "text": "Проверить срок"}]
+    # Anchored to the text it comments (its range left open: to the end of the body).
+    assert result.meta["comments"] == [
+        {"author": "Анна", "text": "Проверить срок", "on": "указан.", "at": [18, 25]}
+    ]
+    assert result.markdown[18:25] == "указан."
 
 
 def test_strict_ooxml_reads_as_transitional() -> None:
@@ -254,3 +258,20 @@ def test_a_truncated_office_file_is_named_without_the_zip_librarys_words(cut: in
         message = str(caught.value)
         assert "broken" in message or "not a" in message
         assert "File is not a zip file" not in message and "Error" not in message
+
+
+def test_a_comment_over_two_paragraphs_is_anchored_to_both() -> None:
+    body = (
+        '<w:p><w:r><w:t xml:space="preserve">Вступление. </w:t></w:r>'
+        '<w:commentRangeStart w:id="3"/><w:r><w:t>Конец первого.</w:t></w:r></w:p>'
+        '<w:p><w:r><w:t>Начало второго.</w:t></w:r><w:commentRangeEnd w:id="3"/>'
+        '<w:r><w:t xml:space="preserve"> Хвост.</w:t></w:r></w:p>' + p("Третий.")
+    )
+    comments = '<w:comment w:id="3" w:author="Борис">' + p("Связать абзацы") + "</w:comment>"
+    result = convert(office.docx(body, comments=comments), ".docx", "t.docx")
+    [comment] = result.meta["comments"]
+    assert comment["on"] == "Конец первого. Начало второго."
+    # The words run over a paragraph break, so the anchor is the two paragraphs whole.
+    start, end = comment["at"]
+    assert result.markdown[start:end] == "Вступление. Конец первого.\n\nНачало второго. Хвост."
+    assert "Связать" not in result.markdown

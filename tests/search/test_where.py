@@ -94,7 +94,7 @@ def test_word_hits_name_their_heading_path(corpus: Path) -> None:
     ("query", "file_path", "where"),
     [
         ("Москва цена", "deck.pptx", "slide 2"),
-        ("Кофе", "prices.xlsx", "sheet Прайс"),
+        ("Кофе", "prices.xlsx", "Прайс!A1:B3"),
         ("Откройте заказ", "manual.odt", "§ Возврат товара > Сроки"),
     ],
 )
@@ -175,3 +175,24 @@ def test_the_http_api_says_where_every_converted_hit_lies(
     hits = client.get("/search", params=asked).json()["hits"]
     hit = next(h for h in hits if h["file_path"] == file_path)
     assert hit["where"] == where
+
+
+def test_a_folded_sheet_hit_names_the_cells_of_both_its_chunks() -> None:
+    from narezka.search.folding import joined_place
+    from narezka.search.hits import Hit
+
+    def hit(start: int, place: dict[str, object]) -> Hit:
+        return Hit(0.5, "b.xlsx", "b.xlsx", (), "t", "t", 0, start, start + 1, payload=place)
+
+    top = hit(0, {"sheet": "Q1 plan", "element": "A1:D20"})
+    below = hit(9, {"sheet": "Q1 plan", "element": "A21:D40"})
+    assert joined_place(below, top) == {"sheet": "Q1 plan", "element": "A1:D40"}
+    # Another sheet's cells are not this one's; an HTML id that reads as a cell is no cell.
+    other = hit(20, {"sheet": "Итог", "element": "A1:B2"})
+    assert joined_place(top, other)["element"] == "A1:D20"
+    page = [hit(0, {"element": "A1"}), hit(5, {"element": "C3"})]
+    assert joined_place(*page) == {"element": "A1"}
+    from narezka.formats import place
+    from narezka.types import SourceLocation
+
+    assert place(SourceLocation(element="A1"), SourceLocation(element="C3")) == {"element": "A1"}

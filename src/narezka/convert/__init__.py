@@ -14,8 +14,8 @@ import functools
 import importlib
 import zipfile
 import zlib
-from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any
 
 from narezka._lazy import lazy_exports
 from narezka.convert.markdown import Converted
@@ -38,11 +38,12 @@ __all__ = [
     "SUFFIXES",
     "ConvertCache",
     "Converted",
+    "anchored_comments",
     "convert",
     "locate",
 ]
 
-CONVERTER_VERSION = "14"
+CONVERTER_VERSION = "15"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 
@@ -104,14 +105,33 @@ def convert(
         raise ConvertError(name, f"damaged or unreadable ({type(exc).__name__})") from exc
 
 
+def anchored_comments(meta: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
+    """A conversion's comments anchored in its text: the entries of ``meta["comments"]`` with
+    an ``at`` span (``RawDocument.comments``); a slide's comments, anchored to no text, stay
+    in the conversion's meta alone."""
+    found = []
+    for note in meta.get("comments") or ():
+        at = note.get("at") if isinstance(note, Mapping) else None
+        if isinstance(at, list | tuple) and len(at) == 2 and all(type(x) is int for x in at):
+            found.append(note)
+    return tuple(found)
+
+
 def locate(
     provenance: tuple[ProvenanceSpan, ...], start: int, end: int
 ) -> tuple[SourceLocation, SourceLocation] | None:
     """The locations of the first and last provenance spans that meet ``[start, end)``
-    (e.g. a chunk's pages: ``first.page``–``last.page``), or None where the map is silent."""
+    (e.g. a chunk's pages: ``first.page``–``last.page``), or None where the map is silent.
+
+    A span that runs from one sheet into the next ends, here, at the first sheet's last
+    location: one sheet's cells say nothing of another's (``Прайс!A1:B3``, not ``A1:B1``)."""
     end = max(end, start + 1)
     first = bisect.bisect_right(provenance, start, key=lambda s: s.end)
     last = bisect.bisect_left(provenance, end, key=lambda s: s.start) - 1
     if first > last:
         return None
+    sheet = provenance[first].where.sheet
+    if sheet is not None:
+        while provenance[last].where.sheet != sheet:
+            last -= 1
     return provenance[first].where, provenance[last].where

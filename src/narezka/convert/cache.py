@@ -122,9 +122,21 @@ def redacted(converted: Converted) -> Converted:
         if where is None:
             where = places[span.where] = _where(span.where, derived)
         spans.append(ProvenanceSpan(start, end, where))
+    meta = derived.value(dict(converted.meta))
+    if secrets and meta.get("comments"):  # a comment's anchor moves with the text
+        meta["comments"] = [
+            {**note, "at": [moved(note["at"][0]), moved(note["at"][1])]}
+            if isinstance(note, dict) and _offsets(note.get("at"))
+            else note
+            for note in meta["comments"]
+        ]
     if secrets:
         text = redact_span(text, secrets, 0, len(text))
-    return Converted(text, tuple(spans), derived.value(dict(converted.meta)))
+    return Converted(text, tuple(spans), meta)
+
+
+def _offsets(at: object) -> bool:
+    return isinstance(at, list) and len(at) == 2 and all(type(x) is int for x in at)
 
 
 def _where(where: SourceLocation, derived: DerivedRedactor) -> SourceLocation:

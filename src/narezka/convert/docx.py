@@ -23,6 +23,7 @@ from narezka.convert.docx_blocks import (
     table_rows,
     title_rows,
 )
+from narezka.convert.docx_comments import Anchors, anchor_comments
 from narezka.convert.guard import check_office_zip, parse_xml
 from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
 from narezka.convert.ooxml import Notes, open_package
@@ -248,7 +249,10 @@ def _comments(root: Any, ctx: Context) -> list[dict[str, str]]:
             if b.tag == W + "p"
         ).strip()
         if text:
-            comments.append({"author": comment.get(W + "author", ""), "text": text})
+            comments.append(
+                {"id": comment.get(W + "id", ""), "author": comment.get(W + "author", ""),
+                 "text": text}
+            )  # fmt: skip
     return comments
 
 
@@ -279,7 +283,7 @@ def _extras(body: _Body, package: _Package, notes: Notes) -> dict[str, Any]:
         notes.skip("comments", "comments part")
         comments = []
     if comments:
-        meta["comments"] = comments
+        meta["comments"] = comments  # anchored once the body's Markdown is done
     return meta
 
 
@@ -303,8 +307,10 @@ def convert_docx(data: bytes, path: str) -> Converted:
     styles = _Styles(document)
     ctx = Context(package.url, package.xml, styles.is_code_style, chart_markdown)
     body = _Body(styles, _numbering(document), ctx)
+    anchors = Anchors()
     for number, block in enumerate(blocks(body_element), 1):
         try:
+            anchors.read(block, number)
             body.write(block, SourceLocation(element=f"p{number}"))
         except (ConvertError, MemoryError, RecursionError):
             raise
@@ -317,4 +323,9 @@ def convert_docx(data: bytes, path: str) -> Converted:
         notes.add(_why_empty(body_element))
     if notes:
         meta["notes"] = notes.lines()
-    return body.writer.result(meta)
+    done = body.writer.result()
+    if meta.get("comments"):
+        meta["comments"] = anchor_comments(
+            meta["comments"], anchors, done.markdown, done.provenance
+        )
+    return Converted(done.markdown, done.provenance, meta)

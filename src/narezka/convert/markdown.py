@@ -163,6 +163,12 @@ class MarkdownWriter:
         else:
             self._spans.append(ProvenanceSpan(start, self._length, where))
 
+    @property
+    def length(self) -> int:
+        """Characters of Markdown written so far (where the next block's text will end up
+        after its blank line)."""
+        return self._length
+
     def empty(self) -> bool:
         """Whether nothing was written yet."""
         return not self._parts

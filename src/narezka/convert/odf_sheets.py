@@ -75,7 +75,7 @@ class _Sheet:
         self.title = table.get(f"{_TABLE}name") or ""
         self.cells: dict[tuple[int, int], str] = {}
         self.occupied: list[tuple[int, int]] = []
-        self.comments: list[dict[str, str]] = []
+        self.comments: dict[tuple[int, int], dict[str, str]] = {}
         row = 1
         for element in table.iter(f"{_TABLE}table-row"):
             if next(element.iterancestors(f"{_TABLE}table")) is not table:
@@ -123,14 +123,10 @@ class _Sheet:
         text = " ".join(" ".join("".join(p.itertext()).split()) for p in note.iter(f"{_TEXT}p"))
         creator = note.find(f"{_DC}creator")
         if text.strip():
-            self.comments.append(
-                {
-                    "sheet": self.title,
-                    "cell": f"R{row}C{column}",
-                    "author": (creator.text or "") if creator is not None else "",
-                    "text": text.strip(),
-                }
-            )
+            self.comments[(row, column)] = {
+                "author": (creator.text or "") if creator is not None else "",
+                "text": text.strip(),
+            }
 
 
 def convert_ods(data: bytes, path: str) -> Converted:
@@ -142,14 +138,15 @@ def convert_ods(data: bytes, path: str) -> Converted:
     root = odf_content(data, path, "spreadsheet")
     writer = MarkdownWriter()
     notes = Notes()
-    comments: list[dict[str, str]] = []
+    comments: list[dict[str, Any]] = []
     for table in root.iter(f"{_TABLE}table"):
         if any(a.tag == f"{_TABLE}table" for a in table.iterancestors()):
             continue  # a table inside a cell is that cell's text
         try:
             sheet = _Sheet(table, path)
-            write_sheet(writer, sheet.title, sheet.cells, sheet.occupied)
-            comments.extend(sheet.comments)
+            comments += write_sheet(
+                writer, sheet.title, sheet.cells, sheet.occupied, comments=sheet.comments
+            )
         except (ConvertError, MemoryError, RecursionError):  # a limit stops the file
             raise
         except Exception:  # one damaged sheet must not cost the workbook

@@ -10,7 +10,7 @@ import bisect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["Box", "Region", "regions"]
+__all__ = ["Box", "Region", "cell_name", "regions"]
 
 _MAX_BOXES = 200
 """Regions a sheet is split into at most."""
@@ -46,11 +46,16 @@ class Box:
 
     def ref(self) -> str:
         """``A1:C4`` (``A1`` for one cell)."""
-        first, last = _name(self.top, self.left), _name(self.bottom, self.right)
+        first, last = cell_name(self.top, self.left), cell_name(self.bottom, self.right)
         return first if first == last else f"{first}:{last}"
 
+    def row(self, row: int) -> str:
+        """``A5:C5``: the box's columns in one row (``A5`` for a box one column wide)."""
+        return Box(row, self.left, row, self.right).ref()
 
-def _name(row: int, column: int) -> str:
+
+def cell_name(row: int, column: int) -> str:
+    """``B3`` for row 3, column 2 (both from 1)."""
     letters = ""
     while column > 0:
         column, rest = divmod(column - 1, 26)
@@ -60,11 +65,14 @@ def _name(row: int, column: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Region:
-    """One region of a sheet: where it is, its title lines and its table's rows."""
+    """One region of a sheet: where it is, its title lines and its table's rows, and the
+    sheet row each title line and table row was read from (a hit names its cells)."""
 
     box: Box
     titles: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    title_rows: tuple[int, ...] = ()
+    row_numbers: tuple[int, ...] = ()
 
 
 def _components(cells: Iterable[Cell]) -> list[Box]:
@@ -206,7 +214,8 @@ def _region(box: Box, grid: _Grid) -> Region:
     if len(rows) == 1 and sum(1 for c in rows[0] if c.strip()) == 1:
         titles.append(next(c for c in rows[0] if c.strip()))
         rows = []
-    return Region(box, tuple(titles), tuple(rows))
+    title_rows = tuple(row_numbers[: len(titles)])
+    return Region(box, tuple(titles), tuple(rows), title_rows, tuple(row_numbers[len(titles) :]))
 
 
 def regions(

@@ -3,6 +3,7 @@ its cells (``narezka.convert.sheet_regions``); a .csv file as one table."""
 
 from __future__ import annotations
 
+import array
 import csv
 import datetime as dt
 import io
@@ -19,11 +20,11 @@ from narezka.convert.markdown import (
     escape_line,
     inline_text,
     table_lines,
-    table_markdown,
 )
 from narezka.convert.ooxml import Notes, open_package
-from narezka.convert.sheet_regions import Box, regions
+from narezka.convert.sheet_regions import Box, cell_name, regions
 from narezka.errors import ConversionLimitError, ConvertError
+from narezka.formats import sheet_ref
 from narezka.types import SourceLocation
 
 __all__ = [
@@ -38,6 +39,11 @@ __all__ = [
 CSV_MAX_ROWS = 1_000_000
 """Rows of a CSV file written as its table; the rows after them are counted and named in
 the run's notes (meta ``rows_left_out``), not indexed."""
+
+ROW_SPANS = 10_000
+"""Provenance spans one table is given at most: a span per row up to this many rows, then a
+span per run of rows, so a million-row CSV file's map stays small (a hit's cells then name
+the runs its text meets, a few rows wider than its own)."""
 
 
 class _Budget:
@@ -125,7 +131,7 @@ class _Loaded:
         self.cells: dict[tuple[int, int], str] = {}
         self.occupied: list[tuple[int, int]] = []
         self.tables: list[Box] = []
-        self.comments: list[dict[str, str]] = []
+        self.comments: dict[tuple[int, int], dict[str, str]] = {}
         # Only the cells the file stores: ``iter_rows`` would make every cell of the
         # sheet's extent, and one cell at XFD1048576 makes that extent 17 billion cells.
         for (row, column), cell in sorted(getattr(sheet, "_cells", {}).items()):
@@ -134,14 +140,10 @@ class _Loaded:
                 budget.spend(len(text) + 3)
                 self.cells[(row, column)] = text
             if cell.comment is not None and cell.comment.text.strip():
-                self.comments.append(
-                    {
-                        "sheet": sheet.title,
-                        "cell": cell.coordinate,
-                        "author": cell.comment.author or "",
-                        "text": " ".join(cell.comment.text.split()),
-                    }
-                )
+                self.comments[(row, column)] = {
+                    "author": cell.comment.author or "",
+                    "text": " ".join(cell.comment.text.split()),
+                }
         for merged in sheet.merged_cells.ranges:
             self._merge(merged.min_row, merged.min_col, merged.max_row, merged.max_col)
         for table in sheet.tables.values():
@@ -164,22 +166,82 @@ class _Loaded:
                     self.occupied.append((row, column))
 
 
+def table_runs(rows: Iterable[Sequence[str]], width: int, count: int) -> list[tuple[str, int, int]]:
+    """The lines of a GFM table of ``count`` rows (``table_lines``) in runs of rows: ``(text,
+    first, last)``, 0-based row indices (the header 0, its separator line with it). A row a
+    run up to ``ROW_SPANS`` rows, so that a chunk of a split table names its own rows."""
+    step = max(1, -(-count // ROW_SPANS))
+    runs: list[tuple[str, int, int]] = []
+    lines: list[str] = []
+    group = 0
+    for number, line in enumerate(table_lines(rows, width)):
+        row = max(number - 1, 0)
+        if row // step != group and lines:
+            runs.append(("\n".join(lines) + "\n", group * step, group * step + step - 1))
+            lines = []
+        group = row // step
+        lines.append(line)
+    if lines:
+        runs.append(("\n".join(lines), group * step, max(count - 1, group * step)))
+    return runs
+
+
 def write_sheet(
     writer: MarkdownWriter,
     title: str,
     cells: Mapping[tuple[int, int], str],
     occupied: Iterable[tuple[int, int]] = (),
     tables: Iterable[Box] = (),
-) -> None:
-    """``# title``, then each region of the sheet's ``cells``: its title lines, its table
-    (located by sheet and range). ``occupied`` and ``tables`` as ``regions`` takes them."""
-    writer.block("# " + inline_text(title), SourceLocation(sheet=title))
-    for region in regions(cells, occupied, tables):
-        where = SourceLocation(sheet=title, element=region.box.ref())
-        for line in region.titles:
-            writer.block(escape_line(inline_text(line)), where)
-        if region.rows:
-            writer.block(table_markdown(region.rows), where)
+    comments: Mapping[tuple[int, int], Mapping[str, str]] | None = None,
+) -> list[dict[str, Any]]:
+    """``# title``, then each region of the sheet's ``cells``: its title lines, its table,
+    each row located by sheet and cells (``A5:D5``). ``occupied`` and ``tables`` as
+    ``regions`` takes them.
+
+    ``comments`` are the cells' comments (author, text) by (row, column); they are returned
+    anchored: each with ``on``, its cell (``Budget!B3``), and ``at``, the Markdown span of
+    its cell's row (a comment is its chunk's metadata, never its text)."""
+    found = regions(cells, occupied, tables)
+    top = next((r.box.row((*r.title_rows, *r.row_numbers)[0]) for r in found), None)
+    # The sheet's heading belongs to its first row: a hit from the top of the sheet names
+    # the cells it covers from there.
+    writer.block("# " + inline_text(title), SourceLocation(sheet=title, element=top))
+    rows_at: dict[int, tuple[int, int]] = {}  # a sheet row -> its span of the Markdown
+    for region in found:
+        box = region.box
+        for line, number in zip(region.titles, region.title_rows, strict=True):
+            writer.block(
+                escape_line(inline_text(line)), SourceLocation(sheet=title, element=box.row(number))
+            )
+            text_end = writer.length
+            rows_at[number] = (text_end - len(escape_line(inline_text(line))), text_end)
+        if not region.rows:
+            continue
+        numbers = region.row_numbers
+        runs = table_runs(region.rows, max(map(len, region.rows)), len(numbers))
+        writer.pieces(
+            [
+                (
+                    text,
+                    SourceLocation(
+                        sheet=title, element=Box(numbers[a], box.left, numbers[b], box.right).ref()
+                    ),
+                )
+                for text, a, b in runs
+            ]
+        )
+        at = writer.length - sum(len(text) for text, _, _ in runs)
+        for text, a, b in runs:
+            for number in numbers[a : b + 1]:
+                rows_at[number] = (at, at + len(text.rstrip("\n")))
+            at += len(text)
+    anchored = []
+    for (row, column), comment in sorted((comments or {}).items()):
+        span = rows_at.get(row)
+        if span is not None:  # a comment on an empty cell outside every table: no chunk
+            on = f"{sheet_ref(title)}!{cell_name(row, column)}"
+            anchored.append({**comment, "on": on, "at": list(span)})
+    return anchored
 
 
 def convert_xlsx(data: bytes, path: str) -> Converted:
@@ -197,7 +259,7 @@ def convert_xlsx(data: bytes, path: str) -> Converted:
     writer = MarkdownWriter()
     budget = _Budget(len(data), path)
     notes = Notes()
-    comments: list[dict[str, str]] = []
+    comments: list[dict[str, Any]] = []
     full = _sheet_xml_size(data) <= _FULL_LOAD_XML
     try:
         book = openpyxl.load_workbook(io.BytesIO(data), read_only=not full, data_only=True)
@@ -208,8 +270,14 @@ def convert_xlsx(data: bytes, path: str) -> Converted:
             try:
                 if full:
                     loaded = _Loaded(sheet, budget)
-                    write_sheet(writer, sheet.title, loaded.cells, loaded.occupied, loaded.tables)
-                    comments.extend(loaded.comments)
+                    comments += write_sheet(
+                        writer,
+                        sheet.title,
+                        loaded.cells,
+                        loaded.occupied,
+                        loaded.tables,
+                        loaded.comments,
+                    )
                 else:
                     write_sheet(writer, sheet.title, _streamed_cells(sheet, budget))
             except (ConversionLimitError, MemoryError, RecursionError):
@@ -226,11 +294,14 @@ def convert_xlsx(data: bytes, path: str) -> Converted:
     return writer.result(meta)
 
 
-def _csv_rows(text: str, dialect: type[csv.Dialect] | csv.Dialect) -> Iterator[list[str]]:
-    """The non-empty rows of CSV text, read as they are asked for."""
-    for row in csv.reader(io.StringIO(text), dialect):
+def _csv_rows(
+    text: str, dialect: type[csv.Dialect] | csv.Dialect
+) -> Iterator[tuple[int, list[str]]]:
+    """The non-empty rows of CSV text with their row numbers (a record a row, from 1, the
+    empty ones counted: the row a spreadsheet shows it in), read as they are asked for."""
+    for number, row in enumerate(csv.reader(io.StringIO(text), dialect), 1):
         if any(c.strip() for c in row):
-            yield row
+            yield number, row
 
 
 def _text(data: bytes) -> str:
@@ -267,17 +338,24 @@ def convert_csv(
         except csv.Error:
             dialect = csv.excel
     width = count = 0
+    numbers = array.array("q")  # each written row's number (8 bytes a row, not 36)
     try:
-        for row in _csv_rows(text, dialect):
+        for number, row in _csv_rows(text, dialect):
             count += 1
             if count <= CSV_MAX_ROWS:
                 width = max(width, max(i + 1 for i, c in enumerate(row) if c.strip()))
-        rows = itertools.islice(_csv_rows(text, dialect), CSV_MAX_ROWS)
-        table = "\n".join(table_lines(rows, width))
+                numbers.append(number)
+        rows = (row for _, row in itertools.islice(_csv_rows(text, dialect), CSV_MAX_ROWS))
+        runs = table_runs(rows, width, len(numbers))
     except csv.Error as exc:
         raise ConvertError(path, f"not a readable CSV file ({exc})") from exc
     writer = MarkdownWriter()
-    if table:
-        writer.block(table, SourceLocation(sheet=""))
+    # One unnamed sheet: each run of rows located by its cells (``A2:F2``).
+    writer.pieces(
+        [
+            (text, SourceLocation(sheet="", element=Box(numbers[a], 1, numbers[b], width).ref()))
+            for text, a, b in runs
+        ]
+    )
     left_out = count - CSV_MAX_ROWS
     return writer.result({"rows_left_out": left_out} if left_out > 0 else None)

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from narezka.convert import Converted
+from narezka.convert import Converted, anchored_comments
 from narezka.convert.cache import ConvertCache, redacted
 from narezka.convert.capability import lacking
 from narezka.convert.failures import FAILED_NAME, REMEMBERED, FailedConversions, failure_key
@@ -162,6 +162,7 @@ def converted_document(
         size=len(data),
         provenance=result.provenance,
         lacks=lacking(result.meta),
+        comments=anchored_comments(result.meta),
     )
     notes = conversion_notes(result.meta, file)
     if not result.markdown.strip():

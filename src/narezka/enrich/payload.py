@@ -101,6 +101,9 @@ class Payload:
     origin: tuple[tuple[str, int | str], ...] = ()
     """For a converted file, where the chunk lies in the original: ``page_start`` and
     ``page_end`` (PDF), ``slide``, ``sheet`` or ``element`` (stored as top-level keys)."""
+    comments: tuple[Mapping[str, str], ...] = ()
+    """For a converted file, the reviewers' comments anchored in the chunk's text (Word
+    comments, cell comments): ``author``, ``text`` and ``on`` each (stored when any)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form (flat, JSON-ready; ``section`` and ``text_preview`` for people)."""
@@ -141,6 +144,8 @@ class Payload:
         if self.llm_context:
             data["llm_context"] = self.llm_context
         data.update(self.origin)
+        if self.comments:
+            data["comments"] = [dict(c) for c in self.comments]
         return data
 
     @classmethod
@@ -182,6 +187,7 @@ class Payload:
             parent=parent,
             llm_context=str(data.get("llm_context") or ""),
             origin=_origin(data),
+            comments=_comments(data),
         )
 
 
@@ -220,6 +226,7 @@ def chunk_payload(chunk: Chunk, rules: Rules, *, embed_tokens: int | None = None
         parent=_parent_span(meta.get("parent")),
         llm_context=str(meta.get("llm_context") or ""),
         origin=_origin(meta),
+        comments=_comments(meta),
     ).to_dict()
 
 
@@ -229,6 +236,17 @@ ORIGIN_KEYS = PLACE_KEYS
 
 def _origin(data: Mapping[str, Any]) -> tuple[tuple[str, int | str], ...]:
     return tuple((k, data[k]) for k in ORIGIN_KEYS if isinstance(data.get(k), (int, str)))
+
+
+def _comments(data: Mapping[str, Any]) -> tuple[Mapping[str, str], ...]:
+    found = data.get("comments")
+    if not isinstance(found, list):  # front matter's ``comments: true`` is no comment
+        return ()
+    return tuple(
+        {k: str(v) for k, v in c.items() if k in ("author", "text", "on")}
+        for c in found
+        if isinstance(c, Mapping) and c.get("text")
+    )
 
 
 def _parent_span(parent: Any) -> ParentSpan | None:

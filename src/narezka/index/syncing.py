@@ -282,7 +282,7 @@ class Syncer:
         raw, _ = read_document(root, file, redact=params.redact)
         result = chunk_raw(raw, self.strategy, params, self.counter)
         chunks = with_file_meta(result.chunks, raw.mtime, digest, resplit=True)
-        chunks = with_provenance(chunks, raw.provenance)
+        chunks = with_provenance(chunks, raw.provenance, raw.comments)
         self.report.seconds["chunk"] += time.perf_counter() - started
         return raw.text, result, chunks
 

@@ -12,7 +12,7 @@ import dataclasses
 import json
 import time
 import warnings as warnings_module
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -178,18 +178,30 @@ def with_note_meta(chunks: list[Chunk], text: str) -> list[Chunk]:
     return [_with_meta(c, {**c.meta, **extra}) for c in chunks]
 
 
-def with_provenance(chunks: list[Chunk], provenance: tuple[ProvenanceSpan, ...]) -> list[Chunk]:
+def with_provenance(
+    chunks: list[Chunk],
+    provenance: tuple[ProvenanceSpan, ...],
+    comments: tuple[Mapping[str, Any], ...] = (),
+) -> list[Chunk]:
     """Chunks of a converted file with where they lie in the original: the place keys of
-    :func:`narezka.formats.place` (pages, slide, sheet, the first HTML id or Word block)."""
-    if not provenance:
+    :func:`narezka.formats.place` (pages, slide, sheet and cells, the first HTML id or Word
+    block), and in ``meta["comments"]`` the ``comments`` anchored in their span
+    (``RawDocument.comments``: author, text, and what it is ``on``)."""
+    if not provenance and not comments:
         return chunks
     out = []
     for c in chunks:
-        found = locate(provenance, c.start, c.end)
-        if found is None:
-            out.append(c)
-            continue
-        out.append(_with_meta(c, {**c.meta, **place(*found)}))
+        found = locate(provenance, c.start, c.end) if provenance else None
+        extra: dict[str, Any] = place(*found) if found is not None else {}
+        # A comment anchored across two chunks belongs to both: each holds some of its text.
+        own = [
+            {k: v for k, v in note.items() if k != "at"}
+            for note in comments
+            if note["at"][0] < max(c.end, c.start + 1) and note["at"][1] > c.start
+        ]
+        if own:
+            extra["comments"] = own
+        out.append(_with_meta(c, {**c.meta, **extra}) if extra else c)
     return out
 
 
@@ -262,7 +274,9 @@ def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> Fi
     except Exception as exc:  # a strategy's bug must not stop the other files
         failed = f"chunking failed: {type(exc).__name__}: {exc}"
         return dataclasses.replace(base, error=SourceError(raw.source, failed))
-    chunks = with_provenance(with_file_meta(result.chunks, raw.mtime, digest), raw.provenance)
+    chunks = with_provenance(
+        with_file_meta(result.chunks, raw.mtime, digest), raw.provenance, raw.comments
+    )
     if chunks and is_vault(task.root) and source.endswith(".md"):
         chunks = with_note_meta(chunks, raw.text)
     # The caught warning objects stay behind: their text is in ``warnings``, and warning

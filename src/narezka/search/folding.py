@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
 from narezka.errors import ConfigError
+from narezka.formats import place
 from narezka.search.hits import Hit, snippet
+from narezka.types import SourceLocation
 
 AUTO_FOLD = 0.8
 """The fold ratio a hybrid search with ``score`` fusion uses by default: measured on Chroma's
@@ -107,15 +109,27 @@ def to_parents(hits: Sequence[Hit], query: str) -> list[Hit]:
 
 
 def joined_place(a: Hit, b: Hit) -> dict[str, Any]:
-    """The place keys of two hits' texts taken together: the pages of both, and the slide,
-    sheet or element of the one that comes first in the file."""
+    """The place keys of two hits' texts taken together: the pages of both, the cells of both
+    on one sheet (``A1:D20`` and ``A21:D40``: ``A1:D40``), and the slide, sheet or element of
+    the one that comes first in the file."""
     first, second = (a, b) if a.start <= b.start else (b, a)
     joined = {**second.place, **first.place}
+    if isinstance(first.place.get("element"), str) and isinstance(first.place.get("sheet"), str):
+        both = [_location(h.place) for h in (first, second)]
+        joined["element"] = place(*both)["element"]
     pages = [p for h in (a, b) for p in (h.place.get("page_start"), h.place.get("page_end"))]
     numbers = [p for p in pages if isinstance(p, int)]
     if numbers:
         joined["page_start"], joined["page_end"] = min(numbers), max(numbers)
     return joined
+
+
+def _location(keys: Mapping[str, Any]) -> SourceLocation:
+    sheet, element = keys.get("sheet"), keys.get("element")
+    return SourceLocation(
+        sheet=sheet if isinstance(sheet, str) else None,
+        element=element if isinstance(element, str) else None,
+    )
 
 
 def _replace_merged(hit: Hit, merged: tuple[int, ...]) -> Hit:

@@ -102,7 +102,7 @@ class Hit:
     @property
     def where(self) -> str:
         """Where a converted file's hit lies in its original, as its format's row says
-        (:mod:`narezka.formats`): ``p. 12–13``, ``slide 3``, ``sheet Прайс``,
+        (:mod:`narezka.formats`): ``p. 12–13``, ``slide 3``, ``Прайс!A1:D20``,
         ``§ Доставка > Тарифы``; empty for Markdown."""
         return where(self.file_path, self.place, self.section)
 
@@ -131,6 +131,8 @@ class Hit:
             "where": self.where or None,
             **{key: self.place.get(key) for key in ORIGIN_KEYS},
             **({"link": self.link} if self.link is not None else {}),
+            # Reviewers' comments on the hit's text (Word, cells): metadata, not its text.
+            **({"comments": self.payload["comments"]} if self.payload.get("comments") else {}),
         }
 
     @property

@@ -1,0 +1,117 @@
+"""Comments of Word files and workbooks reach the chunks holding the text or cell they comment
+as metadata (``meta["comments"]``: author, text, on), never any chunk's text; a sheet's chunks
+name their cells (issue 35, items 3, 5 and 10)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import office_samples as office
+from click.testing import CliRunner
+
+from narezka.cli import cli
+from narezka.convert import Converted
+from narezka.convert.cache import redacted
+from narezka.types import ProvenanceSpan, SourceLocation
+
+AWS = "AKIAQWERTYUIOPASDFGH"
+
+
+def _commented_docx() -> bytes:
+    """Three paragraphs; the second's "14 дней" carries Анна's comment."""
+    filler = "Обычный абзац без замечаний, в нём много слов о доставке и оплате. " * 3
+    body = (
+        office.p("Первый абзац. " + filler)
+        + '<w:p><w:r><w:t xml:space="preserve">Вернуть товар можно за </w:t></w:r>'
+        '<w:commentRangeStart w:id="7"/><w:r><w:t>14 дней</w:t></w:r>'
+        '<w:commentRangeEnd w:id="7"/><w:r><w:commentReference w:id="7"/></w:r>'
+        '<w:r><w:t xml:space="preserve"> с момента покупки.</w:t></w:r></w:p>'
+        + office.p("Третий абзац. " + filler)
+    )
+    comment = '<w:comment w:id="7" w:author="Анна">' + office.p("Проверить срок по закону")
+    return office.docx(body, comments=comment + "</w:comment>")
+
+
+def _commented_xlsx() -> bytes:
+    import openpyxl
+    from openpyxl.comments import Comment
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Q1 plan"
+    sheet.append(["Статья", "Сумма", "Отдел"])
+    for n in range(60):
+        sheet.append([f"Статья {n}", n * 10, "Продажи"])
+    sheet["B40"].comment = Comment("Сумма без НДС", "Борис")
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def _chunks(folder: Path) -> list[dict[str, Any]]:
+    run = CliRunner().invoke(
+        cli, ["chunk", str(folder), "--format", "jsonl", "--size", "300", "--unit", "chars"]
+    )
+    assert run.exit_code == 0, run.output
+    return [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+
+
+def test_a_word_comment_is_the_metadata_of_the_chunk_holding_its_text(tmp_path: Path) -> None:
+    (tmp_path / "policy.docx").write_bytes(_commented_docx())
+    chunks = _chunks(tmp_path)
+    assert len(chunks) >= 2
+    for chunk in chunks:
+        assert "Проверить срок" not in chunk["text"] + chunk["embed_text"]
+    commented = [c for c in chunks if "comments" in c["meta"]]
+    assert [c for c in chunks if "14 дней" in c["text"]] == commented
+    assert commented[0]["meta"]["comments"] == [
+        {"author": "Анна", "text": "Проверить срок по закону", "on": "14 дней"}
+    ]
+
+
+def test_a_cell_comment_is_the_metadata_of_the_chunk_holding_its_row(tmp_path: Path) -> None:
+    (tmp_path / "budget.xlsx").write_bytes(_commented_xlsx())
+    chunks = _chunks(tmp_path)
+    assert len(chunks) > 3
+    assert all("НДС" not in c["text"] + c["embed_text"] for c in chunks)
+    commented = [c for c in chunks if "comments" in c["meta"]]
+    assert len(commented) == 1 and "| Статья 38 | 380 |" in commented[0]["text"]
+    assert commented[0]["meta"]["comments"] == [
+        {"author": "Борис", "text": "Сумма без НДС", "on": "'Q1 plan'!B40"}
+    ]
+    # Each chunk names its own rows: the commented one holds row 40.
+    first, last = commented[0]["meta"]["element"].split(":")
+    assert commented[0]["meta"]["sheet"] == "Q1 plan"
+    assert int(first[1:]) <= 40 <= int(last[1:])
+
+
+def test_the_index_stores_comments_and_a_hit_shows_them(tmp_path: Path) -> None:
+    from narezka import Index, Settings
+
+    (tmp_path / "policy.docx").write_bytes(_commented_docx())
+    with Index.create(tmp_path, Settings(embedder="hash", size=300, unit="chars")) as index:
+        index.sync()
+        hits = index.search("вернуть товар 14 дней", k=1, mode="bm25", min_relevance=0.0)
+    shown = hits[0].to_json()
+    assert "14 дней" in shown["text"]
+    assert shown["comments"] == [
+        {"author": "Анна", "text": "Проверить срок по закону", "on": "14 дней"}
+    ]
+
+
+def test_a_comment_anchor_moves_with_the_text_when_a_secret_before_it_is_redacted() -> None:
+    markdown = f"Ключ {AWS} в тексте.\n\nСрок 14 дней.\n"
+    at = markdown.index("14 дней")
+    converted = Converted(
+        markdown,
+        (ProvenanceSpan(0, len(markdown) - 1, SourceLocation(element="p1")),),
+        {"comments": [{"author": "Анна", "text": "Проверить", "at": [at, at + 7]}]},
+    )
+    done = redacted(converted)
+    assert AWS not in done.markdown
+    start, end = done.meta["comments"][0]["at"]
+    assert done.markdown[start:end] == "14 дней"
