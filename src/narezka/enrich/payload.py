@@ -101,6 +101,12 @@ class Payload:
     origin: tuple[tuple[str, int | str], ...] = ()
     """For a converted file, where the chunk lies in the original: ``page_start`` and
     ``page_end`` (PDF), ``slide``, ``sheet`` or ``element`` (stored as top-level keys)."""
+    embedded_from: tuple[str, ...] = ()
+    """For an Obsidian note: the notes whose text its ``![[embeds]]`` brought into this chunk
+    (``Note.md``, ``Note.md#Heading``, ``Note.md#^id``; stored only when there are some)."""
+    callouts: tuple[str, ...] = ()
+    """For an Obsidian note: the kinds of the callouts (``note``, ``warning``…) the chunk
+    holds (stored only when there are some)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form (flat, JSON-ready; ``section`` and ``text_preview`` for people)."""
@@ -140,6 +146,10 @@ class Payload:
             }
         if self.llm_context:
             data["llm_context"] = self.llm_context
+        if self.embedded_from:
+            data["embedded_from"] = list(self.embedded_from)
+        if self.callouts:
+            data["callouts"] = list(self.callouts)
         data.update(self.origin)
         return data
 
@@ -182,6 +192,8 @@ class Payload:
             parent=parent,
             llm_context=str(data.get("llm_context") or ""),
             origin=_origin(data),
+            embedded_from=_strings(data.get("embedded_from")),
+            callouts=_strings(data.get("callouts")),
         )
 
 
@@ -220,6 +232,8 @@ def chunk_payload(chunk: Chunk, rules: Rules, *, embed_tokens: int | None = None
         parent=_parent_span(meta.get("parent")),
         llm_context=str(meta.get("llm_context") or ""),
         origin=_origin(meta),
+        embedded_from=_strings(meta.get("embedded_from")),
+        callouts=_strings(meta.get("callouts")),
     ).to_dict()
 
 
@@ -229,6 +243,10 @@ ORIGIN_KEYS = PLACE_KEYS
 
 def _origin(data: Mapping[str, Any]) -> tuple[tuple[str, int | str], ...]:
     return tuple((k, data[k]) for k in ORIGIN_KEYS if isinstance(data.get(k), (int, str)))
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list | tuple) else ()
 
 
 def _parent_span(parent: Any) -> ParentSpan | None:
