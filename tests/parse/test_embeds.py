@@ -203,3 +203,8 @@ def test_any_embed_graph_terminates_and_keeps_each_notes_own_text(
         outside.append(done.text[at:])
         assert own in "".join(outside)
         assert len(done.warnings) == len(set(done.warnings))
+
+
+def test_an_embed_in_a_table_row_is_left_as_written() -> None:
+    text = "| a | b |\n|---|---|\n| ![[b]] | 2 |\n"
+    assert expand_embeds("a.md", text, vault({"b.md": "Б.\n\nещё"})).text == text

@@ -119,12 +119,13 @@ def _expand(
     pieces: list[tuple[str, str]] = []
     at = 0
     for link in wikilinks(text):
-        if not link.embed:
+        line_start = text.rfind("\n", 0, link.start) + 1
+        # In a table row the embedded lines would end the table: left as written.
+        if not link.embed or text[line_start : link.start].lstrip().startswith("|"):
             continue
         inner = _embedded(run, where, link, stack)
         if inner is None:
             continue
-        line_start = text.rfind("\n", 0, link.start) + 1
         inner = _inside_container(inner, text[line_start : link.start])
         pieces += [(text[at : link.start], origin), *inner]
         at = link.end
