@@ -25,6 +25,9 @@ class SourceLocation:
     element: str | None = None
     """An HTML element id near the text, an EPUB chapter (``OEBPS/ch1.xhtml#id``), or a Word
     or OpenDocument block number such as ``p12``."""
+    note: str | None = None
+    """For an Obsidian note's text that an ``![[embed]]`` brought in: the note it came from
+    (``Note.md``, ``Note.md#Heading``, ``Note.md#^block``); chunks say ``embedded_from``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,10 @@ class RawDocument:
     ``author``, ``text``, ``on`` (the text or cell it is anchored to) and ``at``, the
     ``[start, end)`` of ``text`` it is anchored in: the metadata of the chunks that meet it,
     never their text."""
+    embeds: tuple[str, ...] = ()
+    """For an Obsidian note with ``![[embeds]]``: the note names they asked for (lowercased,
+    nested ones included), recorded in the index so that a sync re-reads the note when a
+    note of one of these names appears, changes or goes."""
 
 
 class BlockKind(enum.Enum):

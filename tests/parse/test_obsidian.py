@@ -6,7 +6,17 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from narezka.parse.obsidian import callouts, display_text, inline_tags, note_meta, wikilinks
+from narezka.parse.markdown import parse_document
+from narezka.parse.obsidian import (
+    callout_spans,
+    callouts,
+    display_text,
+    inline_tags,
+    note_meta,
+    wikilinks,
+    with_callout_blocks,
+)
+from narezka.types import BlockKind, RawDocument
 
 NOTE = """# Возврат
 
@@ -65,3 +75,22 @@ def test_links_lie_inside_the_text_and_never_overlap(text: str) -> None:
         assert ends[-1] <= link.start < link.end <= len(text)
         assert text[link.start : link.end].lstrip("!").startswith("[[")
         ends.append(link.end)
+
+
+def test_a_callout_spans_its_marker_line_and_the_quote_lines_after_it() -> None:
+    text = "Текст.\n\n> [!tip]+ Совет\n> один\n>\n> два\n\n> обычная цитата\n"
+    assert callout_spans(text) == [(8, 38, "tip")]
+    assert text[8:38] == "> [!tip]+ Совет\n> один\n>\n> два"
+
+
+def test_a_callout_becomes_one_block_unless_it_holds_an_atom() -> None:
+    text = "# H\n\n> [!note] Заголовок\n> абзац один\n>\n> - пункт\n\nПосле.\n"
+    doc = with_callout_blocks(parse_document(RawDocument("n.md", text))[0])
+    quote = [b for b in doc.blocks if b.kind is BlockKind.QUOTE]
+    assert [(text[b.start : b.end]) for b in quote] == [
+        "> [!note] Заголовок\n> абзац один\n>\n> - пункт"
+    ]
+    assert [b.kind for b in doc.blocks] == [BlockKind.HEADING, BlockKind.QUOTE, BlockKind.PARAGRAPH]
+    fenced = "> [!example] Код\n> ```\n> x = 1\n> ```\n"
+    kept = parse_document(RawDocument("n.md", fenced))[0]
+    assert with_callout_blocks(kept).blocks == kept.blocks

@@ -12,7 +12,8 @@ from narezka.convert.limits import check_size
 from narezka.discover.converted import converted_document
 from narezka.discover.decode import decode_bytes, junk_kind
 from narezka.discover.kinds import TEXT_CONVERTED_SUFFIXES, special_kind, unread_type
-from narezka.discover.vault import vault_excludes
+from narezka.discover.notes import with_embeds
+from narezka.discover.vault import is_vault, vault_excludes
 from narezka.errors import BinaryFileError, RefusedFileError, SourceError
 from narezka.formats import CONVERTED_SUFFIXES, MARKDOWN_GLOBS
 from narezka.globs import glob_matches
@@ -411,7 +412,9 @@ def read_document(
     """Read and decode one file; ``source`` is its POSIX path relative to ``root``.
 
     Raises ``SourceError`` (or its ``BinaryFileError``/``DecodeError``/``ConvertError``)
-    naming the file. A PDF, Word, HTML, slide or sheet file is converted to Markdown, through
+    naming the file. A note of an Obsidian vault (``root`` holds ``.obsidian/``) gets its
+    ``![[embeds]]`` of notes resolved into its text. A PDF, Word, HTML, slide or sheet file is
+    converted to Markdown, through
     the ``convert_cache`` sqlite file when given, its secrets redacted unless ``redact`` is
     false (``--no-redact``: read it as the index it is read for was built).
     """
@@ -431,6 +434,9 @@ def read_document(
         return converted_document(raw, file, source, mtime, convert_cache, redact=redact)
     text, encoding, warnings = decode_bytes(raw, str(file))
     doc = RawDocument(source=source, text=text, encoding=encoding, mtime=mtime, size=len(raw))
+    if suffix == ".md" and is_vault(root):
+        doc, embedded = with_embeds(root, doc)
+        warnings += embedded
     return doc, warnings
 
 

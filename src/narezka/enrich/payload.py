@@ -104,6 +104,12 @@ class Payload:
     comments: tuple[Mapping[str, str], ...] = ()
     """For a converted file, the reviewers' comments anchored in the chunk's text (Word
     comments, cell comments): ``author``, ``text`` and ``on`` each (stored when any)."""
+    embedded_from: tuple[str, ...] = ()
+    """For an Obsidian note: the notes whose text its ``![[embeds]]`` brought into this chunk
+    (``Note.md``, ``Note.md#Heading``, ``Note.md#^id``; stored only when there are some)."""
+    callouts: tuple[str, ...] = ()
+    """For an Obsidian note: the kinds of the callouts (``note``, ``warning``…) the chunk
+    holds (stored only when there are some)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form (flat, JSON-ready; ``section`` and ``text_preview`` for people)."""
@@ -143,6 +149,10 @@ class Payload:
             }
         if self.llm_context:
             data["llm_context"] = self.llm_context
+        if self.embedded_from:
+            data["embedded_from"] = list(self.embedded_from)
+        if self.callouts:
+            data["callouts"] = list(self.callouts)
         data.update(self.origin)
         if self.comments:
             data["comments"] = [dict(c) for c in self.comments]
@@ -188,6 +198,8 @@ class Payload:
             llm_context=str(data.get("llm_context") or ""),
             origin=_origin(data),
             comments=_comments(data),
+            embedded_from=_strings(data.get("embedded_from")),
+            callouts=_strings(data.get("callouts")),
         )
 
 
@@ -227,6 +239,8 @@ def chunk_payload(chunk: Chunk, rules: Rules, *, embed_tokens: int | None = None
         llm_context=str(meta.get("llm_context") or ""),
         origin=_origin(meta),
         comments=_comments(meta),
+        embedded_from=_strings(meta.get("embedded_from")),
+        callouts=_strings(meta.get("callouts")),
     ).to_dict()
 
 
@@ -247,6 +261,10 @@ def _comments(data: Mapping[str, Any]) -> tuple[Mapping[str, str], ...]:
         for c in found
         if isinstance(c, Mapping) and c.get("text")
     )
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list | tuple) else ()
 
 
 def _parent_span(parent: Any) -> ParentSpan | None:

@@ -20,6 +20,7 @@ from narezka.diskspace import ensure_free, write_needs
 from narezka.embed.cache import prefetching
 from narezka.errors import ConfigError, DiskFullError, NarezkaError, RefusedFileError, SourceError
 from narezka.index.syncing import IndexReport, Progress, Syncer, relative
+from narezka.parse.embeds import embed_name
 from narezka.runs.chunking import FileOutcome, chunk_pool
 from narezka.store import Manifest
 from narezka.store.errors import IndexDamagedError, StoreUnavailableError
@@ -54,6 +55,7 @@ def sync_files(
     syncer.on_rate = progress.on_rate
     errors: list[SourceError] = []
     survey = _survey(syncer, root, globs, exclude, progress, paths, errors, follow_symlinks)
+    _add_embedding(syncer, root, survey)
     if survey.work is not None:
         changes: Iterable[_Changed] = survey.work
     else:  # too many to hold: found again by a second walk (see HELD_CHANGES)
@@ -178,6 +180,32 @@ def _survey(
     else:  # the paths asked for that the walk did not meet, of those indexed
         gone = {p for p in paths or () if p not in seen and syncer.known.get(p) is not None}
     return _Survey(paths is None, walked, gone, work, changed, changed_bytes)
+
+
+def _add_embedding(syncer: Syncer, root: Path, survey: _Survey) -> None:
+    """Add to the work the Obsidian notes whose ``![[embeds]]`` name a note that changed,
+    appeared or went: their text holds that note's, so their own stat says nothing of it.
+    (Past ``HELD_CHANGES`` changed files the survey holds no list of them, so none is added:
+    a sync that big re-reads most of the vault anyway.)"""
+    if survey.work is None:
+        return
+    names = {
+        embed_name(source)
+        for source in itertools.chain((c.source for c in survey.work), survey.unseen)
+        if source.lower().endswith(".md")
+    }
+    queued = {c.source for c in survey.work}
+    embedding = syncer.manifest.embedding(names) - queued - survey.unseen if names else set()
+    for source in sorted(embedding):
+        try:
+            stat = (root / source).stat()
+        except OSError:
+            continue  # gone since the walk: the next sync sees it
+        survey.work.append(_Changed(source, stat.st_size, stat.st_mtime))
+        survey.changed += 1
+        survey.changed_bytes += stored_size(source, stat.st_size)
+        if survey.whole:
+            syncer.report.files_unchanged -= 1  # the survey met it and counted it unchanged
 
 
 def _tell_unchanged(

@@ -43,10 +43,9 @@ from narezka.runs.chunking import (
     FileOutcome,
     chunk_file,
     chunk_raw,
-    with_file_meta,
 )
 from narezka.runs.config import ChunkConfig
-from narezka.runs.file_chunks import FileChunks, with_provenance
+from narezka.runs.file_chunks import FileChunks, is_note, with_document_meta
 from narezka.split import SplitParams, Strategy
 from narezka.store import (
     ChunkEntry,
@@ -131,6 +130,7 @@ class Syncer:
         self.convert_cache = convert_cache
         self._incomplete = False
         self._lacks = ""
+        self._embeds: tuple[str, ...] = ()
         if context is not None:
             self.fingerprint += "+" + context.fingerprint
         self.bm25 = bm25_encoder(bm25)
@@ -212,6 +212,7 @@ class Syncer:
         report.warnings.extend(note_in_corpus(w, file, source) for w in outcome.read_warnings)
         report.seconds["chunk"] += outcome.seconds
         self._lacks = outcome.lacks
+        self._embeds = outcome.embeds
         if outcome.error is not None:
             raise outcome.error
         cut = self._embedded(root, file, source, outcome)
@@ -280,9 +281,9 @@ class Syncer:
         # A re-cut after a refusal is rare: done here, from the file as it is now.
         started = time.perf_counter()
         raw, _ = read_document(root, file, redact=params.redact)
-        result = chunk_raw(raw, self.strategy, params, self.counter)
-        chunks = with_file_meta(result.chunks, raw.mtime, digest, resplit=True)
-        chunks = with_provenance(chunks, raw.provenance, raw.comments)
+        note = is_note(root, file)
+        result = chunk_raw(raw, self.strategy, params, self.counter, note=note)
+        chunks = with_document_meta(result.chunks, raw, digest, note=note, resplit=True)
         self.report.seconds["chunk"] += time.perf_counter() - started
         return raw.text, result, chunks
 
@@ -334,6 +335,7 @@ class Syncer:
                 self.fingerprint + self._lacks + (INCOMPLETE if self._incomplete else ""),
                 self.embedder.name,
                 tuple(entries),
+                self._embeds,
             )
         )
 

@@ -9,10 +9,13 @@ case-insensitively, so they are kept lowercased.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from narezka.types import Block, BlockKind, Document
 
 _LINK = re.compile(
     r"(?P<embed>!?)\[\[(?P<target>[^\[\]\n|#^]*)(?:#(?P<heading>[^\[\]\n|]*))?"
@@ -82,6 +85,43 @@ def callouts(text: str) -> Iterator[tuple[str, str, int]]:
     """``(kind, title, offset)`` of each callout (``> [!note] Title``) outside code."""
     for m in _CALLOUT.finditer(_blank_code(text)):
         yield m["kind"].lower(), m["title"].strip(), m.start()
+
+
+def callout_spans(text: str, start: int = 0) -> list[tuple[int, int, str]]:
+    """``(start, end, kind)`` of each callout of ``text[start:]`` outside code: its
+    ``> [!kind]`` line and the ``>`` lines that follow it, to the last one's end."""
+    spans: list[tuple[int, int, str]] = []
+    for kind, _, at in callouts(text):
+        if at < start or (spans and at < spans[-1][1]):
+            continue
+        end = text.find("\n", at)
+        while end != -1 and text.startswith(">", end + 1):
+            end = text.find("\n", end + 1)
+        spans.append((at, len(text) if end == -1 else end, kind))
+    return spans
+
+
+def with_callout_blocks(doc: Document) -> Document:
+    """``doc`` with each callout one block: the splitter cuts between blocks first, so a
+    callout that fits the budget is never cut (its paragraphs and items were blocks of their
+    own). One holding a code block or a table keeps its blocks: those stay atoms."""
+    spans = callout_spans(doc.text, doc.body_start)
+    if not spans:
+        return doc
+    blocks: list[Block] = []
+    k = 0
+    for start, end, _ in spans:
+        inside = [b for b in doc.blocks[k:] if start <= b.start < end]
+        while k < len(doc.blocks) and doc.blocks[k].start < start:
+            blocks.append(doc.blocks[k])
+            k += 1
+        k += len(inside)
+        if not inside or any(b.is_atom or b.kind is BlockKind.HEADING for b in inside):
+            blocks += inside
+            continue
+        blocks.append(Block(BlockKind.QUOTE, start, max(end, inside[-1].end)))
+    blocks += doc.blocks[k:]
+    return dataclasses.replace(doc, blocks=tuple(blocks))
 
 
 def normalize_tag(tag: str) -> str:

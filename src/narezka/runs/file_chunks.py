@@ -25,7 +25,7 @@ from narezka.enrich.hashes import doc_hash
 from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceError
 from narezka.formats import place
 from narezka.parse.markdown import parse_document, plain_document
-from narezka.parse.obsidian import note_meta
+from narezka.parse.obsidian import callout_spans, note_meta, with_callout_blocks
 from narezka.parse.redaction import count_kinds, find_secrets
 from narezka.parse.sanitize import removed_characters
 from narezka.runs.workers import (
@@ -84,14 +84,22 @@ class FileChunks:
 
 
 def chunk_raw(
-    raw: RawDocument, strategy: Strategy, params: SplitParams, counter: TokenCounter
+    raw: RawDocument,
+    strategy: Strategy,
+    params: SplitParams,
+    counter: TokenCounter,
+    *,
+    note: bool = False,
 ) -> FileChunks:
-    """Chunks of one decoded document; ``auto`` first picks the strategy for this file."""
+    """Chunks of one decoded document; ``auto`` first picks the strategy for this file.
+    A ``note`` of an Obsidian vault has its callouts kept whole where they fit."""
     chosen = strategy.choose(raw) if _chooses(strategy) else strategy
     # Once per document, over its whole text: every range the strategy tries reuses it.
     secrets = find_secrets(raw.text) if params.redact else ()
     if chosen.markdown:
         doc, warnings = parse_document(raw, secrets)
+        if note:
+            doc = with_callout_blocks(doc)
     else:
         doc, warnings = plain_document(raw, secrets), []
     with warnings_module.catch_warnings(record=True) as caught:
@@ -153,6 +161,8 @@ class FileOutcome:
     """With :attr:`ChunkTask.jsonl`: ``(chars, tokens)`` of each chunk in ``lines``."""
     lacks: str = ""
     """The mark of a capability the file's conversion lacked (``RawDocument.lacks``)."""
+    embeds: tuple[str, ...] = ()
+    """The note names an Obsidian note's embeds asked for (``RawDocument.embeds``)."""
 
     @property
     def problem(self) -> str | None:
@@ -171,11 +181,56 @@ def with_file_meta(
     return [_with_meta(c, {**c.meta, **extra}) for c in chunks]
 
 
-def with_note_meta(chunks: list[Chunk], text: str) -> list[Chunk]:
+def with_note_meta(
+    chunks: list[Chunk], text: str, provenance: tuple[ProvenanceSpan, ...] = ()
+) -> list[Chunk]:
     """Chunks of an Obsidian note with its tags (front matter and inline ``#tags``), aliases
-    and wikilink targets: the note's, on each of its chunks, so a tag filter finds them all."""
-    extra = note_meta(chunks[0].meta, text)
-    return [_with_meta(c, {**c.meta, **extra}) for c in chunks]
+    and wikilink targets: the note's, on each of its chunks, so a tag filter finds them all.
+    A chunk holding a callout names its kinds (``callouts``), and one holding text an embed
+    brought in names the notes it came from (``embedded_from``, from ``provenance``)."""
+    # The note's own tags and links, not those of the notes it embeds (as Obsidian counts them).
+    own_text = text
+    for p in provenance:
+        if p.where.note:
+            own_text = own_text[: p.start] + " " * (p.end - p.start) + own_text[p.end :]
+    extra = note_meta(chunks[0].meta, own_text)
+    embedded = [
+        p.where.note.split("#")[0].rsplit("/", 1)[-1][:-3] for p in provenance if p.where.note
+    ]
+    if embedded:
+        extra["links"] = list(dict.fromkeys([*extra.get("links", []), *embedded]))
+    spans = callout_spans(text)
+    out = []
+    for c in chunks:
+        own: dict[str, Any] = {}
+        kinds = [kind for start, _, kind in spans if c.start <= start < c.end]
+        if kinds:
+            own["callouts"] = list(dict.fromkeys(kinds))
+        notes = [p.where.note for p in provenance if p.start < c.end and c.start < p.end]
+        if notes:
+            own["embedded_from"] = list(dict.fromkeys(n for n in notes if n))
+        out.append(_with_meta(c, {**c.meta, **extra, **own}))
+    return out
+
+
+def is_note(root: Path, file: Path) -> bool:
+    """Whether ``file`` is a note of an Obsidian vault (``root`` holds ``.obsidian/``)."""
+    return file.suffix == ".md" and is_vault(root)
+
+
+def with_document_meta(
+    chunks: list[Chunk], raw: RawDocument, digest: str, *, note: bool, resplit: bool = False
+) -> list[Chunk]:
+    """Chunks with what their document adds: :func:`with_file_meta`, the place of a converted
+    file's chunk (:func:`with_provenance`) and a note's tags and embeds (:func:`with_note_meta`)."""
+    chunks = with_file_meta(chunks, raw.mtime, digest, resplit=resplit)
+    chunks = with_provenance(chunks, raw.provenance, raw.comments)
+    return with_note_meta(chunks, raw.text, raw.provenance) if chunks and note else chunks
+
+
+def _note_name(origin: str) -> str:
+    """``Folder/Note.md#Heading`` → ``Note``: how a link names the note."""
+    return origin.split("#", 1)[0].rsplit("/", 1)[-1].removesuffix(".md")
 
 
 def with_provenance(
@@ -262,11 +317,13 @@ def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> Fi
             source, error=SourceError(source, f"cannot read: {exc}"), read_failed=True
         )
     digest = doc_hash(raw.text)
-    base = FileOutcome(raw.source, warnings, len(raw.text), raw.mtime, digest, lacks=raw.lacks)
+    base = FileOutcome(raw.source, warnings, len(raw.text), raw.mtime, digest, lacks=raw.lacks,
+                       embeds=raw.embeds)  # fmt: skip
     if not raw.text.strip():
         return dataclasses.replace(base, seconds=time.perf_counter() - started)
+    note = is_note(task.root, task.file)
     try:
-        result = chunk_raw(raw, strategy, task.params, counter)
+        result = chunk_raw(raw, strategy, task.params, counter, note=note)
     except SourceError as exc:
         return dataclasses.replace(base, error=exc)
     except NarezkaError as exc:
@@ -274,11 +331,7 @@ def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> Fi
     except Exception as exc:  # a strategy's bug must not stop the other files
         failed = f"chunking failed: {type(exc).__name__}: {exc}"
         return dataclasses.replace(base, error=SourceError(raw.source, failed))
-    chunks = with_provenance(
-        with_file_meta(result.chunks, raw.mtime, digest), raw.provenance, raw.comments
-    )
-    if chunks and is_vault(task.root) and source.endswith(".md"):
-        chunks = with_note_meta(chunks, raw.text)
+    chunks = with_document_meta(result.chunks, raw, digest, note=note)
     # The caught warning objects stay behind: their text is in ``warnings``, and warning
     # classes with their own constructors do not survive pickling.
     if not task.jsonl:

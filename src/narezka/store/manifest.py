@@ -35,7 +35,7 @@ long as the store's own log is at least as durable.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +61,10 @@ CREATE INDEX IF NOT EXISTS chunks_by_point ON chunks (point_id);
 CREATE TABLE IF NOT EXISTS pending (
     path TEXT NOT NULL, point_id TEXT NOT NULL, PRIMARY KEY (path, point_id)
 );
+CREATE TABLE IF NOT EXISTS embeds (
+    path TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (path, name)
+);
+CREATE INDEX IF NOT EXISTS embeds_by_name ON embeds (name);
 """
 VERSION = "1"
 MANIFEST_NAME = "manifest.sqlite"
@@ -89,6 +93,9 @@ class FileEntry:
     fingerprint: str
     embedder: str
     chunks: tuple[ChunkEntry, ...] = ()
+    embeds: tuple[str, ...] = ()
+    """The note names an Obsidian note's ``![[embeds]]`` asked for (``RawDocument.embeds``):
+    a note of one of these names that changes has this file synced again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,6 +294,17 @@ class Manifest:
 
     # ---- writing --------------------------------------------------------------------------
 
+    def embedding(self, names: Iterable[str]) -> set[str]:
+        """The files whose embeds asked for any of these note ``names`` (lowercased)."""
+        wanted = sorted(set(names))
+        found: set[str] = set()
+        for at in range(0, len(wanted), 500):  # sqlite's limit on bound parameters
+            part = wanted[at : at + 500]
+            marks = ", ".join("?" * len(part))
+            query = f"SELECT DISTINCT path FROM embeds WHERE name IN ({marks})"
+            found.update(row[0] for row in self._db.execute(query, part))
+        return found
+
     def begin(self, path: str, ids: Sequence[str]) -> None:
         """Record ``ids`` (normally ``plan.touched``) as pending for ``path``: step 1."""
         with self._transaction() as db:
@@ -307,6 +325,7 @@ class Manifest:
             db.execute("DELETE FROM files WHERE path = ?", (path,))
             db.execute("DELETE FROM chunks WHERE path = ?", (path,))
             db.execute("DELETE FROM pending WHERE path = ?", (path,))
+            db.execute("DELETE FROM embeds WHERE path = ?", (path,))
 
     @staticmethod
     def _write(db: sqlite3.Connection, entry: FileEntry) -> None:
@@ -319,6 +338,10 @@ class Manifest:
         db.executemany(
             "INSERT INTO chunks VALUES (?, ?, ?, ?)",
             [(entry.path, c.index, c.point_id, c.content_hash) for c in entry.chunks],
+        )
+        db.execute("DELETE FROM embeds WHERE path = ?", (entry.path,))
+        db.executemany(
+            "INSERT OR IGNORE INTO embeds VALUES (?, ?)", [(entry.path, n) for n in entry.embeds]
         )
 
     def recover(self, store: VectorStore) -> list[str]:
