@@ -33,3 +33,22 @@ def lazy_exports(
         return sorted({*namespace, *homes})
 
     return __getattr__, __dir__
+
+
+def lazy_face(
+    namespace: MutableMapping[str, Any], **submodules: str
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for a package face whose heavier names load on first
+    use: each keyword names a submodule of the package and, space-separated, the names it
+    defines (``lazy_face(globals(), html="html_report", report="refusal_table")``).
+
+    Importing the face must not import what those names need (an extra, a store, an LLM
+    client); the package keeps a ``TYPE_CHECKING`` import of them for the type checker.
+    """
+    package = namespace["__name__"]
+    homes = {
+        name: f"{package}.{submodule}"
+        for submodule, names in submodules.items()
+        for name in names.split()
+    }
+    return lazy_exports(namespace, homes)
