@@ -116,6 +116,16 @@ class Strategy(Protocol):
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]: ...
 
 
+class MarkdownStrategy:
+    """What the strategies that read Markdown share: the document's block map, the Markdown
+    globs and no breadcrumbs unless a subclass turns them on. A subclass sets ``name``."""
+
+    name: ClassVar[str]
+    breadcrumbs: ClassVar[bool] = False
+    markdown: ClassVar[bool] = True
+    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
+
+
 @runtime_checkable
 class Chooser(Protocol):
     """A strategy that picks another strategy per file (``auto``)."""
