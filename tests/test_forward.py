@@ -31,7 +31,7 @@ def test_a_forwarded_attribute_cannot_be_set_on_the_wrapper() -> None:
         def __init__(self) -> None:
             self.inner = _Inner(1)
 
-    with pytest.raises(AttributeError, match="inner.size"):
+    with pytest.raises(AttributeError, match=r"inner\.size"):
         Plain().size = 2
 
 
