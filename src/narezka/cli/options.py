@@ -23,7 +23,7 @@ import click
 from narezka import defaults
 from narezka._forward import Forward
 from narezka.cli.common import settings_for, split_options
-from narezka.defaults import EMBEDDER, PREVIEW_UNIT
+from narezka.defaults import EMBEDDER, PREVIEW_UNIT, TOKENIZER
 from narezka.errors import NarezkaError
 from narezka.runs import ChunkConfig
 from narezka.split import NEEDS_EMBEDDER, EmbedFunction, SplitParams, strategy_names
@@ -72,6 +72,10 @@ def splitting_options(command: F) -> F:
         "if narezka calibrate measured it).",
     )(command)
     return split_options()(command)
+
+
+DISPLAY_TOKENIZER = TOKENIZER
+"""In chars mode people still read sizes in tokens: counted with this for display only."""
 
 
 @dataclass(frozen=True, slots=True)
