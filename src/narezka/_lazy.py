@@ -15,14 +15,16 @@ def lazy_exports(
     namespace: MutableMapping[str, Any], homes: Mapping[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for a package whose ``namespace`` (its ``globals()``)
-    lacks the names of ``homes`` (name -> the module that defines it) until asked.
+    lacks the names of ``homes`` (a module -> the names it defines, space-separated) until
+    asked.
 
     An unknown name raises ``AttributeError``, so ``from package import submodule`` still
     imports the submodule.
     """
+    where = {name: module for module, names in homes.items() for name in names.split()}
 
     def __getattr__(name: str) -> Any:
-        home = homes.get(name)
+        home = where.get(name)
         if home is None:
             raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
         value = getattr(import_module(home), name)
@@ -30,7 +32,7 @@ def lazy_exports(
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*namespace, *homes})
+        return sorted({*namespace, *where})
 
     return __getattr__, __dir__
 
@@ -46,9 +48,4 @@ def lazy_face(
     client); the package keeps a ``TYPE_CHECKING`` import of them for the type checker.
     """
     package = namespace["__name__"]
-    homes = {
-        name: f"{package}.{submodule}"
-        for submodule, names in submodules.items()
-        for name in names.split()
-    }
-    return lazy_exports(namespace, homes)
+    return lazy_exports(namespace, {f"{package}.{sub}": names for sub, names in submodules.items()})
