@@ -28,11 +28,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from narezka import chunk_text  # noqa: E402
+from narezka import chunk_text, environment  # noqa: E402
 from narezka.embed import CachedEmbedder, Embedder, EmbeddingCache, signal_embedder  # noqa: E402
 from narezka.embed.minilm import MiniLMEmbedder  # noqa: E402
 from narezka.evaluate import parse_strategy  # noqa: E402
-from narezka.evaluate.chroma import ChromaBenchmark, load_chroma  # noqa: E402
+from narezka.evaluate.chroma import ChromaBenchmark, default_root, load_chroma  # noqa: E402
 from narezka.evaluate.spans import Span, span_metrics  # noqa: E402
 from narezka.search.fusion import hybrid_query  # noqa: E402
 from narezka.store import StoredPoint, open_store  # noqa: E402
@@ -253,7 +253,7 @@ def main() -> int:
         help="dense cosine as in the paper, or narezka's hybrid (dense + BM25, RRF)",
     )
     args = ap.parse_args()
-    bench = load_chroma()
+    bench = load_chroma(default_root(environment.current()))
     raw_model = MiniLMEmbedder()
     model = CachedEmbedder(raw_model, EmbeddingCache(args.cache))
     SIGNAL_MODEL.append(model)

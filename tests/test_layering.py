@@ -107,6 +107,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     (
         "types",
         "_lazy",
+        "_forward",
         "_native",
         "_core",
         "errors",

@@ -77,6 +77,83 @@ def test_the_scan_finds_each_kind_of_read(tmp_path: Path) -> None:
     ]
 
 
+STAGES = (
+    *("tokens", "parse", "convert", "discover", "split", "embed", "enrich"),
+    *("config", "sources", "store", "search", "evaluate", "runs"),
+)
+"""The packages below the settings and the index (``tests/test_layering.py``'s floors): they
+get what the environment says handed down from the top, in an ``Environment``."""
+
+STILL_READING = {
+    "narezka/convert/ocr.py": "engine(): callers include convert/pdf and the converter child",
+    "narezka/convert/limits.py": "for_size, max_file_bytes: convert/sheets and every "
+    "read_document caller (runs, index syncing) would hand it down",
+    "narezka/embed/cache.py": "default_cache_path(): sources/base.py calls it with none",
+    "narezka/embed/dispatch.py": "from_env(): served embedders come from get_embedder(spec), "
+    "which index syncing calls with no Environment",
+    "narezka/embed/ollama.py": "OLLAMA_HOST: the same get_embedder chain",
+    "narezka/embed/openai.py": "OPENAI_API_KEY: the same get_embedder chain",
+    "narezka/enrich/llm_client.py": "OLLAMA_HOST, OPENAI_API_KEY: built from a spec by the "
+    "runs pipeline",
+    "narezka/store/server.py": "QDRANT_API_KEY: every ServerStore opener passes no key",
+    "narezka/runs/workers.py": "NAREZKA_JOBS: the runs pipeline",
+}
+"""Stage modules that still fall back on ``environment.current()`` when their caller hands
+them no ``Environment``, and why; the list only shrinks."""
+
+
+def _current_reads(tree: ast.AST) -> list[int]:
+    """Lines that call ``environment.current()`` (or a ``current`` imported from it)."""
+    imported = any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "narezka.environment"
+        and any(alias.name == "current" for alias in node.names)
+        for node in ast.walk(tree)
+    )
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "current":
+            if isinstance(func.value, ast.Name) and func.value.id == "environment":
+                lines.append(node.lineno)
+        elif isinstance(func, ast.Name) and func.id == "current" and imported:
+            lines.append(node.lineno)
+    return lines
+
+
+def _stage_readers(root: Path) -> dict[str, list[int]]:
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        unit = rel.split("/")[1].removesuffix(".py")
+        if unit in STAGES and (lines := _current_reads(ast.parse(path.read_text("utf-8")))):
+            out[rel] = lines
+    return out
+
+
+def test_no_stage_reads_the_environment_beyond_the_few_still_listed() -> None:
+    readers = _stage_readers(SRC)
+    new = {rel: lines for rel, lines in readers.items() if rel not in STILL_READING}
+    assert new == {}, "hand these stages an Environment from the top instead"
+    assert set(STILL_READING) - set(readers) == set(), "no longer reads it: strike it off"
+
+
+def test_the_stage_scan_finds_both_spellings_of_a_read(tmp_path: Path) -> None:
+    pkg = tmp_path / "narezka"
+    (pkg / "embed").mkdir(parents=True)
+    (pkg / "cli").mkdir()
+    (pkg / "embed" / "a.py").write_text(
+        "from narezka import environment\nx = environment.current().ocr\n", encoding="utf-8"
+    )
+    (pkg / "embed" / "b.py").write_text(
+        "from narezka.environment import current\n\ny = current()\n", encoding="utf-8"
+    )
+    (pkg / "cli" / "c.py").write_text("x = environment.current()\n", encoding="utf-8")
+    assert _stage_readers(pkg) == {"narezka/embed/a.py": [2], "narezka/embed/b.py": [3]}
+
+
 def test_the_environment_is_parsed_and_checked_in_one_place() -> None:
     env = Environment.read(
         {

@@ -33,25 +33,13 @@ if TYPE_CHECKING:
 # ``--jobs`` worker imports the chunking stage only) does not pay for the index, the store
 # and the embedders behind ``Index`` (some 0.4 s of CPU).
 _HOMES = {
-    "ConfigError": "narezka.errors",
-    "NarezkaError": "narezka.errors",
-    "SourceError": "narezka.errors",
-    "Index": "narezka.index",
-    "IndexStats": "narezka.index",
-    "SourceInfo": "narezka.index",
-    "SyncReport": "narezka.index",
-    "ChunkReport": "narezka.runs",
-    "chunk_documents": "narezka.runs",
-    "chunk_path": "narezka.runs",
-    "chunk_text": "narezka.runs",
-    "Filter": "narezka.search",
-    "Hit": "narezka.search",
-    "Query": "narezka.search",
-    "Settings": "narezka.settings",
-    "SplitParams": "narezka.split",
-    "strategy_names": "narezka.split",
-    "Chunk": "narezka.types",
-    "Document": "narezka.types",
+    "narezka.errors": "ConfigError NarezkaError SourceError",
+    "narezka.index": "Index IndexStats SourceInfo SyncReport",
+    "narezka.runs": "ChunkReport chunk_documents chunk_path chunk_text",
+    "narezka.search": "Filter Hit Query",
+    "narezka.settings": "Settings",
+    "narezka.split": "SplitParams strategy_names",
+    "narezka.types": "Chunk Document",
 }
 
 

@@ -43,7 +43,7 @@ import copy
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,15 @@ _PARSED: dict[Path, tuple[str, dict[str, Any]]] = {}
 """The last text of each file parsed, with its tables: a run's settings, rules and
 ``[qdrant]`` (and a watcher's every sync) parse a file once, and again when its text changed
 (the text, not its mtime, tells: two saves within one clock tick differ too)."""
+
+
+def check_known(table: Mapping[str, Any], kind: type[Any], where: str, what: str) -> None:
+    """Refuse the keys of ``table`` that name no field of the dataclass ``kind`` (a typo
+    must not pass as a default): a ``ConfigError`` naming ``where`` and each unknown
+    ``what``."""
+    unknown = sorted(set(table) - {f.name for f in fields(kind)})
+    if unknown:
+        raise ConfigError(f"{where}: unknown {what} {', '.join(unknown)}")
 
 
 def _parsed(path: Path) -> dict[str, Any]:

@@ -69,43 +69,24 @@ from narezka._lazy import lazy_exports
 # this module hands each on by name, loading its module only when asked (by name, not by an
 # import: those modules import this one).
 _HOMES = {
-    **dict.fromkeys(
-        (
-            "BackendUnavailableError",
-            "ContextLengthError",
-            "EmbedError",
-            "InputTooLongError",
-            "MissingModelPackageError",
-            "ModelNotFoundError",
-        ),
-        "narezka.embed.errors",
+    "narezka.embed.errors": (
+        "BackendUnavailableError ContextLengthError EmbedError InputTooLongError "
+        "MissingModelPackageError ModelNotFoundError"
     ),
-    **dict.fromkeys(
-        ("ContextLLMError", "LLMModelNotFoundError", "LLMReplyError", "LLMUnavailableError"),
-        "narezka.enrich.llm_client",
+    "narezka.enrich.llm_client": (
+        "ContextLLMError LLMModelNotFoundError LLMReplyError LLMUnavailableError"
     ),
-    "BatchTooLarge": "narezka.embed.dispatch",
-    "PartlyRejected": "narezka.embed.dispatch",
-    "LengthRejected": "narezka.embed.remote",
-    "TransientError": "narezka.embed.remote",
-    "CompactionError": "narezka.index.compaction",
-    "IndexDamagedWarning": "narezka.index.integrity",
-    "NotFoundError": "narezka.serve.errors",
-    "RequestTimeoutError": "narezka.serve.errors",
-    "ServiceError": "narezka.serve.errors",
-    "AtomContextWarning": "narezka.split.atom_frame",
-    "MissingGrammarWarning": "narezka.split.code",
-    "CacheDamagedWarning": "narezka.sqlite_cache",
-    **dict.fromkeys(
-        (
-            "DimensionMismatchError",
-            "IndexDamagedError",
-            "IndexInUseError",
-            "StoreConfigError",
-            "StoreError",
-            "StoreUnavailableError",
-        ),
-        "narezka.store.errors",
+    "narezka.embed.dispatch": "BatchTooLarge PartlyRejected",
+    "narezka.embed.remote": "LengthRejected TransientError",
+    "narezka.index.compaction": "CompactionError",
+    "narezka.index.integrity": "IndexDamagedWarning",
+    "narezka.serve.errors": "NotFoundError RequestTimeoutError ServiceError",
+    "narezka.split.atom_frame": "AtomContextWarning",
+    "narezka.split.code": "MissingGrammarWarning",
+    "narezka.sqlite_cache": "CacheDamagedWarning",
+    "narezka.store.errors": (
+        "DimensionMismatchError IndexDamagedError IndexInUseError StoreConfigError StoreError "
+        "StoreUnavailableError"
     ),
 }
 __getattr__, __dir__ = lazy_exports(globals(), _HOMES)

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import narezka.defaults as defaults
 from narezka import environment
 from narezka.config import (
+    check_known,
     confirmed,
     corpus_root,
     read_toml,
@@ -374,10 +375,7 @@ def _from_env(variables: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _checked(values: Mapping[str, Any], where: str) -> dict[str, Any]:
-    names = {f.name for f in fields(Settings)}
-    unknown = sorted(set(values) - names)
-    if unknown:
-        raise ConfigError(f"{where}: unknown setting {', '.join(unknown)}")
+    check_known(values, Settings, where, "setting")
     out: dict[str, Any] = {}
     for name, value in values.items():
         try:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from narezka.environment import Environment
 from narezka.evaluate.chroma import ChromaBenchmark, default_root, load_chroma, token_ends
 from narezka.evaluate.spans import (
     Span,
@@ -230,9 +231,9 @@ def test_load_chroma_reports_bad_rows(tmp_path: Path) -> None:
     assert {p.row for p in bench.problems} == {2, 3, 4, 5}
 
 
-def test_default_root_honours_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("NAREZKA_SHARED", str(tmp_path))
-    assert default_root() == tmp_path / "data" / "chroma_eval"
+def test_default_root_is_under_the_shared_folder_the_environment_names(tmp_path: Path) -> None:
+    env = Environment.read({"NAREZKA_SHARED": str(tmp_path)})
+    assert default_root(env) == tmp_path / "data" / "chroma_eval"
 
 
 @pytest.fixture(scope="module")

@@ -8,24 +8,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from narezka._lazy import lazy_exports
+from narezka._lazy import lazy_face
 
 if TYPE_CHECKING:
     from narezka.api.evaluating import evaluate, paths_inside
     from narezka.api.indexing import IndexReport
     from narezka.api.maintenance import calibrate_corpus, sync, watch
 
-# The names below this face that the commands use, loaded on first use: importing the
-# face must not import what they need (an extra, a store, an LLM client).
-_LAZY = {
-    "evaluate": "narezka.api.evaluating",
-    "paths_inside": "narezka.api.evaluating",
-    "IndexReport": "narezka.api.indexing",
-    "calibrate_corpus": "narezka.api.maintenance",
-    "sync": "narezka.api.maintenance",
-    "watch": "narezka.api.maintenance",
-}
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+__getattr__, __dir__ = lazy_face(
+    globals(),
+    evaluating="evaluate paths_inside",
+    indexing="IndexReport",
+    maintenance="calibrate_corpus sync watch",
+)
 
 __all__ = [
     "IndexReport",

@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 from narezka import runs
-from narezka.cli.common import EXIT_NOTHING, jobs_option
-from narezka.cli.options import Splitting, splitting_options, strict_option
+from narezka.cli.common import EXIT_NOTHING, format_option, jobs_option
+from narezka.cli.options import DISPLAY_TOKENIZER, Splitting, splitting_options, strict_option
 from narezka.cli.terminal import echo, plain, shown
-from narezka.defaults import TOKENIZER
 from narezka.discover import describe_unread
 from narezka.errors import ConfigError
 from narezka.parse import redacted_text
@@ -33,20 +32,13 @@ if TYPE_CHECKING:
     from narezka.types import Chunk
 
 PREVIEW_CHARS = 200
-DISPLAY_TOKENIZER = TOKENIZER
-"""In chars mode people still read sizes in tokens: counted with this for display only."""
 
 
 @click.command("chunk")
 @click.argument("paths", nargs=-1, required=True)
 @splitting_options
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "jsonl", "json"]),
-    default="text",
-    show_default=True,
-    help="text: previews for people; jsonl/json: the contract fields.",
+@format_option(
+    "text", "jsonl", "json", help="text: previews for people; jsonl/json: the contract fields."
 )
 @click.option("--stats", is_flag=True, help="Print a summary (to stderr unless --format text).")
 @strict_option

@@ -197,6 +197,29 @@ def _options() -> list[Callable[[F], F]]:
     ]
 
 
+def file_option(*names: str, help: str, required: bool = False) -> Callable[[F], F]:
+    """An option naming one file (never a folder) as a ``Path``; None when not given."""
+    return click.option(
+        *names,
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        required=required,
+        help=help,
+    )
+
+
+def format_option(*formats: str, help: str | None = None) -> Callable[[F], F]:
+    """``--format`` (into ``fmt``): one of ``formats``, the first by default."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(formats)),
+        default=formats[0],
+        show_default=True,
+        help=help,
+    )
+
+
 def jobs_option(command: F) -> F:
     """``--jobs N``: worker processes that read and chunk files side by side."""
     return click.option(

@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 
 from narezka.api import evaluate, paths_inside
-from narezka.cli.common import fail, jobs_option, settings_for, split_options
+from narezka.cli.common import fail, file_option, jobs_option, settings_for, split_options
 from narezka.cli.search import parse_query, query_options
 from narezka.cli.terminal import echo, plain
 from narezka.embed import DEFAULT_EMBEDDER
@@ -38,10 +38,9 @@ EVAL_OPTIONS = tuple(o.name for o in shown_at("eval"))
 
 @click.command("eval")
 @click.argument("corpus", type=click.Path(path_type=Path, exists=True))
-@click.option(
+@file_option(
     "--golden",
     required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
     help="Golden set: JSONL lines {q, must_contain, category?, source?} or "
     "{q, references: [{doc, start, end, content?}]} (character offsets), or Chroma's "
     "questions CSV (question, references, corpus_id; corpus x is the file x.md).",
@@ -67,33 +66,25 @@ EVAL_OPTIONS = tuple(o.name for o in shown_at("eval"))
     default=None,
     help=f"Embedder spec  [default: narezka.toml's, else {DEFAULT_EMBEDDER}].",
 )
-@click.option(
+@file_option(
     "--cache",
     "cache_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="Embedding cache file shared by all strategies  [default: the user cache].",
 )
-@click.option(
+@file_option(
     "--report",
     "report_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="Write the results and miss analysis as Markdown (e.g. RESULTS.md).",
 )
-@click.option(
+@file_option(
     "--plot",
     "plot_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="Write hit@k (and IoU for span sets) against mean chunk tokens as a PNG; needs "
     "pip install 'narezka[plot]'.",
 )
-@click.option(
+@file_option(
     "--html",
     "html_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="Write the results, plots, sign tests and a per-question drill-down as one "
     "self-contained HTML page.",
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,14 @@ import click
 from rich.console import Console
 
 from narezka.api import sync, watch
-from narezka.cli.common import EXIT_NOTHING, fail, jobs_option, resolved_for, split_options
+from narezka.cli.common import (
+    EXIT_NOTHING,
+    F,
+    fail,
+    jobs_option,
+    resolved_for,
+    split_options,
+)
 from narezka.cli.options import (
     cluster_for,
     cluster_options,
@@ -42,6 +50,13 @@ prune_option = click.option(
 )
 
 
+def _qdrant_url_option(help: str, *, required: bool = False) -> Callable[[F], F]:
+    """``--qdrant-url``, also read from ``NAREZKA_QDRANT_URL``."""
+    return click.option(
+        "--qdrant-url", default=None, required=required, envvar="NAREZKA_QDRANT_URL", help=help
+    )
+
+
 @click.command("index")
 @click.argument("corpus")
 @click.option(
@@ -51,11 +66,8 @@ prune_option = click.option(
     default=None,
     help="Index directory  [default: CORPUS/.narezka]; a new or empty folder, never the corpus.",
 )
-@click.option(
-    "--qdrant-url",
-    default=None,
-    envvar="NAREZKA_QDRANT_URL",
-    help="A Qdrant server or cluster instead of the embedded engine (API key from QDRANT_API_KEY).",
+@_qdrant_url_option(
+    "A Qdrant server or cluster instead of the embedded engine (API key from QDRANT_API_KEY)."
 )
 @click.option(
     "--collection",
@@ -257,12 +269,7 @@ def watch_command(store: str, debounce_ms: int, follow_symlinks: bool | None) ->
 
 @click.command("push")
 @click.argument("store", default=".")
-@click.option(
-    "--qdrant-url",
-    required=True,
-    envvar="NAREZKA_QDRANT_URL",
-    help="The Qdrant server or cluster (API key from QDRANT_API_KEY).",
-)
+@_qdrant_url_option("The Qdrant server or cluster (API key from QDRANT_API_KEY).", required=True)
 @click.option(
     "--collection",
     default="narezka",

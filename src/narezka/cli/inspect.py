@@ -12,17 +12,14 @@ import click
 from rich.console import Console
 
 from narezka import runs
-from narezka.cli.options import Splitting, splitting_options
+from narezka.cli.common import file_option
+from narezka.cli.options import DISPLAY_TOKENIZER, Splitting, splitting_options
 from narezka.cli.progress import progress_bar
 from narezka.cli.terminal import echo
-from narezka.defaults import TOKENIZER
 from narezka.errors import ConfigError
 from narezka.evaluate import parse_strategy
 from narezka.inspector import InspectRun, index_convert_cache, inspector_page, read_sources
 from narezka.tokens import get_counter
-
-DISPLAY_TOKENIZER = TOKENIZER
-"""In chars mode people still read sizes in tokens: counted with this for display only."""
 
 
 @click.command("inspect")
@@ -36,12 +33,11 @@ DISPLAY_TOKENIZER = TOKENIZER
     help="A second strategy shown side by side over the same text, e.g. "
     "'overlap:size=400,overlap=40'; other options as for the first.",
 )
-@click.option(
+@file_option(
     "--out",
     "-o",
     "out",
     required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
     help="The HTML file to write (self-contained: it opens from disk, offline).",
 )
 @click.option(

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from narezka import defaults
+from narezka._forward import Forward
 from narezka.cli.common import settings_for, split_options
-from narezka.defaults import EMBEDDER, PREVIEW_UNIT
+from narezka.defaults import EMBEDDER, PREVIEW_UNIT, TOKENIZER
 from narezka.errors import NarezkaError
 from narezka.runs import ChunkConfig
 from narezka.split import NEEDS_EMBEDDER, EmbedFunction, SplitParams, strategy_names
@@ -73,6 +74,10 @@ def splitting_options(command: F) -> F:
     return split_options()(command)
 
 
+DISPLAY_TOKENIZER = TOKENIZER
+"""In chars mode people still read sizes in tokens: counted with this for display only."""
+
+
 @dataclass(frozen=True, slots=True)
 class Splitting:
     """Everything ``runs.chunk_documents`` needs besides the paths: the resolved
@@ -83,29 +88,12 @@ class Splitting:
     overrides: Mapping[str, Any] = field(default_factory=dict)
     """What a ``--compare`` spec changed, for the label."""
 
-    @property
-    def strategy(self) -> str:
-        return self.config.strategy
-
-    @property
-    def size(self) -> int:
-        return self.config.size
-
-    @property
-    def unit(self) -> str:
-        return self.config.unit
-
-    @property
-    def tokenizer(self) -> str:
-        return self.config.tokenizer
-
-    @property
-    def include(self) -> tuple[str, ...] | None:
-        return self.config.include
-
-    @property
-    def exclude(self) -> tuple[str, ...]:
-        return self.config.exclude
+    strategy = Forward[str]("config")
+    size = Forward[int]("config")
+    unit = Forward[str]("config")
+    tokenizer = Forward[str]("config")
+    include = Forward[tuple[str, ...] | None]("config")
+    exclude = Forward[tuple[str, ...]]("config")
 
     @property
     def label(self) -> str:

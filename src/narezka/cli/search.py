@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from narezka.cli.common import EXIT_NOTHING, fail
+from narezka.cli.common import EXIT_NOTHING, fail, format_option
 from narezka.cli.terminal import plain, shown
 from narezka.embed import get_embedder
 from narezka.errors import ConfigError, NarezkaError
@@ -108,13 +108,7 @@ def as_flags(message: str) -> str:
     show_default=True,
     help="With a server URL as --store: which index there (its --collection name).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json", "jsonl"]),
-    default="table",
-    show_default=True,
-)
+@format_option("table", "json", "jsonl")
 @click.option(
     "--embedder",
     default=None,

@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from narezka._lazy import lazy_exports
+from narezka._lazy import lazy_face
 from narezka.convert.markdown import Converted
 from narezka.errors import ConvertError
 from narezka.formats import CONVERTED_SUFFIXES, format_for
@@ -26,12 +26,7 @@ from narezka.types import ProvenanceSpan, SourceLocation
 if TYPE_CHECKING:
     from narezka.convert.cache import ConvertCache
 
-# The names below this face that the commands use, loaded on first use: importing the
-# face must not import what they need (an extra, a store, an LLM client).
-_LAZY = {
-    "ConvertCache": "narezka.convert.cache",
-}
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+__getattr__, __dir__ = lazy_face(globals(), cache="ConvertCache")
 
 __all__ = [
     "CONVERTER_VERSION",

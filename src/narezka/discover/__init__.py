@@ -4,20 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from narezka._lazy import lazy_exports
+from narezka._lazy import lazy_face
 from narezka.discover.decode import decode_bytes, normalize_newlines
 from narezka.discover.walk import iter_files, read_all, read_document
 
 if TYPE_CHECKING:
     from narezka.discover.kinds import describe_unread, special_kind
 
-# The names below this face that the commands use, loaded on first use: importing the
-# face must not import what they need (an extra, a store, an LLM client).
-_LAZY = {
-    "describe_unread": "narezka.discover.kinds",
-    "special_kind": "narezka.discover.kinds",
-}
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+__getattr__, __dir__ = lazy_face(globals(), kinds="describe_unread special_kind")
 
 __all__ = [
     "decode_bytes",

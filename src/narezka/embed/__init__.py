@@ -45,29 +45,16 @@ if TYPE_CHECKING:
 # --jobs``, its fork server and workers) should not pay for it (some 0.12 s of CPU, and
 # BLAS threads).
 _HOMES = {
-    **dict.fromkeys(("Embedder", "HashEmbedder", "Matrix", "l2_normalize"), "narezka.embed.base"),
-    **dict.fromkeys(
-        ("CachedEmbedder", "CacheStats", "EmbeddingCache", "default_cache_path"),
-        "narezka.embed.cache",
+    "narezka.embed.base": "Embedder HashEmbedder Matrix l2_normalize",
+    "narezka.embed.cache": "CachedEmbedder CacheStats EmbeddingCache default_cache_path",
+    "narezka.embed.calibrate": "Calibration calibrate",
+    "narezka.embed.errors": (
+        "BackendUnavailableError ContextLengthError EmbedError InputTooLongError ModelNotFoundError"
     ),
-    **dict.fromkeys(("Calibration", "calibrate"), "narezka.embed.calibrate"),
-    **dict.fromkeys(
-        (
-            *("BackendUnavailableError", "ContextLengthError", "EmbedError"),
-            *("InputTooLongError", "ModelNotFoundError"),
-        ),
-        "narezka.embed.errors",
+    "narezka.embed.registry": (
+        "DEFAULT_EMBEDDER EmbedderSpec cached_signal_embedder embedder_specs get_embedder"
     ),
-    **dict.fromkeys(
-        (
-            *("DEFAULT_EMBEDDER", "EmbedderSpec", "cached_signal_embedder"),
-            *("embedder_specs", "get_embedder"),
-        ),
-        "narezka.embed.registry",
-    ),
-    **dict.fromkeys(
-        ("Embedded", "embed_all", "embed_grouped", "signal_embedder"), "narezka.embed.resilient"
-    ),
+    "narezka.embed.resilient": "Embedded embed_all embed_grouped signal_embedder",
 }
 __getattr__, __dir__ = lazy_exports(globals(), _HOMES)
 

@@ -22,6 +22,7 @@ from typing import TypeVar
 import numpy as np
 
 from narezka import environment
+from narezka._forward import Forward
 from narezka.embed.base import Embedder, Matrix, empty_matrix
 from narezka.embed.errors import ContextLengthError
 from narezka.environment import Environment
@@ -153,29 +154,12 @@ class CachedEmbedder:
         self._feeders = 0
         self._ahead_lock = threading.Lock()
 
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    @property
-    def max_tokens(self) -> int | None:
-        return self.inner.max_tokens
-
-    @property
-    def budget(self) -> int:
-        return self.inner.budget
-
-    @property
-    def counter(self) -> TokenCounter:
-        return self.inner.counter
-
-    @property
-    def offline(self) -> bool:
-        return self.inner.offline
+    name = Forward[str]("inner")
+    dim = Forward[int]("inner")
+    max_tokens = Forward[int | None]("inner")
+    budget = Forward[int]("inner")
+    counter = Forward[TokenCounter]("inner")
+    offline = Forward[bool]("inner")
 
     @property
     def batch_hint(self) -> int | None:

@@ -148,22 +148,21 @@ class NumpyBert:
                 (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, self.hidden),
                 dtype=np.float32,
             )
-            attn = self._linear(ctx, f"{p}.attention.output.dense")
-            x = _layer_norm(
-                attn + x,
-                w[f"{p}.attention.output.LayerNorm.weight"],
-                w[f"{p}.attention.output.LayerNorm.bias"],
-                self.eps,
-            )
+            x = self._output(ctx, x, f"{p}.attention.output")
             inner = _gelu(self._linear(x, f"{p}.intermediate.dense"))
-            out = self._linear(inner, f"{p}.output.dense")
-            x = _layer_norm(
-                out + x,
-                w[f"{p}.output.LayerNorm.weight"],
-                w[f"{p}.output.LayerNorm.bias"],
-                self.eps,
-            )
+            x = self._output(inner, x, f"{p}.output")
         return x
+
+    def _output(self, y: F32, x: F32, prefix: str) -> F32:
+        """A sublayer's output: ``y`` through the dense layer at ``prefix``, added to the
+        residual ``x``, then layer-normalized."""
+        w = self.w
+        return _layer_norm(
+            self._linear(y, f"{prefix}.dense") + x,
+            w[f"{prefix}.LayerNorm.weight"],
+            w[f"{prefix}.LayerNorm.bias"],
+            self.eps,
+        )
 
 
 class MiniLMEmbedder:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from narezka._forward import Forward
 from narezka.embed.base import Embedder, Matrix
 from narezka.embed.registry import get_embedder
 from narezka.errors import ConfigError
@@ -52,14 +53,9 @@ class RescoreModel:
         """The setting's value (``e5``)."""
         self.embedder = embedder
 
-    @property
-    def name(self) -> str:
-        """The model's full name (revision included), as ``index.json`` records it."""
-        return self.embedder.name
-
-    @property
-    def dim(self) -> int:
-        return self.embedder.dim
+    name = Forward[str]("embedder")
+    """The model's full name (revision included), as ``index.json`` records it."""
+    dim = Forward[int]("embedder")
 
     def passages(self, texts: Sequence[str]) -> Matrix:
         """The second vectors of chunks' ``embed_text``."""

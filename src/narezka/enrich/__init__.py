@@ -6,21 +6,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from narezka._lazy import lazy_exports
+from narezka._lazy import lazy_face
 from narezka.enrich.payload import ParentSpan, Payload, Rules, chunk_payload, match_rule
 
 if TYPE_CHECKING:
     from narezka.enrich.context_cache import ContextCache, context_cache_file
     from narezka.enrich.llm_context import ContextEstimate
 
-# The names below this face that the commands use, loaded on first use: importing the
-# face must not import what they need (an extra, a store, an LLM client).
-_LAZY = {
-    "ContextCache": "narezka.enrich.context_cache",
-    "context_cache_file": "narezka.enrich.context_cache",
-    "ContextEstimate": "narezka.enrich.llm_context",
-}
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+__getattr__, __dir__ = lazy_face(
+    globals(), context_cache="ContextCache context_cache_file", llm_context="ContextEstimate"
+)
 
 __all__ = [
     "ContextCache",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from narezka._lazy import lazy_exports
+from narezka._lazy import lazy_face
 from narezka.evaluate.export import as_dict
 from narezka.evaluate.golden import (
     GoldenProblem,
@@ -53,13 +53,7 @@ if TYPE_CHECKING:
     from narezka.evaluate.html import html_report
     from narezka.evaluate.report import refusal_table
 
-# The names below this face that the commands use, loaded on first use: importing the
-# face must not import what they need (an extra, a store, an LLM client).
-_LAZY = {
-    "html_report": "narezka.evaluate.html",
-    "refusal_table": "narezka.evaluate.report",
-}
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+__getattr__, __dir__ = lazy_face(globals(), html="html_report", report="refusal_table")
 
 __all__ = [
     "ChunkView",

@@ -28,7 +28,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from narezka import environment
+from narezka.environment import Environment
 from narezka.errors import ConfigError
 from narezka.evaluate.golden import chroma_reference
 from narezka.evaluate.spans import Span, SpanQuestion
@@ -38,9 +38,10 @@ CORPORA_DIR = "corpora"
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
-def default_root() -> Path:
-    """``$NAREZKA_SHARED/data/chroma_eval``, else ``<repo>/../shared/data/chroma_eval``."""
-    base = environment.current().shared or REPO_ROOT.parent / "shared"
+def default_root(env: Environment) -> Path:
+    """``$NAREZKA_SHARED/data/chroma_eval`` as ``env`` holds it (the caller's, read at its
+    top), else ``<repo>/../shared/data/chroma_eval``."""
+    base = env.shared or REPO_ROOT.parent / "shared"
     return base / "data" / "chroma_eval"
 
 
@@ -97,13 +98,13 @@ def _reference_span(
     return Span(corpus_id, start, end)
 
 
-def load_chroma(root: Path | None = None) -> ChromaBenchmark:
-    """Read the benchmark under ``root`` (default :func:`default_root`).
+def load_chroma(root: Path) -> ChromaBenchmark:
+    """Read the benchmark under ``root`` (usually :func:`default_root`).
 
     Raises :class:`~narezka.errors.ConfigError` only when the questions file or the corpora
     folder is missing; everything wrong inside them is reported in ``problems``.
     """
-    root = default_root() if root is None else Path(root)
+    root = Path(root)
     csv_path = root / QUESTIONS_FILE
     corpora_dir = root / CORPORA_DIR
     if not csv_path.is_file() or not corpora_dir.is_dir():

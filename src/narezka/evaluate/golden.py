@@ -85,6 +85,12 @@ class GoldenProblem:
     problem: str
     skipped: bool = True
 
+    @classmethod
+    def kept(cls, line: int, problem: str, strings: Iterable[str]) -> GoldenProblem:
+        """A problem that keeps its question: ``problem`` with ``{}`` standing for the
+        ``strings`` it names, quoted."""
+        return cls(line, problem.format(", ".join(repr(s) for s in strings)), skipped=False)
+
     def __str__(self) -> str:
         verdict = "skipped" if self.skipped else "kept"
         return f"line {self.line}: {self.problem} ({verdict})"
@@ -339,12 +345,11 @@ def check_against_corpus(
             kept.questions.append(question)
             found = [s for s in question.evidence if s.lower() in corpus_lower]
             if found:
-                names = ", ".join(repr(s) for s in found)
                 kept.problems.append(
-                    GoldenProblem(
+                    GoldenProblem.kept(
                         question.line,
-                        f"unanswerable, yet its evidence {names} occurs in the corpus",
-                        skipped=False,
+                        "unanswerable, yet its evidence {} occurs in the corpus",
+                        found,
                     )
                 )
             continue
@@ -368,12 +373,9 @@ def check_against_corpus(
         missing = absent_strings(question, corpus_lower)
         if missing:
             absent[question] = missing
-            names = ", ".join(repr(s) for s in missing)
             kept.problems.append(
-                GoldenProblem(
-                    question.line,
-                    f"never hittable: {names} occurs nowhere in the corpus",
-                    skipped=False,
+                GoldenProblem.kept(
+                    question.line, "never hittable: {} occurs nowhere in the corpus", missing
                 )
             )
     kept.problems.sort(key=lambda p: p.line)

@@ -24,11 +24,9 @@ if TYPE_CHECKING:
 # Loaded on first use: ``narezka.index.layout`` is imported by light callers (the CLI's
 # cache commands) that need none of the store and embedders behind ``Index``.
 _HOMES = {
-    **dict.fromkeys(
-        ("Index", "IndexStats", "SourceInfo", "SyncReport", "resolve_home"), "narezka.index.handle"
-    ),
-    **dict.fromkeys(("CONVERT_CACHE_NAME", "cache_file"), "narezka.index.layout"),
-    "Progress": "narezka.index.syncing",
+    "narezka.index.handle": "Index IndexStats SourceInfo SyncReport resolve_home",
+    "narezka.index.layout": "CONVERT_CACHE_NAME cache_file",
+    "narezka.index.syncing": "Progress",
 }
 
 __getattr__, __dir__ = lazy_exports(globals(), _HOMES)

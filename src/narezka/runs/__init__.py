@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from narezka._lazy import lazy_exports
+from narezka._lazy import lazy_face
 from narezka.runs.chunking import (
     DEFAULT_INCLUDE,
     ChunkReport,
@@ -27,13 +27,7 @@ if TYPE_CHECKING:
     from narezka.runs.config import ChunkConfig
     from narezka.runs.stats import chunk_stats
 
-# The names below this face that the commands use, loaded on first use: importing the
-# face must not import what they need (an extra, a store, an LLM client).
-_LAZY = {
-    "ChunkConfig": "narezka.runs.config",
-    "chunk_stats": "narezka.runs.stats",
-}
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+__getattr__, __dir__ = lazy_face(globals(), config="ChunkConfig", stats="chunk_stats")
 
 __all__ = [
     "DEFAULT_INCLUDE",

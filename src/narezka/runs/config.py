@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from narezka._forward import Forward
 from narezka.errors import ConfigError
 from narezka.runs.file_chunks import make_params
 from narezka.split import SplitParams, strategy_names
@@ -75,13 +76,8 @@ class ChunkConfig:
         """Everything that changes the chunks, as text (an index records it)."""
         return self.params.fingerprint(self.strategy)
 
-    @property
-    def size(self) -> int:
-        return self.params.size
-
-    @property
-    def unit(self) -> str:
-        return self.params.unit
+    size = Forward[int]("params")
+    unit = Forward[str]("params")
 
     @classmethod
     def build(

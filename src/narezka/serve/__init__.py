@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from narezka._lazy import lazy_exports
+from narezka._lazy import lazy_face
 from narezka.serve.errors import NotFoundError, ServiceError
 from narezka.serve.service import DEFAULT_REPLY_TOKENS, Service
 
@@ -14,14 +14,9 @@ if TYPE_CHECKING:
     from narezka.serve.http_api import build_app
     from narezka.serve.mcp_server import build_mcp, serve_stdio
 
-# The names below this face that the commands use, loaded on first use: importing the
-# face must not import what they need (an extra, a store, an LLM client).
-_LAZY = {
-    "build_app": "narezka.serve.http_api",
-    "build_mcp": "narezka.serve.mcp_server",
-    "serve_stdio": "narezka.serve.mcp_server",
-}
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+__getattr__, __dir__ = lazy_face(
+    globals(), http_api="build_app", mcp_server="build_mcp serve_stdio"
+)
 
 __all__ = [
     "DEFAULT_REPLY_TOKENS",

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import narezka.defaults as defaults
 from narezka.errors import ConfigError
@@ -116,6 +116,16 @@ class Strategy(Protocol):
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]: ...
 
 
+class MarkdownStrategy:
+    """What the strategies that read Markdown share: the document's block map, the Markdown
+    globs and no breadcrumbs unless a subclass turns them on. A subclass sets ``name``."""
+
+    name: ClassVar[str]
+    breadcrumbs: ClassVar[bool] = False
+    markdown: ClassVar[bool] = True
+    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
+
+
 @runtime_checkable
 class Chooser(Protocol):
     """A strategy that picks another strategy per file (``auto``)."""
@@ -136,14 +146,33 @@ def context_for(
     *,
     sections: Sequence[Section] | None = None,
 ) -> DocumentContext:
-    """The per-document context with the strategy's breadcrumb default applied.
+    """The per-document context with the strategy's breadcrumb default applied, packing at
+    ``size - overlap`` so that the overlap added afterwards fits.
 
     ``sections`` replaces the heading sections for strategies that find structure of their
     own (code's classes and functions, legal articles); each section's ``path`` then becomes
     the chunks' ``section`` and breadcrumb.
     """
+    budget = params.size - params.overlap
+    return context_of(DocumentContext, strategy, doc, params, counter, sections, budget)
+
+
+_Context = TypeVar("_Context", bound=DocumentContext)
+
+
+def context_of(
+    kind: type[_Context],
+    strategy: Strategy,
+    doc: Document,
+    params: SplitParams,
+    counter: TokenCounter,
+    sections: Sequence[Section] | None = None,
+    pack_budget: int | None = None,
+) -> _Context:
+    """A context of class ``kind`` (a strategy may render what its chunks embed) as
+    :func:`context_for` makes it; ``pack_budget`` None packs to the full size."""
     crumbs = strategy.breadcrumbs if params.breadcrumbs is None else params.breadcrumbs
-    return DocumentContext(
+    return kind(
         doc,
         counter,
         params.size,
@@ -151,7 +180,7 @@ def context_for(
         fingerprint=params.fingerprint(strategy.name),
         breadcrumbs=crumbs,
         sections=sections,
-        pack_budget=params.size - params.overlap,
+        pack_budget=pack_budget,
     )
 
 

@@ -51,7 +51,7 @@ from narezka.parse.chat import (
 from narezka.parse.markdown import slugify
 from narezka.parse.redaction import find_secrets, redact, redact_span
 from narezka.parse.sanitize import sanitize, trim_whitespace
-from narezka.split.base import SplitParams, context_for
+from narezka.split.base import SplitParams, context_for, context_of
 from narezka.split.context import DocumentContext, Section
 from narezka.split.packer import Packer
 from narezka.tokens import TokenCounter
@@ -138,16 +138,8 @@ class ChatStrategy:
         if not chat.turns:
             return []
         sections = [Section(0, (chat.title,), (slugify(chat.title),))] if chat.title else None
-        crumbs = self.breadcrumbs if params.breadcrumbs is None else params.breadcrumbs
-        ctx = _RenderedContext(
-            doc,
-            counter,
-            params.size,
-            strategy=self.name,
-            fingerprint=params.fingerprint(self.name),
-            breadcrumbs=crumbs,
-            sections=sections,
-        )
+        # No overlap is applied (see the module docstring): the pieces pack to the full size.
+        ctx = context_of(_RenderedContext, self, doc, params, counter, sections)
         pieces = _Splitter(ctx, chat, redact=params.redact).pieces()
         return _chunks(ctx, pieces)
 

@@ -24,10 +24,9 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
 
 from narezka.parse.markdown import slugify
-from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for
+from narezka.split.base import MarkdownStrategy, SplitParams, context_for
 from narezka.split.context import Section
 from narezka.split.headings import pack_under_heading, structure_refiners
 from narezka.tokens import TokenCounter
@@ -122,13 +121,11 @@ def looks_like_faq(text: str) -> bool:
     return questions >= FAQ_MIN_QUESTIONS and questions >= FAQ_SHARE * (questions + headings)
 
 
-class FaqStrategy:
+class FaqStrategy(MarkdownStrategy):
     """Question–answer pairs, each one chunk where it fits."""
 
-    name: ClassVar[str] = "faq"
-    breadcrumbs: ClassVar[bool] = True
-    markdown: ClassVar[bool] = True
-    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
+    name = "faq"
+    breadcrumbs = True
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         sections, bounds = faq_sections(doc, find_questions(doc), params.levels)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from typing import ClassVar
 
-from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for
+from narezka.split.base import MarkdownStrategy, SplitParams, context_for
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk, Document
 
@@ -13,13 +12,10 @@ WINDOW_MARGIN = 3
 """Tokens kept free in each proposed window for edge effects."""
 
 
-class FixedStrategy:
+class FixedStrategy(MarkdownStrategy):
     """Cuts every N characters or tokens; may cut sentences, tables and code."""
 
-    name: ClassVar[str] = "fixed"
-    breadcrumbs: ClassVar[bool] = False
-    markdown: ClassVar[bool] = True
-    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
+    name = "fixed"
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         ctx = context_for(self, doc, params, counter)

@@ -12,22 +12,19 @@ the merged chunk still fits. ``embed_text`` starts with the heading path
 from __future__ import annotations
 
 import itertools
-from typing import ClassVar
 
-from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for
+from narezka.split.base import MarkdownStrategy, SplitParams, context_for
 from narezka.split.context import DocumentContext
 from narezka.split.packer import Refiner
 from narezka.tokens import TokenCounter
 from narezka.types import BlockKind, Chunk, Document
 
 
-class HeadingsStrategy:
+class HeadingsStrategy(MarkdownStrategy):
     """Structure-first splitting by Markdown headings."""
 
-    name: ClassVar[str] = "headings"
-    breadcrumbs: ClassVar[bool] = True
-    markdown: ClassVar[bool] = True
-    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
+    name = "headings"
+    breadcrumbs = True
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         ctx = context_for(self, doc, params, counter)

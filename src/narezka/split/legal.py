@@ -39,10 +39,9 @@ import itertools
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import ClassVar
 
 from narezka.parse.markdown import slugify
-from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for
+from narezka.split.base import MarkdownStrategy, SplitParams, context_for
 from narezka.split.context import DocumentContext, Section
 from narezka.split.headings import pack_under_heading
 from narezka.split.packer import Refiner
@@ -312,13 +311,11 @@ def _link(units: list[Unit]) -> None:
         stack.append(index)
 
 
-class LegalStrategy:
+class LegalStrategy(MarkdownStrategy):
     """Splits contracts and laws by article and point, breadcrumbs on."""
 
-    name: ClassVar[str] = "legal"
-    breadcrumbs: ClassVar[bool] = True
-    markdown: ClassVar[bool] = True
-    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
+    name = "legal"
+    breadcrumbs = True
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         units = find_units(doc)

@@ -7,20 +7,15 @@ at a sentence or word start. Code blocks and tables that fit are never cut.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for, with_overlap
+from narezka.split.base import MarkdownStrategy, SplitParams, context_for, with_overlap
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk, Document
 
 
-class OverlapStrategy:
+class OverlapStrategy(MarkdownStrategy):
     """Sliding windows with overlap, snapped to paragraph, sentence, then word boundaries."""
 
-    name: ClassVar[str] = "overlap"
-    breadcrumbs: ClassVar[bool] = False
-    markdown: ClassVar[bool] = True
-    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
+    name = "overlap"
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         ctx = context_for(self, doc, params, counter)

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Any, ClassVar
+from typing import Any
 
 from narezka.parse.redaction import redacted_text
-from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for
+from narezka.split.base import MarkdownStrategy, SplitParams, context_for
 from narezka.split.headings import HeadingsStrategy, merge_short, structure_refiners
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk, Document
@@ -34,13 +34,11 @@ def parent_size(params: SplitParams) -> int:
     return params.parent_size or params.size * PARENT_FACTOR
 
 
-class ParentChildStrategy:
+class ParentChildStrategy(MarkdownStrategy):
     """Children packed inside heading-section parents; see the module docstring."""
 
-    name: ClassVar[str] = "parent-child"
-    breadcrumbs: ClassVar[bool] = True
-    markdown: ClassVar[bool] = True
-    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
+    name = "parent-child"
+    breadcrumbs = True
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         big = dataclasses.replace(params, size=parent_size(params), overlap=0)

@@ -8,21 +8,16 @@ fits are not used, and spans stay exact.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from narezka.split.base import MARKDOWN_INCLUDE, SENTENCE, SplitParams, context_for, with_overlap
+from narezka.split.base import SENTENCE, MarkdownStrategy, SplitParams, context_for, with_overlap
 from narezka.split.packer import Refiner
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk, Document
 
 
-class RecursiveStrategy:
+class RecursiveStrategy(MarkdownStrategy):
     """Recursive separator splitting with optional overlap."""
 
-    name: ClassVar[str] = "recursive"
-    breadcrumbs: ClassVar[bool] = False
-    markdown: ClassVar[bool] = True
-    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
+    name = "recursive"
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         ctx = context_for(self, doc, params, counter)

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from narezka.errors import ConfigError
 from narezka.parse.sanitize import sanitize
-from narezka.split.base import MARKDOWN_INCLUDE, EmbedFunction, SplitParams, context_for
+from narezka.split.base import EmbedFunction, MarkdownStrategy, SplitParams, context_for
 from narezka.split.context import DocumentContext
 from narezka.split.headings import pack_under_heading
 from narezka.split.packer import Refiner
@@ -71,13 +71,11 @@ class _Unit:
     """Only heading lines so far: the unit still waits for the text under them."""
 
 
-class SemanticStrategy:
+class SemanticStrategy(MarkdownStrategy):
     """Meaning-driven splitting under the size limit; see the module docstring."""
 
-    name: ClassVar[str] = "semantic"
-    breadcrumbs: ClassVar[bool] = True
-    markdown: ClassVar[bool] = True
-    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
+    name = "semantic"
+    breadcrumbs = True
 
     def __init__(
         self,

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from narezka.split.base import MARKDOWN_INCLUDE, SplitParams, context_for, with_overlap
+from narezka.split.base import MarkdownStrategy, SplitParams, context_for, with_overlap
 from narezka.tokens import TokenCounter
 from narezka.types import Chunk, Document
 
 
-class SentencesStrategy:
+class SentencesStrategy(MarkdownStrategy):
     """Groups sentences; a sentence longer than the limit is cut at words."""
 
-    name: ClassVar[str] = "sentences"
-    breadcrumbs: ClassVar[bool] = False
-    markdown: ClassVar[bool] = True
-    include: ClassVar[tuple[str, ...]] = MARKDOWN_INCLUDE
+    name = "sentences"
 
     def split(self, doc: Document, params: SplitParams, counter: TokenCounter) -> list[Chunk]:
         ctx = context_for(self, doc, params, counter)

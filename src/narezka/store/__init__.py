@@ -40,16 +40,12 @@ if TYPE_CHECKING:
 # The protocol and ids need numpy and the manifest sqlite: loaded when first asked for, so a
 # process that only takes the store's lock (a chunk worker's orphan watch) does not pay.
 _HOMES = {
-    **dict.fromkeys(
-        (
-            *("AnyOf", "Eq", "Filter", "Range", "Rankings", "StoredHit"),
-            *("StoredPoint", "VectorStore", "chunk_point_id", "point_id"),
-        ),
-        "narezka.store.base",
+    "narezka.store.base": (
+        "AnyOf Eq Filter Range Rankings StoredHit StoredPoint VectorStore chunk_point_id point_id"
     ),
-    **dict.fromkeys(("ChunkEntry", "FileEntry", "FilePlan", "Manifest"), "narezka.store.manifest"),
-    "SparseVector": "narezka.types",
-    "ClusterParams": "narezka.store.cluster",
+    "narezka.store.manifest": "ChunkEntry FileEntry FilePlan Manifest",
+    "narezka.types": "SparseVector",
+    "narezka.store.cluster": "ClusterParams",
 }
 __getattr__, __dir__ = lazy_exports(globals(), _HOMES)
 

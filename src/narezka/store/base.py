@@ -19,9 +19,10 @@ Two behaviours are the same on every backend because they live here, not in the 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, Self, TypeAlias, TypeVar
 
 from narezka.types import SparseVector
 
@@ -138,6 +139,21 @@ class Filter:
 def match_value(value: str | int | bool) -> str | int:
     """The stored form of a filter value: booleans become 0/1 (the edge boolean trap)."""
     return int(value) if isinstance(value, bool) else value
+
+
+_Cond = TypeVar("_Cond")
+
+
+def filter_parts(
+    where: Filter | None, condition: Callable[[Condition], _Cond]
+) -> tuple[list[_Cond] | None, list[_Cond] | None] | None:
+    """``where``'s must and must-not conditions in an engine's terms, each None when empty
+    (as both engines take them), or None when ``where`` filters nothing."""
+    if where is None or not (where.must or where.must_not):
+        return None
+    return [condition(c) for c in where.must] or None, [
+        condition(c) for c in where.must_not
+    ] or None
 
 
 # ---- payload codec --------------------------------------------------------------------
@@ -282,3 +298,102 @@ def check_query(
 
 def _asked(mode: str) -> str:
     return "a hybrid search (both rankings)" if mode == "both" else f"{mode} search"
+
+
+# ---- what the Qdrant backends share ----------------------------------------------------
+
+ReadVectors: TypeAlias = Callable[
+    [Any], tuple["list[float] | None", "SparseVector | None", "list[float] | None"]
+]
+"""A backend's reading of a record's vectors: dense, BM25 and second (each None if absent)."""
+
+
+class EngineStore(ABC):
+    """What both Qdrant backends do the same above their engine's calls: the checks a point
+    and a query pass, both rankings asked in one call, points read back in the order asked.
+    A backend adds ``_rank`` (its engine's search), ``_place`` and the rest of the protocol."""
+
+    _sparse: bool
+    rescore_dim: int
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @abstractmethod
+    def close(self) -> None:
+        """Flush and release the index; safe to call twice."""
+
+    @abstractmethod
+    def _place(self) -> str:
+        """What errors call this store (``index <dir>``, ``collection <name>``)."""
+
+    @abstractmethod
+    def _rank(
+        self, dense: Vector | None, sparse: SparseVector | None, where: Filter | None, k: int
+    ) -> list[list[StoredHit]]:
+        """The top ``k`` by each of the vectors given (the dense first), in one engine call."""
+
+    def query(
+        self,
+        dense: Vector | None = None,
+        sparse: SparseVector | None = None,
+        *,
+        filter: Filter | None = None,
+        k: int = 10,
+        mode: Mode = "dense",
+    ) -> list[StoredHit]:
+        """Top ``k`` hits by dense similarity or by BM25."""
+        check_query(mode, dense, sparse, self._sparse)
+        if mode == "dense":
+            return self._rank(dense, None, filter, k)[0]
+        return self._rank(None, sparse, filter, k)[0]
+
+    def rankings(
+        self, dense: Vector, sparse: SparseVector, *, filter: Filter | None = None, k: int = 10
+    ) -> Rankings:
+        """The dense and the BM25 top ``k``, from one batch call to the engine."""
+        check_query("both", dense, sparse, self._sparse)
+        dense_hits, sparse_hits = self._rank(dense, sparse, filter, k)
+        return Rankings(dense_hits, sparse_hits)
+
+    def _vectors(self, point: StoredPoint, sparse: Callable[[SparseVector], Any]) -> dict[str, Any]:
+        """A point's vectors by name, once its id and vectors fit this store; ``sparse``
+        turns the BM25 vector into the engine's type."""
+        from narezka.store.errors import StoreConfigError
+
+        if not is_point_id(point.id):
+            raise StoreConfigError(
+                f"point id {point.id!r} is not a UUID: derive it with point_id()"
+            )
+        if point.dense is None:
+            raise StoreConfigError(f"point {point.id} has no dense vector")
+        vectors: dict[str, Any] = {DENSE: as_floats(point.dense)}
+        if point.sparse is not None:
+            if not self._sparse:
+                raise StoreConfigError(f"{self._place()} has no sparse vectors")
+            vectors[SPARSE] = sparse(point.sparse)
+        if point.rescore is not None:
+            if not self.rescore_dim:
+                raise StoreConfigError(f"{self._place()} has no second vectors")
+            vectors[RESCORE] = as_floats(point.rescore)
+        return vectors
+
+
+def in_order(
+    ids: Sequence[str], records: Iterable[Any], vectors: ReadVectors | None
+) -> list[StoredPoint]:
+    """The points among engine ``records`` (each with ``id``, ``payload`` and ``vector``) in
+    the order of ``ids``, those not found left out; ``vectors`` reads a record's vectors
+    (None: they were not asked for)."""
+    found = {str(r.id): r for r in records}
+    out = []
+    for pid in ids:
+        record = found.get(pid)
+        if record is None:
+            continue
+        dense, sparse, second = vectors(record.vector) if vectors else (None, None, None)
+        out.append(StoredPoint(pid, dense, decode_payload(record.payload), sparse, second))
+    return out

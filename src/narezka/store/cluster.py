@@ -32,7 +32,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from narezka.config import read_toml
+from narezka.config import check_known, read_toml
 from narezka.errors import ConfigError
 
 LARGE = 100_000
@@ -97,10 +97,7 @@ class ClusterParams:
     @classmethod
     def from_table(cls, table: Mapping[str, Any], where: str) -> ClusterParams:
         """Params from a ``[qdrant]`` table; an unknown key or bad value names ``where``."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(table) - known)
-        if unknown:
-            raise ConfigError(f"{where}: unknown qdrant setting {', '.join(unknown)}")
+        check_known(table, cls, where, "qdrant setting")
         values: dict[str, Any] = {}
         for name, value in table.items():
             if value is None:

@@ -50,18 +50,18 @@ from narezka.store.base import (
     SPARSE,
     AnyOf,
     Condition,
+    EngineStore,
     Eq,
     Filter,
-    Mode,
     Range,
-    Rankings,
     StoredHit,
     StoredPoint,
     Vector,
     as_floats,
-    check_query,
     decode_payload,
     encode_payload,
+    filter_parts,
+    in_order,
     is_point_id,
     match_value,
 )
@@ -118,7 +118,7 @@ COLD = qe.Memory.Cold
 _SIZE_CLASH = re.compile(r"expected vector size (\d+), but got (\d+)")
 
 
-class EdgeStore:
+class EdgeStore(EngineStore):
     """A ``VectorStore`` in a local directory, using qdrant-edge-py."""
 
     def __init__(
@@ -144,12 +144,6 @@ class EdgeStore:
         """The second dense vector's size (0: the shard has none)."""
         # Safe only now that we hold the lock: nobody else can be optimizing into it.
         shutil.rmtree(self.path / "temp_segments", ignore_errors=True)
-
-    def __enter__(self) -> EdgeStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # ---- lifecycle ----------------------------------------------------------------------
 
@@ -331,22 +325,11 @@ class EdgeStore:
                 shard = self._need()
 
     def _point(self, point: StoredPoint) -> qe.Point:
-        if not is_point_id(point.id):
-            raise StoreConfigError(
-                f"point id {point.id!r} is not a UUID: derive it with point_id()"
-            )
-        if point.dense is None:
-            raise StoreConfigError(f"point {point.id} has no dense vector")
-        vectors: dict[str, Any] = {DENSE: as_floats(point.dense)}
-        if point.sparse is not None:
-            if not self._sparse:
-                raise StoreConfigError(f"index {self.path} was created without sparse vectors")
-            vectors[SPARSE] = qe.SparseVector(list(point.sparse.indices), list(point.sparse.values))
-        if point.rescore is not None:
-            if not self.rescore_dim:
-                raise StoreConfigError(f"index {self.path} was created without second vectors")
-            vectors[RESCORE] = as_floats(point.rescore)
+        vectors = self._vectors(point, _sparse_vector)
         return qe.Point(point.id, vectors, encode_payload(point.payload))
+
+    def _place(self) -> str:
+        return f"index {self.path}"
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete points by id."""
@@ -363,60 +346,25 @@ class EdgeStore:
 
     # ---- reads ----------------------------------------------------------------------------
 
-    def query(
-        self,
-        dense: Vector | None = None,
-        sparse: SparseVector | None = None,
-        *,
-        filter: Filter | None = None,
-        k: int = 10,
-        mode: Mode = "dense",
-    ) -> list[StoredHit]:
-        """Top ``k`` hits by dense similarity or by BM25."""
-        check_query(mode, dense, sparse, self._sparse)
+    def _rank(
+        self, dense: Vector | None, sparse: SparseVector | None, where: Filter | None, k: int
+    ) -> list[list[StoredHit]]:
         shard = self._need()
-        where = edge_filter(filter)
-        if mode == "dense":
-            assert dense is not None
-            request = _request(_dense(dense), k, where)
-        else:
-            assert sparse is not None
-            request = _request(_sparse(sparse), k, where)
+        found = edge_filter(where)
+        requests = [_request(_dense(dense), k, found)] if dense is not None else []
+        if sparse is not None:
+            requests.append(_request(_sparse(sparse), k, found))
         with self._reading():
-            return _hits(shard.query(request))
-
-    def rankings(
-        self,
-        dense: Vector,
-        sparse: SparseVector,
-        *,
-        filter: Filter | None = None,
-        k: int = 10,
-    ) -> Rankings:
-        """The dense and the BM25 top ``k``, from one batch call to the engine."""
-        check_query("both", dense, sparse, self._sparse)
-        where = edge_filter(filter)
-        batch = qe.QueryBatchRequest(
-            [_request(_dense(dense), k, where), _request(_sparse(sparse), k, where)]
-        )
-        with self._reading():
-            dense_hits, sparse_hits = (_hits(r) for r in self._need().query_batch(batch))
-        return Rankings(dense_hits, sparse_hits)
+            if len(requests) == 1:  # one ranking: the engine's plain query, not a batch
+                return [_hits(shard.query(requests[0]))]
+            return [_hits(r) for r in shard.query_batch(qe.QueryBatchRequest(requests))]
 
     def get(self, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]:
         """The points that exist among ``ids``, in the order asked."""
         valid: list[Any] = [pid for pid in ids if is_point_id(pid)]
         with self._reading():
             records = self._need().retrieve(valid, with_payload=True, with_vector=with_vectors)
-        found = {str(r.id): r for r in records}
-        out = []
-        for pid in ids:
-            record = found.get(pid)
-            if record is None:
-                continue
-            dense, sparse, second = _vectors(record.vector) if with_vectors else (None, None, None)
-            out.append(StoredPoint(pid, dense, decode_payload(record.payload), sparse, second))
-        return out
+        return in_order(ids, records, _vectors if with_vectors else None)
 
     def count(self, filter: Filter | None = None) -> int:
         """Exact number of points (matching ``filter``)."""
@@ -462,11 +410,8 @@ def _read_meta(path: Path) -> tuple[int, bool, int]:
 
 def edge_filter(where: Filter | None) -> qe.Filter | None:
     """narezka's filter in qdrant-edge terms."""
-    if where is None or not (where.must or where.must_not):
-        return None
-    must: Any = [_condition(c) for c in where.must] or None
-    must_not: Any = [_condition(c) for c in where.must_not] or None
-    return qe.Filter(must=must, must_not=must_not)
+    parts: Any = filter_parts(where, _condition)  # the bindings' lists take a wider union
+    return None if parts is None else qe.Filter(must=parts[0], must_not=parts[1])
 
 
 def _condition(cond: Condition) -> qe.FieldCondition:
@@ -485,10 +430,12 @@ def _dense(vector: Vector) -> qe.Query:
     return qe.Query.Nearest(as_floats(vector), using=DENSE)
 
 
+def _sparse_vector(vector: SparseVector) -> qe.SparseVector:
+    return qe.SparseVector(list(vector.indices), list(vector.values))
+
+
 def _sparse(vector: SparseVector) -> qe.Query:
-    return qe.Query.Nearest(
-        qe.SparseVector(list(vector.indices), list(vector.values)), using=SPARSE
-    )
+    return qe.Query.Nearest(_sparse_vector(vector), using=SPARSE)
 
 
 def _request(query: qe.Query, limit: int, where: qe.Filter | None) -> qe.QueryRequest:

@@ -27,18 +27,18 @@ from narezka.store.base import (
     SPARSE,
     AnyOf,
     Condition,
+    EngineStore,
     Eq,
     Filter,
-    Mode,
     Range,
-    Rankings,
     StoredHit,
     StoredPoint,
     Vector,
     as_floats,
-    check_query,
     decode_payload,
     encode_payload,
+    filter_parts,
+    in_order,
     is_point_id,
     match_value,
 )
@@ -63,7 +63,7 @@ QUANTILE = 0.99
 """int8 range from the 99th percentile of values: outliers do not flatten the rest."""
 
 
-class ServerStore:
+class ServerStore(EngineStore):
     """A ``VectorStore`` in a Qdrant collection (server, cluster, or local mode for tests)."""
 
     def __init__(
@@ -95,12 +95,6 @@ class ServerStore:
         self.dim = 0
         self.rescore_dim = 0
         """The second dense vector's size (0: the collection has none)."""
-
-    def __enter__(self) -> ServerStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _need(self) -> QdrantClient:
         if self._client is None or not self._ready:
@@ -306,24 +300,11 @@ class ServerStore:
             self._call(lambda b=batch: client.upsert(self.collection, b, wait=True))
 
     def _point(self, point: StoredPoint) -> qm.PointStruct:
-        if not is_point_id(point.id):
-            raise StoreConfigError(
-                f"point id {point.id!r} is not a UUID: derive it with point_id()"
-            )
-        if point.dense is None:
-            raise StoreConfigError(f"point {point.id} has no dense vector")
-        vectors: dict[str, Any] = {DENSE: as_floats(point.dense)}
-        if point.sparse is not None:
-            if not self._sparse:
-                raise StoreConfigError(f"collection {self.collection} has no sparse vectors")
-            vectors[SPARSE] = qm.SparseVector(
-                indices=list(point.sparse.indices), values=list(point.sparse.values)
-            )
-        if point.rescore is not None:
-            if not self.rescore_dim:
-                raise StoreConfigError(f"collection {self.collection} has no second vectors")
-            vectors[RESCORE] = as_floats(point.rescore)
+        vectors = self._vectors(point, _sparse)
         return qm.PointStruct(id=point.id, vector=vectors, payload=encode_payload(point.payload))
+
+    def _place(self) -> str:
+        return f"collection {self.collection}"
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete points by id."""
@@ -342,42 +323,14 @@ class ServerStore:
 
     # ---- reads ----------------------------------------------------------------------------
 
-    def query(
-        self,
-        dense: Vector | None = None,
-        sparse: SparseVector | None = None,
-        *,
-        filter: Filter | None = None,
-        k: int = 10,
-        mode: Mode = "dense",
-    ) -> list[StoredHit]:
-        """Top ``k`` hits by dense similarity or by BM25."""
-        check_query(mode, dense, sparse, self._sparse)
-        if mode == "dense":
-            assert dense is not None
-            return self._batch([_request(as_floats(dense), DENSE, k, server_filter(filter))])[0]
-        assert sparse is not None
-        return self._batch([_request(_sparse(sparse), SPARSE, k, server_filter(filter))])[0]
-
-    def rankings(
-        self,
-        dense: Vector,
-        sparse: SparseVector,
-        *,
-        filter: Filter | None = None,
-        k: int = 10,
-    ) -> Rankings:
-        """The dense and the BM25 top ``k``, from one ``query_batch_points`` call."""
-        check_query("both", dense, sparse, self._sparse)
-        where = server_filter(filter)
-        requests = [
-            _request(as_floats(dense), DENSE, k, where),
-            _request(_sparse(sparse), SPARSE, k, where),
-        ]
-        dense_hits, sparse_hits = self._batch(requests)
-        return Rankings(dense_hits, sparse_hits)
-
-    def _batch(self, requests: list[qm.QueryRequest]) -> list[list[StoredHit]]:
+    def _rank(
+        self, dense: Vector | None, sparse: SparseVector | None, where: Filter | None, k: int
+    ) -> list[list[StoredHit]]:
+        """Each ranking asked for, from one ``query_batch_points`` call."""
+        found = server_filter(where)
+        requests = [_request(as_floats(dense), DENSE, k, found)] if dense is not None else []
+        if sparse is not None:
+            requests.append(_request(_sparse(sparse), SPARSE, k, found))
         client = self._need()
         if self._search is not None:
             requests = [r.model_copy(update={"params": self._search}) for r in requests]
@@ -396,25 +349,7 @@ class ServerStore:
                 self.collection, valid, with_payload=True, with_vectors=with_vectors
             )
         )
-        found = {str(r.id): r for r in records}
-        out = []
-        for pid in ids:
-            record = found.get(pid)
-            if record is None:
-                continue
-            dense: list[float] | None = None
-            second: list[float] | None = None
-            sparse: SparseVector | None = None
-            if with_vectors and isinstance(record.vector, dict):
-                raw = record.vector.get(DENSE)
-                dense = [float(x) for x in raw] if isinstance(raw, list) else None
-                raw = record.vector.get(RESCORE)
-                second = [float(x) for x in raw] if isinstance(raw, list) else None
-                sv = record.vector.get(SPARSE)
-                if isinstance(sv, qm.SparseVector):
-                    sparse = SparseVector(tuple(sv.indices), tuple(float(v) for v in sv.values))
-            out.append(StoredPoint(pid, dense, decode_payload(record.payload), sparse, second))
-        return out
+        return in_order(ids, records, _vectors if with_vectors else None)
 
     def count(self, filter: Filter | None = None) -> int:
         """Exact number of points (matching ``filter``)."""
@@ -426,11 +361,8 @@ class ServerStore:
 
 def server_filter(where: Filter | None) -> qm.Filter | None:
     """narezka's filter in qdrant-client terms."""
-    if where is None or not (where.must or where.must_not):
-        return None
-    must: Any = [_condition(c) for c in where.must] or None
-    must_not: Any = [_condition(c) for c in where.must_not] or None
-    return qm.Filter(must=must, must_not=must_not)
+    parts: Any = filter_parts(where, _condition)  # the models' lists take a wider union
+    return None if parts is None else qm.Filter(must=parts[0], must_not=parts[1])
 
 
 def _condition(cond: Condition) -> qm.FieldCondition:
@@ -459,3 +391,17 @@ def _sparse(vector: SparseVector) -> qm.SparseVector:
 
 def _request(vector: Any, using: str, limit: int, where: qm.Filter | None) -> qm.QueryRequest:
     return qm.QueryRequest(query=vector, using=using, limit=limit, filter=where, with_payload=True)
+
+
+def _vectors(vector: Any) -> tuple[list[float] | None, SparseVector | None, list[float] | None]:
+    if not isinstance(vector, dict):
+        return None, None, None
+    raw = vector.get(DENSE)
+    dense = [float(x) for x in raw] if isinstance(raw, list) else None
+    raw = vector.get(RESCORE)
+    second = [float(x) for x in raw] if isinstance(raw, list) else None
+    sv = vector.get(SPARSE)
+    sparse = None
+    if isinstance(sv, qm.SparseVector):
+        sparse = SparseVector(tuple(sv.indices), tuple(float(v) for v in sv.values))
+    return dense, sparse, second

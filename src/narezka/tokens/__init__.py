@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from narezka._lazy import lazy_exports
+from narezka._lazy import lazy_face
 from narezka.defaults import TOKENIZER
 from narezka.errors import ConfigError, MissingDependencyError
 from narezka.tokens.word_ends import splits_at_word_ends
@@ -307,12 +307,7 @@ def get_counter(unit: str, tokenizer: str = TOKENIZER) -> TokenCounter:
 if TYPE_CHECKING:
     from narezka.tokens.bm25 import ANALYZERS
 
-# The names below this face that the commands use, loaded on first use: importing the
-# face must not import what they need (an extra, a store, an LLM client).
-_LAZY = {
-    "ANALYZERS": "narezka.tokens.bm25",
-}
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+__getattr__, __dir__ = lazy_face(globals(), bm25="ANALYZERS")
 
 __all__ = [
     "ANALYZERS",
