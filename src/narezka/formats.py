@@ -23,6 +23,7 @@ __all__ = [
     "MARKDOWN_GLOBS",
     "PAGE_SUFFIXES",
     "PLACE_KEYS",
+    "SLIDE_NOTES",
     "TEXT_SUFFIXES",
     "Format",
     "format_for",
@@ -34,6 +35,10 @@ __all__ = [
 PLACE_KEYS = ("page_start", "page_end", "slide", "sheet", "element")
 """The payload keys that say where a converted file's chunk lies in its original, made from
 its provenance by :func:`place` (the only place that spells them)."""
+
+SLIDE_NOTES = "notes"
+"""The ``element`` of a slide's speaker notes: in the provenance of their text, and the
+``element`` of each chunk holding some of it (a filter or a display tells them apart)."""
 
 Where = Callable[[Mapping[str, Any], Sequence[str]], str]
 """What a hit's ``where`` says, from its place keys and its heading path."""
@@ -93,7 +98,8 @@ def _cells(first: SourceLocation, last: SourceLocation) -> str | None:
 def place(first: SourceLocation, last: SourceLocation) -> dict[str, int | str]:
     """The place keys of a span whose provenance runs from ``first`` to ``last``: the pages it
     covers, the cells of a sheet it covers (``element``, ``A1:D40``), and the slide, sheet
-    and element (an HTML id, a Word block) it starts in."""
+    and element (an HTML id, a Word block) it starts in; a slide's chunk that runs into the
+    slide's speaker notes is ``element`` :data:`SLIDE_NOTES` too."""
     keys: dict[str, int | str] = {}
     if first.page is not None:
         keys["page_start"] = first.page
@@ -104,6 +110,8 @@ def place(first: SourceLocation, last: SourceLocation) -> dict[str, int | str]:
         keys["sheet"] = first.sheet
     if first.element is not None:
         keys["element"] = _cells(first, last) or first.element
+    elif first.slide is not None and last.element == SLIDE_NOTES:
+        keys["element"] = SLIDE_NOTES
     return keys
 
 
@@ -115,7 +123,9 @@ def _pages(p: Mapping[str, Any], section: Sequence[str]) -> str:
 
 
 def _slide(p: Mapping[str, Any], section: Sequence[str]) -> str:
-    return f"slide {p['slide']}" if "slide" in p else ""
+    if "slide" not in p:
+        return ""
+    return f"slide {p['slide']}" + (", notes" if p.get("element") == SLIDE_NOTES else "")
 
 
 _BARE_SHEET = re.compile(r"[^\W\d]\w*(?:\.\w+)*")
@@ -208,8 +218,9 @@ FORMATS: tuple[Format, ...] = (
     Format("EPUB", (".epub",), "epub:convert_epub", 128, ("element",), _chapter),
     Format("HTML", (".html", ".htm"), "html:convert_html", 32, ("element",), _page_element,
            text=True, page=True),
-    Format("PowerPoint", (".pptx",), "slides:convert_pptx", 256, ("slide",), _slide),
-    Format("OpenDocument slides", (".odp",), "odf_slides:convert_odp", 256, ("slide",), _slide),
+    Format("PowerPoint", (".pptx",), "slides:convert_pptx", 256, ("slide", "element"), _slide),
+    Format("OpenDocument slides", (".odp",), "odf_slides:convert_odp", 256, ("slide", "element"),
+           _slide),
     # A macro-enabled workbook is a workbook: its cells are read, its macros never run.
     Format("Excel", (".xlsx", ".xlsm"), "sheets:convert_xlsx", 64, ("sheet", "element"),
            _sheet),

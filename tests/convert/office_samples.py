@@ -9,6 +9,7 @@ import re
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -156,3 +157,74 @@ def odf(mimetype: str, body: str, *, encrypted: bool = False) -> bytes:
             "</office:body></office:document-content>",
         )
     return out.getvalue()
+
+
+_PPT_COMMENTS = "application/vnd.openxmlformats-officedocument.presentationml.comments+xml"
+_P_NS = "http://schemas.openxmlformats.org/presentationml/2006/main"
+_P188_NS = "http://schemas.microsoft.com/office/powerpoint/2018/8/main"
+_A_NS = "http://schemas.openxmlformats.org/drawingml/2006/main"
+
+
+def _relate(deck: Any, source: Any, name: str, content_type: str, rel: str, xml: str) -> None:
+    from pptx.opc.package import Part
+    from pptx.opc.packuri import PackURI
+
+    part = Part(PackURI(name), content_type, deck.part.package, xml.encode())
+    source.relate_to(part, rel)
+
+
+def old_pptx_comment(deck: Any, slide: Any, author: str, text: str) -> None:
+    """A ``p:cm`` on ``slide`` (anchored to a point only) and its author, id 0."""
+    _relate(
+        deck, deck.part, "/ppt/commentAuthors.xml",
+        "application/vnd.openxmlformats-officedocument.presentationml.commentAuthors+xml",
+        f"{REL}/commentAuthors",
+        f'<p:cmAuthorLst xmlns:p="{_P_NS}"><p:cmAuthor id="0" name="{author}" initials="A" '
+        'lastIdx="1" clrIdx="0"/></p:cmAuthorLst>',
+    )  # fmt: skip
+    _relate(
+        deck, slide.part, "/ppt/comments/comment1.xml", _PPT_COMMENTS, f"{REL}/comments",
+        f'<p:cmLst xmlns:p="{_P_NS}"><p:cm authorId="0" idx="1"><p:pos x="0" y="0"/>'
+        f"<p:text>{text}</p:text></p:cm></p:cmLst>",
+    )  # fmt: skip
+
+
+def modern_pptx_comment(
+    deck: Any, slide: Any, shape_id: int, thread: Sequence[tuple[str, str]]
+) -> None:
+    """A ``p188:cm`` marking shape ``shape_id`` of ``slide``: ``thread``'s first (author,
+    text) the comment, the others its replies; the authors in ``ppt/authors.xml``."""
+    names = sorted({a for a, _ in thread})
+    authors = "".join(
+        f'<p188:author id="{{A{n}}}" name="{a}" initials="A" userId="{a}" providerId="None"/>'
+        for n, a in enumerate(names)
+    )
+    _relate(
+        deck, deck.part, "/ppt/authors.xml",
+        "application/vnd.ms-powerpoint.authors+xml",
+        "http://schemas.microsoft.com/office/2018/10/relationships/authors",
+        f'<p188:authorLst xmlns:p188="{_P188_NS}">{authors}</p188:authorLst>',
+    )  # fmt: skip
+
+    def body(text: str) -> str:
+        return f"<p188:txBody><a:bodyPr/><a:p><a:r><a:t>{text}</a:t></a:r></a:p></p188:txBody>"
+
+    (author, text), replies = thread[0], thread[1:]
+    reply_xml = "".join(
+        f'<p188:reply id="{{R{n}}}" authorId="{{A{names.index(a)}}}">{body(t)}</p188:reply>'
+        for n, (a, t) in enumerate(replies)
+    )
+    marks = (
+        '<ac:deMkLst xmlns:ac="http://schemas.microsoft.com/office/drawing/2013/main/command">'
+        '<pc:docMk xmlns:pc="http://schemas.microsoft.com/office/powerpoint/2013/main/command"/>'
+        '<pc:sldMk xmlns:pc="http://schemas.microsoft.com/office/powerpoint/2013/main/command" '
+        f'cId="0" sldId="256"/><ac:spMk id="{shape_id}" creationId="{{C1}}"/></ac:deMkLst>'
+    )
+    _relate(
+        deck, slide.part, "/ppt/comments/modernComment_1.xml",
+        "application/vnd.ms-powerpoint.comments+xml",
+        "http://schemas.microsoft.com/office/2018/10/relationships/comments",
+        f'<p188:cmLst xmlns:p188="{_P188_NS}" xmlns:a="{_A_NS}"><p188:cm id="{{M1}}" '
+        f'authorId="{{A{names.index(author)}}}">{marks}'
+        f"<p188:replyLst>{reply_xml}</p188:replyLst>{body(text)}</p188:cm></p188:cmLst>",
+    )  # fmt: skip

@@ -179,3 +179,25 @@ def test_any_damage_is_a_named_error_or_a_mail(edits: list[tuple[int, int]]) -> 
         assert exc.problem == "not a readable Outlook .msg file (damaged?)"
     else:
         assert result.markdown.startswith("---\n") or result.markdown.startswith("# ")
+
+
+def test_an_attached_word_files_comments_are_the_mails_anchored_to_its_text() -> None:
+    import office_samples as office
+
+    body = (
+        '<w:p><w:r><w:t xml:space="preserve">Вернуть товар можно за </w:t></w:r>'
+        '<w:commentRangeStart w:id="7"/><w:r><w:t>14 дней</w:t></w:r>'
+        '<w:commentRangeEnd w:id="7"/><w:r><w:commentReference w:id="7"/></w:r></w:p>'
+    )
+    comment = '<w:comment w:id="7" w:author="Анна">' + office.p("По закону") + "</w:comment>"
+    docx = office.docx(body, comments=comment)
+    attachments = [MsgAttachment("policy.docx", docx, "application/octet-stream")]
+    result = convert_msg(msg_file(_msg(attachments=attachments)), "m.msg")
+    assert "По закону" not in result.markdown
+    [note] = result.meta["comments"]
+    assert (note["author"], note["text"], note["on"]) == (
+        "Анна",
+        "По закону",
+        "policy.docx › 14 дней",
+    )
+    assert result.markdown[slice(*note["at"])] == "14 дней"

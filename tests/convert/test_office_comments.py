@@ -115,3 +115,85 @@ def test_a_comment_anchor_moves_with_the_text_when_a_secret_before_it_is_redacte
     assert AWS not in done.markdown
     start, end = done.meta["comments"][0]["at"]
     assert done.markdown[start:end] == "14 дней"
+
+
+def _commented_deck() -> bytes:
+    """Two slides, long enough to be chunks of their own; the first with an old comment (on
+    the slide), a modern one (on its body shape) and speaker notes."""
+    import pptx
+
+    deck = pptx.Presentation()
+    for title, body in (("Доставка", "Курьером по городу"), ("Оплата", "Картой или счётом")):
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text_frame.text = f"{body}. " + "Подробности условий. " * 12
+    first = deck.slides[0]
+    first.notes_slide.notes_text_frame.text = "Сказать про тарифы. " * 12
+    office.old_pptx_comment(deck, first, "Анна", "Уточнить цену")
+    office.modern_pptx_comment(
+        deck, first, first.placeholders[1].shape_id, [("Борис", "Только по Москве")]
+    )
+    out = io.BytesIO()
+    deck.save(out)
+    return out.getvalue()
+
+
+def test_slide_comments_are_the_metadata_of_their_slides_chunks_and_notes_are_marked(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "deck.pptx").write_bytes(_commented_deck())
+    chunks = _chunks(tmp_path)
+    assert all("Уточнить" not in c["text"] + c["embed_text"] for c in chunks)
+    assert all("Москве" not in c["text"] + c["embed_text"] for c in chunks)
+    first = [c for c in chunks if c["meta"].get("slide") == 1]
+    assert first and all(c["meta"].get("slide") != 2 or "comments" not in c["meta"] for c in chunks)
+    old = {"author": "Анна", "text": "Уточнить цену", "on": "slide 1"}
+    assert all(old in c["meta"]["comments"] for c in first)  # every chunk of its slide
+    modern = {
+        "author": "Борис",
+        "text": "Только по Москве",
+        "on": "Курьером по городу. " + ("Подробности условий. " * 12).strip(),
+    }
+    assert [c for c in first if modern in c["meta"]["comments"]] == [
+        c for c in first if "Курьером" in c["text"]
+    ]
+    # The notes stay searchable, under their own heading, and their chunks say so.
+    notes = [c for c in chunks if "Сказать про тарифы" in c["text"]]
+    assert notes and all(c["meta"]["element"] == "notes" for c in notes)
+    assert all(c["meta"].get("element") != "notes" for c in chunks if c not in notes)
+
+
+def _mail_with(name: str, data: bytes) -> bytes:
+    from email.message import EmailMessage
+
+    msg = EmailMessage()
+    msg["Subject"] = "Отчёт"
+    msg["From"] = "anna@example.ru"
+    msg.set_content("Отчёт во вложении.\n")
+    msg.add_attachment(data, maintype="application", subtype="octet-stream", filename=name)
+    return bytes(msg)
+
+
+def test_an_attachments_comments_reach_the_mails_chunks_under_its_name(tmp_path: Path) -> None:
+    (tmp_path / "mail.eml").write_bytes(_mail_with("policy.docx", _commented_docx()))
+    chunks = _chunks(tmp_path)
+    assert all("Проверить срок" not in c["text"] + c["embed_text"] for c in chunks)
+    commented = [c for c in chunks if "comments" in c["meta"]]
+    assert [c for c in chunks if "14 дней" in c["text"]] == commented
+    assert commented[0]["meta"]["comments"] == [
+        {"author": "Анна", "text": "Проверить срок по закону", "on": "policy.docx › 14 дней"}
+    ]
+
+
+def test_a_mails_attached_workbook_and_deck_keep_their_comments_anchored() -> None:
+    from narezka.convert import convert
+
+    done = convert(_mail_with("budget.xlsx", _commented_xlsx()), ".eml", "mail.eml")
+    [note] = done.meta["comments"]
+    assert (note["author"], note["on"]) == ("Борис", "budget.xlsx › 'Q1 plan'!B40")
+    assert done.markdown[slice(*note["at"])] == "| Статья 38 | 380 | Продажи |"
+    deck = convert(_mail_with("deck.pptx", _commented_deck()), ".eml", "mail.eml")
+    on = {n["text"]: n for n in deck.meta["comments"]}["Уточнить цену"]
+    assert on["on"] == "deck.pptx › slide 1"
+    assert deck.markdown[slice(*on["at"])].startswith("# Доставка")
+    assert deck.markdown[slice(*on["at"])].endswith("Сказать про тарифы.")

@@ -102,13 +102,15 @@ def test_an_odp_slide_keeps_its_title_lines_lists_tables_notes_apart() -> None:
         "<text:p>Курьером</text:p><text:list><text:list-item><text:p>X-Library<text:line-break/>"
         "The catalogue</text:p></text:list-item></text:list></text:list-item></text:list>"
         "</draw:text-box></draw:frame>"
-        "<draw:g><draw:custom-shape><text:p>Склад</text:p></draw:custom-shape></draw:g>"
+        "<draw:g><draw:custom-shape><text:p>Склад<office:annotation><dc:creator>Вера</dc:creator>"
+        "<text:p>Какой склад?</text:p></office:annotation></text:p></draw:custom-shape></draw:g>"
         "<draw:frame><table:table><table:table-row><table:table-cell><text:p>Тариф</text:p>"
         "</table:table-cell><table:table-cell><text:p>Цена</text:p></table:table-cell>"
         "</table:table-row><table:table-row><table:table-cell><text:p>Курьер</text:p>"
         "</table:table-cell><table:table-cell><text:p>300</text:p></table:table-cell>"
         "</table:table-row></table:table></draw:frame>"
-        "<office:annotation><text:p>Уточнить цену</text:p></office:annotation>"
+        "<office:annotation><dc:creator>Анна</dc:creator><text:p>Уточнить цену</text:p>"
+        "</office:annotation>"
         '<presentation:notes><draw:frame presentation:class="notes"><draw:text-box>'
         "<text:p>Сказать про тарифы</text:p></draw:text-box></draw:frame></presentation:notes>"
         '</draw:page><draw:page draw:name="p2"><draw:frame presentation:class="subtitle">'
@@ -117,10 +119,29 @@ def test_an_odp_slide_keeps_its_title_lines_lists_tables_notes_apart() -> None:
     result = convert_odp(_odp(page), "d.odp")
     assert result.markdown == (
         "# Доставка\n\n- Курьером\n\n  - X-Library\n    The catalogue\n\nСклад\n\n"
-        "| Тариф | Цена |\n|---|---|\n| Курьер | 300 |\n\nSpeaker notes:\n\nСказать про тарифы\n\n"
+        "| Тариф | Цена |\n|---|---|\n| Курьер | 300 |\n\n"
+        "## Speaker notes\n\nСказать про тарифы\n\n"
         "# Slide 2\n\nБез заголовка\n"
     )
-    assert result.meta["comments"] == [{"slide": 1, "text": "Уточнить цену"}]
+    md = result.markdown
+    shape, page = result.meta["comments"]
+    # An annotation in a shape's text marks that shape; one on the page, the whole slide.
+    assert {k: shape[k] for k in ("author", "text", "on")} == {
+        "author": "Вера",
+        "text": "Какой склад?",
+        "on": "Склад",
+    }
+    assert md[slice(*shape["at"])] == "Склад"
+    assert {k: page[k] for k in ("author", "text", "on")} == {
+        "author": "Анна",
+        "text": "Уточнить цену",
+        "on": "slide 1",
+    }
+    assert md[slice(*page["at"])] == md[: md.index("# Slide 2")].rstrip("\n")
+    notes = [s for s in result.provenance if s.where.element == "notes"]
+    assert [md[s.start : s.end].strip() for s in notes] == [
+        "## Speaker notes\n\nСказать про тарифы"
+    ]
 
 
 def test_an_odp_without_text_says_why_and_an_encrypted_one_is_named() -> None:

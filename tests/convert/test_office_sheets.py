@@ -206,6 +206,27 @@ def test_a_big_workbook_is_streamed_and_still_split_into_regions(
     assert "\n\n| Тариф | Цена |\n|---|---|\n| Курьер | 300 |" in md
 
 
+def test_a_streamed_workbook_keeps_its_cell_comments_as_the_loaded_one_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from openpyxl.comments import Comment
+
+    book = _book(Тарифы=[["Тариф", "Цена"], ["Курьер", 300], ["Почта", 200]], Пусто=[["x"]])
+    book["Тарифы"]["B3"].comment = Comment("Без НДС", "Борис")
+    book["Пусто"]["A1"].comment = Comment("Проверить", "Анна")
+    data = _save(book)
+    loaded = _convert(data)
+    monkeypatch.setattr("narezka.convert.sheets._FULL_LOAD_XML", 0)
+    streamed = _convert(data)
+    assert streamed.markdown == loaded.markdown
+    assert "НДС" not in streamed.markdown and "Проверить" not in streamed.markdown
+    assert streamed.meta["comments"] == loaded.meta["comments"]
+    price, empty = streamed.meta["comments"]
+    assert (price["author"], price["text"], price["on"]) == ("Борис", "Без НДС", "Тарифы!B3")
+    assert streamed.markdown[slice(*price["at"])] == "| Почта | 200 |"
+    assert (empty["author"], empty["on"]) == ("Анна", "Пусто!A1")
+
+
 def test_an_unreadable_sheet_is_skipped_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
     from narezka.convert import sheets
 

@@ -117,34 +117,61 @@ def _chart_data() -> Any:
     return data
 
 
-def test_notes_follow_the_body_and_comments_are_metadata() -> None:
-    from pptx.opc.package import Part
-    from pptx.opc.packuri import PackURI
-
+def _delivery_deck() -> tuple[Any, Any]:
     deck = _deck()
     slide = deck.slides.add_slide(deck.slide_layouts[1])
     slide.shapes.title.text = "Доставка"
     slide.placeholders[1].text_frame.text = "Курьером"
     slide.notes_slide.notes_text_frame.text = "Сказать про тарифы\x0bи сроки"
-    blob = (
-        '<p:cmLst xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main">'
-        '<p:cm authorId="0" idx="1"><p:pos x="0" y="0"/><p:text>Уточнить цену</p:text></p:cm>'
-        "</p:cmLst>"
-    ).encode()
-    part = Part(
-        PackURI("/ppt/comments/comment1.xml"),
-        "application/vnd.openxmlformats-officedocument.presentationml.comments+xml",
-        deck.part.package,
-        blob,
-    )
-    slide.part.relate_to(
-        part, "http://schemas.openxmlformats.org/officeDocument/2006/relationships/comments"
-    )
+    return deck, slide
+
+
+def test_notes_follow_the_body_under_their_own_heading_located_as_the_slides_notes() -> None:
+    from narezka.formats import SLIDE_NOTES, place
+
+    deck, _ = _delivery_deck()
     result = convert(_save(deck), ".pptx", "d.pptx")
     assert result.markdown == (
-        "# Доставка\n\n- Курьером\n\nSpeaker notes:\n\nСказать про тарифы\n\nи сроки\n"
+        "# Доставка\n\n- Курьером\n\n## Speaker notes\n\nСказать про тарифы\n\nи сроки\n"
     )
-    assert result.meta["comments"] == [{"slide": 1, "text": "Уточнить цену"}]
+    body, notes = result.provenance
+    assert result.markdown[notes.start : notes.end].startswith("## Speaker notes")
+    assert (body.where.slide, body.where.element) == (1, None)
+    assert (notes.where.slide, notes.where.element) == (1, SLIDE_NOTES)
+    # A chunk that runs from the slide's text into its notes is told apart as holding notes.
+    assert place(body.where, notes.where) == {"slide": 1, "element": SLIDE_NOTES}
+    assert place(body.where, body.where) == {"slide": 1}
+
+
+def test_comments_are_anchored_to_their_slide_or_the_shape_they_mark_never_the_body() -> None:
+    deck, slide = _delivery_deck()
+    office.old_pptx_comment(deck, slide, "Анна", "Уточнить цену")
+    shape = slide.placeholders[1].shape_id
+    office.modern_pptx_comment(
+        deck, slide, shape, [("Борис", "Курьер только по Москве"), ("Анна", "Согласна")]
+    )
+    result = convert(_save(deck), ".pptx", "d.pptx")
+    md = result.markdown
+    assert "Уточнить" not in md and "Москве" not in md and "Согласна" not in md
+    notes = {c["text"]: c for c in result.meta["comments"]}
+    old = notes["Уточнить цену"]
+    assert (old["author"], old["on"]) == ("Анна", "slide 1")
+    assert old["at"] == [0, len(md) - 1]  # the whole slide, its notes too
+    modern = notes["Курьер только по Москве"]
+    assert (modern["author"], modern["on"]) == ("Борис", "Курьером")
+    assert md[slice(*modern["at"])] == "- Курьером"
+    reply = notes["Согласна"]
+    assert (reply["author"], reply["on"], reply["at"]) == ("Анна", "Курьером", modern["at"])
+
+
+def test_a_comment_on_the_second_slide_is_anchored_there() -> None:
+    deck, _ = _delivery_deck()
+    second = deck.slides.add_slide(deck.slide_layouts[1])
+    second.shapes.title.text = "Оплата"
+    office.modern_pptx_comment(deck, second, second.shapes.title.shape_id, [("Вера", "Ок")])
+    result = convert(_save(deck), ".pptx", "d.pptx")
+    [note] = result.meta["comments"]
+    assert note["on"] == "Оплата" and result.markdown[slice(*note["at"])] == "# Оплата"
 
 
 def test_a_deck_with_no_text_says_why() -> None:

@@ -38,7 +38,7 @@ __all__ = [
     "locate",
 ]
 
-CONVERTER_VERSION = "15"
+CONVERTER_VERSION = "16"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 
@@ -102,8 +102,8 @@ def convert(
 
 def anchored_comments(meta: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
     """A conversion's comments anchored in its text: the entries of ``meta["comments"]`` with
-    an ``at`` span (``RawDocument.comments``); a slide's comments, anchored to no text, stay
-    in the conversion's meta alone."""
+    an ``at`` span (``RawDocument.comments``): Word comments, cell comments, a slide's
+    comments (anchored to its shape or the whole slide)."""
     found = []
     for note in meta.get("comments") or ():
         at = note.get("at") if isinstance(note, Mapping) else None

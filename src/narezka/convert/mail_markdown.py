@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from narezka.convert import ocr
+from narezka.convert import anchored_comments, ocr
 from narezka.convert.capability import lacking
 from narezka.convert.charset import bom_codec, decode_table_text, whatwg_codec
 from narezka.convert.limits import human_bytes, max_file_bytes
@@ -146,6 +146,7 @@ class _Renderer:
         self.path = path
         self.writer = MarkdownWriter()
         self.notes: list[str] = []
+        self.comments: list[dict[str, Any]] = []
         self.lacks_ocr = False
 
     def mail(self, mail: Mail, level: int, base: str | None) -> None:
@@ -230,10 +231,22 @@ class _Renderer:
             _depth.reset(token)
         self.notes.extend(f"{label}: {note}" for note in _inner_notes(done.meta))
         self.lacks_ocr |= bool(lacking(done.meta))
+        self.comments.extend(self._moved_comments(done, label))
         if base is None:
             self.writer.block(done.markdown.rstrip("\n"), where)
         else:
             self.writer.pieces(list(_pieces(done, base, where)))
+
+    def _moved_comments(self, done: Converted, label: str) -> Iterator[dict[str, Any]]:
+        """An attachment's comments (Word, cells, slides) anchored where its text is about to
+        be written in the mail's Markdown, each ``on`` named under the attachment
+        (``report.docx › 14 дней``): the metadata of the mail's chunks holding that text."""
+        offset = self.writer.length + (0 if self.writer.empty() else 2)
+        size = len(done.markdown.rstrip("\n"))
+        for note in anchored_comments(done.meta):
+            start, end = (min(int(x), size) for x in note["at"])
+            on = f"{label} › {note['on']}" if note.get("on") else label
+            yield {**note, "on": on, "at": [offset + start, offset + end]}
 
 
 def _inner_notes(meta: Any) -> list[str]:
@@ -288,6 +301,8 @@ def render(mail: Mail, path: str) -> Converted:
     renderer.writer.block("# " + subject, top)
     renderer.mail(mail, 1, None)
     meta: dict[str, Any] = {"headers": headers}
+    if renderer.comments:
+        meta["comments"] = renderer.comments
     if renderer.notes:
         meta["notes"] = renderer.notes
     if renderer.lacks_ocr:

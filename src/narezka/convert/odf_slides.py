@@ -1,7 +1,10 @@
 """OpenDocument presentations (.odp) → Markdown through zipfile and lxml: a section per slide
 under its title frame's text (else ``Slide N``); its text boxes and shapes with line breaks
-kept, lists nested, tables, groups opened; speaker notes after the body, annotations as
-metadata. A shape that cannot be read is skipped with a note naming the slide."""
+kept, lists nested, tables, groups opened; speaker notes after the body under a
+``## Speaker notes`` heading, located as the slide's ``notes`` (``formats.SLIDE_NOTES``);
+annotations as the metadata of the slide's chunks, or of the shape's whose text holds one
+(``narezka.convert.slide_comments``), never their text. A shape that cannot be read is
+skipped with a note naming the slide."""
 
 from __future__ import annotations
 
@@ -16,7 +19,9 @@ from narezka.convert.markdown import (
 )
 from narezka.convert.odf_sheets import odf_content
 from narezka.convert.ooxml import Notes
+from narezka.convert.slide_comments import SlideComment, SlideSpans, anchor_slide_comments
 from narezka.errors import ConvertError
+from narezka.formats import SLIDE_NOTES
 from narezka.types import SourceLocation
 
 __all__ = ["convert_odp"]
@@ -26,6 +31,7 @@ _TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
 _OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 _DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 _PRES = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}"
+_DC = "{http://purl.org/dc/elements/1.1/}"
 _TITLES = ("title",)
 
 
@@ -114,44 +120,70 @@ class _Slide:
 def _title(page: Any) -> tuple[Any, str]:
     for frame in page.iter(f"{_DRAW}frame"):
         if frame.get(f"{_PRES}class") in _TITLES:
-            text = " ".join(" ".join(_lines(p)) for p in frame.iter(f"{_TEXT}p"))
-            return frame, inline_text(text)
+            return frame, _shape_text(frame)
     return None, ""
+
+
+def _annotation(node: Any, shape: str = "") -> SlideComment:
+    text = inline_text(" ".join(_text(p) for p in node.iter(f"{_TEXT}p")))
+    author = inline_text(node.findtext(f"{_DC}creator") or "")
+    return SlideComment(author, text, shape)
+
+
+def _shape_text(shape: Any) -> str:
+    """A shape's text, its annotations' out (what a comment on it is ``on``)."""
+    paragraphs = (
+        p
+        for p in shape.iter(f"{_TEXT}p")
+        if not any(a.tag == f"{_OFFICE}annotation" for a in p.iterancestors())
+    )
+    return inline_text(" ".join(" ".join(_lines(p)) for p in paragraphs))
+
+
+def _speaker_notes(writer: MarkdownWriter, speaker: Any, number: int) -> None:
+    lines = [
+        escape_line(line)
+        for box in speaker.iter(f"{_DRAW}text-box")
+        for p in box.iter(f"{_TEXT}p")
+        for line in _lines(p)
+    ]
+    if lines:
+        where = SourceLocation(slide=number, element=SLIDE_NOTES)
+        writer.block("## Speaker notes\n\n" + "\n\n".join(lines), where)
 
 
 def _page(writer: MarkdownWriter, page: Any, number: int, notes: Notes) -> list[dict[str, Any]]:
     where = SourceLocation(slide=number)
+    spans = SlideSpans(writer)
+    spans.start = spans.begin()
     title_frame, title = _title(page)
     writer.block("# " + (title or f"Slide {number}"), where)
     slide = _Slide(writer, where)
-    comments = []
-    for shape in page:
-        if shape is title_frame:
-            continue
+    found: list[SlideComment] = []
+    for index, shape in enumerate(page):
+        key = f"s{index}"
         if shape.tag == f"{_OFFICE}annotation":
-            text = inline_text(" ".join(_text(p) for p in shape.iter(f"{_TEXT}p")))
-            if text:
-                comments.append({"slide": number, "text": text})
+            found.append(_annotation(shape))
             continue
         if shape.tag == f"{_PRES}notes":
             continue
+        # An annotation in a shape's text marks that shape (its text is never the body's).
+        found.extend(_annotation(a, key) for a in shape.iter(f"{_OFFICE}annotation"))
+        if shape is title_frame:
+            spans.shape(key, spans.start, title)
+            continue
         try:
+            start = spans.begin()
             slide.shape(shape)
+            spans.shape(key, start, _shape_text(shape))
         except (ConvertError, MemoryError, RecursionError):
             raise
         except Exception:  # one odd shape must not cost the deck
             notes.skip(f"slide {number}", "shape")
     speaker = page.find(f"{_PRES}notes")
     if speaker is not None:
-        lines = [
-            escape_line(line)
-            for box in speaker.iter(f"{_DRAW}text-box")
-            for p in box.iter(f"{_TEXT}p")
-            for line in _lines(p)
-        ]
-        if lines:
-            writer.block("Speaker notes:\n\n" + "\n\n".join(lines), where)
-    return comments
+        _speaker_notes(writer, speaker, number)
+    return anchor_slide_comments([c for c in found if c.text], number, spans)
 
 
 def convert_odp(data: bytes, path: str) -> Converted:

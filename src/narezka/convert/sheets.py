@@ -8,11 +8,12 @@ import csv
 import datetime as dt
 import io
 import itertools
+import posixpath
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from narezka.convert.guard import check_office_zip
+from narezka.convert.guard import check_office_zip, parse_xml
 from narezka.convert.limits import Limits
 from narezka.convert.markdown import (
     Converted,
@@ -95,8 +96,8 @@ def _trim(rows: Iterable[Sequence[object]], budget: _Budget | None = None) -> li
 
 _FULL_LOAD_XML = 4 * 1024 * 1024
 """Worksheet XML (uncompressed) under which a workbook is loaded whole, with its merged
-cells, comments and defined tables; a bigger one is streamed (its cells' values only, in
-far less memory)."""
+cells, comments and defined tables; a bigger one is streamed (its cells' values, and its
+comments read from their own small part, in far less memory)."""
 
 
 def _sheet_xml_size(data: bytes) -> int:
@@ -120,6 +121,55 @@ def _streamed_cells(sheet: Any, budget: _Budget) -> dict[tuple[int, int], str]:
                 budget.spend(len(text) + 3)
                 cells[(cell.row, cell.column)] = text
     return cells
+
+
+_MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_RELS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+
+
+def _comments_part(archive: zipfile.ZipFile, worksheet: str, path: str) -> str | None:
+    """The name of the comments part a worksheet's relationships name, if any."""
+    folder, name = posixpath.split(worksheet)
+    rels = posixpath.join(folder, "_rels", name + ".rels")
+    if rels not in archive.namelist():
+        return None
+    root = parse_xml(archive.read(rels), path, rels, "not a readable relationships part")
+    for rel in root.iter(_RELS + "Relationship"):
+        target = rel.get("Target") or ""
+        if (rel.get("Type") or "").endswith("/comments") and rel.get("TargetMode") != "External":
+            if target.startswith("/"):
+                return target[1:]
+            return posixpath.normpath(posixpath.join(folder, target))
+    return None
+
+
+def _streamed_comments(
+    data: bytes, sheet: Any, path: str, budget: _Budget
+) -> dict[tuple[int, int], dict[str, str]]:
+    """A streamed sheet's cell comments (author, text) by (row, column), read from its
+    comments part (``xl/comments1.xml``: small beside the sheet) as the loaded path has them."""
+    from openpyxl.utils.cell import coordinate_to_tuple
+
+    worksheet = str(getattr(sheet, "_worksheet_path", "") or "")
+    found: dict[tuple[int, int], dict[str, str]] = {}
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        part = _comments_part(archive, worksheet, path) if worksheet else None
+        if part is None or part not in archive.namelist():
+            return found
+        root = parse_xml(archive.read(part), path, part, "not a readable comments part")
+    authors = [a.text or "" for a in root.iter(_MAIN + "author")]
+    for comment in root.iter(_MAIN + "comment"):
+        text = " ".join("".join(t.text or "" for t in comment.iter(_MAIN + "t")).split())
+        number = comment.get("authorId") or ""
+        try:
+            cell = coordinate_to_tuple(comment.get("ref") or "")
+        except (ValueError, TypeError):  # a comment on no cell: nothing to anchor it to
+            continue
+        if text:
+            budget.spend(len(text))
+            ok = number.isdigit() and int(number) < len(authors)
+            found[cell] = {"author": authors[int(number)] if ok else "", "text": text}
+    return found
 
 
 class _Loaded:
@@ -279,7 +329,9 @@ def convert_xlsx(data: bytes, path: str) -> Converted:
                         loaded.comments,
                     )
                 else:
-                    write_sheet(writer, sheet.title, _streamed_cells(sheet, budget))
+                    cells = _streamed_cells(sheet, budget)
+                    notes_of = _streamed_comments(data, sheet, path, budget)
+                    comments += write_sheet(writer, sheet.title, cells, (), (), notes_of)
             except (ConversionLimitError, MemoryError, RecursionError):
                 raise
             except Exception:  # one damaged sheet must not cost the workbook

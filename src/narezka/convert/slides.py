@@ -1,7 +1,9 @@
 """PowerPoint .pptx → Markdown through python-pptx: a section per slide under its title
 placeholder's text (else ``Slide N``); its text with line breaks kept, tables, charts (title
-and data table), SmartArt, group shapes opened; speaker notes after the body, comments as
-metadata. A shape that cannot be read is skipped with a note naming the slide and shape."""
+and data table), SmartArt, group shapes opened; speaker notes after the body under a
+``## Speaker notes`` heading, located as the slide's ``notes`` (``formats.SLIDE_NOTES``);
+comments as the metadata of the slide's chunks (``narezka.convert.slide_comments``), never
+their text. A shape that cannot be read is skipped with a note naming the slide and shape."""
 
 from __future__ import annotations
 
@@ -19,7 +21,15 @@ from narezka.convert.markdown import (
     table_markdown,
 )
 from narezka.convert.ooxml import Notes, open_package
+from narezka.convert.slide_comments import (
+    SlideComment,
+    SlideSpans,
+    anchor_slide_comments,
+    pptx_authors,
+    pptx_comments,
+)
 from narezka.errors import ConvertError
+from narezka.formats import SLIDE_NOTES
 from narezka.types import SourceLocation
 
 __all__ = ["convert_pptx"]
@@ -115,50 +125,66 @@ def _name(shape: Any) -> str:
         return "a shape"
 
 
-def _write_slide(writer: MarkdownWriter, slide: Any, number: int, path: str, notes: Notes) -> None:
+def _shape_text(shape: Any) -> str:
+    """What a comment marking ``shape`` is ``on``: its text, else its name."""
+    if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+        text = inline_text(shape.text_frame.text.replace(_LINE_BREAK, " "))
+        if text:
+            return text
+    return str(shape.name or "")
+
+
+def _write_slide(
+    writer: MarkdownWriter, slide: Any, number: int, path: str, notes: Notes
+) -> SlideSpans:
+    """Write one slide; where it and each of its shapes lie, for its comments."""
     where = SourceLocation(slide=number)
+    spans = SlideSpans(writer)
+    spans.start = spans.begin()
     title_shape = next((s for s in slide.shapes if _placeholder(s) in _TITLES), None)
     title = ""
     if title_shape is not None and title_shape.has_text_frame:
         title = inline_text(title_shape.text_frame.text.replace(_LINE_BREAK, " "))
     writer.block("# " + (title or f"Slide {number}"), where)
+    if title_shape is not None:
+        spans.shape(str(title_shape.shape_id), spans.start, title)
     for shape in _shapes(slide.shapes):
         if title_shape is not None and shape.element is title_shape.element:
             continue
         try:
+            start = spans.begin()
             _shape(writer, slide, shape, path, where)
+            spans.shape(str(shape.shape_id), start, _shape_text(shape))
         except (ConvertError, MemoryError, RecursionError):
             raise
         except Exception:  # one shape python-pptx cannot read must not cost the deck
             notes.skip(f"slide {number}, {_name(shape)}", "shape")
     try:
-        _speaker_notes(writer, slide, where)
+        _speaker_notes(writer, slide, number)
     except Exception:  # a damaged notes part costs its notes only
         notes.skip(f"slide {number}", "speaker notes part")
+    return spans
 
 
-def _speaker_notes(writer: MarkdownWriter, slide: Any, where: SourceLocation) -> None:
+def _speaker_notes(writer: MarkdownWriter, slide: Any, number: int) -> None:
+    """The slide's speaker notes under their own heading, located as its ``notes``: kept
+    searchable (they often hold the explanation) and told apart from the slide's text."""
     if not slide.has_notes_slide:
         return
     frame = slide.notes_slide.notes_text_frame
     text = frame.text.replace(_LINE_BREAK, "\n") if frame is not None else ""
     lines = [escape_line(inline_text(ln)) for ln in text.splitlines() if ln.strip()]
     if lines:
-        writer.block("Speaker notes:\n\n" + "\n\n".join(lines), where)
+        where = SourceLocation(slide=number, element=SLIDE_NOTES)
+        writer.block("## Speaker notes\n\n" + "\n\n".join(lines), where)
 
 
-def _comments(slide: Any, number: int, path: str) -> list[dict[str, Any]]:
+def _comments(slide: Any, path: str, authors: dict[str, str]) -> list[SlideComment]:
     """The slide's comments, old (``p:cm``) and modern (``p188:cm``) alike."""
     found = []
     for rel in slide.part.rels.values():
-        if rel.is_external or not rel.reltype.endswith(_COMMENTS):
-            continue
-        root = _related(slide, rel.rId, path)
-        for comment in root:
-            texts = [t.text or "" for t in comment.iter(_A + "t", _P + "text")]
-            text = inline_text(" ".join(texts))
-            if text:
-                found.append({"slide": number, "text": text})
+        if not rel.is_external and rel.reltype.endswith(_COMMENTS):
+            found.extend(pptx_comments(_related(slide, rel.rId, path), authors))
     return found
 
 
@@ -181,6 +207,12 @@ def convert_pptx(data: bytes, path: str) -> Converted:
     notes = Notes()
     comments: list[dict[str, Any]] = []
     seen: set[str] = set()
+    try:
+        authors = pptx_authors(data, path)
+    except ConvertError:
+        raise
+    except Exception:  # a damaged authors part costs the comments their authors only
+        authors = {}
     for number, slide in enumerate(slides, 1):
         try:
             # A slide listed again (one slide part named thousands of times: a 146 KB file
@@ -189,8 +221,9 @@ def convert_pptx(data: bytes, path: str) -> Converted:
             if part in seen:
                 continue
             seen.add(part)
-            _write_slide(writer, slide, number, path, notes)
-            comments.extend(_comments(slide, number, path))
+            spans = _write_slide(writer, slide, number, path, notes)
+            found = _comments(slide, path, authors)
+            comments.extend(anchor_slide_comments(found, number, spans))
         except (ConvertError, MemoryError, RecursionError):
             raise
         except Exception:
