@@ -13,6 +13,7 @@ from narezka.convert.pdf.base import (
     _INDEXED_CHARS,
     _LINE_BREAK,
     _MARGIN,
+    _PDFIUM_CALLS,
     _cells,
     _Line,
     _unhyphen,
@@ -168,17 +169,20 @@ def _read_line(
 
 
 class _Bounded:
-    """The text in a rectangle of the page: PDFium's own call on a page of few characters,
-    an index of them built once (``BoundedText``) on a page of many."""
+    """The text in a rectangle of the page: PDFium's own call while a page asks for few, an
+    index of its characters built once (``BoundedText``) on a page of many characters or
+    after ``_PDFIUM_CALLS`` calls."""
 
     def __init__(self, tp: object, chars: int) -> None:
         self.tp, self.chars = tp, chars
         self.index: BoundedText | None = None
+        self.calls = 0
 
     def __call__(self, left: float, bottom: float, right: float, top: float) -> str:
-        if self.chars <= _INDEXED_CHARS:
-            return str(self.tp.get_text_bounded(left, bottom, right, top))  # type: ignore[attr-defined]
         if self.index is None:
+            self.calls += 1
+            if self.chars <= _INDEXED_CHARS and self.calls <= _PDFIUM_CALLS:
+                return str(self.tp.get_text_bounded(left, bottom, right, top))  # type: ignore[attr-defined]
             self.index = BoundedText(self.tp, self.chars)
         return self.index.text(left, bottom, right, top)
 
