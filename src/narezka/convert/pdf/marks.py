@@ -80,6 +80,19 @@ def _bold_name(name: str) -> bool:
     return bool(_BOLD_NAME.search(name))
 
 
+@lru_cache(maxsize=1)
+def _text_object() -> Callable[[int | None, int], int | None]:
+    """PDFium's ``FPDFText_GetTextObject`` giving the object's address (None for none):
+    pypdfium2's binding gives a pointer object, which costs more to turn into a key than
+    the call itself."""
+    import pypdfium2.raw as raw
+
+    address = ctypes.c_void_p
+    function = ctypes.cast(raw.FPDFText_GetTextObject, address).value or 0
+    prototype = ctypes.CFUNCTYPE(address, address, ctypes.c_int)
+    return prototype(function)
+
+
 class _Faces:
     """The faces of a page's characters, each read from PDFium once: code and bold marks ask
     about the same characters. ``handle`` is the text page's raw handle: pypdfium2's
@@ -88,6 +101,8 @@ class _Faces:
 
     def __init__(self, tp: object, units: _Units) -> None:
         self.handle = tp.raw  # type: ignore[attr-defined]
+        self.address = ctypes.cast(self.handle, ctypes.c_void_p).value
+        self.objects: dict[int | None, tuple[str, int]] = {}
         self.units = units
         self.seen: dict[int, tuple[str, int] | None] = {}
         # One buffer for every name: PDFium copies a name only when it fits (under 256
@@ -95,9 +110,34 @@ class _Faces:
         self.buffer = ctypes.create_string_buffer(256)
         self.flags = ctypes.c_int(0)
         self.flags_ref = ctypes.byref(self.flags)
+        self.stretch: tuple[int, int, int] | None = None
+        """PDFium's text indexes ``[0]`` to ``[1]`` are its character indexes from ``[2]``
+        on, one for one (``span``)."""
+
+    def span(self, first: int, last: int) -> None:
+        """Let ``face`` take the characters from string index ``first`` to ``last`` (one
+        line) as PDFium's ends say, not a PDFium call each: PDFium's text-to-character map
+        skips characters and never goes back (consecutive runs of indexes), so ends as far
+        apart as the text's have every index between one for one."""
+        import pypdfium2.raw as raw
+
+        start, end = self.units(first), self.units(last)
+        begins = int(raw.FPDFText_GetCharIndexFromTextIndex(self.handle, start))
+        ends = int(raw.FPDFText_GetCharIndexFromTextIndex(self.handle, end))
+        one_for_one = begins >= 0 and ends - begins == end - start
+        self.stretch = (start, end, begins) if one_for_one else None
 
     def at(self, index: int) -> tuple[str, int]:
-        """The font name and descriptor flags of the character at PDFium's ``index``."""
+        """The font name and descriptor flags of the character at PDFium's ``index``: its
+        text object's (PDFium reads them from the object's font, none for no object), read
+        once per object."""
+        key = _text_object()(self.address, index)
+        face = self.objects.get(key)
+        if face is None:
+            face = self.objects[key] = self._read(index)
+        return face
+
+    def _read(self, index: int) -> tuple[str, int]:
         import pypdfium2.raw as raw
 
         self.flags.value = 0
@@ -109,7 +149,11 @@ class _Faces:
     def face(self, text_index: int) -> tuple[str, int] | None:
         """The face of the page text's character at string index ``text_index``."""
         if text_index not in self.seen:
-            index = _char(self.handle, self.units, text_index)
+            unit, stretch = self.units(text_index), self.stretch
+            if stretch is not None and stretch[0] <= unit <= stretch[1]:
+                index = stretch[2] + unit - stretch[0]
+            else:
+                index = _char(self.handle, self.units, text_index)
             self.seen[text_index] = self.at(index) if index >= 0 else None
         return self.seen[text_index]
 
@@ -157,6 +201,9 @@ def _inline_marks(faces: _Faces, line: str, start: int) -> str:
     `name` a document sets in a code font inside a sentence) and its bold runs as strong
     emphasis (**this**). A line bold from end to end (a heading, a bold paragraph) gets no
     marks: its weight is the line's own, told by ``_Line.bold``."""
+    if line.strip():
+        first = len(line) - len(line.lstrip())
+        faces.span(start + first, start + len(line.rstrip()) - 1)
     code = _flagged(line, lambda k: faces.mono(start + k))
     bold = _flagged(line, lambda k: faces.bold(start + k))
     text = line.strip()
