@@ -42,7 +42,7 @@ __all__ = [
     "locate",
 ]
 
-CONVERTER_VERSION = "14"
+CONVERTER_VERSION = "15"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 

@@ -26,6 +26,10 @@ _PARAGRAPH_GAP = 1.5
 _CELL_GAP = 1.5
 """A gap wider than this many font sizes inside a line separates table cells (a space is
 a quarter to a third of one)."""
+_STREAM_GAP = 0.9
+"""Font sizes between two words of one line that may part two columns of a table without
+rules (LaTeX's ``tabular`` sets them 12 points apart, an 11-point font's 1.1; a justified
+line's word space stays under half a font size)."""
 _CODE_GAP = 2.8
 _HEADING_RATIO = 1.08
 _MAX_HEADING = 160
@@ -80,6 +84,9 @@ class _Line:
     """A footnote's line (``notes``): it never joins the body text around it."""
     wraps: bool = False
     """A code line that runs on in the next line (``_mark_wrapped``)."""
+    wide_gap: bool = False
+    """Two of the line's words lie ``_STREAM_GAP`` font sizes apart or more (a table's
+    columns, ``tables.mark_stream_tables``); False when unknown."""
 
 
 def _cells(

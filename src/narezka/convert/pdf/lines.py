@@ -14,13 +14,14 @@ from narezka.convert.pdf.base import (
     _LINE_BREAK,
     _MARGIN,
     _PDFIUM_CALLS,
+    _STREAM_GAP,
     _cells,
     _Line,
     _unhyphen,
 )
 from narezka.convert.pdf.columns import _reading_order, _top_down
 from narezka.convert.pdf.marks import _char, _Faces, _font, _inline_marks, _Units
-from narezka.convert.pdf.tables import mark_ruled_tables, rules
+from narezka.convert.pdf.tables import mark_ruled_tables, mark_stream_tables, rules
 from narezka.convert.pdf_bounded import BoundedText
 from narezka.errors import (
     ConvertError,
@@ -29,6 +30,7 @@ from narezka.errors import (
 
 _JOINED = re.compile("\ufffe(?=\\S)")
 """A hyphen PDFium generated where it joined a line to the next."""
+_BLANKS = re.compile(r"\s+")
 _OPEN_ERRORS = {
     3: "damaged or not a PDF",  # FPDF_ERR_FORMAT
     5: "an encryption this reader does not support",  # FPDF_ERR_SECURITY
@@ -87,6 +89,7 @@ def _page_lines(
             lines = [ln for ln in lines if ln.text]
         width = float(page.get_width())  # type: ignore[attr-defined]
         lines = _reading_order(_top_down(lines), width, [] if gutters is None else gutters)
+        mark_stream_tables(tp, lines)
         for extreme in (*lines[:2], *lines[-2:]):
             extreme.margin = True
         _align_rows(lines)
@@ -165,7 +168,33 @@ def _read_line(
         found.last_baseline = ends
     if mono:
         found.extent = _extent_of(tp, ci, last - ci + 1)
+    elif not cells:
+        found.wide_gap = _wide_gap(faces, stripped, first, ci, last, size)
     return found
+
+
+def _wide_gap(faces: _Faces, stripped: str, first: int, ci: int, last: int, size: float) -> bool:
+    """Whether two words of a line (``stripped``, at string index ``first``; PDFium's
+    characters ``ci`` to ``last``) lie ``_STREAM_GAP`` font sizes apart or more: the boxes
+    on either side of each blank, read only where the line's text indexes are its characters
+    one for one (else False)."""
+    import pypdfium2.raw as raw
+
+    units = faces.units
+    if last - ci != units(first + len(stripped) - 1) - units(first) or " " not in stripped:
+        return False
+    box = [ctypes.c_double() for _ in range(4)]
+    refs = [ctypes.byref(b) for b in box]
+    wide = _STREAM_GAP * max(size, 1.0)
+    for blank in _BLANKS.finditer(stripped):
+        before = ci + units(first + blank.start() - 1) - units(first)
+        after = ci + units(first + blank.end()) - units(first)
+        if not raw.FPDFText_GetCharBox(faces.handle, before, *refs):
+            continue
+        ends = box[1].value
+        if raw.FPDFText_GetCharBox(faces.handle, after, *refs) and box[0].value - ends >= wide:
+            return True
+    return False
 
 
 class _Bounded:

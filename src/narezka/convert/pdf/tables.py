@@ -13,7 +13,7 @@ import ctypes
 import itertools
 from dataclasses import dataclass
 
-from narezka.convert.pdf.base import _Line
+from narezka.convert.pdf.base import _BULLET, _NUMBERED, _Line
 
 __all__ = ["mark_ruled_tables", "rules"]
 
@@ -179,3 +179,77 @@ def mark_ruled_tables(tp: object, lines: list[_Line], found: list[Rule], height:
             line.cells = row
             line.starts = ()
             line.table = id(group[0])
+
+
+_STREAM_ROWS = 3
+"""Lines with a blank of ``base._STREAM_GAP`` font sizes between two words, on this many
+consecutive lines at least (a header and two rows): a line or two with a
+wide gap is a list's term and its text, or a formula."""
+_ROW_STEP = 1.8
+"""Font sizes at most between the baselines of two rows of one table."""
+_STREAM_COLUMNS = 3
+"""Columns at least: two columns over several rows are as often a list (a number or a mark,
+then its text: a contents page, numbered points ``1.3:``) as a table."""
+_STREAM_CELL = 30
+"""A median cell this long is prose, not a table's."""
+
+
+def _stream_candidate(line: _Line) -> bool:
+    return (
+        line.span[1] > line.span[0]  # a line split at a column gutter has no span of its own
+        and not (line.mono or line.cells or line.table or line.note)
+        and line.upright
+        and line.last_baseline is None
+        and len(line.text.split()) >= 2
+        # A list item's marker stands apart from its text: a list, not a table's column.
+        and not _BULLET.match(line.text.lstrip())
+        and not _NUMBERED.match(line.text.lstrip())
+    )
+
+
+def _row_windows(tp: object, lines: list[_Line]) -> list[list[_Line]]:
+    """Runs of at least ``_STREAM_ROWS`` consecutive lines, each with a wide gap, one font
+    size, each baseline a row's step under the last."""
+    windows: list[list[_Line]] = []
+    run: list[_Line] = []
+    for line in lines:
+        fits = line.wide_gap and _stream_candidate(line)
+        if fits and run:
+            prev = run[-1]
+            step = prev.baseline - line.baseline
+            same = abs(prev.size - line.size) <= 0.1 * max(prev.size, 1.0)
+            if not (same and 0 < step <= _ROW_STEP * max(prev.size, 1.0)):
+                if len(run) >= _STREAM_ROWS:
+                    windows.append(run)
+                run = []
+        if fits:
+            run.append(line)
+        else:
+            if len(run) >= _STREAM_ROWS:
+                windows.append(run)
+            run = []
+    if len(run) >= _STREAM_ROWS:
+        windows.append(run)
+    return windows
+
+
+def mark_stream_tables(tp: object, lines: list[_Line]) -> None:
+    """Set ``cells`` on the lines of each table drawn without rules whose columns lie closer
+    than ``base._CELL_GAP`` (LaTeX's ``tabular`` without ``\\hline``): consecutive lines cut
+    by wide gaps at x ranges no row's words reach, every row holding two cells or more. A
+    wider gap already makes cells line by line (``base._cells``)."""
+    for window in _row_windows(tp, lines):
+        rows = [_words(tp, ln) for ln in window]
+        cuts = _separators(rows, max(min(ln.size for ln in window), 1.0))
+        if len(cuts) < _STREAM_COLUMNS - 1:
+            continue
+        cells = [_cells_of(row, cuts) for row in rows]
+        if any(sum(1 for c in row if c) < 2 for row in cells):
+            continue
+        lengths = sorted(len(c) for row in cells for c in row if c)
+        if lengths[len(lengths) // 2] > _STREAM_CELL:
+            continue
+        for line, row in zip(window, cells, strict=True):
+            line.cells = row
+            line.starts = ()
+            line.table = id(window[0])
