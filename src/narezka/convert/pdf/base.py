@@ -84,9 +84,10 @@ class _Line:
     """A footnote's line (``notes``): it never joins the body text around it."""
     wraps: bool = False
     """A code line that runs on in the next line (``_mark_wrapped``)."""
-    wide_gap: bool = False
-    """Two of the line's words lie ``_STREAM_GAP`` font sizes apart or more (a table's
-    columns, ``tables.mark_stream_tables``); False when unknown."""
+    blanks: tuple[int, ...] = ()
+    """PDFium's indexes of the characters on either side of each blank between the line's
+    words (before, after, before, after…), where a table's columns may part
+    (``tables.mark_stream_tables``); none when unknown. Emptied once its page is read."""
 
 
 def _cells(

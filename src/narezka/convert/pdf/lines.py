@@ -14,7 +14,6 @@ from narezka.convert.pdf.base import (
     _LINE_BREAK,
     _MARGIN,
     _PDFIUM_CALLS,
-    _STREAM_GAP,
     _cells,
     _Line,
     _unhyphen,
@@ -90,6 +89,8 @@ def _page_lines(
         width = float(page.get_width())  # type: ignore[attr-defined]
         lines = _reading_order(_top_down(lines), width, [] if gutters is None else gutters)
         mark_stream_tables(tp, lines)
+        for line in lines:
+            line.blanks = ()
         for extreme in (*lines[:2], *lines[-2:]):
             extreme.margin = True
         _align_rows(lines)
@@ -169,32 +170,24 @@ def _read_line(
     if mono:
         found.extent = _extent_of(tp, ci, last - ci + 1)
     elif not cells:
-        found.wide_gap = _wide_gap(faces, stripped, first, ci, last, size)
+        found.blanks = _blanks(faces, stripped, first, ci, last)
     return found
 
 
-def _wide_gap(faces: _Faces, stripped: str, first: int, ci: int, last: int, size: float) -> bool:
-    """Whether two words of a line (``stripped``, at string index ``first``; PDFium's
-    characters ``ci`` to ``last``) lie ``_STREAM_GAP`` font sizes apart or more: the boxes
-    on either side of each blank, read only where the line's text indexes are its characters
-    one for one (else False)."""
-    import pypdfium2.raw as raw
-
+def _blanks(faces: _Faces, stripped: str, first: int, ci: int, last: int) -> tuple[int, ...]:
+    """``_Line.blanks`` of a line (``stripped``, at string index ``first``; PDFium's
+    characters ``ci`` to ``last``), when its text indexes are its characters one for one."""
     units = faces.units
-    if last - ci != units(first + len(stripped) - 1) - units(first) or " " not in stripped:
-        return False
-    box = [ctypes.c_double() for _ in range(4)]
-    refs = [ctypes.byref(b) for b in box]
-    wide = _STREAM_GAP * max(size, 1.0)
+    start = units(first)
+    if last - ci != units(first + len(stripped) - 1) - start:
+        return ()
+    found: list[int] = []
     for blank in _BLANKS.finditer(stripped):
-        before = ci + units(first + blank.start() - 1) - units(first)
-        after = ci + units(first + blank.end()) - units(first)
-        if not raw.FPDFText_GetCharBox(faces.handle, before, *refs):
-            continue
-        ends = box[1].value
-        if raw.FPDFText_GetCharBox(faces.handle, after, *refs) and box[0].value - ends >= wide:
-            return True
-    return False
+        found += (
+            ci + units(first + blank.start() - 1) - start,
+            ci + units(first + blank.end()) - start,
+        )
+    return tuple(found)
 
 
 class _Bounded:

@@ -13,7 +13,7 @@ import ctypes
 import itertools
 from dataclasses import dataclass
 
-from narezka.convert.pdf.base import _BULLET, _NUMBERED, _Line
+from narezka.convert.pdf.base import _BULLET, _NUMBERED, _STREAM_GAP, _Line
 
 __all__ = ["mark_ruled_tables", "rules"]
 
@@ -196,7 +196,8 @@ _STREAM_CELL = 30
 
 def _stream_candidate(line: _Line) -> bool:
     return (
-        line.span[1] > line.span[0]  # a line split at a column gutter has no span of its own
+        bool(line.blanks)
+        and line.span[1] > line.span[0]  # a line split at a column gutter has no span of its own
         and not (line.mono or line.cells or line.table or line.note)
         and line.upright
         and line.last_baseline is None
@@ -207,29 +208,68 @@ def _stream_candidate(line: _Line) -> bool:
     )
 
 
+def _wide_gap(tp: object, line: _Line) -> bool:
+    """Whether two words of ``line`` lie ``_STREAM_GAP`` font sizes apart or more."""
+    import pypdfium2.raw as raw
+
+    handle = getattr(tp, "raw", tp)
+    box = [ctypes.c_double() for _ in range(4)]
+    refs = [ctypes.byref(b) for b in box]
+    wide = _STREAM_GAP * max(line.size, 1.0)
+    for before, after in zip(line.blanks[::2], line.blanks[1::2], strict=True):
+        if not raw.FPDFText_GetCharBox(handle, before, *refs):
+            continue
+        ends = box[1].value
+        if raw.FPDFText_GetCharBox(handle, after, *refs) and box[0].value - ends >= wide:
+            return True
+    return False
+
+
+def _runs_of_rows(tp: object, lines: list[_Line]) -> list[list[_Line]]:
+    """Runs of at least ``_STREAM_ROWS`` consecutive lines with a wide gap each. Every such
+    run holds a line whose index is a multiple of ``_STREAM_ROWS``: those are asked first,
+    and their neighbours only when they have one (a page of prose asks a third of its
+    lines)."""
+    known: dict[int, bool] = {}
+
+    def fits(i: int) -> bool:
+        if i not in known:
+            known[i] = _stream_candidate(lines[i]) and _wide_gap(tp, lines[i])
+        return known[i]
+
+    runs: list[list[_Line]] = []
+    end = -1
+    for anchor in range(0, len(lines), _STREAM_ROWS):
+        if anchor <= end or not fits(anchor):
+            continue
+        start = anchor
+        while start - 1 > end and fits(start - 1):
+            start -= 1
+        end = anchor
+        while end + 1 < len(lines) and fits(end + 1):
+            end += 1
+        if end - start + 1 >= _STREAM_ROWS:
+            runs.append(lines[start : end + 1])
+    return runs
+
+
 def _row_windows(tp: object, lines: list[_Line]) -> list[list[_Line]]:
     """Runs of at least ``_STREAM_ROWS`` consecutive lines, each with a wide gap, one font
     size, each baseline a row's step under the last."""
     windows: list[list[_Line]] = []
-    run: list[_Line] = []
-    for line in lines:
-        fits = line.wide_gap and _stream_candidate(line)
-        if fits and run:
-            prev = run[-1]
+    for run in _runs_of_rows(tp, lines):
+        window = [run[0]]
+        for prev, line in itertools.pairwise(run):
             step = prev.baseline - line.baseline
             same = abs(prev.size - line.size) <= 0.1 * max(prev.size, 1.0)
-            if not (same and 0 < step <= _ROW_STEP * max(prev.size, 1.0)):
-                if len(run) >= _STREAM_ROWS:
-                    windows.append(run)
-                run = []
-        if fits:
-            run.append(line)
-        else:
-            if len(run) >= _STREAM_ROWS:
-                windows.append(run)
-            run = []
-    if len(run) >= _STREAM_ROWS:
-        windows.append(run)
+            if same and 0 < step <= _ROW_STEP * max(prev.size, 1.0):
+                window.append(line)
+                continue
+            if len(window) >= _STREAM_ROWS:
+                windows.append(window)
+            window = [line]
+        if len(window) >= _STREAM_ROWS:
+            windows.append(window)
     return windows
 
 
