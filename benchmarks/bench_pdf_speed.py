@@ -101,6 +101,9 @@ def main() -> None:
         listing = args.cache / f"{abs(hash(kind))}.list"
         listing.write_text("\n".join(str(p) for p in paths), encoding="utf-8")
         best: dict[str, tuple[float, int, float]] = {}
+        for name, _ in trees:  # this set's outputs only (not an interrupted run's)
+            for f in (work / name).glob("*.md"):
+                f.unlink()
         for _ in range(args.rounds):
             for name, src in trees:
                 env = {**os.environ, "PYTHONPATH": str(Path(src).resolve()), "NAREZKA_OCR": "off"}
@@ -127,9 +130,6 @@ def main() -> None:
             ]
             shown = ", ".join(differ[:6])
             print(f"{kind:32} {name:10} Markdown differs from {before}'s in {len(differ)} {shown}")
-        for name, _ in trees:  # the next set's outputs only
-            for f in (work / name).glob("*.md"):
-                f.unlink()
 
 
 if __name__ == "__main__":
