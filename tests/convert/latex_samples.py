@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["KINDS", "LatexSample", "have_pdflatex", "make_latex_pdf"]
+__all__ = ["KINDS", "LatexSample", "have_pdflatex", "latex_pdf", "make_latex_pdf", "prose"]
 
 KINDS = ("article", "report", "twocolumn", "beamer")
 
@@ -149,10 +149,28 @@ def _source(kind: str, sample: LatexSample) -> str:
     )
 
 
+def prose(paragraphs: int, seed: int = 35) -> list[str]:
+    """Russian paragraphs of six to nine sentences of the sample's words."""
+    rng = random.Random(seed)
+    return [_paragraph(rng, rng.randint(6, 9)) for _ in range(paragraphs)]
+
+
+def latex_pdf(body: str, options: str = "a4paper") -> bytes:
+    """A Russian 11-point article of ``body`` (LaTeX) under ``options``, made by pdflatex."""
+    return _pdflatex(
+        f"\\documentclass[{options},11pt]{{article}}\n{_PREAMBLE}"
+        f"\\begin{{document}}\n{body}\n\\end{{document}}\n"
+    )
+
+
 def make_latex_pdf(kind: str) -> LatexSample:
     """Build one ``KINDS`` document with pdflatex (raises ``RuntimeError`` when it fails)."""
     sample = LatexSample(b"")
-    source = _source(kind, sample)
+    sample.pdf = _pdflatex(_source(kind, sample))
+    return sample
+
+
+def _pdflatex(source: str) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "doc.tex").write_text(source, encoding="utf-8")
         done = subprocess.run(
@@ -165,5 +183,4 @@ def make_latex_pdf(kind: str) -> LatexSample:
         pdf = Path(tmp) / "doc.pdf"
         if done.returncode != 0 or not pdf.exists():
             raise RuntimeError(done.stdout.decode("utf-8", "replace")[-800:])
-        sample.pdf = pdf.read_bytes()
-    return sample
+        return pdf.read_bytes()

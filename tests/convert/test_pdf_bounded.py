@@ -67,6 +67,8 @@ def test_every_rectangle_reads_as_pdfium_reads_it(name: str, data: bytes) -> Non
 def test_the_indexed_path_converts_as_pdfium_calls_do(monkeypatch: pytest.MonkeyPatch) -> None:
     for _, data in _documents():
         monkeypatch.setattr(pdf_module, "_INDEXED_CHARS", 10**9)
+        monkeypatch.setattr(pdf_module, "_PDFIUM_CALLS", 10**9)
         by_pdfium = convert(data, ".pdf", "a.pdf").markdown
         monkeypatch.setattr(pdf_module, "_INDEXED_CHARS", 0)
+        monkeypatch.setattr(pdf_module, "_PDFIUM_CALLS", 0)
         assert convert(data, ".pdf", "a.pdf").markdown == by_pdfium

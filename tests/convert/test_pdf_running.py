@@ -67,3 +67,12 @@ def test_a_margin_line_whose_number_is_not_the_page_stays() -> None:
         pages.append([_placed(head, n, 20.0, True), _placed("Body.", n, 400.0, False)])
     kept, _ = _strip_running(pages)
     assert "Table 3" in [ln.text for ln in kept]
+
+
+def test_a_running_line_that_prints_a_hash_sign_and_no_number_is_taken_out() -> None:
+    # "#" stands for the digits in a line's key: a printed "#" with no number once read as
+    # a page number's place and failed the whole document (a 400-page manual).
+    bodies = ["Alpha text.", "Beta text.", "Gamma text.", "Delta text.", "Epsilon text."]
+    kept, removed = _strip([["Command Codes #", body] for body in bodies])
+    assert removed == ["Command Codes #"]
+    assert kept == [[body] for body in bodies]

@@ -94,3 +94,61 @@ def test_a_footnote_leaves_the_sentence_it_interrupts_and_formulas_stay_text(kin
     assert all(p.rstrip().endswith((".", ":")) for p in body), [
         p[-40:] for p in body if not p.rstrip().endswith((".", ":"))
     ]
+
+
+STREAM = [
+    ("Зона", "Вес, кг", "Цена, руб."),
+    ("Москва", "до 1", "300"),
+    ("Центр", "до 5", "450"),
+    ("Урал", "до 10", "700"),
+    ("Сибирь", "до 20", "1200"),
+]
+needs_latex = pytest.mark.skipif(not latex_samples.have_pdflatex(), reason="no pdflatex")
+
+
+def _tabular(rows: list[tuple[str, ...]], spec: str) -> str:
+    body = " \\\\\n".join(" & ".join(row) for row in rows)
+    table = f"\\begin{{tabular}}{{{spec}}}\n{body} \\\\\n\\end{{tabular}}"
+    return f"\\begin{{center}}{table}\\end{{center}}"
+
+
+@needs_latex
+def test_a_latex_tabular_without_rules_is_a_table_with_its_header_row() -> None:
+    before, after = latex_samples.prose(2)
+    pdf = latex_samples.latex_pdf(f"{before}\n\n{_tabular(STREAM, 'lrr')}\n\n{after}")
+    markdown = convert(pdf, ".pdf", "t.pdf").markdown
+    assert _table(markdown) == [list(r) for r in STREAM]
+    lines = markdown.splitlines()
+    header = lines.index("| Зона | Вес, кг | Цена, руб. |")
+    assert lines[header + 1] == "|---|---|---|"
+    # The paragraphs around it stay paragraphs, whole.
+    assert markdown.startswith(before[:40]) and after[-40:] in markdown
+
+
+@needs_latex
+def test_two_columns_of_prose_by_pdflatex_hold_no_table() -> None:
+    paragraphs = latex_samples.prose(24)
+    pdf = latex_samples.latex_pdf("\n\n".join(paragraphs), "a4paper,twocolumn")
+    markdown = convert(pdf, ".pdf", "t.pdf").markdown
+    assert _table(markdown) == []
+    assert paragraphs[10][:60] in markdown
+
+
+@needs_latex
+def test_a_numbered_list_and_two_aligned_columns_stay_text() -> None:
+    # Two columns over several rows are as often a list (a number, then its text) as a table.
+    pairs = [("1.1:", "Установить требования к доставке"), ("1.2:", "Проверить склад")]
+    pairs += [("1.3:", "Обновить тарифы на год"), ("1.4:", "Сообщить клиентам")]
+    pdf = latex_samples.latex_pdf(_tabular(pairs, "ll"))
+    markdown = convert(pdf, ".pdf", "t.pdf").markdown
+    assert _table(markdown) == []
+    assert "Обновить тарифы на год" in markdown
+
+
+def test_interleaved_two_column_prose_holds_no_table() -> None:
+    import convert_samples as samples
+
+    left = ["Left column words run on here " * 8] * 3
+    right = ["Right column text goes along " * 8] * 3
+    pdf = samples.make_interleaved_pdf([(left, right)], title="Over both columns")
+    assert _table(convert(pdf, ".pdf", "t.pdf").markdown) == []

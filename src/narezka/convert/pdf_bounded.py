@@ -13,6 +13,7 @@ for its walk over the characters between two that meet the rectangle.
 
 from __future__ import annotations
 
+import array
 import ctypes
 import itertools
 import math
@@ -38,34 +39,41 @@ class BoundedText:
 
         self.codes: list[int] = []
         self.boxes: list[tuple[float, float, float, float]] = []
-        self.baselines: list[float] = []
         self.cells: dict[tuple[int, int], list[int]] = {}
         self.big: list[int] = []
+        # The raw handle: pypdfium2's wrapper costs a Python property call per PDFium call.
+        handle = getattr(tp, "raw", tp)
+        unicode_of, box_of = raw.FPDFText_GetUnicode, raw.FPDFText_GetCharBox
+        origin_of = raw.FPDFText_GetCharOrigin
         left, right, bottom, top = (ctypes.c_double() for _ in range(4))
         x, y = ctypes.c_double(), ctypes.c_double()
         refs = (ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
+        origin = (ctypes.byref(x), ctypes.byref(y))
+        ys: list[float] = []
         for index in range(count):
-            self.codes.append(int(raw.FPDFText_GetUnicode(tp, index)))
-            if not raw.FPDFText_GetCharBox(tp, index, *refs):
+            self.codes.append(int(unicode_of(handle, index)))
+            if not box_of(handle, index, *refs):
                 left.value = right.value = bottom.value = top.value = 0.0
-            raw.FPDFText_GetCharOrigin(tp, index, ctypes.byref(x), ctypes.byref(y))
+            origin_of(handle, index, *origin)
             # As PDFium normalises a rectangle before it intersects it.
-            box = (
-                min(left.value, right.value),
-                min(bottom.value, top.value),
-                max(left.value, right.value),
-                max(bottom.value, top.value),
-            )
+            x0, x1, y0, y1 = left.value, right.value, bottom.value, top.value
+            box = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
             self.boxes.append(box)
-            self.baselines.append(_single(y.value))
+            ys.append(y.value)
             if box[0] >= box[2] or box[1] >= box[3]:
                 continue  # an empty box meets no rectangle
             self._place(index, box)
+        # PDFium keeps baselines in single precision: one conversion for the page.
+        self.baselines: list[float] = array.array("f", ys).tolist()
         # How many characters before each index are not a space: PDFium's walk between two
         # characters that meet a rectangle asks only whether one of them is not a space.
         self.not_spaces = [0, *itertools.accumulate(c != 0x20 for c in self.codes)]
 
     def _place(self, index: int, box: tuple[float, float, float, float]) -> None:
+        col, row = math.floor(box[0] / _CELL), math.floor(box[1] / _CELL)
+        if col == math.floor(box[2] / _CELL) and row == math.floor(box[3] / _CELL):
+            self.cells.setdefault((col, row), []).append(index)  # most glyphs: one cell
+            return
         xs = range(math.floor(box[0] / _CELL), math.floor(box[2] / _CELL) + 1)
         ys = range(math.floor(box[1] / _CELL), math.floor(box[3] / _CELL) + 1)
         if len(xs) * len(ys) > _BIG_CELLS:

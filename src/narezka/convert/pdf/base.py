@@ -26,6 +26,10 @@ _PARAGRAPH_GAP = 1.5
 _CELL_GAP = 1.5
 """A gap wider than this many font sizes inside a line separates table cells (a space is
 a quarter to a third of one)."""
+_STREAM_GAP = 0.9
+"""Font sizes between two words of one line that may part two columns of a table without
+rules (LaTeX's ``tabular`` sets them 12 points apart, an 11-point font's 1.1; a justified
+line's word space stays under half a font size)."""
 _CODE_GAP = 2.8
 _HEADING_RATIO = 1.08
 _MAX_HEADING = 160
@@ -36,6 +40,12 @@ _INDEXED_CHARS = 4000
 """A page of more characters has its runs' texts read from one index of its characters
 (``BoundedText``) instead of a PDFium call over the whole page per run: linear, not
 quadratic, in the page's text objects."""
+_PDFIUM_CALLS = 200
+"""Runs a page's text is read for by PDFium's own call before the index is built anyway.
+Both cost in proportion to the page's characters: the index about 300-400 of PDFium's
+calls, then a few times less per run. A Chromium page (a run per word, 1,600 runs) reads 40%
+faster so; a page of few runs (LibreOffice's, 60) never builds it; past this many calls a
+page costs at most this many calls more than the better choice made in advance."""
 
 
 @dataclass(slots=True)
@@ -74,6 +84,10 @@ class _Line:
     """A footnote's line (``notes``): it never joins the body text around it."""
     wraps: bool = False
     """A code line that runs on in the next line (``_mark_wrapped``)."""
+    blanks: tuple[int, ...] = ()
+    """PDFium's indexes of the characters on either side of each blank between the line's
+    words (before, after, before, after…), where a table's columns may part
+    (``tables.mark_stream_tables``); none when unknown. Emptied once its page is read."""
 
 
 def _cells(

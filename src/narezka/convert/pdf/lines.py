@@ -13,13 +13,14 @@ from narezka.convert.pdf.base import (
     _INDEXED_CHARS,
     _LINE_BREAK,
     _MARGIN,
+    _PDFIUM_CALLS,
     _cells,
     _Line,
     _unhyphen,
 )
 from narezka.convert.pdf.columns import _reading_order, _top_down
-from narezka.convert.pdf.marks import _char, _font, _inline_marks, _Units
-from narezka.convert.pdf.tables import mark_ruled_tables, rules
+from narezka.convert.pdf.marks import _char, _Faces, _font, _inline_marks, _Units
+from narezka.convert.pdf.tables import mark_ruled_tables, mark_stream_tables, rules
 from narezka.convert.pdf_bounded import BoundedText
 from narezka.errors import (
     ConvertError,
@@ -28,6 +29,7 @@ from narezka.errors import (
 
 _JOINED = re.compile("\ufffe(?=\\S)")
 """A hyphen PDFium generated where it joined a line to the next."""
+_BLANKS = re.compile(r"\s+")
 _OPEN_ERRORS = {
     3: "damaged or not a PDF",  # FPDF_ERR_FORMAT
     5: "an encryption this reader does not support",  # FPDF_ERR_SECURITY
@@ -64,6 +66,7 @@ def _page_lines(
             return [], 0, 0
         text = tp.get_text_range()
         units = _Units(text)
+        faces = _Faces(tp, units)
         height = float(page.get_height())  # type: ignore[attr-defined]
         bad = sum(1 for ch in text if "\ue000" <= ch <= "\uf8ff" or ch == "\ufffd")
         step = max(1, chars // 200)
@@ -73,8 +76,8 @@ def _page_lines(
         bad += unmapped * step
         lines: list[_Line] = []
         bounded = _Bounded(tp, chars)
-        for pos, end in _segments(tp, units, text):
-            found = _read_line(tp, units, text, pos, end, bounded)
+        for pos, end in _segments(faces.handle, units, text):
+            found = _read_line(tp, faces, text, pos, end, bounded)
             if found is not None:
                 found.page = number
                 found.margin = not height * _MARGIN < found.baseline < height * (1 - _MARGIN)
@@ -85,6 +88,9 @@ def _page_lines(
             lines = [ln for ln in lines if ln.text]
         width = float(page.get_width())  # type: ignore[attr-defined]
         lines = _reading_order(_top_down(lines), width, [] if gutters is None else gutters)
+        mark_stream_tables(tp, lines)
+        for line in lines:
+            line.blanks = ()
         for extreme in (*lines[:2], *lines[-2:]):
             extreme.margin = True
         _align_rows(lines)
@@ -125,7 +131,7 @@ _TURNED = 0.1
 
 
 def _read_line(
-    tp: object, units: _Units, text: str, pos: int, end: int, bounded: _Bounded
+    tp: object, faces: _Faces, text: str, pos: int, end: int, bounded: _Bounded
 ) -> _Line | None:
     """The line ``text[pos:end]`` with its font, place and runs (page and margin unset)."""
     import pypdfium2.raw as raw
@@ -134,49 +140,71 @@ def _read_line(
     stripped = line.strip()
     if not stripped:
         return None
+    handle, units = faces.handle, faces.units
     first = pos + (len(line) - len(line.lstrip()))
-    ci = max(_char(tp, units, first), 0)
-    last = max(_char(tp, units, first + len(stripped) - 1), ci)
-    size, bold, mono = _font(tp, ci)
+    ci = max(_char(handle, units, first), 0)
+    last = max(_char(handle, units, first + len(stripped) - 1), ci)
+    size, bold, mono = _font(faces, ci)
     # A line is bold when it ends bold too: a bold term that starts a sentence is not.
-    bold = bold and _font(tp, last)[1]
+    bold = bold and _font(faces, last)[1]
     if mono:  # code only if its middle and end are monospace too, not an inline run
         inner = [first + k for k, ch in enumerate(stripped) if not ch.isspace()]
         for at in (inner[len(inner) // 2], inner[-1]):
-            mono = mono and _font(tp, max(_char(tp, units, at), 0))[2]
+            mono = mono and _font(faces, max(_char(handle, units, at), 0))[2]
     runs = () if mono else _runs(tp, ci, last - ci + 1, bounded)
     cells, starts = _cells(runs, size)
     if not mono and not cells:
-        line = _inline_marks(tp, units, line, pos)
+        line = _inline_marks(faces, line, pos)
     found = _Line(
         _unhyphen(line.rstrip()),
-        *(0, size, bold, mono, _origin_y(tp, ci), False, 0, cells, runs, starts),
+        *(0, size, bold, mono, _origin_y(handle, ci), False, 0, cells, runs, starts),
     )
     # PDFium joins a line hyphenated at its end to the next one: the paragraph's spacing
     # is measured from where the joined text ends.
     found.span = (ci, last)
-    angle = float(raw.FPDFText_GetCharAngle(tp, ci))
+    angle = float(raw.FPDFText_GetCharAngle(handle, ci))
     found.upright = not _TURNED < angle < 2 * math.pi - _TURNED
-    ends = _origin_y(tp, last)
+    ends = _origin_y(handle, last)
     if ends < found.baseline - 0.5 * size:  # not a superscript's raised baseline
         found.last_baseline = ends
     if mono:
         found.extent = _extent_of(tp, ci, last - ci + 1)
+    elif not cells:
+        found.blanks = _blanks(faces, stripped, first, ci, last)
     return found
 
 
+def _blanks(faces: _Faces, stripped: str, first: int, ci: int, last: int) -> tuple[int, ...]:
+    """``_Line.blanks`` of a line (``stripped``, at string index ``first``; PDFium's
+    characters ``ci`` to ``last``), when its text indexes are its characters one for one."""
+    units = faces.units
+    start = units(first)
+    if last - ci != units(first + len(stripped) - 1) - start:
+        return ()
+    found: list[int] = []
+    for blank in _BLANKS.finditer(stripped):
+        found += (
+            ci + units(first + blank.start() - 1) - start,
+            ci + units(first + blank.end()) - start,
+        )
+    return tuple(found)
+
+
 class _Bounded:
-    """The text in a rectangle of the page: PDFium's own call on a page of few characters,
-    an index of them built once (``BoundedText``) on a page of many."""
+    """The text in a rectangle of the page: PDFium's own call while a page asks for few, an
+    index of its characters built once (``BoundedText``) on a page of many characters or
+    after ``_PDFIUM_CALLS`` calls."""
 
     def __init__(self, tp: object, chars: int) -> None:
         self.tp, self.chars = tp, chars
         self.index: BoundedText | None = None
+        self.calls = 0
 
     def __call__(self, left: float, bottom: float, right: float, top: float) -> str:
-        if self.chars <= _INDEXED_CHARS:
-            return str(self.tp.get_text_bounded(left, bottom, right, top))  # type: ignore[attr-defined]
         if self.index is None:
+            self.calls += 1
+            if self.chars <= _INDEXED_CHARS and self.calls <= _PDFIUM_CALLS:
+                return str(self.tp.get_text_bounded(left, bottom, right, top))  # type: ignore[attr-defined]
             self.index = BoundedText(self.tp, self.chars)
         return self.index.text(left, bottom, right, top)
 

@@ -22,19 +22,6 @@ _FORCE_BOLD = 1 << 18
 """The font descriptor's ForceBold flag."""
 
 
-def _face(tp: object, index: int) -> tuple[str, int]:
-    """The font name and descriptor flags of the character at ``index``."""
-    import pypdfium2.raw as raw
-
-    flags = ctypes.c_int(0)
-    need = raw.FPDFText_GetFontInfo(tp, index, None, 0, ctypes.byref(flags))
-    if not 0 < need < 256:
-        return "", flags.value
-    buffer = ctypes.create_string_buffer(need)
-    raw.FPDFText_GetFontInfo(tp, index, buffer, need, ctypes.byref(flags))
-    return buffer.value.decode("latin-1"), flags.value
-
-
 def _bold_face(name: str, flags: int) -> bool:
     """Bold by the font's name or its ForceBold flag only. PDFium's font weight is guessed
     from the stem width when a font does not state it, and that guess made plain text of a
@@ -57,11 +44,11 @@ def _size(tp: object, index: int) -> float:
     return size
 
 
-def _font(tp: object, index: int) -> tuple[float, bool, bool]:
+def _font(faces: _Faces, index: int) -> tuple[float, bool, bool]:
     """Printed size, bold and monospace of the character at ``index``."""
-    name, flags = _face(tp, index)
+    name, flags = faces.at(index)
     mono = bool(flags & 1) or _mono_name(name)
-    return _size(tp, index), _bold_face(name, flags), mono
+    return _size(faces.handle, index), _bold_face(name, flags), mono
 
 
 class _Units:
@@ -93,18 +80,81 @@ def _bold_name(name: str) -> bool:
     return bool(_BOLD_NAME.search(name))
 
 
+@lru_cache(maxsize=1)
+def _text_object() -> Callable[[int | None, int], int | None]:
+    """PDFium's ``FPDFText_GetTextObject`` giving the object's address (None for none):
+    pypdfium2's binding gives a pointer object, which costs more to turn into a key than
+    the call itself."""
+    import pypdfium2.raw as raw
+
+    address = ctypes.c_void_p
+    function = ctypes.cast(raw.FPDFText_GetTextObject, address).value or 0
+    prototype = ctypes.CFUNCTYPE(address, address, ctypes.c_int)
+    return prototype(function)
+
+
 class _Faces:
-    """The faces of a line's characters by their index in the page's text, each read from
-    PDFium once: code and bold marks ask about the same characters."""
+    """The faces of a page's characters, each read from PDFium once: code and bold marks ask
+    about the same characters. ``handle`` is the text page's raw handle: pypdfium2's
+    wrapper object costs a Python property call on every PDFium call made with it, and a
+    page makes thousands."""
 
     def __init__(self, tp: object, units: _Units) -> None:
-        self.tp, self.units = tp, units
+        self.handle = tp.raw  # type: ignore[attr-defined]
+        self.address = ctypes.cast(self.handle, ctypes.c_void_p).value
+        self.objects: dict[int | None, tuple[str, int]] = {}
+        self.units = units
         self.seen: dict[int, tuple[str, int] | None] = {}
+        # One buffer for every name: PDFium copies a name only when it fits (under 256
+        # bytes, as ``at`` reads it), so a call that returns the length fills it too.
+        self.buffer = ctypes.create_string_buffer(256)
+        self.flags = ctypes.c_int(0)
+        self.flags_ref = ctypes.byref(self.flags)
+        self.stretch: tuple[int, int, int] | None = None
+        """PDFium's text indexes ``[0]`` to ``[1]`` are its character indexes from ``[2]``
+        on, one for one (``span``)."""
+
+    def span(self, first: int, last: int) -> None:
+        """Let ``face`` take the characters from string index ``first`` to ``last`` (one
+        line) as PDFium's ends say, not a PDFium call each: PDFium's text-to-character map
+        skips characters and never goes back (consecutive runs of indexes), so ends as far
+        apart as the text's have every index between one for one."""
+        import pypdfium2.raw as raw
+
+        start, end = self.units(first), self.units(last)
+        begins = int(raw.FPDFText_GetCharIndexFromTextIndex(self.handle, start))
+        ends = int(raw.FPDFText_GetCharIndexFromTextIndex(self.handle, end))
+        one_for_one = begins >= 0 and ends - begins == end - start
+        self.stretch = (start, end, begins) if one_for_one else None
+
+    def at(self, index: int) -> tuple[str, int]:
+        """The font name and descriptor flags of the character at PDFium's ``index``: its
+        text object's (PDFium reads them from the object's font, none for no object), read
+        once per object."""
+        key = _text_object()(self.address, index)
+        face = self.objects.get(key)
+        if face is None:
+            face = self.objects[key] = self._read(index)
+        return face
+
+    def _read(self, index: int) -> tuple[str, int]:
+        import pypdfium2.raw as raw
+
+        self.flags.value = 0
+        need = raw.FPDFText_GetFontInfo(self.handle, index, self.buffer, 256, self.flags_ref)
+        if not 0 < need < 256:
+            return "", self.flags.value
+        return self.buffer.value.decode("latin-1"), self.flags.value
 
     def face(self, text_index: int) -> tuple[str, int] | None:
+        """The face of the page text's character at string index ``text_index``."""
         if text_index not in self.seen:
-            index = _char(self.tp, self.units, text_index)
-            self.seen[text_index] = _face(self.tp, index) if index >= 0 else None
+            unit, stretch = self.units(text_index), self.stretch
+            if stretch is not None and stretch[0] <= unit <= stretch[1]:
+                index = stretch[2] + unit - stretch[0]
+            else:
+                index = _char(self.handle, self.units, text_index)
+            self.seen[text_index] = self.at(index) if index >= 0 else None
         return self.seen[text_index]
 
     def mono(self, text_index: int) -> bool:
@@ -146,12 +196,14 @@ def _flagged(line: str, flag: Callable[[int], bool]) -> list[list[int]]:
     return spans
 
 
-def _inline_marks(tp: object, units: _Units, line: str, start: int) -> str:
+def _inline_marks(faces: _Faces, line: str, start: int) -> str:
     """``line`` (at ``start`` in the page's text) with its monospace runs as code spans (the
     `name` a document sets in a code font inside a sentence) and its bold runs as strong
     emphasis (**this**). A line bold from end to end (a heading, a bold paragraph) gets no
     marks: its weight is the line's own, told by ``_Line.bold``."""
-    faces = _Faces(tp, units)
+    if line.strip():
+        first = len(line) - len(line.lstrip())
+        faces.span(start + first, start + len(line.rstrip()) - 1)
     code = _flagged(line, lambda k: faces.mono(start + k))
     bold = _flagged(line, lambda k: faces.bold(start + k))
     text = line.strip()

@@ -88,8 +88,9 @@ def _folio_places(
     in the file: {place: offset}."""
     found: dict[int, int] = {}
     for (key, place), where in placed.items():
-        if key in running and key.count("#") == 1 and len(where) >= 2:
-            page, numbers = where[0]
+        page, numbers = where[0]
+        # One number (a "#" in the key may be printed: "Codes #" holds none).
+        if key in running and key.count("#") == 1 and len(numbers) == 1 and len(where) >= 2:
             found.setdefault(place, numbers[0] - page)
     return found
 

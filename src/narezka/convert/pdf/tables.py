@@ -13,7 +13,7 @@ import ctypes
 import itertools
 from dataclasses import dataclass
 
-from narezka.convert.pdf.base import _Line
+from narezka.convert.pdf.base import _BULLET, _NUMBERED, _STREAM_GAP, _Line
 
 __all__ = ["mark_ruled_tables", "rules"]
 
@@ -179,3 +179,117 @@ def mark_ruled_tables(tp: object, lines: list[_Line], found: list[Rule], height:
             line.cells = row
             line.starts = ()
             line.table = id(group[0])
+
+
+_STREAM_ROWS = 3
+"""Lines with a blank of ``base._STREAM_GAP`` font sizes between two words, on this many
+consecutive lines at least (a header and two rows): a line or two with a
+wide gap is a list's term and its text, or a formula."""
+_ROW_STEP = 1.8
+"""Font sizes at most between the baselines of two rows of one table."""
+_STREAM_COLUMNS = 3
+"""Columns at least: two columns over several rows are as often a list (a number or a mark,
+then its text: a contents page, numbered points ``1.3:``) as a table."""
+_STREAM_CELL = 30
+"""A median cell this long is prose, not a table's."""
+
+
+def _stream_candidate(line: _Line) -> bool:
+    return (
+        bool(line.blanks)
+        and line.span[1] > line.span[0]  # a line split at a column gutter has no span of its own
+        and not (line.mono or line.cells or line.table or line.note)
+        and line.upright
+        and line.last_baseline is None
+        and len(line.text.split()) >= 2
+        # A list item's marker stands apart from its text: a list, not a table's column.
+        and not _BULLET.match(line.text.lstrip())
+        and not _NUMBERED.match(line.text.lstrip())
+    )
+
+
+def _wide_gap(tp: object, line: _Line) -> bool:
+    """Whether two words of ``line`` lie ``_STREAM_GAP`` font sizes apart or more."""
+    import pypdfium2.raw as raw
+
+    handle = getattr(tp, "raw", tp)
+    box = [ctypes.c_double() for _ in range(4)]
+    refs = [ctypes.byref(b) for b in box]
+    wide = _STREAM_GAP * max(line.size, 1.0)
+    for before, after in zip(line.blanks[::2], line.blanks[1::2], strict=True):
+        if not raw.FPDFText_GetCharBox(handle, before, *refs):
+            continue
+        ends = box[1].value
+        if raw.FPDFText_GetCharBox(handle, after, *refs) and box[0].value - ends >= wide:
+            return True
+    return False
+
+
+def _runs_of_rows(tp: object, lines: list[_Line]) -> list[list[_Line]]:
+    """Runs of at least ``_STREAM_ROWS`` consecutive lines with a wide gap each. Every such
+    run holds a line whose index is a multiple of ``_STREAM_ROWS``: those are asked first,
+    and their neighbours only when they have one (a page of prose asks a third of its
+    lines)."""
+    known: dict[int, bool] = {}
+
+    def fits(i: int) -> bool:
+        if i not in known:
+            known[i] = _stream_candidate(lines[i]) and _wide_gap(tp, lines[i])
+        return known[i]
+
+    runs: list[list[_Line]] = []
+    end = -1
+    for anchor in range(0, len(lines), _STREAM_ROWS):
+        if anchor <= end or not fits(anchor):
+            continue
+        start = anchor
+        while start - 1 > end and fits(start - 1):
+            start -= 1
+        end = anchor
+        while end + 1 < len(lines) and fits(end + 1):
+            end += 1
+        if end - start + 1 >= _STREAM_ROWS:
+            runs.append(lines[start : end + 1])
+    return runs
+
+
+def _row_windows(tp: object, lines: list[_Line]) -> list[list[_Line]]:
+    """Runs of at least ``_STREAM_ROWS`` consecutive lines, each with a wide gap, one font
+    size, each baseline a row's step under the last."""
+    windows: list[list[_Line]] = []
+    for run in _runs_of_rows(tp, lines):
+        window = [run[0]]
+        for prev, line in itertools.pairwise(run):
+            step = prev.baseline - line.baseline
+            same = abs(prev.size - line.size) <= 0.1 * max(prev.size, 1.0)
+            if same and 0 < step <= _ROW_STEP * max(prev.size, 1.0):
+                window.append(line)
+                continue
+            if len(window) >= _STREAM_ROWS:
+                windows.append(window)
+            window = [line]
+        if len(window) >= _STREAM_ROWS:
+            windows.append(window)
+    return windows
+
+
+def mark_stream_tables(tp: object, lines: list[_Line]) -> None:
+    """Set ``cells`` on the lines of each table drawn without rules whose columns lie closer
+    than ``base._CELL_GAP`` (LaTeX's ``tabular`` without ``\\hline``): consecutive lines cut
+    by wide gaps at x ranges no row's words reach, every row holding two cells or more. A
+    wider gap already makes cells line by line (``base._cells``)."""
+    for window in _row_windows(tp, lines):
+        rows = [_words(tp, ln) for ln in window]
+        cuts = _separators(rows, max(min(ln.size for ln in window), 1.0))
+        if len(cuts) < _STREAM_COLUMNS - 1:
+            continue
+        cells = [_cells_of(row, cuts) for row in rows]
+        if any(sum(1 for c in row if c) < 2 for row in cells):
+            continue
+        lengths = sorted(len(c) for row in cells for c in row if c)
+        if lengths[len(lengths) // 2] > _STREAM_CELL:
+            continue
+        for line, row in zip(window, cells, strict=True):
+            line.cells = row
+            line.starts = ()
+            line.table = id(window[0])
