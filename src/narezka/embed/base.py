@@ -159,9 +159,8 @@ class HashEmbedder:
         # Each word adds ±1 to one slot: a sum of small integers, exact in float32 whatever
         # the order, so counting them at once gives the vector the word loop gave.
         order = np.fromiter(signs, dtype=np.int64, count=len(signs))
-        v = (
-            np.bincount(np.abs(order) - 1, weights=np.sign(order), minlength=self.dim)
-        ).astype(np.float32)
+        counts = np.bincount(np.abs(order) - 1, weights=np.sign(order), minlength=self.dim)
+        v = counts.astype(np.float32)
         if not v.any():  # words cancelled out: fall back to a fixed non-zero direction
             v[0] = 1.0
         return v
