@@ -46,7 +46,7 @@ above it one more worker for each time as much, up to the cores (see :func:`auto
 Measured on 2 cores (``index --embedder hash``, CPU seconds of the process tree): with the
 native core, chunking is about a seventh of an ``index``, and the fork server and a worker
 cost ~0.8 CPU s to start. At 1.1 MB of Markdown ``--jobs 2`` took 0.11 s off the main
-process for 0.82 s more in all (and was slower in wall time); at 3.0 MB it took 0.65 s off
+process for 0.74 s more in all (and was slower in wall time); at 3.0 MB it took 0.65 s off
 the main process for 0.72 s more, which spare cores turn into a shorter run. The break-even,
 where what the main process saves pays for the start, lies near 2 MB.
 An explicit ``jobs`` is always honoured."""
