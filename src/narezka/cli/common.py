@@ -228,7 +228,8 @@ def jobs_option(command: F) -> F:
         type=click.IntRange(min=1),
         default=None,
         help="Worker processes that read and chunk files side by side; the output is the same "
-        "for any N  [default: NAREZKA_JOBS, else the machine's cores, from 1 MB of input on].",
+        "for any N  [default: NAREZKA_JOBS, else by the input's size: 1 below 2 MB, then one "
+        "more per 2 MB, up to the machine's cores].",
     )(command)
 
 

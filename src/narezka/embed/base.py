@@ -99,6 +99,9 @@ def check_window(
 
 
 _WORD = re.compile(r"\w+|[^\w\s]")
+SLOTS_HELD = 200_000
+"""Words whose slot a :class:`HashEmbedder` keeps (a few MB): hashing each word of each text
+again was most of its time."""
 
 
 class WordCounter:
@@ -133,6 +136,8 @@ class HashEmbedder:
         self.name = f"hash:d{dim}:v1"
         self.calls = 0
         self.texts_embedded = 0
+        self._slots: dict[str, int] = {}
+        """Each word's signed slot (see :meth:`_slot`), hashed once."""
 
     @classmethod
     def from_spec(cls, argument: str) -> HashEmbedder:
@@ -143,15 +148,28 @@ class HashEmbedder:
             raise ConfigError(f"hash:DIM needs an integer dimension, not {argument!r}") from exc
 
     def _vector(self, text: str) -> npt.NDArray[np.float32]:
-        v = np.zeros(self.dim, dtype=np.float32)
-        words = [w.lower() for w in _WORD.findall(text)] or [""]
-        for w in words:
-            digest = hashlib.blake2b(w.encode("utf-8"), digest_size=8).digest()
-            slot = int.from_bytes(digest[:4], "little") % self.dim
-            v[slot] += 1.0 if digest[4] & 1 else -1.0
+        slots, signs = self._slots, []
+        for w in _WORD.findall(text) or [""]:
+            signed = slots.get(w)
+            if signed is None:
+                signed = self._slot(w.lower())
+                if len(slots) < SLOTS_HELD:
+                    slots[w] = signed
+            signs.append(signed)
+        # Each word adds ±1 to one slot: a sum of small integers, exact in float32 whatever
+        # the order, so counting them at once gives the vector the word loop gave.
+        order = np.fromiter(signs, dtype=np.int64, count=len(signs))
+        counts = np.bincount(np.abs(order) - 1, weights=np.sign(order), minlength=self.dim)
+        v = counts.astype(np.float32)
         if not v.any():  # words cancelled out: fall back to a fixed non-zero direction
             v[0] = 1.0
         return v
+
+    def _slot(self, word: str) -> int:
+        """The word's slot plus one, negative when the word subtracts."""
+        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+        slot = int.from_bytes(digest[:4], "little") % self.dim + 1
+        return slot if digest[4] & 1 else -slot
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         check_window(self.name, self.counter, self.max_tokens, texts)

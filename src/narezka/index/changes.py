@@ -265,7 +265,7 @@ def _sync_changed(
         needed = write_needs(work_bytes, syncer.embedder.dim)
         ensure_free(Path(folder), needed, f"store {count} files ({work_bytes} bytes)")
     pool = chunk_pool(syncer.strategy, syncer.counter, jobs, work_bytes=work_bytes, background=True)
-    with pool:
+    with pool, syncer.writes.kept_on_stop():
         outcomes = pool.map(tasks)
         if syncer.context is None:  # contexts change what is embedded: nothing to guess ahead
             outcomes = prefetching(outcomes, _embed_texts, syncer.embedder)
@@ -291,6 +291,7 @@ def _sync_changed(
             syncer.finish_file()
             if progress.on_file is not None:
                 progress.on_file(source)
+        syncer.flush()
 
 
 def _delete_gone(

@@ -33,7 +33,7 @@ from narezka.store.lock import LOCK_NAME
 
 
 class ReadWriteLock:
-    """Many readers or one writer (searches read; a sync writes one file at a time).
+    """Many readers or one writer (searches read; a sync writes a few files at a time).
 
     A waiting writer goes before new readers: under a steady stream of overlapping searches
     (a server's clients) the readers would otherwise never all be out at once, and a sync

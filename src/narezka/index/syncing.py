@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, Protocol
@@ -21,7 +21,6 @@ from typing import Any, Protocol
 from narezka.convert.capability import still_lacking
 from narezka.discover import read_document
 from narezka.discover.naming import note_in_corpus
-from narezka.diskspace import ensure_free, write_needs
 from narezka.embed import (
     CachedEmbedder,
     Embedder,
@@ -38,6 +37,7 @@ from narezka.index import layout
 from narezka.index.file_points import FileCut, file_points
 from narezka.index.layout import CACHE_NAME, INDEX_META, INDEX_VERSION, STORE_DIRNAME
 from narezka.index.reports import IndexReport, Progress
+from narezka.index.writes import FileWrite, WriteBatch
 from narezka.runs.chunking import (
     ChunkTask,
     FileOutcome,
@@ -50,7 +50,6 @@ from narezka.split import SplitParams, Strategy
 from narezka.store import (
     ChunkEntry,
     FileEntry,
-    FilePlan,
     Manifest,
     SparseVector,
     StoredPoint,
@@ -64,9 +63,6 @@ __all__ = ["INDEX_META", "INDEX_VERSION", "STORE_DIRNAME", "IndexReport", "Progr
 RESPLIT_ATTEMPTS = 3
 RESPLIT_SHRINK = 0.75
 """A file whose chunk a model refuses is re-chunked this much smaller, a few times at most."""
-CLOSE_HEADROOM = 8 * 2**20
-"""Free bytes kept after a file's points: what closing the store still writes (its
-flush, the manifest's last commit) when a run stops for want of space."""
 INCOMPLETE = "!incomplete"
 """Appended to the fingerprint a file is recorded with when some of its chunks got no LLM
 context (a failed request): its stat no longer matches, so the next sync asks again."""
@@ -135,6 +131,8 @@ class Syncer:
             self.fingerprint += "+" + context.fingerprint
         self.bm25 = bm25_encoder(bm25)
         self.report = report or IndexReport(embedder=embedder.name)
+        self.writes = WriteBatch(store, manifest, self.report, embedder.dim, writing)
+        """Files embedded and not yet written: :meth:`flush` writes them."""
         # A survey reads it in step with the sorted walk (one query, nothing held); a single
         # file is looked up by itself.
         self.known = manifest.stats_in_order()
@@ -197,6 +195,11 @@ class Syncer:
             self.apply(
                 root, file, stat, chunk_file(self.task(root, file), self.strategy, self.counter)
             )
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the files embedded so far (a sync writes a few at a time)."""
+        self.writes.flush()
 
     def task(self, root: Path, file: Path, size: int = 0) -> ChunkTask:
         """The chunking of one file (of ``size`` bytes), for a worker."""
@@ -226,10 +229,14 @@ class Syncer:
             report.files_changed += 1
         started = time.perf_counter()
         points = file_points(cut, self.store, self.embedder, self.rescore, self._point, report)
-        self.stage("writing", source)
-        with self.writing():
-            self._write(source, cut.plan, points, cut.entries, stat, outcome.digest)
         report.seconds["store"] += time.perf_counter() - started
+        self.stage("writing", source)
+        fingerprint = self.fingerprint + self._lacks + (INCOMPLETE if self._incomplete else "")
+        entry = FileEntry(
+            source, stat.st_size, stat.st_mtime, outcome.digest, fingerprint,
+            self.embedder.name, tuple(cut.entries), self._embeds,
+        )  # fmt: skip
+        self.writes.add(FileWrite(cut.plan, points, entry))
         report.chunks_embedded += len(cut.plan.embed)
         if self.on_rate is not None and report.chunks_embedded:
             self.on_rate(report.chunks_embedded / (time.perf_counter() - self._started))
@@ -310,49 +317,6 @@ class Syncer:
         )
         return done.chunks
 
-    def _write(
-        self,
-        source: str,
-        plan: FilePlan,
-        points: list[StoredPoint],
-        entries: list[ChunkEntry],
-        stat: FileStat,
-        digest: str,
-    ) -> None:
-        if points:
-            self._room_for(source, points)
-        self.manifest.begin(source, plan.touched)
-        if points:
-            self.store.upsert(points)
-        if plan.delete:
-            self.store.delete(list(plan.delete))
-        self.manifest.commit(
-            FileEntry(
-                source,
-                stat.st_size,
-                stat.st_mtime,
-                digest,
-                self.fingerprint + self._lacks + (INCOMPLETE if self._incomplete else ""),
-                self.embedder.name,
-                tuple(entries),
-                self._embeds,
-            )
-        )
-
-    def _room_for(self, source: str, points: Sequence[StoredPoint]) -> None:
-        """Stop with a ``DiskFullError`` naming the folder before a file's points are
-        written where they do not fit: the engine writes its log and segments through memory
-        maps, and a write into a full disk is a bus error that kills the run without a word.
-        The whole run's need was checked at its start; this catches a disk that another
-        program fills meanwhile (#38 row 11)."""
-        folder = getattr(self.store, "path", None)
-        if folder is None:
-            return
-        text = sum(len(str(p.payload.get("text", ""))) for p in points)
-        needed = write_needs(2 * text, self.embedder.dim) + CLOSE_HEADROOM  # UTF-8: ≤ 2 bytes/char
-        what = f"store {source} ({len(points)} chunks; the files before it are indexed)"
-        ensure_free(Path(folder), needed, what)
-
     def _point(self, point_id: str, chunk: Chunk, vector: Any) -> StoredPoint:
         sparse: SparseVector = self.bm25.encode_document(chunk.embed_text)
         # Sized in the embedder's own tokens (the default), the count is already there;
@@ -364,6 +328,7 @@ class Syncer:
 
     def delete_files(self, paths: Iterable[str]) -> None:
         """Delete the points of these files (those the manifest knows), one after another."""
+        self.flush()
         for path in paths:
             entry = self.manifest.get(path)
             if entry is None:

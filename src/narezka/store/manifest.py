@@ -9,7 +9,8 @@ Crash-safety protocol
 ---------------------
 Invariant between syncs: *for every path, the manifest's chunk rows are exactly the store's
 points of that path.* Store writes and the manifest cannot share a transaction, so each file
-is synced as a write-ahead intent:
+is synced as a write-ahead intent (a sync writes a few files together: ``begin_many`` and
+``commit_many`` take the steps for all of them in one transaction each):
 
 1. ``begin(plan)`` — one transaction records every point id the sync may touch (old ∪ new)
    as *pending* for that path. Nothing else changes.
@@ -307,17 +308,26 @@ class Manifest:
 
     def begin(self, path: str, ids: Sequence[str]) -> None:
         """Record ``ids`` (normally ``plan.touched``) as pending for ``path``: step 1."""
+        self.begin_many([(path, ids)])
+
+    def begin_many(self, files: Sequence[tuple[str, Sequence[str]]]) -> None:
+        """Step 1 for several files at once, in one transaction: each path's ids pending."""
         with self._transaction() as db:
             db.executemany(
                 "INSERT OR IGNORE INTO pending (path, point_id) VALUES (?, ?)",
-                [(path, pid) for pid in ids],
+                [(path, pid) for path, ids in files for pid in ids],
             )
 
     def commit(self, entry: FileEntry) -> None:
         """Replace the file's state and clear its pending ids, atomically: step 3."""
+        self.commit_many([entry])
+
+    def commit_many(self, entries: Sequence[FileEntry]) -> None:
+        """Step 3 for several files at once, in one transaction."""
         with self._transaction() as db:
-            self._write(db, entry)
-            db.execute("DELETE FROM pending WHERE path = ?", (entry.path,))
+            for entry in entries:
+                self._write(db, entry)
+                db.execute("DELETE FROM pending WHERE path = ?", (entry.path,))
 
     def commit_delete(self, path: str) -> None:
         """Forget a removed file (its points must be deleted already) and its pending ids."""

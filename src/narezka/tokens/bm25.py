@@ -62,6 +62,8 @@ DEFAULT_ANALYZER = "snowball"
 """What an index without a recorded analyzer (one built before analyzers existed) used."""
 
 _WORD = re.compile(r"[^\W_]+")
+STEMS_HELD = 200_000
+"""Words whose stem an encoder remembers."""
 # A code identifier: ASCII name parts joined by dots; compound when it has ``_``, ``.`` or a
 # case hump (see _COMPOUND). Trailing dots (end of a sentence) are not part of it.
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -264,12 +266,17 @@ class Bm25Encoder:
         for word in words:
             stem = stems.get(word)
             if stem is None:
-                stem = self._stem(word)
-                if len(stems) < 200_000:
-                    stems[word] = stem
+                stem = self._new_stem(word)
             if stem:
                 out.append(stem)
         return out
+
+    def _new_stem(self, word: str) -> str:
+        """The stem of a word not seen yet, remembered (up to a bound)."""
+        stem = self._stem(word)
+        if len(self._stems) < STEMS_HELD:
+            self._stems[word] = stem
+        return stem
 
     def _stem(self, word: str) -> str:
         if word in RUSSIAN_STOP or word in ENGLISH_STOP:
@@ -287,11 +294,10 @@ class Bm25Encoder:
 
     def encode_document(self, text: str) -> SparseVector:
         """Term-frequency weights saturated by k1 and normalized by length (b, avg_len)."""
-        stems = self.tokens(text)
-        if not stems:
+        counts, length = self._term_counts(text)
+        if not length:
             return SparseVector((), ())
-        norm = self.k1 * (1.0 - self.b + self.b * len(stems) / self.avg_len)
-        counts = Counter(stems)
+        norm = self.k1 * (1.0 - self.b + self.b * length / self.avg_len)
         if self.title_weight > 1:
             # Title terms already count once among the text's own; they gain weight − 1 more.
             for stem, tf in Counter(self.tokens(title_text(text))).items():
@@ -303,6 +309,26 @@ class Bm25Encoder:
             weights[tid] = weights.get(tid, 0.0) + tf * (self.k1 + 1.0) / (tf + norm)
         return _sorted(weights)
 
+    def _term_counts(self, text: str) -> tuple[Counter[str], int]:
+        """Each term of the text with its count (in order of first occurrence), and how many
+        terms it has: ``Counter(self.tokens(text))`` and its total, with each distinct word
+        stemmed once rather than once per occurrence."""
+        if self.ident:
+            terms = self.tokens(text)
+            return Counter(terms), len(terms)
+        counts: Counter[str] = Counter()
+        length = 0
+        stems = self._stems
+        # Words counted first (in C): a word's stem is looked up once per chunk, not per use.
+        for word, tf in Counter(_WORD.findall(text.lower())).items():
+            stem = stems.get(word)
+            if stem is None:
+                stem = self._new_stem(word)
+            if stem:
+                counts[stem] += tf
+                length += tf
+        return counts, length
+
     def encode_query(self, text: str) -> SparseVector:
         """Weight 1 per unique stem; the engine multiplies by IDF."""
         return _sorted(dict.fromkeys((token_id(s) for s in self.tokens(text)), 1.0))
@@ -313,8 +339,10 @@ class Bm25Encoder:
 
 
 def _sorted(weights: dict[int, float]) -> SparseVector:
-    items = sorted(weights.items())
-    return SparseVector(tuple(i for i, _ in items), tuple(w for _, w in items))
+    if not weights:
+        return SparseVector((), ())
+    indices, values = zip(*sorted(weights.items()), strict=True)
+    return SparseVector(indices, values)
 
 
 @lru_cache(maxsize=8)
