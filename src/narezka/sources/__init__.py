@@ -3,7 +3,9 @@ them named in a ``narezka.toml``), each staged into a folder inside narezka's ca
 index syncs like any corpus (:mod:`.base` says how).
 
 ``open_source(spec)`` makes one from what the user typed (``git+https://…@branch``,
-``git+file:///…``, ``git+PATH``); ``source_from_record`` re-opens the one an index recorded.
+``git+file:///…``, ``git+PATH``, ``https://site/docs/``, an export's zip, a live Confluence
+space ``confluence+https://…/wiki/spaces/KEY`` or Notion database or page ``notion://ID``);
+``source_from_record`` re-opens the one an index recorded.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from narezka.sources.base import (
     split_credentials,
     strip_credentials,
 )
+from narezka.sources.confluence import CONFLUENCE_PREFIX, ConfluenceSource
 from narezka.sources.folder import FolderSource
 from narezka.sources.git import GIT_PREFIX, GitSource
 from narezka.sources.links import check_template, line_span
+from narezka.sources.notion import NOTION_PREFIXES, NotionSource
 from narezka.sources.several import (
     SEVERAL_PREFIX,
     SeveralSources,
@@ -35,8 +39,10 @@ from narezka.sources.site import SiteSource
 
 __all__ = [
     "ArchiveSource",
+    "ConfluenceSource",
     "FolderSource",
     "GitSource",
+    "NotionSource",
     "Refresh",
     "SeveralSources",
     "SiteSource",
@@ -56,9 +62,11 @@ __all__ = [
 
 def is_source_spec(text: str | Path) -> bool:
     """Whether ``text`` names a source rather than a folder: ``git+…``, an ``http(s)`` URL,
-    a Notion or Confluence export's zip, or a ``narezka.toml`` file that names several
+    a live Confluence space or Notion page (``confluence+https://…``, ``notion://…``), a
+    Notion or Confluence export's zip, or a ``narezka.toml`` file that names several
     (``[[sources]]``)."""
-    if isinstance(text, str) and text.startswith((GIT_PREFIX, "http://", "https://")):
+    live = (CONFLUENCE_PREFIX, *NOTION_PREFIXES)
+    if isinstance(text, str) and text.startswith((GIT_PREFIX, "http://", "https://", *live)):
         return True
     if is_export_archive(text):
         return True
@@ -84,6 +92,12 @@ def open_source(
             raise ConfigError(str(exc)) from None
     if spec.startswith(GIT_PREFIX):
         return GitSource(spec, link_template=link_template, cache=cache)
+    if spec.startswith((CONFLUENCE_PREFIX, *NOTION_PREFIXES)):
+        if link_template is not None:
+            raise ConfigError(f"{strip_credentials(spec)}: a live page links to its own URL")
+        if spec.startswith(CONFLUENCE_PREFIX):
+            return ConfluenceSource(spec, cache=cache)
+        return NotionSource(spec, cache=cache)
     if spec.startswith(SEVERAL_PREFIX) or Path(spec).name == "narezka.toml":
         if link_template is not None:
             raise ConfigError(f"{spec}: each [[sources]] table sets its own link_template")
@@ -106,6 +120,10 @@ def source_from_record(record: Mapping[str, Any] | None, where: str) -> Source |
         return several_from_record(record, where)
     if isinstance(record, Mapping) and record.get("kind") == "site":
         return SiteSource(str(record.get("spec")))
+    if isinstance(record, Mapping) and record.get("kind") == "confluence":
+        return ConfluenceSource(str(record.get("spec")))
+    if isinstance(record, Mapping) and record.get("kind") == "notion":
+        return NotionSource(str(record.get("spec")))
     if isinstance(record, Mapping) and record.get("kind") == "export":
         template = record.get("link_template")
         return ArchiveSource(
