@@ -168,8 +168,10 @@ class FakeConfluence(Fake):
                     for i in ids[start : start + PER_PAGE]]  # fmt: skip
             links = {"base": self.url + "/confluence", "context": "/confluence"}
             if start + PER_PAGE < len(ids):
-                links["next"] = (f"/rest/api/content?spaceKey=ENG&type=page&status=current"
-                                 f"&expand=version,ancestors&limit=2&start={start + 2}")  # fmt: skip
+                links["next"] = (
+                    "/rest/api/content?spaceKey=ENG&type=page&status=current"
+                    f"&expand=version,ancestors&limit=2&start={start + 2}"
+                )
             return 200, {"results": rows, "start": start, "limit": 2, "size": len(rows),
                          "_links": links}  # fmt: skip
         if path.startswith("/confluence/rest/api/content/"):
@@ -220,8 +222,11 @@ class FakeNotion(Fake):
 
     def page_object(self, page_id: str) -> dict[str, Any]:
         page = self.pages[page_id]
-        parent = ({"type": "database_id", "database_id": uuid(DATABASE)}
-                  if page.parent == DATABASE else {"type": "page_id", "page_id": page.parent})  # fmt: skip
+        parent = (
+            {"type": "database_id", "database_id": uuid(DATABASE)}
+            if page.parent == DATABASE
+            else {"type": "page_id", "page_id": page.parent}
+        )
         return {
             "object": "page", "id": page_id, "last_edited_time": page.edited,
             "archived": False, "in_trash": False, "parent": parent,
@@ -261,12 +266,13 @@ class FakeNotion(Fake):
         while stack:
             found = stack.pop()
             if found["id"] == block_id:
-                return list(found["_children"])
-            stack.extend(found["_children"])
+                return list(found.get("_children", []))
+            stack.extend(found.get("_children", []))
         return None
 
     def _list(self, results: list[dict[str, Any]], ask: dict[str, Any]) -> dict[str, Any]:
         start = int(ask.get("start_cursor") or 0)
         more = start + PER_PAGE < len(results)
+        cursor = str(start + PER_PAGE) if more else None
         return {"object": "list", "results": results[start : start + PER_PAGE],
-                "has_more": more, "next_cursor": str(start + PER_PAGE) if more else None}  # fmt: skip
+                "has_more": more, "next_cursor": cursor}  # fmt: skip

@@ -15,7 +15,7 @@ from narezka.index import Index
 from narezka.settings import Settings
 from narezka.sources import ConfluenceSource, is_source_spec, open_source, source_from_record
 from narezka.sources.live_http import LiveLimits
-from tests.sources.live_fakes import CPage, FakeConfluence, serve
+from sources.live_fakes import CPage, FakeConfluence, serve
 
 SETTINGS = Settings().replace(embedder="hash", unit="chars", size=400, min_chars=0)
 
@@ -132,7 +132,7 @@ def test_a_refused_or_missing_token_is_named_never_shown(
         spec = f"confluence+{fake.url}/wiki/spaces/ENG"
         monkeypatch.setenv("CONFLUENCE_USER", fake.user)
         monkeypatch.setenv("CONFLUENCE_TOKEN", "wrong-token-XYZ")
-        with pytest.raises(SourceUnavailableError, match="CONFLUENCE_TOKEN.*401") as refused:
+        with pytest.raises(SourceUnavailableError, match=r"CONFLUENCE_TOKEN.*401") as refused:
             open_source(spec).refresh()
         assert "wrong-token-XYZ" not in str(refused.value)
         monkeypatch.delenv("CONFLUENCE_TOKEN")
@@ -169,11 +169,14 @@ def test_a_page_over_the_size_cap_is_named_and_left_out(token: str) -> None:
 
 @pytest.mark.parametrize(
     "spec",
-    ["confluence+https://example.atlassian.net/wiki/overview", "confluence+ftp://host/wiki/spaces/K"],
+    [
+        "confluence+https://example.atlassian.net/wiki/overview",
+        "confluence+ftp://host/wiki/spaces/K",
+    ],
 )
 def test_a_spec_that_names_no_space_is_a_config_error(spec: str) -> None:
     assert is_source_spec(spec)
-    with pytest.raises(ConfigError, match="confluence\\+https://site.atlassian.net"):
+    with pytest.raises(ConfigError, match=r"confluence\+https://site\.atlassian\.net"):
         open_source(spec)
 
 
