@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from narezka.environment import current
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.index import Index
 from narezka.settings import Settings
@@ -56,7 +57,7 @@ def page_bodies(fake: FakeConfluence) -> list[str]:
 
 def test_a_cloud_space_is_staged_and_only_a_changed_page_fetched_again(token: str) -> None:
     with serve(space()) as fake:
-        source = open_source(f"confluence+{fake.url}/wiki/spaces/ENG/overview")
+        source = open_source(f"confluence+{fake.url}/wiki/spaces/ENG/overview", env=current())
         assert isinstance(source, ConfluenceSource) and source.cloud
         first = source.refresh()
         assert first.fetched == (
@@ -105,7 +106,7 @@ def test_a_space_is_indexed_linked_and_the_token_kept_out_of_everything(
     for path in files:
         assert token.encode() not in path.read_bytes(), path
     assert token not in caplog.text
-    reopened = source_from_record(open_source(spec).record(), "test")
+    reopened = source_from_record(open_source(spec, env=current()).record(), "test")
     assert isinstance(reopened, ConfluenceSource) and token not in str(reopened.record())
 
 
@@ -114,7 +115,9 @@ def test_a_data_center_space_reads_the_content_api_with_a_bearer_token(
 ) -> None:
     with serve(space()) as fake:
         monkeypatch.setenv("CONFLUENCE_TOKEN", fake.token)
-        source = ConfluenceSource(f"confluence+{fake.url}/confluence/display/ENG/Home")
+        source = ConfluenceSource(
+            f"confluence+{fake.url}/confluence/display/ENG/Home", env=current()
+        )
         assert not source.cloud and source.spec.endswith("/confluence/display/ENG")
         first = source.refresh()
         assert len(first.fetched) == 4 and "Home/Tea/Oolong.html" in first.fetched
@@ -133,11 +136,11 @@ def test_a_refused_or_missing_token_is_named_never_shown(
         monkeypatch.setenv("CONFLUENCE_USER", fake.user)
         monkeypatch.setenv("CONFLUENCE_TOKEN", "wrong-token-XYZ")
         with pytest.raises(SourceUnavailableError, match=r"CONFLUENCE_TOKEN.*401") as refused:
-            open_source(spec).refresh()
+            open_source(spec, env=current()).refresh()
         assert "wrong-token-XYZ" not in str(refused.value)
         monkeypatch.delenv("CONFLUENCE_TOKEN")
         with pytest.raises(SourceUnavailableError, match="no token: set CONFLUENCE_TOKEN"):
-            open_source(spec).refresh()
+            open_source(spec, env=current()).refresh()
         assert len(fake.log) == 1  # no request without a token
 
 
@@ -146,13 +149,13 @@ def test_a_rate_limit_is_waited_out_within_a_bound(
 ) -> None:
     with serve(space()) as fake:
         fake.throttle["/wiki/api/v2/spaces/1001/pages"] = 2
-        done = open_source(f"confluence+{fake.url}/wiki/spaces/ENG").refresh()
+        done = open_source(f"confluence+{fake.url}/wiki/spaces/ENG", env=current()).refresh()
         assert len(done.fetched) == 4
         assert len([p for p in fake.paths() if "/spaces/1001/pages" in p]) == 2 + 2
         monkeypatch.setattr("narezka.sources.live_http.MAX_RETRIES", 2)
         fake.throttle["/wiki/api/v2/spaces"] = 10
         with pytest.raises(SourceUnavailableError, match="rate-limiting"):
-            open_source(f"confluence+{fake.url}/wiki/spaces/ENG").refresh()
+            open_source(f"confluence+{fake.url}/wiki/spaces/ENG", env=current()).refresh()
 
 
 def test_a_page_over_the_size_cap_is_named_and_left_out(token: str) -> None:
@@ -160,7 +163,9 @@ def test_a_page_over_the_size_cap_is_named_and_left_out(token: str) -> None:
     fake.pages["102"] = CPage("Setup", "<p>" + "x" * 5000 + "</p>", parent="101")
     with serve(fake) as fake:
         source = ConfluenceSource(
-            f"confluence+{fake.url}/wiki/spaces/ENG", limits=LiveLimits(max_bytes=2000)
+            f"confluence+{fake.url}/wiki/spaces/ENG",
+            limits=LiveLimits(max_bytes=2000),
+            env=current(),
         )
         done = source.refresh()
     assert "Home/Setup.html" not in done.fetched and len(done.fetched) == 3
@@ -177,7 +182,7 @@ def test_a_page_over_the_size_cap_is_named_and_left_out(token: str) -> None:
 def test_a_spec_that_names_no_space_is_a_config_error(spec: str) -> None:
     assert is_source_spec(spec)
     with pytest.raises(ConfigError, match=r"confluence\+https://site\.atlassian\.net"):
-        open_source(spec)
+        open_source(spec, env=current())
 
 
 def test_a_token_goes_over_https_only_except_to_this_machine(token: str) -> None:

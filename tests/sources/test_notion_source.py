@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from narezka.environment import current
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.index import Index
 from narezka.settings import Settings
@@ -98,7 +99,7 @@ def block_reads(fake: FakeNotion) -> list[str]:
 
 def test_a_database_is_staged_and_only_a_changed_page_fetched_again(token: str) -> None:
     with serve(workspace()) as fake:
-        source = open_source(f"notion+{fake.url}/{DATABASE}")
+        source = open_source(f"notion+{fake.url}/{DATABASE}", env=current())
         assert isinstance(source, NotionSource)
         first = source.refresh()
         assert first.fetched == ("Возврат.md", "Возврат/Улун.md", "Доставка.md")
@@ -130,7 +131,9 @@ def test_a_database_is_staged_and_only_a_changed_page_fetched_again(token: str) 
 
 def test_a_child_page_taken_out_of_its_parent_leaves(token: str) -> None:
     with serve(workspace()) as fake:
-        source = NotionSource(f"notion+{fake.url}/{RETURNS}")  # a page, not the database
+        source = NotionSource(
+            f"notion+{fake.url}/{RETURNS}", env=current()
+        )  # a page, not the database
         assert source.refresh().fetched == ("Возврат.md", "Возврат/Улун.md")
         fake.pages[RETURNS].blocks = fake.pages[RETURNS].blocks[:-1]
         fake.pages[RETURNS].edited = "2025-03-01T00:00:00.000Z"
@@ -157,7 +160,7 @@ def test_a_database_is_indexed_linked_and_the_token_kept_out_of_everything(
     for path in files:
         assert token.encode() not in path.read_bytes(), path
     assert token not in caplog.text
-    reopened = source_from_record(open_source(spec).record(), "test")
+    reopened = source_from_record(open_source(spec, env=current()).record(), "test")
     assert (
         isinstance(reopened, NotionSource)
         and reopened.spec == f"notion+{fake.url}/{uuid(DATABASE)}"
@@ -170,22 +173,22 @@ def test_a_refused_or_missing_token_is_named_never_shown(
     with serve(workspace()) as fake:
         monkeypatch.setenv("NOTION_TOKEN", "ntn_wrong_ABC")
         with pytest.raises(SourceUnavailableError, match=r"NOTION_TOKEN.*401") as refused:
-            open_source(f"notion+{fake.url}/{DATABASE}").refresh()
+            open_source(f"notion+{fake.url}/{DATABASE}", env=current()).refresh()
         assert "ntn_wrong_ABC" not in str(refused.value)
         monkeypatch.delenv("NOTION_TOKEN")
         with pytest.raises(SourceUnavailableError, match="no token: set NOTION_TOKEN"):
-            open_source(f"notion+{fake.url}/{DATABASE}").refresh()
+            open_source(f"notion+{fake.url}/{DATABASE}", env=current()).refresh()
 
 
 def test_an_id_no_integration_shares_is_named(token: str) -> None:
     with serve(workspace()) as fake, pytest.raises(SourceUnavailableError, match="shared"):
-        open_source(f"notion+{fake.url}/{'e' * 32}").refresh()
+        open_source(f"notion+{fake.url}/{'e' * 32}", env=current()).refresh()
 
 
 def test_a_rate_limit_is_waited_out(token: str) -> None:
     with serve(workspace()) as fake:
         fake.throttle["/v1/blocks/"] = 3
-        source = open_source(f"notion+{fake.url}/{DATABASE}")
+        source = open_source(f"notion+{fake.url}/{DATABASE}", env=current())
         done = source.refresh()
     assert len(done.fetched) == 3 and fake.throttle["/v1/blocks/"] == 0  # 3 × 429 waited out
     assert "Вскрытый чай" in (source.staging / "Возврат.md").read_text()
@@ -193,8 +196,8 @@ def test_a_rate_limit_is_waited_out(token: str) -> None:
 
 def test_spellings() -> None:
     page = "https://www.notion.so/Handbook-" + "1" * 32
-    assert NotionSource(f"notion://{page}").spec == f"notion://{uuid('1' * 32)}"
-    assert NotionSource(f"notion://{uuid('1' * 32)}").api == "https://api.notion.com"
+    assert NotionSource(f"notion://{page}", env=current()).spec == f"notion://{uuid('1' * 32)}"
+    assert NotionSource(f"notion://{uuid('1' * 32)}", env=current()).api == "https://api.notion.com"
     assert is_source_spec("notion://" + "1" * 32)
     with pytest.raises(ConfigError, match="32 hex digits"):
         open_source("notion://handbook")

@@ -16,6 +16,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from narezka import environment
 from narezka.api import sync, watch
 from narezka.cli.common import (
     EXIT_NOTHING,
@@ -146,7 +147,7 @@ def index_command(
     target: Path | Source
     if is_source_spec(corpus):
         try:
-            target = open_source(corpus, link_template=link_template)
+            target = open_source(corpus, link_template=link_template, env=environment.current())
         except NarezkaError as exc:
             fail(exc)
         # A repository's or a site's own narezka.toml sets nothing; a narezka.toml naming

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from narezka.environment import Environment
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.sources.archive import ArchiveSource, is_export_archive
 from narezka.sources.base import (
@@ -74,10 +75,15 @@ def is_source_spec(text: str | Path) -> bool:
 
 
 def open_source(
-    spec: str, *, link_template: str | None = None, cache: Path | None = None
+    spec: str,
+    *,
+    link_template: str | None = None,
+    cache: Path | None = None,
+    env: Environment | None = None,
 ) -> Source:
     """The source ``spec`` names; a ConfigError for one narezka cannot read (the message
-    never holds the credentials a URL carried)."""
+    never holds the credentials a URL carried). A live service's source takes its token from
+    ``env`` (the command's environment, read at the top)."""
     if is_export_archive(spec):
         if link_template is not None and "{id}" not in link_template:
             raise ConfigError(
@@ -96,8 +102,8 @@ def open_source(
         if link_template is not None:
             raise ConfigError(f"{strip_credentials(spec)}: a live page links to its own URL")
         if spec.startswith(CONFLUENCE_PREFIX):
-            return ConfluenceSource(spec, cache=cache)
-        return NotionSource(spec, cache=cache)
+            return ConfluenceSource(spec, cache=cache, env=env)
+        return NotionSource(spec, cache=cache, env=env)
     if spec.startswith(SEVERAL_PREFIX) or Path(spec).name == "narezka.toml":
         if link_template is not None:
             raise ConfigError(f"{spec}: each [[sources]] table sets its own link_template")
@@ -112,8 +118,11 @@ def open_source(
     )
 
 
-def source_from_record(record: Mapping[str, Any] | None, where: str) -> Source | None:
-    """The source an index recorded (None: a folder's index), at the commit it staged."""
+def source_from_record(
+    record: Mapping[str, Any] | None, where: str, env: Environment | None = None
+) -> Source | None:
+    """The source an index recorded (None: a folder's index), at the commit it staged; a
+    live service's takes its token from ``env``."""
     if record is None:
         return None
     if isinstance(record, Mapping) and record.get("kind") == "several":
@@ -121,9 +130,9 @@ def source_from_record(record: Mapping[str, Any] | None, where: str) -> Source |
     if isinstance(record, Mapping) and record.get("kind") == "site":
         return SiteSource(str(record.get("spec")))
     if isinstance(record, Mapping) and record.get("kind") == "confluence":
-        return ConfluenceSource(str(record.get("spec")))
+        return ConfluenceSource(str(record.get("spec")), env=env)
     if isinstance(record, Mapping) and record.get("kind") == "notion":
-        return NotionSource(str(record.get("spec")))
+        return NotionSource(str(record.get("spec")), env=env)
     if isinstance(record, Mapping) and record.get("kind") == "export":
         template = record.get("link_template")
         return ArchiveSource(

@@ -88,7 +88,7 @@ class ConfluenceSource:
         return self._staging
 
     def _client(self) -> LiveClient:
-        env = self._env if self._env is not None else environment.current()
+        env = self._env if self._env is not None else environment.Environment()
         origin = check_origin(self.spec, self.base)
         token, user = env.confluence_token, env.confluence_user
         if token is None:

@@ -90,7 +90,7 @@ class NotionSource:
         return self._staging
 
     def _client(self) -> LiveClient:
-        env = self._env if self._env is not None else environment.current()
+        env = self._env if self._env is not None else environment.Environment()
         origin = check_origin(self.spec, self.api)
         if env.notion_token is None:
             raise SourceUnavailableError(
