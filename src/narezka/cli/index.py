@@ -134,7 +134,9 @@ def index_command(
 
     CORPUS is a folder; a git repository (git+https://host/org/repo@branch, git+file:///path,
     git+PATH: read at the branch's commit); a site (https://host/docs/: the pages under it);
-    or a narezka.toml naming several in [[sources]]. A source is staged in narezka's cache,
+    a Confluence space (confluence+https://site.atlassian.net/wiki/spaces/KEY, token in
+    CONFLUENCE_TOKEN) or Notion database or page (notion://ID, token in NOTION_TOKEN); or a
+    narezka.toml naming several in [[sources]]. A source is staged in narezka's cache,
     its index beside it unless --store says otherwise; a later sync reads only what changed.
 
     Settings come from the defaults, your own config file, the corpus's narezka.toml

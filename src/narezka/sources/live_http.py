@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from narezka.errors import SourceUnavailableError
+from narezka.errors import MissingDependencyError, SourceUnavailableError
 
 if TYPE_CHECKING:
     import httpx
@@ -83,7 +83,10 @@ class LiveClient:
         limits: LiveLimits = DEFAULT_LIMITS,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        import httpx
+        try:
+            import httpx
+        except ImportError:
+            raise MissingDependencyError("httpx", "live") from None
 
         self.source = source
         self.origin = origin
