@@ -6,11 +6,14 @@ and logs."""
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from narezka.cli import cli
 from narezka.environment import current
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.index import Index
@@ -215,3 +218,27 @@ def test_rich_text_keeps_its_marks_and_links() -> None:
     ]
     done = render([{"type": "paragraph", "paragraph": {"rich_text": rich}}], lambda _: [])
     assert done.markdown == "**жирный** и [*ссылка*](https://x.org/) `код`\n"
+
+
+def test_the_command_line_indexes_searches_and_syncs_a_notion_database(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with serve(workspace()) as fake:
+        spec = f"notion+{fake.url}/{DATABASE}"
+        runner = CliRunner()
+        missing = runner.invoke(cli, ["index", spec, "--embedder", "hash"])
+        assert missing.exit_code == 2 and "no token: set NOTION_TOKEN" in missing.stderr
+        monkeypatch.setenv("NOTION_TOKEN", fake.token)
+        done = runner.invoke(cli, ["index", spec, "--embedder", "hash", "--json"])
+        assert done.exit_code == 0, done.output
+        assert len(json.loads(done.stdout)["source"]["fetched"]) == 3
+        found = runner.invoke(
+            cli, ["search", "улун вскрытым", "--store", spec, "--mode", "bm25", "--format", "json"]
+        )
+        assert found.exit_code == 0, found.output
+        assert json.loads(found.stdout)[0]["link"] == f"https://www.notion.so/Улун-{'b' * 32}"
+        fake.log.clear()
+        synced = runner.invoke(cli, ["sync", spec])
+        assert synced.exit_code == 0, synced.output
+        assert "0 fetched" in synced.stdout + synced.stderr and block_reads(fake) == []
+        assert fake.token not in done.output + found.output + synced.output
