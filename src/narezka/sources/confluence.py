@@ -30,7 +30,13 @@ from narezka import environment
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.sources.base import STAGING_DIRNAME, Refresh, source_dir, strip_credentials
 from narezka.sources.confluence_storage import storage_page
-from narezka.sources.live_http import DEFAULT_LIMITS, LiveClient, LiveLimits, TooLarge, check_origin
+from narezka.sources.live_http import (
+    DEFAULT_LIMITS,
+    TOO_LARGE,
+    LiveClient,
+    LiveLimits,
+    check_origin,
+)
 from narezka.sources.live_staging import LivePage, stage_pages, staged_links, trail
 
 __all__ = ["CONFLUENCE_PREFIX", "ConfluenceSource"]
@@ -115,8 +121,6 @@ class ConfluenceSource:
                     self.staging, self.home / STATE_FILE, "confluence", pages,
                     lambda page: self._body(client, page, pages, warnings), warnings,
                 )  # fmt: skip
-            except TooLarge as exc:
-                raise SourceUnavailableError(self.spec, f"a listing came {exc}") from None
             finally:
                 self.requests = client.requests
         self._links = None
@@ -195,10 +199,9 @@ class ConfluenceSource:
                 f"{self.base}/rest/api/content/{quote(page.id)}",
                 {"expand": "body.storage,version"},
             )
-        try:
-            answer = client.get(url, params, missing_ok=True)
-        except TooLarge as exc:
-            warnings.append(f"{page.title}: {exc}: left out")
+        status, answer = client.ask("GET", url, params)
+        if status == TOO_LARGE:
+            warnings.append(f"{page.title}: over {client.limits.max_bytes:,} bytes: left out")
             return None
         if answer is None:
             warnings.append(f"{page.title}: gone since the space was listed")

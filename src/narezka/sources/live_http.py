@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_LIMITS",
     "LOOPBACK",
+    "TOO_LARGE",
     "LiveClient",
     "LiveLimits",
-    "TooLarge",
     "check_origin",
 ]
 
@@ -41,8 +41,9 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 ``https``."""
 
 
-class TooLarge(Exception):
-    """An answer past the size cap (the caller names the page and leaves it out)."""
+TOO_LARGE = 0
+"""The status :meth:`LiveClient.ask` gives an answer past the size cap (abandoned as it
+streamed): the caller names the page and leaves it out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +58,8 @@ DEFAULT_LIMITS = LiveLimits()
 
 
 def check_origin(source: str, url: str) -> str:
-    """``url``'s origin (``scheme://host:port``); a ConfigError-free SourceUnavailableError
-    for a scheme that would send a token in the clear to another machine."""
+    """``url``'s origin (``scheme://host:port``); a SourceUnavailableError for a URL that is
+    not http(s), or plain http to another machine (the token would travel in the clear)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise SourceUnavailableError(source, f"{parts.scheme}: not an http(s) service URL")
@@ -121,23 +122,35 @@ class LiveClient:
     def get(
         self, path: str, params: Mapping[str, Any] | None = None, *, missing_ok: bool = False
     ) -> dict[str, Any] | None:
-        """The JSON object at ``path``; None for a ``404`` when ``missing_ok``."""
-        return self._json("GET", path, params, None, missing_ok)
+        """The JSON object at ``path``; None for a ``404`` (or ``400``) when ``missing_ok``."""
+        return self._checked(path, *self.ask("GET", path, params), missing_ok)
 
     def post(
         self, path: str, body: Mapping[str, Any], *, missing_ok: bool = False
     ) -> dict[str, Any] | None:
         """The JSON object a POST of ``body`` to ``path`` answers (``missing_ok`` as get)."""
-        return self._json("POST", path, None, body, missing_ok)
+        return self._checked(path, *self.ask("POST", path, None, body), missing_ok)
 
-    def _json(
+    def _checked(
+        self, path: str, status: int, found: dict[str, Any] | None, missing_ok: bool
+    ) -> dict[str, Any] | None:
+        if status == TOO_LARGE:
+            why = f"{_path(path)}: an answer over {self.limits.max_bytes:,} bytes"
+            raise SourceUnavailableError(self.source, why)
+        if found is None and not missing_ok:
+            raise SourceUnavailableError(self.source, f"{_path(path)}: answered {status}")
+        return found
+
+    def ask(
         self,
         method: str,
         path: str,
-        params: Mapping[str, Any] | None,
-        body: Mapping[str, Any] | None,
-        missing_ok: bool,
-    ) -> dict[str, Any] | None:
+        params: Mapping[str, Any] | None = None,
+        body: Mapping[str, Any] | None = None,
+    ) -> tuple[int, dict[str, Any] | None]:
+        """The status and the JSON object of one request, rate limits waited out: None for
+        a ``404`` or ``400``, status :data:`TOO_LARGE` for an answer past the cap; a refused
+        token, another error status or an answer that is not JSON raise, by name."""
         url = self.url(path)
         for attempt in range(MAX_RETRIES + 1):
             status, headers, data = self._send(method, url, params, body)
@@ -149,8 +162,8 @@ class LiveClient:
                     self.source, f"the service is rate-limiting narezka ({status}): try later"
                 )
             self._sleep(wait)
-        if missing_ok and status in (400, 404):
-            return None
+        if status in (TOO_LARGE, 400, 404):
+            return status, None
         self._check(status, url)
         try:
             found = json.loads(data)
@@ -158,7 +171,7 @@ class LiveClient:
             found = None
         if not isinstance(found, dict):
             raise SourceUnavailableError(self.source, f"{_path(url)}: the answer is not JSON")
-        return found
+        return status, found
 
     def _send(
         self, method: str, url: str, params: Mapping[str, Any] | None, body: Any
@@ -170,12 +183,12 @@ class LiveClient:
             with self._client.stream(method, url, params=params, json=body) as answer:
                 declared = answer.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > self.limits.max_bytes:
-                    raise TooLarge(f"over {self.limits.max_bytes:,} bytes")
+                    return TOO_LARGE, answer.headers, b""
                 chunks, size = [], 0
                 for chunk in answer.iter_bytes():
                     size += len(chunk)
                     if size > self.limits.max_bytes:
-                        raise TooLarge(f"over {self.limits.max_bytes:,} bytes")
+                        return TOO_LARGE, answer.headers, b""
                     chunks.append(chunk)
                 return answer.status_code, answer.headers, b"".join(chunks)
         except httpx.TimeoutException:

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from narezka import environment
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.sources.base import STAGING_DIRNAME, Refresh, source_dir, strip_credentials
-from narezka.sources.live_http import DEFAULT_LIMITS, LiveClient, LiveLimits, TooLarge, check_origin
+from narezka.sources.live_http import DEFAULT_LIMITS, LiveClient, LiveLimits, check_origin
 from narezka.sources.live_staging import LivePage, previous_pages, stage_pages, staged_links
 from narezka.sources.notion_blocks import plain_text, render
 
@@ -117,8 +117,6 @@ class NotionSource:
                 return stage_pages(
                     self.staging, self.home / STATE_FILE, "notion", pages, body, warnings
                 )
-            except TooLarge as exc:
-                raise SourceUnavailableError(self.spec, f"an answer came {exc}") from None
             finally:
                 self.requests = client.requests
                 self._links = None

@@ -90,6 +90,9 @@ def _blocks(
         _block(block, kind, number, children, done, indent, depth)
 
 
+_LIST_KINDS = frozenset({"bulleted_list_item", "numbered_list_item", "to_do", "toggle"})
+
+
 def _block(
     block: dict[str, Any],
     kind: str,
@@ -99,54 +102,59 @@ def _block(
     indent: str,
     depth: int,
 ) -> None:
-    data = block.get(kind) if isinstance(block.get(kind), dict) else {}
-    assert isinstance(data, dict)
-    text = _rich(data.get("rich_text"))
-    nested, inner = True, indent + "   "
     if kind == "child_page":
         done.child_pages.append(str(block.get("id", "")))
         return
+    if kind == "table":
+        _table(block, children, done, indent)
+        return
+    data = block.get(kind) if isinstance(block.get(kind), dict) else {}
+    assert isinstance(data, dict)
+    line = _markdown(kind, data, number)
+    if line is not None and kind in _LIST_KINDS:
+        done.lines.append(f"{indent}{line}")
+    elif line is not None:
+        _para(done, indent, line)
+    if block.get("has_children") and depth < MAX_DEPTH:
+        inner = indent + ("> " if kind in ("quote", "callout") else "   ")
+        _blocks(children(str(block.get("id", ""))), children, done, inner, depth + 1)
+
+
+def _markdown(kind: str, data: dict[str, Any], number: int) -> str | None:
+    """One block's own line (its children aside); None for a kind that shows no text."""
+    text = _rich(data.get("rich_text"))
     if kind.startswith("heading_") and kind[-1].isdigit():
-        _para(done, indent, f"{'#' * (int(kind[-1]) + 1)} {text}")
-    elif kind == "paragraph":
-        _para(done, indent, text)
-    elif kind in ("bulleted_list_item", "numbered_list_item", "to_do", "toggle"):
-        mark = {"bulleted_list_item": "-", "numbered_list_item": f"{number}.", "toggle": "-"}
+        return f"{'#' * (int(kind[-1]) + 1)} {text}"
+    if kind in _LIST_KINDS:
+        mark = {"numbered_list_item": f"{number}."}.get(kind, "-")
         box = ("[x] " if data.get("checked") else "[ ] ") if kind == "to_do" else ""
-        done.lines.append(f"{indent}{mark.get(kind, '-')} {box}{text}")
-    elif kind in ("quote", "callout"):
+        return f"{mark} {box}{text}"
+    if kind in ("quote", "callout"):
         icon = data.get("icon")
         emoji = icon.get("emoji", "") if isinstance(icon, dict) else ""
-        _para(done, indent, f"> {emoji} {text}".replace(">  ", "> ") if emoji else f"> {text}")
-        inner = indent + "> "
-    elif kind == "code":
+        return f"> {emoji} {text}" if emoji else f"> {text}"
+    if kind == "code":
         language = str(data.get("language") or "").replace("plain text", "")
-        code = plain_text(data.get("rich_text"))
-        _para(done, indent, f"```{language}\n{code}\n```".replace("\n", "\n" + indent))
-    elif kind == "table":
-        _table(block, children, done, indent)
-        nested = False
-    elif kind == "divider":
-        _para(done, indent, "---")
-    elif kind == "equation":
-        _para(done, indent, f"$$ {data.get('expression', '')} $$")
-    elif kind in ("bookmark", "embed", "link_preview"):
+        return f"```{language}\n{plain_text(data.get('rich_text'))}\n```"
+    if kind in ("bookmark", "embed", "link_preview"):
         caption = _rich(data.get("caption"))
-        _para(done, indent, f"[{caption or data.get('url', '')}]({data.get('url', '')})")
-    elif kind in ("image", "file", "pdf", "video", "audio"):
-        if caption := _rich(data.get("caption")):
-            _para(done, indent, caption)
-    elif kind == "child_database":
-        _para(done, indent, f"**{data.get('title', '')}** (a database)")
-    if nested and block.get("has_children") and depth < MAX_DEPTH:
-        _blocks(children(str(block.get("id", ""))), children, done, inner, depth + 1)
+        return f"[{caption or data.get('url', '')}]({data.get('url', '')})"
+    if kind in ("image", "file", "pdf", "video", "audio"):
+        return _rich(data.get("caption")) or None
+    simple = {
+        "paragraph": text,
+        "divider": "---",
+        "equation": f"$$ {data.get('expression', '')} $$",
+        "child_database": f"**{data.get('title', '')}** (a database)",
+    }
+    return simple.get(kind)
 
 
 def _para(done: Rendered, indent: str, text: str) -> None:
     if text.strip():
         if done.lines and done.lines[-1].strip() not in ("", ">"):
             done.lines.append(indent.rstrip())  # a list before it ends here
-        done.lines.extend((f"{indent}{text}", indent.rstrip()))
+        done.lines.extend((indent + text.replace("\n", "\n" + indent), indent.rstrip()))
 
 
 def _table(block: dict[str, Any], children: Children, done: Rendered, indent: str) -> None:
