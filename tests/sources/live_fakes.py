@@ -32,7 +32,8 @@ class Fake:
     log: list[tuple[str, str, str | None]] = field(default_factory=list)
     """(method, path with query, Authorization header)."""
     throttle: dict[str, int] = field(default_factory=dict)
-    """Path prefix -> how many 429s (Retry-After: 0) to answer before serving it."""
+    """Path prefix -> how many 429s to answer before serving it."""
+    retry_after: str = "0"
 
     def paths(self, method: str = "GET") -> list[str]:
         return [path for m, path, _ in self.log if m == method]
@@ -60,7 +61,11 @@ def serve(fake: Fake) -> Iterator[Fake]:
                               if n > 0 and parts.path.startswith(p)), None)  # fmt: skip
             if throttled is not None:
                 fake.throttle[throttled] -= 1
-                status, data, extra = 429, {"message": "slow down"}, {"Retry-After": "0"}
+                status, data, extra = (
+                    429,
+                    {"message": "slow down"},
+                    {"Retry-After": fake.retry_after},
+                )
             else:
                 if isinstance(fake, FakeNotion) and self.headers.get("Notion-Version") is None:
                     status, data = 400, {"code": "missing_version"}

@@ -50,24 +50,25 @@ def title_component(title: str) -> str:
 
 
 def page_paths(pages: Mapping[str, LivePage]) -> dict[str, str]:
-    """Each page's path: its ancestors' titles as folders, its own as the file. Two pages
-    on one path (the same title under one parent) keep apart: all but the one with the
-    lowest id get the id's start after the title."""
-
-    def folder(page: LivePage) -> str:
-        return "/".join(title_component(title) for title in trail(page, pages))
-
-    names: dict[str, str] = {}
+    """Each page's path: its parent's path (without the suffix) as its folder, its title as
+    the file. Two pages on one path (the same title under one parent) keep apart: the one
+    met later (by depth, then id) gets the id's start after its title."""
+    stems: dict[str, str] = {}
     taken: set[str] = set()
-    for page in sorted(pages.values(), key=lambda p: p.id):
-        where = folder(page)
-        name = title_component(page.title)
-        path = f"{where}/{name}" if where else name
-        if (path + page.suffix).lower() in taken:
-            path = f"{path} ({page.id.replace('-', '')[:8]})"
-        taken.add((path + page.suffix).lower())
-        names[page.id] = path + page.suffix
-    return names
+    for page in sorted(pages.values(), key=lambda p: (len(trail(p, pages)), p.id)):
+        parent = page.parent
+        if parent is not None and parent in stems:
+            folder = stems[parent]
+        else:  # a parent not listed, or one in a cycle the service claims
+            folder = "/".join(title_component(title) for title in trail(page, pages))
+        base = f"{folder}/{title_component(page.title)}" if folder else title_component(page.title)
+        stem, n, short = base, 1, page.id.replace("-", "")[:8]
+        while (stem + page.suffix).lower() in taken:
+            n += 1
+            stem = f"{base} ({short})" if n == 2 else f"{base} ({short} {n})"
+        taken.add((stem + page.suffix).lower())
+        stems[page.id] = stem
+    return {page_id: stems[page_id] + pages[page_id].suffix for page_id in pages}
 
 
 def trail(page: LivePage, pages: Mapping[str, LivePage]) -> tuple[str, ...]:
