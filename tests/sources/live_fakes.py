@@ -117,6 +117,8 @@ class FakeConfluence(Fake):
 
     user: str = "me@example.org"
     pages: dict[str, CPage] = field(default_factory=dict)
+    next_from_host: bool = False
+    """Data Center's next link with the context path in it (some versions write it so)."""
 
     def answer(self, method: str, path: str, query: dict[str, str], body: Any,
                auth: str | None) -> Answer:  # fmt: skip
@@ -173,7 +175,7 @@ class FakeConfluence(Fake):
                     for i in ids[start : start + PER_PAGE]]  # fmt: skip
             links = {"base": self.url + "/confluence", "context": "/confluence"}
             if start + PER_PAGE < len(ids):
-                links["next"] = (
+                links["next"] = ("/confluence" if self.next_from_host else "") + (
                     "/rest/api/content?spaceKey=ENG&type=page&status=current"
                     f"&expand=version,ancestors&limit=2&start={start + 2}"
                 )

@@ -110,10 +110,13 @@ def test_a_space_is_indexed_linked_and_the_token_kept_out_of_everything(
     assert isinstance(reopened, ConfluenceSource) and token not in str(reopened.record())
 
 
+@pytest.mark.parametrize("next_from_host", [False, True])
 def test_a_data_center_space_reads_the_content_api_with_a_bearer_token(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, next_from_host: bool
 ) -> None:
-    with serve(space()) as fake:
+    fake = space()
+    fake.next_from_host = next_from_host
+    with serve(fake) as fake:
         monkeypatch.setenv("CONFLUENCE_TOKEN", fake.token)
         source = ConfluenceSource(
             f"confluence+{fake.url}/confluence/display/ENG/Home", env=current()

@@ -208,6 +208,14 @@ def test_spellings() -> None:
         NotionSource("notion+http://notion.example.org/" + "1" * 32).refresh()
 
 
+def test_columns_and_synced_blocks_are_not_indented_into_code() -> None:
+    column = {"id": "col", "type": "column", "has_children": True, "column": {}}
+    words = {"type": "paragraph", "paragraph": {"rich_text": text("В колонке.")}}
+    nested = {"col-list": [column], "col": [words]}
+    top = [{"id": "col-list", "type": "column_list", "has_children": True, "column_list": {}}]
+    assert render(top, lambda block_id: nested[block_id]).markdown == "В колонке.\n"
+
+
 def test_rich_text_keeps_its_marks_and_links() -> None:
     rich = [
         {"plain_text": "жирный", "annotations": {"bold": True}},

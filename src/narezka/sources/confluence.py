@@ -164,9 +164,11 @@ class ConfluenceSource:
                     page = self._page(row, parent)
                     pages[page.id] = page
             # Data Center's next link is relative to the context path (the base), Cloud's
-            # to the host.
-            link = _next(answer)
-            url, params = (self.base + link if link and link.startswith("/") else link), None
+            # to the host; one that already starts with the context path is taken as it is.
+            link, context = _next(answer), urlsplit(self.base).path
+            if link and link.startswith("/") and not (context and link.startswith(context + "/")):
+                link = self.base + link
+            url, params = link, None
         return pages
 
     def _page(self, row: dict[str, Any], parent: object) -> LivePage:

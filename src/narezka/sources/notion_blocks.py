@@ -116,7 +116,10 @@ def _block(
     elif line is not None:
         _para(done, indent, line)
     if block.get("has_children") and depth < MAX_DEPTH:
-        inner = indent + ("> " if kind in ("quote", "callout") else "   ")
+        # A list item's children nest under it; a quote's stay in it; a column's or a synced
+        # block's are the page's own text (indenting them would make a code block of them).
+        nest = {"quote": "> ", "callout": "> "}.get(kind, "   " if kind in _LIST_KINDS else "")
+        inner = indent + nest
         _blocks(children(str(block.get("id", ""))), children, done, inner, depth + 1)
 
 
