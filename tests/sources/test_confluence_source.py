@@ -191,3 +191,33 @@ def test_a_spec_that_names_no_space_is_a_config_error(spec: str) -> None:
 def test_a_token_goes_over_https_only_except_to_this_machine(token: str) -> None:
     with pytest.raises(SourceUnavailableError, match="https only"):
         open_source("confluence+http://wiki.example.org/wiki/spaces/ENG").refresh()
+
+
+def test_a_new_page_under_a_renamed_pages_old_title_overwrites_nothing(token: str) -> None:
+    with serve(space()) as fake:
+        source = ConfluenceSource(f"confluence+{fake.url}/wiki/spaces/ENG", env=current())
+        source.refresh()
+        fake.pages["104"] = CPage("Oolong, old", "<p>Oolong can be returned opened.</p>", "103")
+        fake.pages["099"] = CPage("Oolong", "<p>A new oolong page.</p>", parent="103")
+        done = source.refresh()
+        assert done.moved == (("Home/Tea/Oolong.html", "Home/Tea/Oolong, old.html"),)
+        assert done.fetched == ("Home/Tea/Oolong.html",)
+        tea = source.staging / "Home" / "Tea"
+        assert "returned opened" in (tea / "Oolong, old.html").read_text()
+        assert "A new oolong page." in (tea / "Oolong.html").read_text()
+
+
+def test_a_changed_page_that_cannot_be_read_now_keeps_its_staged_copy(token: str) -> None:
+    with serve(space()) as fake:
+        source = ConfluenceSource(
+            f"confluence+{fake.url}/wiki/spaces/ENG", limits=LiveLimits(max_bytes=2000),
+            env=current(),
+        )  # fmt: skip
+        source.refresh()
+        fake.pages["104"] = CPage("Oolong", "<p>" + "x" * 5000 + "</p>", "103", 2)
+        done = source.refresh()
+        assert done.fetched == () and done.deleted == ()
+        assert "returned opened" in (source.staging / "Home/Tea/Oolong.html").read_text()
+        fake.pages["104"] = CPage("Oolong", "<p>Back to normal.</p>", "103", 3)
+        fake.log.clear()
+        assert source.refresh().fetched == ("Home/Tea/Oolong.html",)  # asked again

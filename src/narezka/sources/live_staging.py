@@ -12,6 +12,8 @@ paths and links: never a credential.
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,53 +103,88 @@ def stage_pages(
     warnings: list[str],
 ) -> Refresh:
     """Bring ``staging`` to ``pages`` (see the module docstring). ``body`` reads one page
-    (None: it could not be, and ``warnings`` already says why); the state goes to ``state``."""
+    (None: it could not be, and ``warnings`` already says why); the state goes to ``state``.
+
+    Pages that moved are set aside first and put in place last, so a page that now has the
+    path another page had (a rename, then a new page under the old name) overwrites nothing
+    still wanted."""
     staging.mkdir(parents=True, exist_ok=True)
     old = previous_pages(state)
-    paths = page_paths(pages)
-    fetched: list[str] = []
-    moved: list[tuple[str, str]] = []
-    kept: dict[str, dict[str, Any]] = {}
-    size = 0
-    for page_id, page in pages.items():
-        rel = paths[page_id]
-        if (why := safe_member(rel)) is not None:
-            warnings.append(f"{page.title}: {why}: left out")
-            continue
-        before = old.get(page_id, {})
-        source = staging / str(before.get("path", ""))
-        if before.get("version") == page.version and before.get("path") and source.is_file():
-            if before["path"] != rel:
-                (staging / rel).parent.mkdir(parents=True, exist_ok=True)
-                source.replace(staging / rel)
-                moved.append((str(before["path"]), rel))
-        else:
-            data = body(page)
-            if data is None:
-                continue
-            (staging / rel).parent.mkdir(parents=True, exist_ok=True)
-            (staging / rel).write_bytes(data)
-            fetched.append(rel)
-            size += len(data)
-        kept[page_id] = {"path": rel, "version": page.version, "link": page.link,
-                         "children": list(page.children)}  # fmt: skip
-    live = {row["path"] for row in kept.values()}
+    paths = {i: p for i, p in page_paths(pages).items() if _kept_safe(p, pages[i], warnings)}
+    moving, changed = _plan(staging, old, pages, paths)
+    aside = Path(tempfile.mkdtemp(prefix="moving-", dir=state.parent))
+    for n, page_id in enumerate(moving):
+        (staging / str(old[page_id]["path"])).replace(aside / str(n))
+    live = set(paths.values())
     deleted = []
     for row in old.values():
         rel = str(row["path"])
-        target = staging / rel
-        if rel not in live and safe_member(rel) is None and target.is_file():
-            target.unlink()  # a file this source staged: its own record names it
+        if rel not in live and safe_member(rel) is None and (staging / rel).is_file():
+            (staging / rel).unlink()  # a file this source staged: its own record names it
             deleted.append(rel)
+    for n, page_id in enumerate(moving):
+        (aside / str(n)).replace(_place(staging / paths[page_id]))
+    shutil.rmtree(aside, ignore_errors=True)
+    fetched, size, stale = [], 0, {}
+    for page_id in changed:
+        data = body(pages[page_id])
+        if data is None:  # named in warnings; a staged copy on its path stays as it was
+            before = old.get(page_id, {}).get("path")
+            if before == paths[page_id] and (staging / paths[page_id]).is_file():
+                stale[page_id] = dict(old[page_id])
+            else:
+                paths.pop(page_id)
+            continue
+        _place(staging / paths[page_id]).write_bytes(data)
+        fetched.append(paths[page_id])
+        size += len(data)
+    kept = {
+        i: {"path": rel, "version": pages[i].version, "link": pages[i].link,
+            "children": list(pages[i].children)}
+        for i, rel in paths.items()
+    }  # fmt: skip
+    kept.update(stale)
     write_state(state, {"kind": kind, "pages": kept})
     return Refresh(
         version=f"{len(kept)} pages",
         fetched=tuple(sorted(fetched)),
-        moved=tuple(moved),
+        moved=tuple((str(old[i]["path"]), paths[i]) for i in moving),
         deleted=tuple(sorted(deleted)),
         fetched_bytes=size,
         warnings=tuple(warnings),
     )
+
+
+def _kept_safe(path: str, page: LivePage, warnings: list[str]) -> bool:
+    if (why := safe_member(path)) is None:
+        return True
+    warnings.append(f"{page.title}: {why}: left out")
+    return False
+
+
+def _plan(
+    staging: Path,
+    old: Mapping[str, Mapping[str, Any]],
+    pages: Mapping[str, LivePage],
+    paths: Mapping[str, str],
+) -> tuple[list[str], list[str]]:
+    """The ids of pages staged elsewhere (to move, not fetch) and of those to fetch (new,
+    changed, or whose staged file is gone); the others stay as they are."""
+    moving, changed = [], []
+    for page_id, rel in paths.items():
+        before = str(old.get(page_id, {}).get("path", ""))
+        same = old.get(page_id, {}).get("version") == pages[page_id].version
+        if same and safe_member(before) is None and (staging / before).is_file():
+            if before != rel:
+                moving.append(page_id)
+        else:
+            changed.append(page_id)
+    return moving, changed
+
+
+def _place(target: Path) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
 
 
 def staged_links(state: Path) -> dict[str, str]:
