@@ -1,6 +1,7 @@
 """The process environment, read in one place: every ``NAREZKA_*`` variable and the few of
 other tools narezka honours (``OLLAMA_HOST``, ``OPENAI_API_KEY``, ``QDRANT_API_KEY``,
-``XDG_*``), parsed and checked into one frozen :class:`Environment`.
+the live sources' ``CONFLUENCE_TOKEN``/``CONFLUENCE_USER`` and ``NOTION_TOKEN``, ``XDG_*``),
+parsed and checked into one frozen :class:`Environment`.
 
 No other module reads ``os.environ`` (``tests/test_settings_once.py`` fails when one does):
 the settings layer (:func:`narezka.settings.resolve`) takes the ``NAREZKA_<SETTING>``
@@ -48,6 +49,9 @@ SHARED = "NAREZKA_SHARED"
 OLLAMA_HOST = "OLLAMA_HOST"
 OPENAI_API_KEY = "OPENAI_API_KEY"
 QDRANT_API_KEY = "QDRANT_API_KEY"
+CONFLUENCE_TOKEN = "CONFLUENCE_TOKEN"
+CONFLUENCE_USER = "CONFLUENCE_USER"
+NOTION_TOKEN = "NOTION_TOKEN"
 XDG_CACHE_HOME = "XDG_CACHE_HOME"
 XDG_CONFIG_HOME = "XDG_CONFIG_HOME"
 
@@ -76,6 +80,7 @@ others (``NAREZKA_SIZE``, ``NAREZKA_EMBEDDER``…) are settings, layered by
 N = TypeVar("N", int, float)
 
 _WATCHED = (*sorted(PROCESS_VARIABLES), OLLAMA_HOST, OPENAI_API_KEY, QDRANT_API_KEY)
+_WATCHED += (CONFLUENCE_TOKEN, CONFLUENCE_USER, NOTION_TOKEN)
 _WATCHED += (XDG_CACHE_HOME, XDG_CONFIG_HOME)
 
 
@@ -111,6 +116,13 @@ class Environment:
     """``NAREZKA_API_KEY``: the bearer token ``serve --http`` asks of its clients."""
     openai_api_key: str | None = field(default=None, repr=False)
     qdrant_api_key: str | None = field(default=None, repr=False)
+    confluence_token: str | None = field(default=None, repr=False)
+    """``CONFLUENCE_TOKEN``: an Atlassian API token (with ``CONFLUENCE_USER``, Cloud's Basic
+    auth) or a Data Center personal access token (alone: a Bearer header)."""
+    confluence_user: str | None = None
+    """``CONFLUENCE_USER``: the account's e-mail address an API token belongs to."""
+    notion_token: str | None = field(default=None, repr=False)
+    """``NOTION_TOKEN``: a Notion integration's secret (``ntn_…``), sent as a Bearer header."""
     settings: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """The other non-empty ``NAREZKA_*`` variables by lower-case name (``size``,
     ``embedder``…): the settings layer checks and applies them."""
@@ -146,6 +158,9 @@ class Environment:
             api_key=text(API_KEY),
             openai_api_key=text(OPENAI_API_KEY),
             qdrant_api_key=text(QDRANT_API_KEY),
+            confluence_token=text(CONFLUENCE_TOKEN),
+            confluence_user=text(CONFLUENCE_USER),
+            notion_token=text(NOTION_TOKEN),
             settings=MappingProxyType(
                 {
                     key[len(PREFIX) :].lower(): value

@@ -16,6 +16,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from narezka import environment
 from narezka.api import sync, watch
 from narezka.cli.common import (
     EXIT_NOTHING,
@@ -133,7 +134,9 @@ def index_command(
 
     CORPUS is a folder; a git repository (git+https://host/org/repo@branch, git+file:///path,
     git+PATH: read at the branch's commit); a site (https://host/docs/: the pages under it);
-    or a narezka.toml naming several in [[sources]]. A source is staged in narezka's cache,
+    a Confluence space (confluence+https://site.atlassian.net/wiki/spaces/KEY, token in
+    CONFLUENCE_TOKEN) or Notion database or page (notion://ID, token in NOTION_TOKEN); or a
+    narezka.toml naming several in [[sources]]. A source is staged in narezka's cache,
     its index beside it unless --store says otherwise; a later sync reads only what changed.
 
     Settings come from the defaults, your own config file, the corpus's narezka.toml
@@ -146,7 +149,7 @@ def index_command(
     target: Path | Source
     if is_source_spec(corpus):
         try:
-            target = open_source(corpus, link_template=link_template)
+            target = open_source(corpus, link_template=link_template, env=environment.current())
         except NarezkaError as exc:
             fail(exc)
         # A repository's or a site's own narezka.toml sets nothing; a narezka.toml naming

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
+from narezka import environment
 from narezka.embed import Embedder, get_embedder
 from narezka.embed.rescore import rescore_model
 from narezka.enrich.llm_client import open_client
@@ -59,7 +60,7 @@ def create(
     unknown embedder, strategy or LLM client and bad sizes fail here, before any write."""
     source = None
     if isinstance(corpus, str | Path) and is_source_spec(corpus):
-        source = open_source(str(corpus))
+        source = open_source(str(corpus), env=environment.current())
     elif not isinstance(corpus, str | Path):
         source = corpus
     if source is not None:
@@ -132,7 +133,7 @@ def open_index(
         collection=collection_name(None, meta.server_name),
     )
     state.read_only = home if copy is not None else None
-    state.source = source_from_record(meta.source, str(home))
+    state.source = source_from_record(meta.source, str(home), environment.current())
     return state
 
 

@@ -3,7 +3,9 @@ them named in a ``narezka.toml``), each staged into a folder inside narezka's ca
 index syncs like any corpus (:mod:`.base` says how).
 
 ``open_source(spec)`` makes one from what the user typed (``git+https://…@branch``,
-``git+file:///…``, ``git+PATH``); ``source_from_record`` re-opens the one an index recorded.
+``git+file:///…``, ``git+PATH``, ``https://site/docs/``, an export's zip, a live Confluence
+space ``confluence+https://…/wiki/spaces/KEY`` or Notion database or page ``notion://ID``);
+``source_from_record`` re-opens the one an index recorded.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from narezka.environment import Environment
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.sources.archive import ArchiveSource, is_export_archive
 from narezka.sources.base import (
@@ -22,9 +25,11 @@ from narezka.sources.base import (
     split_credentials,
     strip_credentials,
 )
+from narezka.sources.confluence import CONFLUENCE_PREFIX, ConfluenceSource
 from narezka.sources.folder import FolderSource
 from narezka.sources.git import GIT_PREFIX, GitSource
 from narezka.sources.links import check_template, line_span
+from narezka.sources.notion import NOTION_PREFIXES, NotionSource
 from narezka.sources.several import (
     SEVERAL_PREFIX,
     SeveralSources,
@@ -35,8 +40,10 @@ from narezka.sources.site import SiteSource
 
 __all__ = [
     "ArchiveSource",
+    "ConfluenceSource",
     "FolderSource",
     "GitSource",
+    "NotionSource",
     "Refresh",
     "SeveralSources",
     "SiteSource",
@@ -56,9 +63,11 @@ __all__ = [
 
 def is_source_spec(text: str | Path) -> bool:
     """Whether ``text`` names a source rather than a folder: ``git+…``, an ``http(s)`` URL,
-    a Notion or Confluence export's zip, or a ``narezka.toml`` file that names several
+    a live Confluence space or Notion page (``confluence+https://…``, ``notion://…``), a
+    Notion or Confluence export's zip, or a ``narezka.toml`` file that names several
     (``[[sources]]``)."""
-    if isinstance(text, str) and text.startswith((GIT_PREFIX, "http://", "https://")):
+    live = (CONFLUENCE_PREFIX, *NOTION_PREFIXES)
+    if isinstance(text, str) and text.startswith((GIT_PREFIX, "http://", "https://", *live)):
         return True
     if is_export_archive(text):
         return True
@@ -66,10 +75,15 @@ def is_source_spec(text: str | Path) -> bool:
 
 
 def open_source(
-    spec: str, *, link_template: str | None = None, cache: Path | None = None
+    spec: str,
+    *,
+    link_template: str | None = None,
+    cache: Path | None = None,
+    env: Environment | None = None,
 ) -> Source:
     """The source ``spec`` names; a ConfigError for one narezka cannot read (the message
-    never holds the credentials a URL carried)."""
+    never holds the credentials a URL carried). A live service's source takes its token from
+    ``env`` (the command's environment, read at the top)."""
     if is_export_archive(spec):
         if link_template is not None and "{id}" not in link_template:
             raise ConfigError(
@@ -84,6 +98,12 @@ def open_source(
             raise ConfigError(str(exc)) from None
     if spec.startswith(GIT_PREFIX):
         return GitSource(spec, link_template=link_template, cache=cache)
+    if spec.startswith((CONFLUENCE_PREFIX, *NOTION_PREFIXES)):
+        if link_template is not None:
+            raise ConfigError(f"{strip_credentials(spec)}: a live page links to its own URL")
+        if spec.startswith(CONFLUENCE_PREFIX):
+            return ConfluenceSource(spec, cache=cache, env=env)
+        return NotionSource(spec, cache=cache, env=env)
     if spec.startswith(SEVERAL_PREFIX) or Path(spec).name == "narezka.toml":
         if link_template is not None:
             raise ConfigError(f"{spec}: each [[sources]] table sets its own link_template")
@@ -98,14 +118,21 @@ def open_source(
     )
 
 
-def source_from_record(record: Mapping[str, Any] | None, where: str) -> Source | None:
-    """The source an index recorded (None: a folder's index), at the commit it staged."""
+def source_from_record(
+    record: Mapping[str, Any] | None, where: str, env: Environment | None = None
+) -> Source | None:
+    """The source an index recorded (None: a folder's index), at the commit it staged; a
+    live service's takes its token from ``env``."""
     if record is None:
         return None
     if isinstance(record, Mapping) and record.get("kind") == "several":
         return several_from_record(record, where)
     if isinstance(record, Mapping) and record.get("kind") == "site":
         return SiteSource(str(record.get("spec")))
+    if isinstance(record, Mapping) and record.get("kind") == "confluence":
+        return ConfluenceSource(str(record.get("spec")), env=env)
+    if isinstance(record, Mapping) and record.get("kind") == "notion":
+        return NotionSource(str(record.get("spec")), env=env)
     if isinstance(record, Mapping) and record.get("kind") == "export":
         template = record.get("link_template")
         return ArchiveSource(

@@ -1,0 +1,228 @@
+"""A Confluence space read through its REST API (``narezka index confluence+https://…``).
+
+The spelling is the space's own address with ``confluence+`` before it:
+
+- **Cloud**: ``confluence+https://example.atlassian.net/wiki/spaces/KEY`` reads the REST API
+  v2: ``GET /wiki/api/v2/spaces?keys=KEY`` for the space's id, then
+  ``/wiki/api/v2/spaces/{id}/pages`` (cursor pages, ``_links.next``) for every page's id,
+  title, parent and version, and ``/wiki/api/v2/pages/{id}?body-format=storage`` for the body
+  of a page whose version is not the one staged. Auth: ``CONFLUENCE_USER`` (the account's
+  e-mail) and ``CONFLUENCE_TOKEN`` (an API token) as Basic.
+- **Data Center / Server**: ``confluence+https://wiki.example.com/display/KEY`` (a context path
+  before ``/display`` is kept) reads ``/rest/api/space/KEY``, ``/rest/api/content?spaceKey=KEY``
+  (``start``/``limit`` pages through ``_links.next``) and ``/rest/api/content/{id}?expand=
+  body.storage,version``. Auth: ``CONFLUENCE_TOKEN`` alone, a personal access token sent as
+  Bearer (with ``CONFLUENCE_USER``, Basic as on Cloud).
+
+Each page is staged as HTML (``narezka.sources.confluence_storage``: macros' text kept) at the
+path its ancestors' titles make (``Home/Setup.html``); a hit links to the page's web address.
+An unchanged version number is neither fetched nor converted again (``live_staging``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from narezka import environment
+from narezka.errors import ConfigError, SourceUnavailableError
+from narezka.sources.base import STAGING_DIRNAME, Refresh, source_dir, strip_credentials
+from narezka.sources.confluence_storage import storage_page
+from narezka.sources.live_http import (
+    DEFAULT_LIMITS,
+    TOO_LARGE,
+    LiveClient,
+    LiveLimits,
+    check_origin,
+)
+from narezka.sources.live_staging import LivePage, stage_pages, staged_links, trail
+
+__all__ = ["CONFLUENCE_PREFIX", "ConfluenceSource"]
+
+CONFLUENCE_PREFIX = "confluence+"
+STATE_FILE = "state.json"
+MAX_PAGES = 20_000
+"""Pages of a space read at most; past it the rest is named in one warning."""
+PAGE_LIMIT = 250
+"""Pages asked for per request (Cloud allows 250; Data Center caps it lower itself)."""
+_CLOUD = re.compile(r"^(?P<base>.*?/wiki)/spaces/(?P<key>[^/?#]+)")
+_SERVER = re.compile(r"^(?P<base>.*?)/display/(?P<key>[^/?#]+)")
+
+
+class ConfluenceSource:
+    """The pages of one Confluence space (see the module docstring)."""
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        cache: Path | None = None,
+        limits: LiveLimits = DEFAULT_LIMITS,
+        env: environment.Environment | None = None,
+    ) -> None:
+        url = strip_credentials(spec.removeprefix(CONFLUENCE_PREFIX))
+        parts = urlsplit(url)
+        address = f"{parts.scheme}://{parts.netloc}{parts.path}".rstrip("/")
+        found = _CLOUD.match(address) or _SERVER.match(address)
+        if parts.scheme not in ("http", "https") or not parts.hostname or found is None:
+            raise ConfigError(
+                f"{CONFLUENCE_PREFIX}{url}: a Confluence space is "
+                "confluence+https://site.atlassian.net/wiki/spaces/KEY (Cloud) or "
+                "confluence+https://wiki.example.com/display/KEY (Data Center)"
+            )
+        self.cloud = found.re is _CLOUD
+        self.base = found["base"]
+        self.key = found["key"]
+        where = "/spaces/" if self.cloud else "/display/"
+        self._spec = f"{CONFLUENCE_PREFIX}{self.base}{where}{self.key}"
+        self.home = source_dir(self._spec, cache)
+        self._staging = self.home / STAGING_DIRNAME
+        self.limits = limits
+        self._env = env
+        self._links: dict[str, str] | None = None
+        self.requests = 0
+        """Requests the last refresh sent (the tests count them)."""
+
+    @property
+    def spec(self) -> str:
+        return self._spec
+
+    @property
+    def staging(self) -> Path:
+        return self._staging
+
+    def _client(self) -> LiveClient:
+        env = self._env if self._env is not None else environment.Environment()
+        origin = check_origin(self.spec, self.base)
+        token, user = env.confluence_token, env.confluence_user
+        if token is None:
+            raise SourceUnavailableError(
+                self.spec, f"no token: set {environment.CONFLUENCE_TOKEN} (and, for Cloud, "
+                f"{environment.CONFLUENCE_USER} to the account's e-mail)",
+            )  # fmt: skip
+        headers = {} if user is not None else {"Authorization": f"Bearer {token}"}
+        auth = (user, token) if user is not None else None
+        return LiveClient(
+            self.spec, origin, headers=headers, auth=auth, limits=self.limits,
+            token_variable=environment.CONFLUENCE_TOKEN,
+        )  # fmt: skip
+
+    def refresh(self) -> Refresh:
+        warnings: list[str] = []
+        with self._client() as client:
+            try:
+                pages = self._cloud_pages(client) if self.cloud else self._server_pages(client)
+                if len(pages) > MAX_PAGES:
+                    warnings.append(f"{self.spec}: over {MAX_PAGES:,} pages: the rest left out")
+                    pages = dict(list(pages.items())[:MAX_PAGES])
+                refresh = stage_pages(
+                    self.staging, self.home / STATE_FILE, "confluence", pages,
+                    lambda page: self._body(client, page, pages, warnings), warnings,
+                )  # fmt: skip
+            finally:
+                self.requests = client.requests
+        self._links = None
+        return refresh
+
+    def _cloud_pages(self, client: LiveClient) -> dict[str, LivePage]:
+        api = f"{self.base}/api/v2"
+        spaces = client.get(f"{api}/spaces", {"keys": self.key}) or {}
+        found = [s for s in spaces.get("results", ()) if isinstance(s, dict)]
+        if not found:
+            raise SourceUnavailableError(self.spec, f"no space {self.key} the token can see")
+        space_id = quote(str(found[0].get("id", "")))
+        pages: dict[str, LivePage] = {}
+        params: dict[str, Any] | None = {"limit": PAGE_LIMIT, "status": "current"}
+        url: str | None = f"{api}/spaces/{space_id}/pages"
+        while url is not None and len(pages) <= MAX_PAGES:
+            answer = client.get(url, params) or {}
+            for row in answer.get("results", ()):
+                if isinstance(row, dict) and row.get("id") is not None:
+                    page = self._page(row, row.get("parentId"))
+                    pages[page.id] = page
+            url, params = _next(answer), None  # the next link carries the cursor
+        return pages
+
+    def _server_pages(self, client: LiveClient) -> dict[str, LivePage]:
+        api = f"{self.base}/rest/api"
+        if client.get(f"{api}/space/{quote(self.key)}", missing_ok=True) is None:
+            raise SourceUnavailableError(self.spec, f"no space {self.key} the token can see")
+        pages: dict[str, LivePage] = {}
+        params: dict[str, Any] | None = {
+            "spaceKey": self.key, "type": "page", "status": "current",
+            "expand": "version,ancestors", "limit": PAGE_LIMIT, "start": 0,
+        }  # fmt: skip
+        url: str | None = f"{api}/content"
+        while url is not None and len(pages) <= MAX_PAGES:
+            answer = client.get(url, params) or {}
+            for row in answer.get("results", ()):
+                if isinstance(row, dict) and row.get("id") is not None:
+                    ancestors = [a for a in row.get("ancestors") or () if isinstance(a, dict)]
+                    parent = ancestors[-1].get("id") if ancestors else None
+                    page = self._page(row, parent)
+                    pages[page.id] = page
+            # Data Center's next link is relative to the context path (the base), Cloud's
+            # to the host; one that already starts with the context path is taken as it is.
+            link, context = _next(answer), urlsplit(self.base).path
+            if link and link.startswith("/") and not (context and link.startswith(context + "/")):
+                link = self.base + link
+            url, params = link, None
+        return pages
+
+    def _page(self, row: dict[str, Any], parent: object) -> LivePage:
+        version = row.get("version")
+        number = version.get("number") if isinstance(version, dict) else None
+        links = row.get("_links")
+        webui = links.get("webui") if isinstance(links, dict) else None
+        page_id = str(row["id"])
+        link = self.base + webui if isinstance(webui, str) and webui.startswith("/") else ""
+        return LivePage(
+            id=page_id, title=str(row.get("title") or page_id), version=str(number),
+            parent=str(parent) if parent is not None else None,
+            link=link or f"{self.base}/pages/viewpage.action?pageId={quote(page_id)}",
+            suffix=".html",
+        )  # fmt: skip
+
+    def _body(
+        self,
+        client: LiveClient,
+        page: LivePage,
+        pages: dict[str, LivePage],
+        warnings: list[str],
+    ) -> bytes | None:
+        """The page's storage body as an HTML page; None (named) when it is past the cap
+        or gone since it was listed."""
+        if self.cloud:
+            url, params = f"{self.base}/api/v2/pages/{quote(page.id)}", {"body-format": "storage"}
+        else:
+            url, params = (
+                f"{self.base}/rest/api/content/{quote(page.id)}",
+                {"expand": "body.storage,version"},
+            )
+        status, answer = client.ask("GET", url, params)
+        if status == TOO_LARGE:
+            warnings.append(f"{page.title}: over {client.limits.max_bytes:,} bytes: left out")
+            return None
+        if answer is None:
+            warnings.append(f"{page.title}: gone since the space was listed")
+            return None
+        body = answer.get("body")
+        storage = body.get("storage") if isinstance(body, dict) else None
+        value = storage.get("value") if isinstance(storage, dict) else None
+        return storage_page(page.title, value if isinstance(value, str) else "", trail(page, pages))
+
+    def record(self) -> dict[str, Any]:
+        return {"kind": "confluence", "spec": self.spec}
+
+    def link(self, path: str, lines: tuple[int, int] | None) -> str | None:
+        if self._links is None:  # read once, not for every hit a search links
+            self._links = staged_links(self.home / STATE_FILE)
+        return self._links.get(path)
+
+
+def _next(answer: dict[str, Any]) -> str | None:
+    links = answer.get("_links")
+    found = links.get("next") if isinstance(links, dict) else None
+    return found if isinstance(found, str) and found else None

@@ -1,0 +1,196 @@
+"""A live service's pages kept as a folder: what Confluence and Notion sources share.
+
+A source lists its pages (id, title, version, parent, the URL a reader opens) and hands them
+to :func:`stage_pages`, which writes each page at the path its parents' titles make
+(``Home/Setup.html``: the breadcrumbs), asking the source for the body of a page only when its
+version is not the one staged. A page whose version is unchanged but whose place in the tree
+moved is moved, not fetched; a page the service no longer lists is removed, only ever among
+the files this source staged (its ``state.json`` names them). The state holds ids, versions,
+paths and links: never a credential.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from narezka.sources.base import Refresh, read_state, safe_member, write_state
+
+__all__ = ["LivePage", "page_paths", "previous_pages", "stage_pages", "staged_links", "trail"]
+
+MAX_DEPTH = 32
+"""Parents followed for a page's path at most (a cycle in what a service says stops here)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LivePage:
+    """One page as the service lists it."""
+
+    id: str
+    title: str
+    version: str
+    """What changes when the page does (Confluence's version number, Notion's
+    ``last_edited_time``): an unchanged one is not fetched again."""
+    parent: str | None
+    link: str
+    suffix: str
+    children: tuple[str, ...] = ()
+    """Child pages the body named (Notion): kept so an unchanged page's children are still
+    visited without fetching it."""
+
+
+def title_component(title: str) -> str:
+    """A page title as one path component (no separators, control characters or dots at
+    the ends)."""
+    text = re.sub(r'[\\/:*?"<>|\x00-\x1f]', "_", title).strip(" .") or "untitled"
+    return text[:120]
+
+
+def page_paths(pages: Mapping[str, LivePage]) -> dict[str, str]:
+    """Each page's path: its parent's path (without the suffix) as its folder, its title as
+    the file. Two pages on one path (the same title under one parent) keep apart: the one
+    met later (by depth, then id) gets the id's start after its title."""
+    stems: dict[str, str] = {}
+    taken: set[str] = set()
+    for page in sorted(pages.values(), key=lambda p: (len(trail(p, pages)), p.id)):
+        parent = page.parent
+        if parent is not None and parent in stems:
+            folder = stems[parent]
+        else:  # a parent not listed, or one in a cycle the service claims
+            folder = "/".join(title_component(title) for title in trail(page, pages))
+        base = f"{folder}/{title_component(page.title)}" if folder else title_component(page.title)
+        stem, n, short = base, 1, page.id.replace("-", "")[:8]
+        while (stem + page.suffix).lower() in taken:
+            n += 1
+            stem = f"{base} ({short})" if n == 2 else f"{base} ({short} {n})"
+        taken.add((stem + page.suffix).lower())
+        stems[page.id] = stem
+    return {page_id: stems[page_id] + pages[page_id].suffix for page_id in pages}
+
+
+def trail(page: LivePage, pages: Mapping[str, LivePage]) -> tuple[str, ...]:
+    """The titles of ``page``'s ancestors, the root's first (its breadcrumbs)."""
+    titles: list[str] = []
+    seen, parent = {page.id}, page.parent
+    while parent is not None and parent in pages and parent not in seen:
+        if len(titles) >= MAX_DEPTH:
+            break
+        seen.add(parent)
+        titles.append(pages[parent].title)
+        parent = pages[parent].parent
+    return tuple(reversed(titles))
+
+
+def previous_pages(state: Path) -> dict[str, dict[str, Any]]:
+    """The pages the last refresh staged, by id (``{}``: none, or a damaged record)."""
+    pages = read_state(state).get("pages")
+    if not isinstance(pages, dict):
+        return {}
+    return {str(k): v for k, v in pages.items() if isinstance(v, dict) and "path" in v}
+
+
+def stage_pages(
+    staging: Path,
+    state: Path,
+    kind: str,
+    pages: Mapping[str, LivePage],
+    body: Callable[[LivePage], bytes | None],
+    warnings: list[str],
+) -> Refresh:
+    """Bring ``staging`` to ``pages`` (see the module docstring). ``body`` reads one page
+    (None: it could not be, and ``warnings`` already says why); the state goes to ``state``.
+
+    Pages that moved are set aside first and put in place last, so a page that now has the
+    path another page had (a rename, then a new page under the old name) overwrites nothing
+    still wanted."""
+    staging.mkdir(parents=True, exist_ok=True)
+    old = previous_pages(state)
+    paths = {i: p for i, p in page_paths(pages).items() if _kept_safe(p, pages[i], warnings)}
+    moving, changed = _plan(staging, old, pages, paths)
+    aside = Path(tempfile.mkdtemp(prefix="moving-", dir=state.parent))
+    for n, page_id in enumerate(moving):
+        (staging / str(old[page_id]["path"])).replace(aside / str(n))
+    live = set(paths.values())
+    deleted = []
+    for row in old.values():
+        rel = str(row["path"])
+        if rel not in live and safe_member(rel) is None and (staging / rel).is_file():
+            (staging / rel).unlink()  # a file this source staged: its own record names it
+            deleted.append(rel)
+    for n, page_id in enumerate(moving):
+        (aside / str(n)).replace(_place(staging / paths[page_id]))
+    shutil.rmtree(aside, ignore_errors=True)
+    fetched, size, stale = [], 0, {}
+    for page_id in changed:
+        data = body(pages[page_id])
+        if data is None:  # named in warnings; a staged copy on its path stays as it was
+            before = old.get(page_id, {}).get("path")
+            if before == paths[page_id] and (staging / paths[page_id]).is_file():
+                stale[page_id] = dict(old[page_id])
+            else:
+                paths.pop(page_id)
+            continue
+        _place(staging / paths[page_id]).write_bytes(data)
+        fetched.append(paths[page_id])
+        size += len(data)
+    kept = {
+        i: {"path": rel, "version": pages[i].version, "link": pages[i].link,
+            "children": list(pages[i].children)}
+        for i, rel in paths.items()
+    }  # fmt: skip
+    kept.update(stale)
+    write_state(state, {"kind": kind, "pages": kept})
+    return Refresh(
+        version=f"{len(kept)} pages",
+        fetched=tuple(sorted(fetched)),
+        moved=tuple((str(old[i]["path"]), paths[i]) for i in moving),
+        deleted=tuple(sorted(deleted)),
+        fetched_bytes=size,
+        warnings=tuple(warnings),
+    )
+
+
+def _kept_safe(path: str, page: LivePage, warnings: list[str]) -> bool:
+    if (why := safe_member(path)) is None:
+        return True
+    warnings.append(f"{page.title}: {why}: left out")
+    return False
+
+
+def _plan(
+    staging: Path,
+    old: Mapping[str, Mapping[str, Any]],
+    pages: Mapping[str, LivePage],
+    paths: Mapping[str, str],
+) -> tuple[list[str], list[str]]:
+    """The ids of pages staged elsewhere (to move, not fetch) and of those to fetch (new,
+    changed, or whose staged file is gone); the others stay as they are."""
+    moving, changed = [], []
+    for page_id, rel in paths.items():
+        before = str(old.get(page_id, {}).get("path", ""))
+        same = old.get(page_id, {}).get("version") == pages[page_id].version
+        if same and safe_member(before) is None and (staging / before).is_file():
+            if before != rel:
+                moving.append(page_id)
+        else:
+            changed.append(page_id)
+    return moving, changed
+
+
+def _place(target: Path) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def staged_links(state: Path) -> dict[str, str]:
+    """Staged path -> the page's URL, from the record the last refresh left."""
+    return {
+        str(row["path"]): str(row["link"])
+        for row in previous_pages(state).values()
+        if row.get("link")
+    }
