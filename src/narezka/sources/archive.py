@@ -15,12 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from narezka.errors import SourceUnavailableError, UnsafeFileError
-from narezka.sources.base import STAGING_DIRNAME, Refresh, read_state, source_dir, write_state
+from narezka.sources.base import STATE_FILE, CachedSource, Refresh, read_state, write_state
 from narezka.sources.exports import export_kind, stage_export
 
 __all__ = ["ArchiveSource", "is_export_archive"]
-
-STATE_FILE = "state.json"
 
 
 def is_export_archive(path: str | Path) -> bool:
@@ -34,7 +32,7 @@ def is_export_archive(path: str | Path) -> bool:
         return True  # refused by name when it is read, not taken for a folder
 
 
-class ArchiveSource:
+class ArchiveSource(CachedSource):
     """The export in one zip file, staged into ``home/tree`` (see the module docstring)."""
 
     def __init__(
@@ -42,17 +40,7 @@ class ArchiveSource:
     ) -> None:
         self.archive = archive.expanduser().resolve()
         self.link_template = link_template or ""
-        self.home = source_dir(str(self.archive), cache)
-        self._staging = self.home / STAGING_DIRNAME
-        self._links: dict[str, str] | None = None
-
-    @property
-    def spec(self) -> str:
-        return str(self.archive)
-
-    @property
-    def staging(self) -> Path:
-        return self._staging
+        self._settle(str(self.archive), cache)
 
     def refresh(self) -> Refresh:
         if not self.archive.is_file():
@@ -94,9 +82,6 @@ class ArchiveSource:
     def record(self) -> dict[str, Any]:
         return {"kind": "export", "spec": self.spec, "link_template": self.link_template}
 
-    def link(self, path: str, lines: tuple[int, int] | None) -> str | None:
-        if self._links is None:  # read once, not for every hit a search links
-            links = read_state(self.home / STATE_FILE).get("links")
-            self._links = links if isinstance(links, dict) else {}
-        found = self._links.get(path)
-        return str(found) if found else None
+    def _read_links(self) -> dict[str, str]:
+        links = read_state(self.home / STATE_FILE).get("links")
+        return {str(k): str(v) for k, v in links.items() if v} if isinstance(links, dict) else {}

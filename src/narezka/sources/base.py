@@ -26,6 +26,8 @@ SOURCES_DIRNAME = "sources"
 """The folder under narezka's cache that holds every source's own folder."""
 STAGING_DIRNAME = "tree"
 """A source's staging folder: the documents of the version read, the corpus the index syncs."""
+STATE_FILE = "state.json"
+"""A source's record beside its staging folder (what it read, versions, links; no credentials)."""
 MAX_DOCUMENT_BYTES = 64 * 2**20
 """A source's document larger than this is named in the report and not fetched: narezka's
 converters refuse far smaller files anyway, and a repository may hold build artefacts."""
@@ -78,6 +80,49 @@ class Source(Protocol):
     def link(self, path: str, lines: tuple[int, int] | None) -> str | None:
         """The URL a reader opens for ``path`` (lines ``first``–``last`` when known)."""
         ...
+
+
+class CachedSource:
+    """What the sources that stage into narezka's cache share: their spec, their own folder
+    (``home``), the staging folder the index syncs, the record that names their kind, and
+    hit links read once per source from what their last refresh stored (``_read_links``).
+    Each subclass reads its upstream (``refresh``); a source that links by template instead
+    overrides ``link``."""
+
+    kind: str = ""
+    home: Path
+    _spec: str
+    _staging: Path
+    _links: dict[str, str] | None
+
+    def _settle(
+        self, spec: str, cache: Path | None, home: Path | None = None, staging: Path | None = None
+    ) -> None:
+        """Place the source: ``home`` defaults to a folder of the cache named by ``spec``,
+        ``staging`` to ``home/tree`` (a member of several sources gets its part of theirs)."""
+        self._spec = spec
+        self.home = home if home is not None else source_dir(spec, cache)
+        self._staging = staging if staging is not None else self.home / STAGING_DIRNAME
+        self._links = None
+
+    @property
+    def spec(self) -> str:
+        return self._spec
+
+    @property
+    def staging(self) -> Path:
+        return self._staging
+
+    def record(self) -> dict[str, Any]:
+        return {"kind": self.kind, "spec": self._spec}
+
+    def link(self, path: str, lines: tuple[int, int] | None) -> str | None:
+        if self._links is None:  # read once, not for every hit a search links
+            self._links = self._read_links()
+        return self._links.get(path)
+
+    def _read_links(self) -> dict[str, str]:
+        return {}
 
 
 def read_state(path: Path) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from urllib.parse import quote, urlsplit
 
 from narezka import environment
 from narezka.errors import ConfigError, SourceUnavailableError
-from narezka.sources.base import STAGING_DIRNAME, Refresh, source_dir, strip_credentials
+from narezka.sources.base import STATE_FILE, CachedSource, Refresh, strip_credentials
 from narezka.sources.confluence_storage import storage_page
 from narezka.sources.live_http import (
     DEFAULT_LIMITS,
@@ -42,7 +42,6 @@ from narezka.sources.live_staging import LivePage, stage_pages, staged_links, tr
 __all__ = ["CONFLUENCE_PREFIX", "ConfluenceSource"]
 
 CONFLUENCE_PREFIX = "confluence+"
-STATE_FILE = "state.json"
 MAX_PAGES = 20_000
 """Pages of a space read at most; past it the rest is named in one warning."""
 PAGE_LIMIT = 250
@@ -51,8 +50,10 @@ _CLOUD = re.compile(r"^(?P<base>.*?/wiki)/spaces/(?P<key>[^/?#]+)")
 _SERVER = re.compile(r"^(?P<base>.*?)/display/(?P<key>[^/?#]+)")
 
 
-class ConfluenceSource:
+class ConfluenceSource(CachedSource):
     """The pages of one Confluence space (see the module docstring)."""
+
+    kind = "confluence"
 
     def __init__(
         self,
@@ -76,22 +77,11 @@ class ConfluenceSource:
         self.base = found["base"]
         self.key = found["key"]
         where = "/spaces/" if self.cloud else "/display/"
-        self._spec = f"{CONFLUENCE_PREFIX}{self.base}{where}{self.key}"
-        self.home = source_dir(self._spec, cache)
-        self._staging = self.home / STAGING_DIRNAME
+        self._settle(f"{CONFLUENCE_PREFIX}{self.base}{where}{self.key}", cache)
         self.limits = limits
         self._env = env
-        self._links: dict[str, str] | None = None
         self.requests = 0
         """Requests the last refresh sent (the tests count them)."""
-
-    @property
-    def spec(self) -> str:
-        return self._spec
-
-    @property
-    def staging(self) -> Path:
-        return self._staging
 
     def _client(self) -> LiveClient:
         env = self._env if self._env is not None else environment.Environment()
@@ -213,13 +203,8 @@ class ConfluenceSource:
         value = storage.get("value") if isinstance(storage, dict) else None
         return storage_page(page.title, value if isinstance(value, str) else "", trail(page, pages))
 
-    def record(self) -> dict[str, Any]:
-        return {"kind": "confluence", "spec": self.spec}
-
-    def link(self, path: str, lines: tuple[int, int] | None) -> str | None:
-        if self._links is None:  # read once, not for every hit a search links
-            self._links = staged_links(self.home / STATE_FILE)
-        return self._links.get(path)
+    def _read_links(self) -> dict[str, str]:
+        return staged_links(self.home / STATE_FILE)
 
 
 def _next(answer: dict[str, Any]) -> str | None:

@@ -18,12 +18,11 @@ from narezka.errors import SourceUnavailableError
 from narezka.sources.base import (
     MAX_DOCUMENT_BYTES,
     STAGING_DIRNAME,
+    STATE_FILE,
     Refresh,
     read_state,
     write_state,
 )
-
-STATE_FILE = "state.json"
 
 
 class FolderSource:

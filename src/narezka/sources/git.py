@@ -29,11 +29,11 @@ from narezka.globs import glob_matches
 from narezka.sources.base import (
     COMMAND_SECONDS,
     MAX_DOCUMENT_BYTES,
-    STAGING_DIRNAME,
+    STATE_FILE,
+    CachedSource,
     Refresh,
     read_state,
     safe_member,
-    source_dir,
     split_credentials,
     strip_credentials,
     write_state,
@@ -41,7 +41,6 @@ from narezka.sources.base import (
 from narezka.sources.links import forge_template, render_link
 
 GIT_PREFIX = "git+"
-STATE_FILE = "state.json"
 REPO_DIRNAME = "repo.git"
 _FETCHED_REF = "refs/narezka/fetched"
 _SYNCED_REF = "refs/narezka/synced"
@@ -78,7 +77,7 @@ def parse_git_spec(spec: str) -> tuple[str, str | None]:
     return location, ref or None
 
 
-class GitSource:
+class GitSource(CachedSource):
     """A git repository staged into narezka's cache (see the module docstring)."""
 
     def __init__(
@@ -96,19 +95,10 @@ class GitSource:
         """Fetched into the cache (remote), or read where it lies (a local repository)."""
         if local and "://" not in self._url:
             self._url = str(Path(self._url).expanduser().resolve())
-        self._spec = GIT_PREFIX + self._url + (f"@{self.ref}" if self.ref else "")
-        self.home = home if home is not None else source_dir(self._spec, cache)
-        self._staging = staging if staging is not None else self.home / STAGING_DIRNAME
+        self._settle(GIT_PREFIX + self._url + (f"@{self.ref}" if self.ref else ""), cache,
+                     home, staging)  # fmt: skip
         self.link_template = link_template
         self.commit: str | None = None
-
-    @property
-    def spec(self) -> str:
-        return self._spec
-
-    @property
-    def staging(self) -> Path:
-        return self._staging
 
     def _repo(self) -> Path:
         if self._fetch:

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from narezka import environment
 from narezka.errors import ConfigError, SourceUnavailableError
-from narezka.sources.base import STAGING_DIRNAME, Refresh, source_dir, strip_credentials
+from narezka.sources.base import STATE_FILE, CachedSource, Refresh, strip_credentials
 from narezka.sources.live_http import DEFAULT_LIMITS, LiveClient, LiveLimits, check_origin
 from narezka.sources.live_staging import LivePage, previous_pages, stage_pages, staged_links
 from narezka.sources.notion_blocks import plain_text, render
@@ -35,7 +35,6 @@ __all__ = ["NOTION_PREFIXES", "NotionSource"]
 NOTION_PREFIXES = ("notion://", "notion+")
 API = "https://api.notion.com"
 NOTION_VERSION = "2022-06-28"
-STATE_FILE = "state.json"
 MAX_PAGES = 20_000
 """Pages one refresh stages at most; past it the rest is named in one warning."""
 _ID = re.compile(r"([0-9a-f]{32})$")
@@ -49,8 +48,10 @@ def _page_id(text: str) -> str | None:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-class NotionSource:
+class NotionSource(CachedSource):
     """A Notion database's rows or a page's tree (see the module docstring)."""
+
+    kind = "notion"
 
     def __init__(
         self,
@@ -72,22 +73,11 @@ class NotionSource:
                 f"{clean}: a Notion source is notion://<database or page id> (32 hex digits)"
             )
         self.api, self.id = api, page_id
-        self._spec = f"notion://{page_id}" if api == API else f"notion+{api}/{page_id}"
-        self.home = source_dir(self._spec, cache)
-        self._staging = self.home / STAGING_DIRNAME
+        self._settle(f"notion://{page_id}" if api == API else f"notion+{api}/{page_id}", cache)
         self.limits = limits
         self._env = env
-        self._links: dict[str, str] | None = None
         self.requests = 0
         """Requests the last refresh sent (the tests count them)."""
-
-    @property
-    def spec(self) -> str:
-        return self._spec
-
-    @property
-    def staging(self) -> Path:
-        return self._staging
 
     def _client(self) -> LiveClient:
         env = self._env if self._env is not None else environment.Environment()
@@ -204,13 +194,8 @@ class NotionSource:
         text = "\n".join(head) + "\n" + done.markdown
         return text.encode("utf-8"), done.child_pages
 
-    def record(self) -> dict[str, Any]:
-        return {"kind": "notion", "spec": self.spec}
-
-    def link(self, path: str, lines: tuple[int, int] | None) -> str | None:
-        if self._links is None:  # read once, not for every hit a search links
-            self._links = staged_links(self.home / STATE_FILE)
-        return self._links.get(path)
+    def _read_links(self) -> dict[str, str]:
+        return staged_links(self.home / STATE_FILE)
 
 
 def _page(raw: dict[str, Any], parent: str | None) -> LivePage:

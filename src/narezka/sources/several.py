@@ -31,9 +31,16 @@ from typing import Any
 
 from narezka.config import read_toml
 from narezka.errors import ConfigError
-from narezka.sources.base import STAGING_DIRNAME, Refresh, Source, safe_member, source_dir
+from narezka.sources.base import (
+    STAGING_DIRNAME,
+    STATE_FILE,
+    Refresh,
+    Source,
+    safe_member,
+    source_dir,
+)
 from narezka.sources.folder import FolderSource
-from narezka.sources.git import GIT_PREFIX, REPO_DIRNAME, STATE_FILE, GitSource
+from narezka.sources.git import GIT_PREFIX, REPO_DIRNAME, GitSource
 from narezka.sources.links import check_template
 from narezka.sources.site import SiteSource
 

@@ -16,22 +16,19 @@ credentials in the URL go, as a Basic header, to that host only and are stored n
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 from urllib.parse import urldefrag, urlsplit
 
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.sources.base import (
-    STAGING_DIRNAME,
+    STATE_FILE,
+    CachedSource,
     Refresh,
-    source_dir,
     split_credentials,
     strip_credentials,
 )
 from narezka.sources.crawl import CrawlLimits
 from narezka.sources.site_staging import site_links, stage_site
 
-STATE_FILE = "state.json"
-"""The crawl's record beside the staging folder (URLs, ETags, digests; no credentials)."""
 MAX_PAGES = 5000
 """Pages one crawl reads at most: a site that generates links without end stops here."""
 PAGE_BYTES = 8 * 2**20
@@ -40,8 +37,10 @@ REQUEST_SECONDS = 30.0
 """A request that has not answered within this is given up (the page is kept as it was)."""
 
 
-class SiteSource:
+class SiteSource(CachedSource):
     """The pages of one site under a start URL (see the module docstring)."""
+
+    kind = "site"
 
     def __init__(self, url: str, *, cache: Path | None = None, home: Path | None = None,
                  staging: Path | None = None) -> None:  # fmt: skip
@@ -51,17 +50,7 @@ class SiteSource:
             raise ConfigError(f"{strip_credentials(url)}: a site is an http(s) URL with a host")
         self.start = urldefrag(clean)[0]
         self._auth = (user or "", password or "") if user or password else None
-        self.home = home if home is not None else source_dir(self.start, cache)
-        self._staging = staging if staging is not None else self.home / STAGING_DIRNAME
-        self._links: dict[str, str] | None = None
-
-    @property
-    def spec(self) -> str:
-        return self.start
-
-    @property
-    def staging(self) -> Path:
-        return self._staging
+        self._settle(self.start, cache, home, staging)
 
     def refresh(self) -> Refresh:
         limits = CrawlLimits(max_pages=MAX_PAGES, max_bytes=PAGE_BYTES, timeout=REQUEST_SECONDS)
@@ -84,10 +73,5 @@ class SiteSource:
             warnings=tuple(strip_credentials(w) for w in warnings),
         )  # fmt: skip
 
-    def record(self) -> dict[str, Any]:
-        return {"kind": "site", "spec": self.start}
-
-    def link(self, path: str, lines: tuple[int, int] | None) -> str | None:
-        if self._links is None:  # read once, not for every hit a search links
-            self._links = site_links(self.home / STATE_FILE)
-        return self._links.get(path)
+    def _read_links(self) -> dict[str, str]:
+        return site_links(self.home / STATE_FILE)
