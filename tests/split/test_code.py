@@ -202,20 +202,25 @@ class Reference:
                 self._walk(handler.body, own)
 
     def expected_section(self, start: int, end: int) -> tuple[str, ...]:
-        """The path of the innermost definition holding the whole span — by name: a span over
-        two definitions of the same qualified name (a redefinition) is in that name."""
-        best: tuple[str, ...] = ()
-        for s, e, path, is_def in self.nodes:
-            if is_def and s <= start and end <= e and len(path) > len(best):
-                best = path
-        touched = [path for s, e, path, is_def in self.nodes if is_def and start < s < end]
-        if touched and all(path == touched[0] for path in touched):
-            ends_inside = [p for s, e, p, d in self.nodes if d and s <= end - 1 < e]
-            first = self.innermost(start)
-            last = max(ends_inside, key=len, default=())
-            if first == last == touched[0]:
-                return first
-        return best
+        """The path every visible character of the span is in, by name: the longest path
+        the innermost definitions of its characters share (the innermost definition holding
+        the whole span; a span over two definitions of one qualified name, a redefinition,
+        is in that name, unless a statement of the enclosing scope lies between them)."""
+        shared: tuple[str, ...] | None = None
+        for pos in range(start, end):
+            if self.text[pos].isspace():
+                continue
+            path = self.innermost(pos)
+            if shared is None:
+                shared = path
+                continue
+            n = 0
+            while n < min(len(shared), len(path)) and shared[n] == path[n]:
+                n += 1
+            shared = shared[:n]
+            if not shared:
+                break
+        return shared or ()
 
     def innermost(self, pos: int) -> tuple[str, ...]:
         inside = [path for s, e, path, is_def in self.nodes if is_def and s <= pos < e]
