@@ -10,7 +10,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from narezka.convert.guard import check_office_zip, parse_xml
-from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, link, table_markdown
+from narezka.convert.markdown import (
+    CodeRun,
+    Converted,
+    MarkdownWriter,
+    escape_line,
+    link,
+    table_markdown,
+)
 from narezka.errors import ConvertError
 from narezka.types import SourceLocation
 
@@ -152,19 +159,11 @@ class _Reader:
         self.styles = styles
         self.writer = MarkdownWriter()
         self.number = 0
-        self.code: list[str] = []
-        self.code_at = SourceLocation()
+        self.code = CodeRun(self.writer)
 
     def where(self) -> SourceLocation:
         self.number += 1
         return SourceLocation(element=f"p{self.number}")
-
-    def flush(self) -> None:
-        if self.code:
-            body = "\n".join(self.code)
-            fence = "~~~~" if "```" in body else "```"
-            self.writer.block(f"{fence}\n{body}\n{fence}", self.code_at)
-            self.code.clear()
 
     def blocks(self, parent: Any) -> None:
         for el in parent:
@@ -172,11 +171,9 @@ class _Reader:
             if tag in _SKIP:
                 continue
             if tag == f"{_TEXT}p" and self.styles.is_code(el.get(f"{_TEXT}style-name") or ""):
-                if not self.code:
-                    self.code_at = self.where()
-                self.code.append(_inline(el).rstrip())
+                self.code.add(_inline(el).rstrip(), self.where)
                 continue
-            self.flush()
+            self.code.flush()
             if tag == f"{_TEXT}h":
                 text = " ".join(_inline(el).split())
                 level = min(max(int(el.get(f"{_TEXT}outline-level") or 1), 1), 6)
@@ -199,7 +196,7 @@ class _Reader:
             elif tag == f"{_DRAW}frame":
                 for box in el.iter(f"{_DRAW}text-box"):
                     self.blocks(box)
-        self.flush()
+        self.code.flush()
 
     def items(self, lst: Any, depth: int, style: str) -> None:
         style = lst.get(f"{_TEXT}style-name") or style

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from narezka.convert.markdown import MarkdownWriter, escape_line, table_markdown
+from narezka.convert.markdown import MarkdownWriter, code_fence, escape_line, table_markdown
 from narezka.convert.pdf.base import _BULLET, _CODE_GAP, _HYPHENS, _NUMBERED, _PARAGRAPH_GAP, _Line
 from narezka.types import SourceLocation
 
@@ -127,7 +127,7 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
         return
     if first.mono and not first.heading:
         body = "\n".join(line.text for line in group)
-        fence = "~~~~" if "```" in body else "```"
+        fence = code_fence(body)
         pieces = [(fence + "\n", SourceLocation(page=first.page))]
         # A line the renderer wrapped runs on into the next: one line again.
         ends = [" " if line.wraps else "\n" for line in group[:-1]] + ["\n"]
