@@ -174,17 +174,8 @@ class _Reader:
                 self.code.add(_inline(el).rstrip(), self.where)
                 continue
             self.code.flush()
-            if tag == f"{_TEXT}h":
-                text = " ".join(_inline(el).split())
-                level = min(max(int(el.get(f"{_TEXT}outline-level") or 1), 1), 6)
-                if text:
-                    self.writer.block("#" * level + " " + text, self.where())
-            elif tag == f"{_TEXT}p":
-                text = " ".join(_inline(el).split())
-                if text and self.styles.is_title(el.get(f"{_TEXT}style-name") or ""):
-                    self.writer.block("# " + text, self.where())
-                elif text:
-                    self.writer.block(escape_line(text), self.where())
+            if tag in (f"{_TEXT}h", f"{_TEXT}p"):
+                self.text(el, heading=tag == f"{_TEXT}h")
             elif tag == f"{_TEXT}list":
                 self.items(el, 0, el.get(f"{_TEXT}style-name") or "")
             elif tag == f"{_TABLE}table":
@@ -197,6 +188,19 @@ class _Reader:
                 for box in el.iter(f"{_DRAW}text-box"):
                     self.blocks(box)
         self.code.flush()
+
+    def text(self, el: Any, *, heading: bool) -> None:
+        """A heading, or a paragraph (a title-styled one as a first-level heading); one
+        without text writes nothing."""
+        text = " ".join(_inline(el).split())
+        if heading:
+            level = min(max(int(el.get(f"{_TEXT}outline-level") or 1), 1), 6)
+            if text:
+                self.writer.block("#" * level + " " + text, self.where())
+        elif text and self.styles.is_title(el.get(f"{_TEXT}style-name") or ""):
+            self.writer.block("# " + text, self.where())
+        elif text:
+            self.writer.block(escape_line(text), self.where())
 
     def items(self, lst: Any, depth: int, style: str) -> None:
         style = lst.get(f"{_TEXT}style-name") or style
