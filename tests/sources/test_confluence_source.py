@@ -52,7 +52,9 @@ def token(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def page_bodies(fake: FakeConfluence) -> list[str]:
-    return [p for p in fake.paths() if p.startswith("/wiki/api/v2/pages/")]
+    return [
+        p for p in fake.paths() if p.startswith("/wiki/api/v2/pages/") and "/attachments" not in p
+    ]
 
 
 def test_a_cloud_space_is_staged_and_only_a_changed_page_fetched_again(token: str) -> None:
