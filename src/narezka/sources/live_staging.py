@@ -138,6 +138,7 @@ def stage_pages(
     path another page had (a rename, then a new page under the old name) overwrites nothing
     still wanted."""
     staging.mkdir(parents=True, exist_ok=True)
+    state.parent.mkdir(parents=True, exist_ok=True)  # a member's home is apart from its staging
     old = previous_pages(state)
     paths = {i: p for i, p in page_paths(pages).items() if _kept_safe(p, pages[i], warnings)}
     moving, changed = _plan(staging, old, pages, paths)
