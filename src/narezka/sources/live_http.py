@@ -97,7 +97,7 @@ class LiveClient:
         auth: tuple[str, str] | None = None,
         token_variable: str,
         limits: LiveLimits = DEFAULT_LIMITS,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         try:
             import httpx
@@ -109,7 +109,7 @@ class LiveClient:
         self.token_variable = token_variable
         self.limits = limits
         self.requests = 0
-        self._sleep = sleep
+        self._sleep = sleep if sleep is not None else time.sleep  # looked up now: tests swap it
         self._client = httpx.Client(
             timeout=httpx.Timeout(limits.timeout),
             follow_redirects=False,
