@@ -293,9 +293,9 @@ def test_an_attachment_over_the_cap_or_redirected_elsewhere_is_named_and_left_ou
         )  # fmt: skip
         done = source.refresh()
     assert not any("Setup/" in p for p in done.fetched) and "Home/Setup.html" in done.fetched
-    assert any("Спецификация: " in w and "refused a redirect to media.example.net" in w
-               for w in done.warnings)  # fmt: skip
-    assert any("big: " in w and "over 2,000 bytes" in w for w in done.warnings)
+    assert any("Setup › Спецификация.pdf: " in w and "refused a redirect to media.example.net"
+               in w for w in done.warnings)  # fmt: skip
+    assert any("Setup › big.pdf: " in w and "over 2,000 bytes" in w for w in done.warnings)
     assert not any(auth for _, path, auth in fake.log if "media.example" in path)
 
 

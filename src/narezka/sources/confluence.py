@@ -23,8 +23,10 @@ page's version changed (Cloud ``/wiki/api/v2/pages/{id}/attachments``, Data Cent
 ``/rest/api/content/{id}/child/attachment``), downloaded (each under the size cap; a redirect
 to another host refused, so the token never leaves) and staged in the page's folder
 (``Home/Setup/spec.pdf``: the page, then the file), converted like a local file; a hit links
-to the page. An unchanged page's attachments are taken from the last refresh's record: one
-added without editing the page arrives with the page's next version.
+to the page, and messages name it ``Setup › spec.pdf``. An unchanged page's attachments are
+taken from the last refresh's record: one added without editing the page arrives with the
+page's next version. Confluence Cloud may answer a download with a redirect to its media
+host: that is refused like any other host, and the attachment named and left out.
 """
 
 from __future__ import annotations
@@ -149,13 +151,13 @@ class ConfluenceSource(LiveSource):
         found: dict[str, LivePage] = {}
         for page in list(pages.values()):
             if old.get(page.id, {}).get("version") == page.version:
-                listed = previous_attachments(self.state, page.id)
+                listed = previous_attachments(self.state, page)
             else:
                 try:
                     listed = self._list_attachments(client, page)
                 except PageFailed as exc:
                     warnings.append(f"{page.title}: attachments not listed: {exc.problem}")
-                    listed = previous_attachments(self.state, page.id)
+                    listed = previous_attachments(self.state, page)
             found.update((item.id, item) for item in listed[:MAX_ATTACHMENTS])
         return found
 
@@ -181,7 +183,7 @@ class ConfluenceSource(LiveSource):
         """An attachment's bytes; None (named) when it is gone since it was listed."""
         data = client.download(self.base + page.download)
         if data is None:
-            warnings.append(f"{page.title}{page.suffix}: gone since the space was listed")
+            warnings.append(f"{page.name}: gone since the space was listed")
         return data
 
     def _cloud_pages(self, client: LiveClient) -> dict[str, LivePage]:
@@ -301,6 +303,6 @@ def _attachment(row: dict[str, Any], page: LivePage) -> LivePage | None:
     version = row.get("version")
     number = version.get("number") if isinstance(version, dict) else None
     return LivePage(
-        id=f"att:{row['id']}", title=title.stem, version=str(number), parent=page.id,
-        link=page.link, suffix=suffix, download=download,
+        id=f"att-{row['id']}", title=title.stem, version=str(number), parent=page.id,
+        link=page.link, suffix=suffix, download=download, label=f"{page.title} › {title}",
     )  # fmt: skip

@@ -71,6 +71,12 @@ class LivePage:
     download: str = ""
     """An attachment's download path (Confluence): this "page" is a file of its parent's,
     staged in the parent's folder; its state row keeps what lists it again unfetched."""
+    label: str = ""
+    """How messages name it when its title alone would not (``Setup › spec.pdf``)."""
+
+    @property
+    def name(self) -> str:
+        return self.label or self.title
 
 
 def title_component(title: str) -> str:
@@ -190,16 +196,17 @@ def _row(page: LivePage, path: str) -> dict[str, Any]:
     return row
 
 
-def previous_attachments(state: Path, page_id: str) -> list[LivePage]:
-    """The attachments of ``page_id`` the last refresh staged, as it listed them (a page
-    whose version did not change is not asked for its attachments again)."""
+def previous_attachments(state: Path, page: LivePage) -> list[LivePage]:
+    """The attachments of ``page`` the last refresh staged, as it listed them (a page whose
+    version did not change is not asked for its attachments again)."""
     found = []
     for i, row in previous_pages(state).items():
-        if row.get("parent") == page_id and row.get("download") and "title" in row:
+        if row.get("parent") == page.id and row.get("download") and "title" in row:
+            title, suffix = str(row["title"]), str(row.get("suffix"))
             found.append(LivePage(
-                id=i, title=str(row["title"]), version=str(row.get("version")),
-                parent=page_id, link=str(row.get("link", "")), suffix=str(row.get("suffix")),
-                download=str(row["download"]),
+                id=i, title=title, version=str(row.get("version")), parent=page.id,
+                link=page.link, suffix=suffix, download=str(row["download"]),
+                label=f"{page.title} › {title}{suffix}",
             ))  # fmt: skip
     return found
 
@@ -207,7 +214,7 @@ def previous_attachments(state: Path, page_id: str) -> list[LivePage]:
 def _kept_safe(path: str, page: LivePage, warnings: list[str]) -> bool:
     if (why := safe_member(path)) is None:
         return True
-    warnings.append(f"{page.title}: {why}: left out")
+    warnings.append(f"{page.name}: {why}: left out")
     return False
 
 
@@ -253,7 +260,7 @@ def kept_on_failure(read: Callable[[], bytes | None], page: LivePage, warnings: 
     try:
         return read()
     except PageFailed as exc:
-        warnings.append(f"{page.title}: {exc.problem}: kept as it was")
+        warnings.append(f"{page.name}: {exc.problem}: kept as it was")
         return None
 
 
