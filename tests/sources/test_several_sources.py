@@ -214,3 +214,28 @@ def test_site_and_live_members_taken_out_of_the_file_leave_the_index(
     assert not (source.home / "members" / "web").exists()
     assert not (source.home / "members" / "eng").exists()
     assert not (source.staging / "eng").exists() and not (source.staging / "web").exists()
+
+
+def test_an_index_whose_narezka_toml_is_gone_opens_with_the_members_it_recorded(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "a", {"a.md": "# A\n\nальфа\n"})
+    config = write_config(
+        tmp_path / "p",
+        '[[sources]]\nname = "a"\ngit = "../a"\n'
+        'link_template = "https://git.example.org/{commit}/{path}"\n',
+    )
+    with Index.create(config, SETTINGS) as index:
+        index.sync()
+        home = index.home
+    assert home is not None
+    head = git(repo, "rev-parse", "HEAD")
+    commit(repo, {"b.md": "# B\n"}, "later")  # not synced: links stay at the staged commit
+    with Index.open(config) as index:  # the file read again, the commit kept from the record
+        assert index.search("альфа", k=1, mode="bm25")[0].link == (
+            f"https://git.example.org/{head}/a.md"
+        )
+    config.unlink()
+    with Index.open(home) as index:
+        hits = index.search("альфа", k=1, mode="bm25")
+    assert hits[0].link == f"https://git.example.org/{head}/a.md"
