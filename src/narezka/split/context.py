@@ -208,6 +208,12 @@ class DocumentContext(Cuts, Sizes):
             after = self._frame(closing)[1]
         return before, after
 
+    def frame_lengths(self, k: int) -> tuple[int, int]:
+        """The lengths of ``atoms[k]``'s frame before and after a piece (the native packer's
+        one question about it)."""
+        before, after = self._frame(self.atoms[k])
+        return len(before), len(after)
+
     def _frame(self, atom: Block) -> tuple[str, str]:
         """The atom's header or fences, shortened to their share of the budget (once)."""
         frame = self._frames.get(atom.start)

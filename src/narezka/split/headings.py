@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 
+from narezka._native import core
 from narezka.split.base import MarkdownStrategy, SplitParams, context_for
 from narezka.split.context import DocumentContext
 from narezka.split.packer import Refiner
@@ -36,6 +37,9 @@ class HeadingsStrategy(MarkdownStrategy):
             if b.kind is BlockKind.HEADING and lo <= b.level <= hi and b.start > doc.body_start
         ]
         bounds.append(len(doc.text))
+        packed = native_ranges(ctx, bounds, params.min_chars)
+        if packed is not None:
+            return ctx.make_chunks(packed)
         refiners = structure_refiners(ctx)
         packer = ctx.packer(refiners)
         headings = {b.start: b for b in doc.blocks if b.kind is BlockKind.HEADING}
@@ -48,6 +52,49 @@ class HeadingsStrategy(MarkdownStrategy):
                 section = pack_under_heading(ctx, refiners, heading.end, start, end)
             ranges.extend(section)
         return ctx.make_chunks(merge_short(ctx, ranges, params.min_chars))
+
+
+_ATOM_BITS = {BlockKind.TABLE: 1, BlockKind.CODE: 2}
+"""An atom's kind as the core reads it: 1 a table, 2 a code block, plus 4 with an opening
+fence and 8 with a closing one (other atoms, HTML, take no frame)."""
+
+
+def native_ranges(
+    ctx: DocumentContext, bounds: list[int], min_chars: int
+) -> list[tuple[int, int]] | None:
+    """What :meth:`HeadingsStrategy.split` packs, from the native core where it answers:
+    in characters, for a document without secrets (their markers' sizes stay Python's).
+    Breadcrumbs and split atoms' frames are asked of the context, once each."""
+    if core is None or not ctx.chars or ctx.secrets:
+        return None
+    blocks = ctx.blocks
+    glued = [
+        nxt.start
+        for prev, nxt in itertools.pairwise(blocks)
+        if prev.kind is BlockKind.HEADING or ctx.text[prev.end - 1 : prev.end] == ":"
+    ]
+    atoms = [
+        (
+            a.start,
+            a.end,
+            _ATOM_BITS.get(a.kind, 0) | (4 if a.fence else 0) | (8 if a.fence_close else 0),
+        )
+        for a in ctx.atoms
+    ]
+    found: list[tuple[int, int]] | None = core.pack_headings(
+        ctx.text,
+        bounds,
+        [(b.start, b.end) for b in blocks if b.kind is BlockKind.HEADING],
+        ctx.block_starts,
+        glued,
+        atoms,
+        ctx.section_starts,
+        ctx.budget,
+        min_chars,
+        lambda start, end: len(ctx.crumb(start, end)),
+        ctx.frame_lengths,
+    )
+    return found
 
 
 def structure_refiners(ctx: DocumentContext) -> list[Refiner]:
