@@ -13,6 +13,7 @@ mod scanner;
 mod secrets;
 mod sentences;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -104,12 +105,16 @@ impl<'py> Maker<'py> {
 #[pyfunction]
 fn scan_blocks<'py>(
     py: Python<'py>,
-    src: &str,
+    src: Bound<'py, PyString>,
     stop: usize,
     off: usize,
     block_type: Bound<'py, PyType>,
     kinds: Bound<'py, PyTuple>,
 ) -> PyResult<Option<(Vec<Bound<'py, PyAny>>, Vec<Fix>)>> {
+    // A lone surrogate has no UTF-8 form: such a text is Python's to scan.
+    let Ok(src) = src.to_str() else {
+        return Ok(None);
+    };
     let chars: Vec<char> = src.chars().collect();
     let rows = py.allow_threads(|| {
         let mut scan = scanner::Scan::new(&chars, stop);
@@ -162,7 +167,8 @@ fn sentence_ends(
         .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("poisoned"))?;
     let same = matches!(&*last, Some((held, _)) if held.as_ptr() == text.as_ptr());
     if !same {
-        let parsed = sentences::Text::new(text.to_str()?);
+        // A lone surrogate has no UTF-8 form: such a text is Python's to judge.
+        let parsed = text.to_str().ok().and_then(sentences::Text::new);
         *last = Some((text.clone().unbind(), parsed));
     }
     let Some((_, Some(parsed))) = &*last else {
@@ -239,7 +245,13 @@ impl SecretPrefilter {
 
     /// (indices of the rules with a hint in `text`, (keyword start, key end) pairs where an
     /// assignment may start, in character offsets), or None for a text left to Python.
-    fn scan(&self, py: Python<'_>, text: &str) -> Option<(Vec<usize>, Vec<(usize, usize)>)> {
+    fn scan(
+        &self,
+        py: Python<'_>,
+        text: Bound<'_, PyString>,
+    ) -> Option<(Vec<usize>, Vec<(usize, usize)>)> {
+        // A lone surrogate has no UTF-8 form: such a text is Python's to scan.
+        let text = text.to_str().ok()?;
         py.allow_threads(|| {
             let present = self.rules.present(text)?;
             let found = secrets::keywords(text);
@@ -260,6 +272,21 @@ impl SecretPrefilter {
     }
 }
 
+/// The text tiktoken's `encode_ordinary` encodes: the string itself, or, when it holds a
+/// lone surrogate (no UTF-8 form), its UTF-16 round trip with each unpaired surrogate
+/// replaced by U+FFFD (a surrogate pair given as two code points becomes its character).
+fn tiktoken_text<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
+    if let Ok(s) = text.to_str() {
+        return Ok(Cow::Borrowed(s));
+    }
+    let fixed = text
+        .call_method1("encode", ("utf-16", "surrogatepass"))?
+        .call_method1("decode", ("utf-16", "replace"))?;
+    Ok(Cow::Owned(
+        fixed.downcast_into::<PyString>()?.to_str()?.to_owned(),
+    ))
+}
+
 /// cl100k_base's token counts (`narezka.tokens.TiktokenCounter` uses it when the encoding's
 /// pattern is `CL100K_PATTERN`), from the ranks tiktoken loaded.
 #[pyclass(frozen, module = "narezka._core")]
@@ -278,7 +305,9 @@ impl Cl100kCounter {
         }
     }
 
-    fn count(&self, py: Python<'_>, text: &str) -> PyResult<usize> {
+    fn count(&self, py: Python<'_>, text: Bound<'_, PyString>) -> PyResult<usize> {
+        let text = tiktoken_text(&text)?;
+        let text: &str = &text;
         py.allow_threads(|| {
             let mut cache = self
                 .cache
@@ -288,7 +317,11 @@ impl Cl100kCounter {
         })
     }
 
-    fn count_batch(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<usize>> {
+    fn count_batch(&self, py: Python<'_>, texts: Vec<Bound<'_, PyString>>) -> PyResult<Vec<usize>> {
+        let texts = texts
+            .iter()
+            .map(tiktoken_text)
+            .collect::<PyResult<Vec<_>>>()?;
         py.allow_threads(|| {
             let mut cache = self
                 .cache

@@ -408,7 +408,10 @@ class DocumentContext(Cuts, Sizes):
             tokens = known.get((start, end))
             if tokens is None:
                 tokens = len(embed) if chars else self.counter.count(embed)
-            digest = hashlib.sha256((salt + embed).encode()).hexdigest()[:32]
+            # surrogatepass: a lone surrogate (text decoded with errors="surrogateescape")
+            # still hashes; any other text hashes as its plain UTF-8, as it always did.
+            data = (salt + embed).encode("utf-8", "surrogatepass")
+            digest = hashlib.sha256(data).hexdigest()[:32]
             # A range within one section (most) lists no anchors: skip the lookups.
             first = bisect_right(starts, start)
             if first < len(starts) and starts[first] < end:
