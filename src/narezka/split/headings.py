@@ -54,9 +54,9 @@ class HeadingsStrategy(MarkdownStrategy):
         return ctx.make_chunks(merge_short(ctx, ranges, params.min_chars))
 
 
-_ATOM_BITS = {BlockKind.TABLE: 1, BlockKind.CODE: 2}
-"""An atom's kind as the core reads it: 1 a table, 2 a code block, plus 4 with an opening
-fence and 8 with a closing one (other atoms, HTML, take no frame)."""
+# An atom's kind as native/src/pack.rs reads it (an HTML block takes no frame: no bit).
+_TABLE, _CODE, _FENCE, _FENCE_CLOSE = 1, 2, 4, 8
+_ATOM_BITS = {BlockKind.TABLE: _TABLE, BlockKind.CODE: _CODE}
 
 
 def native_ranges(
@@ -67,26 +67,22 @@ def native_ranges(
     Breadcrumbs and split atoms' frames are asked of the context, once each."""
     if core is None or not ctx.chars or ctx.secrets:
         return None
-    blocks = ctx.blocks
-    glued = [
-        nxt.start
-        for prev, nxt in itertools.pairwise(blocks)
-        if prev.kind is BlockKind.HEADING or ctx.text[prev.end - 1 : prev.end] == ":"
-    ]
     atoms = [
         (
             a.start,
             a.end,
-            _ATOM_BITS.get(a.kind, 0) | (4 if a.fence else 0) | (8 if a.fence_close else 0),
+            _ATOM_BITS.get(a.kind, 0)
+            | (_FENCE if a.fence else 0)
+            | (_FENCE_CLOSE if a.fence_close else 0),
         )
         for a in ctx.atoms
     ]
     found: list[tuple[int, int]] | None = core.pack_headings(
         ctx.text,
         bounds,
-        [(b.start, b.end) for b in blocks if b.kind is BlockKind.HEADING],
+        [(b.start, b.end) for b in ctx.blocks if b.kind is BlockKind.HEADING],
         ctx.block_starts,
-        glued,
+        glued_starts(ctx),
         atoms,
         ctx.section_starts,
         ctx.budget,
@@ -97,16 +93,21 @@ def native_ranges(
     return found
 
 
-def structure_refiners(ctx: DocumentContext) -> list[Refiner]:
-    """Cuts between blocks, then sentences, lines and words — but never right after a
-    heading (alone it would be an empty chunk) or after a lead-in ending in a colon
-    («Как выбрать пункт выдачи:» + its list)."""
-    blocks = ctx.blocks
-    glued = {
+def glued_starts(ctx: DocumentContext) -> list[int]:
+    """The block starts no block cut may use: right after a heading (alone it would be an
+    empty chunk) or after a lead-in ending in a colon («Как выбрать пункт выдачи:» + its
+    list)."""
+    return [
         nxt.start
-        for prev, nxt in itertools.pairwise(blocks)
+        for prev, nxt in itertools.pairwise(ctx.blocks)
         if prev.kind is BlockKind.HEADING or ctx.text[prev.end - 1 : prev.end] == ":"
-    }
+    ]
+
+
+def structure_refiners(ctx: DocumentContext) -> list[Refiner]:
+    """Cuts between blocks (but not at :func:`glued_starts`), then sentences, lines and
+    words."""
+    glued = set(glued_starts(ctx))
 
     def block_cuts(start: int, end: int) -> list[int]:
         return [c for c in ctx.block_cuts(start, end) if c not in glued]
