@@ -14,7 +14,13 @@ from narezka.environment import current
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.index import Index
 from narezka.settings import Settings
-from narezka.sources import ConfluenceSource, is_source_spec, open_source, source_from_record
+from narezka.sources import (
+    ConfluenceSource,
+    confluence,
+    is_source_spec,
+    open_source,
+    source_from_record,
+)
 from narezka.sources.live_http import LiveLimits
 from sources.live_fakes import CFile, CPage, FakeConfluence, serve
 
@@ -369,3 +375,27 @@ def test_a_space_that_cannot_be_listed_stops_the_sync_with_exit_2_and_deletes_no
         found = runner.invoke(cli, ["search", "oolong", "--store", spec, "--mode", "bm25",
                                     "--format", "json"])  # fmt: skip
         assert found.exit_code == 0 and "Oolong.html" in found.stdout
+
+
+def test_a_cloud_download_sent_to_its_media_host_arrives_without_the_token(
+    token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Cloud answers a download with a signed URL on its media host; refusing it lost every
+    # Cloud attachment. Here "localhost" plays api.media.atlassian.com beside 127.0.0.1.
+    monkeypatch.setattr(confluence, "CLOUD_MEDIA_HOSTS", frozenset({"localhost"}))
+    fake = space()
+    fake.attach("102", spec_pdf())
+    with serve(fake) as fake, serve(FakeConfluence()) as media:
+        signed = f"{media.url.replace('127.0.0.1', 'localhost')}/file/77/binary?token=signed"
+        media.raw["/file/77/binary"] = (200, b"%PDF-1.4 from media", {})
+        fake.raw["/wiki" + fake.download("102", spec_pdf())] = (
+            302, b"", {"Location": signed}
+        )  # fmt: skip
+        source = ConfluenceSource(
+            f"confluence+{fake.url}/wiki/spaces/ENG", env=current(), limits=NO_WAIT
+        )
+        done = source.refresh()
+    staged = source.staging / "Home" / "Setup" / "Спецификация.pdf"
+    assert "Home/Setup/Спецификация.pdf" in done.fetched
+    assert staged.read_bytes() == b"%PDF-1.4 from media"
+    assert [auth for _, path, auth in media.log if path.startswith("/file/77")] == [None]

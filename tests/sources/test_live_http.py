@@ -100,3 +100,22 @@ def test_a_download_follows_its_own_origin_and_refuses_another_host() -> None:
             http.download("/away.pdf")
         with pytest.raises(PageFailed, match="over 1,000 bytes"):
             http.download("/huge.pdf")
+
+
+def test_a_download_goes_to_a_media_host_without_the_token_and_never_comes_back_with_it() -> None:
+    with serve(Echo()) as fake, serve(Echo()) as media:
+        away = media.url.replace("127.0.0.1", "localhost")
+        http = LiveClient(
+            "test-source", fake.url, headers={"Authorization": "Bearer t0ken"},
+            token_variable="TEST_TOKEN", media_hosts=frozenset({"localhost"}),
+        )  # fmt: skip
+        with http:
+            fake.raw["/a.pdf"] = (302, b"", {"Location": f"{away}/signed/a.pdf?token=s"})
+            media.raw["/signed/a.pdf"] = (200, b"%PDF", {})
+            assert http.download("/a.pdf") == b"%PDF"
+            fake.raw["/b.pdf"] = (302, b"", {"Location": f"{away}/signed/b.pdf"})
+            media.raw["/signed/b.pdf"] = (302, b"", {"Location": f"{fake.url}/b-real.pdf"})
+            with pytest.raises(PageFailed, match=r"refused a redirect to 127\.0\.0\.1"):
+                http.download("/b.pdf")
+    assert [auth for _, _, auth in media.log] == [None, None]
+    assert "/b-real.pdf" not in [path for _, path, _ in fake.log]

@@ -21,12 +21,12 @@ An unchanged version number is neither fetched nor converted again (``live_stagi
 A page's **attachments** that narezka reads (PDF, Office, text; not images) are listed when the
 page's version changed (Cloud ``/wiki/api/v2/pages/{id}/attachments``, Data Center
 ``/rest/api/content/{id}/child/attachment``), downloaded (each under the size cap; a redirect
-to another host refused, so the token never leaves) and staged in the page's folder
+to another host refused, so the token never leaves; Cloud's media host, where Cloud sends a
+download, is asked without the token) and staged in the page's folder
 (``Home/Setup/spec.pdf``: the page, then the file), converted like a local file; a hit links
 to the page, and messages name it ``Setup › spec.pdf``. An unchanged page's attachments are
 taken from the last refresh's record: one added without editing the page arrives with the
-page's next version. Confluence Cloud may answer a download with a redirect to its media
-host: that is refused like any other host, and the attachment named and left out.
+page's next version.
 """
 
 from __future__ import annotations
@@ -71,6 +71,8 @@ _SERVER = re.compile(r"^(?P<base>.*?)/display/(?P<key>[^/?#]+)")
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".tif", ".tiff", ".svg", ".webp"})
 ATTACHMENT_SUFFIXES = (CONVERTED_SUFFIXES | {".md", ".markdown", ".txt"}) - IMAGE_SUFFIXES
 """Attachments staged: what narezka reads, images aside (a diagram's pixels are no text)."""
+CLOUD_MEDIA_HOSTS = frozenset({"api.media.atlassian.com"})
+"""Where Confluence Cloud redirects an attachment's download (a signed URL: no token sent)."""
 MAX_ATTACHMENTS = 200
 """Attachments of one page staged at most."""
 
@@ -121,6 +123,7 @@ class ConfluenceSource(LiveSource):
         return LiveClient(
             self.spec, origin, headers=headers, auth=auth, limits=self.limits,
             token_variable=environment.CONFLUENCE_TOKEN,
+            media_hosts=CLOUD_MEDIA_HOSTS if self.cloud else frozenset(),
         )  # fmt: skip
 
     def _listing(self, client: LiveClient, warnings: list[str]) -> tuple[

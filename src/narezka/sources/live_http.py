@@ -98,6 +98,7 @@ class LiveClient:
         token_variable: str,
         limits: LiveLimits = DEFAULT_LIMITS,
         sleep: Callable[[float], None] | None = None,
+        media_hosts: frozenset[str] = frozenset(),
     ) -> None:
         try:
             import httpx
@@ -116,9 +117,18 @@ class LiveClient:
             headers={"User-Agent": "narezka", "Accept": "application/json", **headers},
             auth=auth,
         )
+        self.media_hosts = media_hosts
+        # The service's own file host (Confluence Cloud's media API) answers a download's
+        # redirect with a signed URL: it is asked by a client that holds no credential.
+        self._bare = httpx.Client(
+            timeout=httpx.Timeout(limits.timeout),
+            follow_redirects=False,
+            headers={"User-Agent": "narezka"},
+        )
 
     def close(self) -> None:
         self._client.close()
+        self._bare.close()
 
     def __enter__(self) -> LiveClient:
         return self
@@ -181,17 +191,20 @@ class LiveClient:
 
     def download(self, path: str) -> bytes | None:
         """The raw bytes at ``path`` (an attachment): None for a ``404``; redirects on this
-        origin followed (at most :data:`MAX_REDIRECTS`), one elsewhere refused as
+        origin followed (at most :data:`MAX_REDIRECTS`), and over https to one of
+        ``media_hosts`` without the token (from then on); one elsewhere refused as
         :class:`PageFailed`, so is an answer past the cap."""
-        url = self.url(path)
+        url, bare = self.url(path), False
         for _ in range(MAX_REDIRECTS + 1):
-            status, headers, data = self._exchange("GET", url, None, None)
+            status, headers, data = self._exchange("GET", url, None, None, bare=bare)
             if status == TOO_LARGE:
                 why = f"{_path(url)}: over {self.limits.max_bytes:,} bytes"
                 raise PageFailed(self.source, why)
             if status in (301, 302, 303, 307, 308):
                 target = urljoin(url, headers.get("location", ""))
-                if not target.startswith(self.origin + "/"):
+                if self._media(target):
+                    bare = True
+                elif bare or not target.startswith(self.origin + "/"):
                     host = urlsplit(target).hostname or target
                     raise PageFailed(self.source, f"{_path(url)}: refused a redirect to {host}")
                 url = target
@@ -202,8 +215,19 @@ class LiveClient:
             return data
         raise PageFailed(self.source, f"{_path(url)}: over {MAX_REDIRECTS} redirects")
 
+    def _media(self, url: str) -> bool:
+        parts = urlsplit(url)
+        secure = parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK)
+        return secure and parts.hostname in self.media_hosts
+
     def _exchange(
-        self, method: str, url: str, params: Mapping[str, Any] | None, body: Any
+        self,
+        method: str,
+        url: str,
+        params: Mapping[str, Any] | None,
+        body: Any,
+        *,
+        bare: bool = False,
     ) -> tuple[int, httpx.Headers, bytes]:
         """One request: rate limits waited out, a ``5xx`` or no answer tried again after
         each of the limits' retry delays (then :class:`PageFailed`, naming the last
@@ -212,7 +236,7 @@ class LiveClient:
         throttled = 0
         while True:
             try:
-                status, headers, data = self._send(method, url, params, body)
+                status, headers, data = self._send(method, url, params, body, bare=bare)
             except PageFailed:
                 delay = next(delays, None)
                 if delay is None:
@@ -239,13 +263,20 @@ class LiveClient:
             return status, headers, data
 
     def _send(
-        self, method: str, url: str, params: Mapping[str, Any] | None, body: Any
+        self,
+        method: str,
+        url: str,
+        params: Mapping[str, Any] | None,
+        body: Any,
+        *,
+        bare: bool = False,
     ) -> tuple[int, httpx.Headers, bytes]:
         import httpx
 
         self.requests += 1
+        client = self._bare if bare else self._client
         try:
-            with self._client.stream(method, url, params=params, json=body) as answer:
+            with client.stream(method, url, params=params, json=body) as answer:
                 declared = answer.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > self.limits.max_bytes:
                     return TOO_LARGE, answer.headers, b""
