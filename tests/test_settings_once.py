@@ -96,7 +96,6 @@ STILL_READING = {
     "narezka/enrich/llm_client.py": "OLLAMA_HOST, OPENAI_API_KEY: built from a spec by the "
     "runs pipeline",
     "narezka/store/server.py": "QDRANT_API_KEY: every ServerStore opener passes no key",
-    "narezka/runs/workers.py": "NAREZKA_JOBS: the runs pipeline",
 }
 """Stage modules that still fall back on ``environment.current()`` when their caller hands
 them no ``Environment``, and why; the list only shrinks."""
