@@ -95,7 +95,6 @@ STILL_READING = {
     "narezka/embed/openai.py": "OPENAI_API_KEY: the same get_embedder chain",
     "narezka/enrich/llm_client.py": "OLLAMA_HOST, OPENAI_API_KEY: built from a spec by the "
     "runs pipeline",
-    "narezka/store/server.py": "QDRANT_API_KEY: every ServerStore opener passes no key",
 }
 """Stage modules that still fall back on ``environment.current()`` when their caller hands
 them no ``Environment``, and why; the list only shrinks."""

@@ -25,6 +25,7 @@ from narezka.index.records import (
     read_record,
     retire,
     retire_leftovers,
+    server_key,
     write_record,
 )
 from narezka.index.sharing import open_data_store
@@ -77,7 +78,7 @@ def _fresh_record(state: OpenIndex, home: Path, old: IndexRecord, generation: st
     refused if something narezka did not write holds its name)."""
     collection = collection_for(state.collection, generation)
     if state.url is not None:
-        refuse_foreign(state.url, collection)
+        refuse_foreign(state.url, collection, server_key())
     meta = old.replace(data=generation, **({"collection": collection} if state.url else {}))
     if state.url is not None:
         applied = state.cluster.sized(point_count(home, old))

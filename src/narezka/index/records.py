@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from narezka import environment
 from narezka.embed import Embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.globs import literal_glob
@@ -282,12 +283,21 @@ def home_inside(home: Path, root: Path) -> tuple[str, ...]:
     return (literal_glob(rel),) if rel != "." else ()
 
 
+def server_key() -> str | None:
+    """``QDRANT_API_KEY``: the index takes it from the environment and hands it to every
+    server store it opens (the store stage reads no environment)."""
+    return environment.current().qdrant_api_key
+
+
 def retire(home: Path, generation: str, collection: str | None, url: str | None) -> bool:
     """Remove a generation narezka made (and its server collection); False if still in use."""
     if url and collection:
         from narezka.store.server import ServerStore
 
-        with contextlib.suppress(NarezkaError), ServerStore(url, collection=collection) as old:
+        with (
+            contextlib.suppress(NarezkaError),
+            ServerStore(url, collection=collection, api_key=server_key()) as old,
+        ):
             old.drop()
     return layout.remove_generation(home, generation)
 

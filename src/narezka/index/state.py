@@ -18,7 +18,7 @@ from narezka.embed import CachedEmbedder, Embedder, get_embedder
 from narezka.embed.rescore import RescoreModel, rescore_model
 from narezka.errors import ConfigError
 from narezka.index import layout
-from narezka.index.records import IndexRecord, read_record
+from narezka.index.records import IndexRecord, read_record, server_key
 from narezka.index.sharing import SharedStore, acquire, room_to_merge
 from narezka.index.syncing import open_embedder
 from narezka.runs.config import ChunkConfig
@@ -149,7 +149,9 @@ class OpenIndex:
             assert self.url is not None
             files = self.remote_files  # a search on another thread may reset it meanwhile
             if files is None:
-                files = self.remote_files = server_record.fetch_files(self.url, self.collection)
+                files = self.remote_files = server_record.fetch_files(
+                    self.url, self.collection, server_key()
+                )
             yield files
             return
         with Manifest(record.data_dir(self.home)) as manifest:
@@ -213,7 +215,9 @@ def fetch_record(url: str, collection: str) -> IndexRecord:
     from narezka.store import server_record
 
     where = f"{url}/{server_record.record_collection(collection)}"
-    return IndexRecord.from_json(server_record.fetch(url, collection), where).replace(url=url)
+    return IndexRecord.from_json(server_record.fetch(url, collection, server_key()), where).replace(
+        url=url
+    )
 
 
 def embedder_of(meta: IndexRecord) -> Embedder:

@@ -37,6 +37,7 @@ from narezka.index.records import (
     removes_text,
     retire,
     retire_leftovers,
+    server_key,
     write_record,
 )
 from narezka.index.sharing import open_data_store, reserve
@@ -158,7 +159,7 @@ def plan_sync(
         generation = layout.new_generation(home)
         collection = collection_for(state.collection, generation) if state.url else None
         if collection is not None and state.url is not None:
-            refuse_foreign(state.url, collection)
+            refuse_foreign(state.url, collection, server_key())
             applied = state.cluster.sized(point_count(home, old))
         if old is not None:
             # Name the half-built generation before filling it, so an interrupted
