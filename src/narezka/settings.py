@@ -44,6 +44,7 @@ from narezka.config import (
     read_user_config,
     refuse_lowered,
 )
+from narezka.embed.servers import Servers
 from narezka.enrich.llm_client import parse_spec
 from narezka.environment import Environment
 from narezka.errors import ConfigError
@@ -332,7 +333,13 @@ def _own_model(
 def _load(spec: str) -> Embedder:
     from narezka.embed import get_embedder
 
-    return get_embedder(spec)
+    return get_embedder(spec, servers=servers())
+
+
+def servers() -> Servers:
+    """The embedding and LLM servers as the environment names them now (``OLLAMA_HOST``,
+    ``OPENAI_API_KEY``, ``NAREZKA_EMBED_*``): read here, at the top, and handed down."""
+    return Servers.of(environment.current())
 
 
 _LISTS = ("include", "exclude", "separators")

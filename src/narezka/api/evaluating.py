@@ -45,7 +45,7 @@ from narezka.runs.chunking import include_for
 from narezka.search import Filter, Fusion
 from narezka.search.folding import AUTO, Fold
 from narezka.search.fusion import DEFAULT as DEFAULT_FUSION
-from narezka.settings import Settings, chunk_config
+from narezka.settings import Settings, chunk_config, servers
 from narezka.split import SplitParams, get_strategy
 from narezka.tokens.bm25 import check_analyzer
 from narezka.types import RawDocument
@@ -245,7 +245,7 @@ def split_params(spec: StrategySpec) -> dict[str, Any]:
 
 
 def _cached(spec: str | Embedder, cache_path: str | Path | None) -> Embedder:
-    model = get_embedder(spec) if isinstance(spec, str) else spec
+    model = get_embedder(spec, servers=servers()) if isinstance(spec, str) else spec
     if isinstance(model, CachedEmbedder):
         return model
     return CachedEmbedder(model, EmbeddingCache(cache_path or default_cache_path()))

@@ -21,6 +21,7 @@ from narezka.index import Index
 from narezka.index.records import corpus_of, read_record
 from narezka.index.syncing import STORE_DIRNAME, IndexReport, Progress
 from narezka.runs.chunking import chunk_documents
+from narezka.settings import servers
 from narezka.store import VectorStore
 
 
@@ -126,7 +127,7 @@ def calibrate_corpus(
 ) -> tuple[Calibration, Path]:
     """Measure a served model's real token counts on the corpus's largest chunks and store a
     safe budget that later ``index`` runs use; returns the result and where it was stored."""
-    model = get_embedder(embedder)
+    model = get_embedder(embedder, servers=servers())
     if not hasattr(model, "server_token_count"):
         raise ConfigError(f"{embedder} is counted exactly by narezka: nothing to calibrate")
     # The model's whole nominal window, not chunk_config's calibrated one: a calibration

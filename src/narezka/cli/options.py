@@ -104,7 +104,9 @@ class Splitting:
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``runs.chunk_documents``."""
-        return {"config": self.config, "embed": self.embed}
+        from narezka.settings import servers
+
+        return {"config": self.config, "embed": self.embed, "servers": servers()}
 
     @classmethod
     def from_options(
@@ -113,7 +115,7 @@ class Splitting:
         """Resolve the decorator's options over the settings of ``location`` (its
         narezka.toml, then NAREZKA_*) with :func:`narezka.settings.chunk_config`, measured in
         characters unless a unit is given; a bad embedder or tokenizer is a UsageError."""
-        from narezka.settings import chunk_config
+        from narezka.settings import chunk_config, servers
 
         settings = settings_for(location, options, base={"unit": PREVIEW_UNIT})
         embed = None
@@ -123,7 +125,7 @@ class Splitting:
                 from narezka.embed import cached_signal_embedder, get_embedder
 
                 # One model serves both semantic's signal and the token counts: loaded once.
-                model = get_embedder(settings.embedder)
+                model = get_embedder(settings.embedder, servers=servers())
                 embed = cached_signal_embedder(model)
             config = chunk_config(settings, model)
         except NarezkaError as exc:

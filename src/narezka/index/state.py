@@ -23,7 +23,7 @@ from narezka.index.sharing import SharedStore, acquire, room_to_merge
 from narezka.index.syncing import open_embedder
 from narezka.runs.config import ChunkConfig
 from narezka.search import Hit
-from narezka.settings import Settings, chunk_config
+from narezka.settings import Settings, chunk_config, servers
 from narezka.sources import Source
 from narezka.store import Manifest, StoredHit, VectorStore
 from narezka.store.cluster import ClusterParams
@@ -227,7 +227,7 @@ def embedder_of(meta: IndexRecord) -> Embedder:
             f"the index was built with an embedder object ({meta.embedder}): "
             "pass the same embedder (Index.open(..., embedder=...))"
         )
-    return get_embedder(meta.embedder_spec)
+    return get_embedder(meta.embedder_spec, servers=servers())
 
 
 def cluster_of(meta: IndexRecord | None, which: Literal["given", "applied"]) -> ClusterParams:

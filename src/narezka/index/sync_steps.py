@@ -47,7 +47,7 @@ from narezka.index.syncing import IndexReport, Progress, Syncer, open_embedder
 from narezka.runs.chunking import include_for
 from narezka.runs.config import ChunkConfig
 from narezka.runs.contexts import estimate_sync
-from narezka.settings import Settings
+from narezka.settings import Settings, servers
 from narezka.split import SplitParams, get_strategy
 from narezka.sqlite_cache import SqliteCache
 from narezka.store import Manifest, VectorStore
@@ -331,7 +331,11 @@ def _context_writer(
     embeddings = embedder.cache.path if isinstance(embedder, CachedEmbedder) else None
     cache = context_cache_file(embeddings or home / layout.CACHE_NAME)
     return open_context(
-        settings.context_llm, cache, redact=params.redact, on_call=progress.on_context_call
+        settings.context_llm,
+        cache,
+        redact=params.redact,
+        on_call=progress.on_context_call,
+        servers=servers(),
     )
 
 

@@ -40,6 +40,7 @@ from narezka.tokens import TokenCounter
 from narezka.types import Chunk, RawDocument
 
 if TYPE_CHECKING:
+    from narezka.embed.servers import Servers
     from narezka.enrich.llm_context import ContextWriter
 
 # The embedders, the LLM context step and the index layout are imported where a run uses
@@ -165,6 +166,7 @@ def chunk_documents(
     write: Callable[[bytes], object] | None = None,
     follow_symlinks: bool = False,
     convert_cache: Path | None = None,
+    servers: Servers | None = None,
     **params: Any,
 ) -> ChunkReport:
     """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
@@ -182,7 +184,9 @@ def chunk_documents(
     megabyte of input or more); the report is the same for any ``jobs``, in file order.
     ``context`` (a ``context_llm`` spec, or a writer) prepends LLM-written context to each
     chunk's ``embed_text`` within the size limit (:mod:`narezka.enrich.llm_context`); it runs
-    in this process, after the workers.
+    in this process, after the workers, its LLM reached as ``servers`` say (``OLLAMA_HOST``,
+    ``OPENAI_API_KEY``: the caller reads them, as the CLI does; none: the defaults).
+    ``jobs`` has no default from ``NAREZKA_JOBS`` either: the CLI hands it down.
 
     ``write`` streams the chunks out as JSONL (:func:`render_jsonl`), file by file in file
     order, instead of keeping them: ``report.chunks`` stays empty and ``report.written``
@@ -202,7 +206,7 @@ def chunk_documents(
         context = config.context_llm
     chosen = get_strategy(config.strategy, embed=embed or lazy_signal_embedder())
     report = ChunkReport()
-    writer = _context_writer(context, split_params)
+    writer = _context_writer(context, split_params, servers)
     jsonl = write is not None and writer is None  # with context, lines follow the LLM step
 
     def listed() -> list[ChunkTask]:
@@ -311,7 +315,7 @@ def _kept(
 
 
 def _context_writer(
-    context: str | ContextWriter | None, params: SplitParams
+    context: str | ContextWriter | None, params: SplitParams, servers: Servers | None
 ) -> ContextWriter | None:
     if context is None:
         return None
@@ -323,7 +327,7 @@ def _context_writer(
         return context
     # No index: the cache sits beside the user's embedding cache.
     cache = context_cache_file(default_cache_path())
-    return open_context(context, cache, redact=params.redact)
+    return open_context(context, cache, redact=params.redact, servers=servers)
 
 
 def chunk_path(path: str | Path, strategy: str | None = None, **kwargs: Any) -> list[Chunk]:
