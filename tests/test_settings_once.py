@@ -88,7 +88,6 @@ STILL_READING = {
     "narezka/convert/ocr.py": "engine(): callers include convert/pdf and the converter child",
     "narezka/convert/limits.py": "for_size, max_file_bytes: convert/sheets and every "
     "read_document caller (runs, index syncing) would hand it down",
-    "narezka/embed/cache.py": "default_cache_path(): sources/base.py calls it with none",
 }
 """Stage modules that still fall back on ``environment.current()`` when their caller hands
 them no ``Environment``, and why; the list only shrinks."""

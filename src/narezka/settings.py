@@ -284,11 +284,14 @@ def chunk_config(settings: Settings, embedder: Embedder | None = None) -> ChunkC
     model = _own_model(settings, embedder, tokenizer) if unit == "tokens" else None
     budget = None
     if model is not None:
-        from narezka.embed.calibrate import calibrated_budget
+        from narezka.embed.calibrate import calibrated_budget, calibration_path
 
         counter = model.counter
         # A served model narezka cannot tokenize exactly may have a measured budget.
-        budget = min(model.budget, calibrated_budget(model.name) or model.budget)
+        budget = min(
+            model.budget,
+            calibrated_budget(model.name, calibration_path(environment.current())) or model.budget,
+        )
         size = budget if values.get("size") is None else values["size"]
         params = make_params(
             **{**values, "unit": "tokens", "tokenizer": counter.name, "size": size}

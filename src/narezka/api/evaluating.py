@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from narezka import environment
 from narezka.api.searching import MODES, Hit
 from narezka.defaults import EMBEDDER, MODE, STRATEGY
 from narezka.discover import iter_files, read_document
@@ -248,7 +249,9 @@ def _cached(spec: str | Embedder, cache_path: str | Path | None) -> Embedder:
     model = get_embedder(spec, servers=servers()) if isinstance(spec, str) else spec
     if isinstance(model, CachedEmbedder):
         return model
-    return CachedEmbedder(model, EmbeddingCache(cache_path or default_cache_path()))
+    return CachedEmbedder(
+        model, EmbeddingCache(cache_path or default_cache_path(environment.current()))
+    )
 
 
 def _cache_counts(model: Embedder) -> tuple[int, int]:

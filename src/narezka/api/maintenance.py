@@ -12,10 +12,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import cast
 
+from narezka import environment
 from narezka.api.searching import resolve_store
 from narezka.defaults import WATCH_DEBOUNCE_MS
 from narezka.embed import Embedder, get_embedder
-from narezka.embed.calibrate import Calibration, ServerCounted, calibrate, save_calibration
+from narezka.embed.calibrate import (
+    Calibration,
+    ServerCounted,
+    calibrate,
+    calibration_path,
+    save_calibration,
+)
 from narezka.errors import ConfigError, MissingDependencyError
 from narezka.index import Index
 from narezka.index.records import corpus_of, read_record
@@ -135,4 +142,4 @@ def calibrate_corpus(
     report = chunk_documents([corpus], counter=model.counter, size=model.budget)
     texts = sorted((c.embed_text for c in report.chunks), key=len, reverse=True)[:sample]
     result = calibrate(cast(ServerCounted, model), texts, safety=safety)
-    return result, save_calibration(result)
+    return result, save_calibration(result, calibration_path(environment.current()))

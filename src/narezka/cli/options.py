@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from narezka import defaults
+from narezka import defaults, environment
 from narezka._forward import Forward
 from narezka.cli.common import settings_for, split_options
 from narezka.defaults import EMBEDDER, PREVIEW_UNIT, TOKENIZER
@@ -106,7 +106,12 @@ class Splitting:
         """Keyword arguments of ``runs.chunk_documents``."""
         from narezka.settings import servers
 
-        return {"config": self.config, "embed": self.embed, "servers": servers()}
+        return {
+            "config": self.config,
+            "embed": self.embed,
+            "servers": servers(),
+            "cache": _user_cache(),
+        }
 
     @classmethod
     def from_options(
@@ -126,7 +131,7 @@ class Splitting:
 
                 # One model serves both semantic's signal and the token counts: loaded once.
                 model = get_embedder(settings.embedder, servers=servers())
-                embed = cached_signal_embedder(model)
+                embed = cached_signal_embedder(model, cache=_user_cache())
             config = chunk_config(settings, model)
         except NarezkaError as exc:
             raise click.UsageError(str(exc)) from None
@@ -161,10 +166,18 @@ class Splitting:
             if name in NEEDS_EMBEDDER and embed is None:
                 from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder
 
-                embed = cached_signal_embedder(DEFAULT_EMBEDDER)
+                embed = cached_signal_embedder(DEFAULT_EMBEDDER, cache=_user_cache())
         except NarezkaError as exc:
             raise click.UsageError(str(exc)) from None
         return dataclasses.replace(self, config=config, embed=embed, overrides=dict(overrides))
+
+
+def _user_cache() -> Path:
+    """The user's embedding cache file as the environment says (``NAREZKA_CACHE_DIR``), read
+    here at the top and handed to the run."""
+    from narezka.embed.cache import default_cache_path
+
+    return default_cache_path(environment.current())
 
 
 CLUSTER_FLAGS = ("shards", "replicas", "write_consistency", "on_disk", "quantize")

@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import narezka.defaults as defaults
@@ -18,6 +19,7 @@ from narezka.embed.base import Embedder, Matrix
 from narezka.embed.cache import CachedEmbedder, EmbeddingCache, default_cache_path
 from narezka.embed.resilient import signal_embedder
 from narezka.embed.servers import Servers
+from narezka.environment import Environment
 from narezka.errors import ConfigError
 
 DEFAULT_EMBEDDER = defaults.EMBEDDER
@@ -157,14 +159,16 @@ def embedder_specs() -> list[EmbedderSpec]:
 
 
 def cached_signal_embedder(
-    spec: str | Embedder = DEFAULT_EMBEDDER, *, batch_size: int = 64
+    spec: str | Embedder = DEFAULT_EMBEDDER, *, batch_size: int = 64, cache: Path | None = None
 ) -> Callable[[list[str]], Matrix]:
     """An embed function for strategies that read meaning while splitting (``semantic``):
-    the model (a spec, or one already open) behind the user's embedding cache, inputs
-    fitted to its budget."""
+    the model (a spec, or one already open) behind the user's embedding cache (``cache``,
+    which the top reads from ``NAREZKA_CACHE_DIR``; none: the user cache dir), inputs fitted
+    to its budget."""
     model = get_embedder(spec) if isinstance(spec, str) else spec
     return signal_embedder(
-        CachedEmbedder(model, EmbeddingCache(default_cache_path())), batch_size=batch_size
+        CachedEmbedder(model, EmbeddingCache(cache or default_cache_path(Environment()))),
+        batch_size=batch_size,
     )
 
 

@@ -34,7 +34,7 @@ def resolve_home(location: str | Path) -> Path:
     """An index folder, a corpus folder holding one in ``.narezka/``, or a source's spec
     (``git+…``) whose index is in the cache."""
     if is_source_spec(location):
-        home = source_home(open_source(str(location)))
+        home = source_home(open_source(str(location), env=environment.current()))
         if (home / layout.INDEX_META).is_file():
             return home
         raise ConfigError(f"no narezka index of {location}: run `narezka index {location}` first")

@@ -153,14 +153,16 @@ def several_from_config(config: Path, cache: Path | None = None) -> SeveralSourc
     return SeveralSources(config, members, home)
 
 
-def several_from_record(record: Mapping[str, Any], where: str) -> SeveralSources:
+def several_from_record(
+    record: Mapping[str, Any], where: str, cache: Path | None = None
+) -> SeveralSources:
     """The several sources an index recorded, at the versions it staged."""
     spec = str(record.get("spec", ""))
     members = record.get("members")
     if not spec.startswith(SEVERAL_PREFIX) or not isinstance(members, list):
         raise ConfigError(f"{where}: the recorded sources cannot be read: re-index them")
     config = Path(spec.removeprefix(SEVERAL_PREFIX))
-    home = source_dir(spec)
+    home = source_dir(spec, cache)
     opened: list[tuple[str, Source]] = []
     for item in members:
         name = item.get("name") if isinstance(item, Mapping) else None
