@@ -393,7 +393,7 @@ def test_the_default_embedder_opens_lazily_on_the_first_split(
 
     opened: list[str] = []
 
-    def fake_default() -> Callable[[list[str]], Matrix]:
+    def fake_default(cache: Path | None = None) -> Callable[[list[str]], Matrix]:
         opened.append("default")
         return topic_embed
 
