@@ -110,7 +110,9 @@ class Splitting:
             "config": self.config,
             "embed": self.embed,
             "servers": servers(),
-            "cache": _user_cache(),
+            # For the LLM contexts' cache beside it (semantic's embed is built already):
+            # asked for only then, since finding it loads the embed stage (and numpy).
+            "cache": _user_cache() if self.config.context_llm else None,
         }
 
     @classmethod
