@@ -33,6 +33,7 @@ import narezka  # noqa: E402
 from narezka._native import core  # noqa: E402
 from narezka.parse import core_blocks, redaction, sentences  # noqa: E402
 from narezka.parse.scanner import scan_blocks  # noqa: E402
+from narezka.split import headings  # noqa: E402
 
 Run = Callable[[str], Any]
 
@@ -49,7 +50,12 @@ def texts_of(corpus: Path, limit_mb: float) -> list[str]:
     return out
 
 
-USERS = ((core_blocks, "core"), (sentences, "core"), (redaction, "_PREFILTER"))
+USERS = (
+    (core_blocks, "core"),
+    (sentences, "core"),
+    (redaction, "_PREFILTER"),
+    (headings, "core"),
+)
 """The modules that call the core, and the name each holds it (or its object) under."""
 
 

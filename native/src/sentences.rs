@@ -64,8 +64,8 @@ const EN_ABBR: [&str; 29] = [
 
 /// A text the finder can judge: its characters and their flags.
 pub struct Text {
-    chars: Vec<char>,
-    flags: Vec<u8>,
+    pub chars: Vec<char>,
+    pub flags: Vec<u8>,
 }
 
 impl Text {

@@ -1,5 +1,7 @@
 """The native core (Rust): private; reach it through :mod:`narezka._native`."""
 
+from collections.abc import Callable
+
 from narezka.types import Block, BlockKind
 
 VERSION: str
@@ -15,6 +17,23 @@ def scan_blocks(
 def sentence_ends(text: str, start: int, end: int) -> list[int] | None:
     """``narezka.parse.sentences.sentence_ends`` for a clamped range, or None when ``text``
     holds a character outside the core's tables of Python's str predicates."""
+
+def pack_headings(
+    text: str,
+    bounds: list[int],
+    headings: list[tuple[int, int]],
+    block_starts: list[int],
+    glued: list[int],
+    atoms: list[tuple[int, int, int]],
+    section_starts: list[int],
+    budget: int,
+    min_chars: int,
+    crumb: Callable[[int, int], int],
+    frame: Callable[[int], tuple[int, int]],
+) -> list[tuple[int, int]] | None:
+    """``narezka.split.headings``'s ranges in characters for a document without secrets
+    (``native_ranges`` says what each argument is), or None when ``text`` holds a character
+    the core leaves to Python."""
 
 class SecretPrefilter:
     """The secret rules' prefilter, built once from each rule's (hints, case-blind)."""

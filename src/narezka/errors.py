@@ -56,12 +56,14 @@
     └── PartlyRejected               (narezka.embed.dispatch) some inputs refused, others embedded
 
 ``_Bail``, ``_BadRequest``, ``_Died`` and ``_Stop`` are private signals: they never leave the
-module that defines them.
+module that defines them. ``_Named`` is the private base of ``SourceError`` and
+``SourceUnavailableError``, the errors that name their file or source first.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Self
 
 from narezka._lazy import lazy_exports
 
@@ -108,17 +110,25 @@ class UnknownStrategyError(ConfigError):
     """A strategy name that is not registered."""
 
 
-class SourceError(NarezkaError):
-    """A file that cannot be chunked; carries the file so messages can name it."""
+class _Named(Exception):
+    """An error that names one thing, a file or a source, before its ``problem``; a worker
+    process sends it back, so it is rebuilt from (name, problem), not from the message."""
 
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
-        self.path = path
+    def __init__(self, name: str, problem: str) -> None:
+        super().__init__(f"{name}: {problem}")
+        self._name = name
         self.problem = problem
 
-    def __reduce__(self) -> tuple[type[SourceError], tuple[str, str]]:
-        # Rebuilt from (path, problem), not from the message: a worker process sends it back.
-        return type(self), (self.path, self.problem)
+    def __reduce__(self) -> tuple[type[Self], tuple[str, str]]:
+        return type(self), (self._name, self.problem)
+
+
+class SourceError(_Named, NarezkaError):
+    """A file that cannot be chunked; carries the file so messages can name it."""
+
+    @property
+    def path(self) -> str:
+        return self._name
 
 
 class BinaryFileError(SourceError):
@@ -157,18 +167,14 @@ class ConversionLimitError(UnsafeFileError):
     died): it was stopped, and the file is not converted again until its bytes change."""
 
 
-class SourceUnavailableError(NarezkaError):
+class SourceUnavailableError(_Named, NarezkaError):
     """A whole source cannot be read: git is not installed, the repository or ref does not
     exist, the URL cannot be reached or a fetch timed out. Names the source, never its
     credentials; nothing indexed is changed."""
 
-    def __init__(self, source: str, problem: str) -> None:
-        super().__init__(f"{source}: {problem}")
-        self.source = source
-        self.problem = problem
-
-    def __reduce__(self) -> tuple[type[SourceUnavailableError], tuple[str, str]]:
-        return type(self), (self.source, self.problem)
+    @property
+    def source(self) -> str:
+        return self._name
 
 
 class MissingDependencyError(NarezkaError, ImportError):

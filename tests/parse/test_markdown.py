@@ -528,6 +528,27 @@ def test_front_matter_that_would_expand_without_bound_is_refused(yaml_text: str,
     assert [h.title for h in headings(doc.blocks)] == ["Body"]
 
 
+@pytest.mark.parametrize(
+    ("yaml_text", "said"),
+    [
+        ("date: 2024-02-30", "day is out of range for month"),
+        ("updated: 2024-01-01 25:61:00", "hour must be in 0..23"),
+        ("n: " + "9" * 5_000, "cannot be read"),
+    ],
+    ids=["february-30", "hour-25", "5000-digits"],
+)
+def test_front_matter_with_a_value_that_cannot_be_built_is_named_and_the_body_kept(
+    yaml_text: str, said: str
+) -> None:
+    # Well-formed YAML, but its date or number cannot be made: it refused the whole file.
+    fm = f"---\n{yaml_text}\ntitle: T\n---\n"
+    doc, warnings = parse_document(RawDocument(source="d.md", text=fm + "# Тело\n\nТекст.\n"))
+    assert doc.body_start == len(fm) and dict(doc.meta) == {}
+    assert len(warnings) == 1 and warnings[0].startswith("d.md: front matter holds a value")
+    assert said in warnings[0]
+    assert [h.title for h in headings(doc.blocks)] == ["Тело"]
+
+
 def test_front_matter_aliases_within_the_budget_still_expand() -> None:
     _, meta, problem = split_front_matter(f"---\n{_alias_bomb(levels=3)}\n---\n")
     assert problem == ""

@@ -11,11 +11,12 @@ import base64
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 PER_PAGE = 2
 """Results per answer: small, so every listing paginates."""
@@ -34,6 +35,12 @@ class Fake:
     throttle: dict[str, int] = field(default_factory=dict)
     """Path prefix -> how many 429s to answer before serving it."""
     retry_after: str = "0"
+    fail: dict[str, list[int]] = field(default_factory=dict)
+    """Path -> statuses to answer first, one a request (a 500, then a 502…), then served."""
+    slow: dict[str, float] = field(default_factory=dict)
+    """Path -> seconds to wait before answering (past the client's timeout)."""
+    raw: dict[str, tuple[int, bytes, dict[str, str]]] = field(default_factory=dict)
+    """Path -> (status, bytes, headers) served as they are: attachments, redirects."""
 
     def paths(self, method: str = "GET") -> list[str]:
         return [path for m, path, _ in self.log if m == method]
@@ -57,6 +64,16 @@ def serve(fake: Fake) -> Iterator[Fake]:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length)) if length else None
             extra: dict[str, str] = {}
+            if parts.path in fake.slow:
+                time.sleep(fake.slow[parts.path])
+            failing = fake.fail.get(parts.path)
+            if failing:
+                self.send(failing.pop(0), json.dumps({"message": "down"}).encode(), {})
+                return
+            if parts.path in fake.raw:
+                status, payload, headers = fake.raw[parts.path]
+                self.send(status, payload, {"Content-Type": "application/octet-stream", **headers})
+                return
             throttled = next((p for p, n in fake.throttle.items()
                               if n > 0 and parts.path.startswith(p)), None)  # fmt: skip
             if throttled is not None:
@@ -71,11 +88,12 @@ def serve(fake: Fake) -> Iterator[Fake]:
                     status, data = 400, {"code": "missing_version"}
                 else:
                     status, data = fake.answer(method, parts.path, query, body, auth)
-            payload = json.dumps(data).encode()
+            self.send(status, json.dumps(data).encode(), extra)
+
+        def send(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
             self.send_response(status)
-            for name, value in extra.items():
+            for name, value in {"Content-Type": "application/json", **headers}.items():
                 self.send_header(name, value)
-            self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -111,6 +129,17 @@ class CPage:
 
 
 @dataclass
+class CFile:
+    """An attachment: its name, media type and bytes (served at its download link)."""
+
+    id: str
+    title: str
+    media: str
+    data: bytes
+    version: int = 1
+
+
+@dataclass
 class FakeConfluence(Fake):
     """A space ``ENG`` (id 1001). Cloud under ``/wiki`` (Basic ``user:token``), Data Center
     under the context path ``/confluence`` (Bearer ``token``)."""
@@ -119,6 +148,41 @@ class FakeConfluence(Fake):
     pages: dict[str, CPage] = field(default_factory=dict)
     next_from_host: bool = False
     """Data Center's next link with the context path in it (some versions write it so)."""
+    files: dict[str, list[CFile]] = field(default_factory=dict)
+    """Page id -> its attachments (listed two an answer; each downloadable)."""
+
+    def attach(self, page_id: str, *files: CFile) -> None:
+        """Attach ``files`` to the page and serve their bytes at their download links, under
+        both the Cloud (``/wiki``) and the Data Center (``/confluence``) context."""
+        self.files.setdefault(page_id, []).extend(files)
+        for f in files:
+            for context in ("/wiki", "/confluence"):
+                self.raw[context + self.download(page_id, f)] = (200, f.data, {})
+
+    @staticmethod
+    def download(page_id: str, f: CFile) -> str:
+        return f"/download/attachments/{page_id}/{quote(f.title)}"
+
+    def _files(self, page_id: str, query: dict[str, str], cloud: bool) -> Answer:
+        start = int(query.get("cursor" if cloud else "start", "0"))
+        found = self.files.get(page_id, [])
+        rows = []
+        for f in found[start : start + PER_PAGE]:
+            link = self.download(page_id, f) + f"?version={f.version}"
+            row: dict[str, Any] = {"id": f.id, "title": f.title,
+                                   "version": {"number": f.version}}  # fmt: skip
+            if cloud:
+                row |= {"mediaType": f.media, "downloadLink": link}
+            else:
+                row |= {"metadata": {"mediaType": f.media}, "_links": {"download": link}}
+            rows.append(row)
+        links: dict[str, str] = {}
+        if start + PER_PAGE < len(found):
+            key = "cursor" if cloud else "start"
+            base = (f"/wiki/api/v2/pages/{page_id}/attachments" if cloud
+                    else f"/rest/api/content/{page_id}/child/attachment")  # fmt: skip
+            links["next"] = f"{base}?{key}={start + PER_PAGE}"
+        return 200, {"results": rows, "_links": links}
 
     def answer(self, method: str, path: str, query: dict[str, str], body: Any,
                auth: str | None) -> Answer:  # fmt: skip
@@ -148,6 +212,8 @@ class FakeConfluence(Fake):
             if start + PER_PAGE < len(ids):
                 links["next"] = f"/wiki/api/v2/spaces/1001/pages?cursor={start + PER_PAGE}"
             return 200, {"results": rows, "_links": links}
+        if path.startswith("/wiki/api/v2/pages/") and path.endswith("/attachments"):
+            return self._files(path.split("/")[5], query, cloud=True)
         if path.startswith("/wiki/api/v2/pages/"):
             page_id = path.rsplit("/", 1)[1]
             if page_id not in self.pages or query.get("body-format") != "storage":
@@ -181,6 +247,8 @@ class FakeConfluence(Fake):
                 )
             return 200, {"results": rows, "start": start, "limit": 2, "size": len(rows),
                          "_links": links}  # fmt: skip
+        if path.startswith("/confluence/rest/api/content/") and path.endswith("/child/attachment"):
+            return self._files(path.split("/")[5], query, cloud=False)
         if path.startswith("/confluence/rest/api/content/"):
             page_id = path.rsplit("/", 1)[1]
             if page_id not in self.pages:
@@ -226,6 +294,8 @@ class FakeNotion(Fake):
     """One database (``DATABASE``) whose rows, and their child pages, are ``pages``."""
 
     pages: dict[str, NPage] = field(default_factory=dict)
+    inline: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """An inline database's id (32 hex digits) -> its rows' properties."""
 
     def page_object(self, page_id: str) -> dict[str, Any]:
         page = self.pages[page_id]
@@ -252,6 +322,11 @@ class FakeNotion(Fake):
         missing = {"object": "error", "status": 404, "code": "object_not_found"}
         parts = path.strip("/").split("/")
         if method == "POST" and parts[:2] == ["v1", "databases"] and parts[3:] == ["query"]:
+            rows_of = self.inline.get(parts[2].replace("-", ""))
+            if rows_of is not None:
+                found = [{"object": "page", "id": f"row-{n}", "properties": props}
+                         for n, props in enumerate(rows_of)]  # fmt: skip
+                return 200, self._list(found, body or {})
             if parts[2].replace("-", "") != DATABASE:
                 return 404, missing
             rows = [i for i in sorted(self.pages) if self.pages[i].parent == DATABASE]

@@ -16,7 +16,7 @@ from narezka.index import Index
 from narezka.settings import Settings
 from narezka.sources import ConfluenceSource, is_source_spec, open_source, source_from_record
 from narezka.sources.live_http import LiveLimits
-from sources.live_fakes import CPage, FakeConfluence, serve
+from sources.live_fakes import CFile, CPage, FakeConfluence, serve
 
 SETTINGS = Settings().replace(embedder="hash", unit="chars", size=400, min_chars=0)
 
@@ -52,7 +52,9 @@ def token(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def page_bodies(fake: FakeConfluence) -> list[str]:
-    return [p for p in fake.paths() if p.startswith("/wiki/api/v2/pages/")]
+    return [
+        p for p in fake.paths() if p.startswith("/wiki/api/v2/pages/") and "/attachments" not in p
+    ]
 
 
 def test_a_cloud_space_is_staged_and_only_a_changed_page_fetched_again(token: str) -> None:
@@ -221,3 +223,149 @@ def test_a_changed_page_that_cannot_be_read_now_keeps_its_staged_copy(token: str
         fake.pages["104"] = CPage("Oolong", "<p>Back to normal.</p>", "103", 3)
         fake.log.clear()
         assert source.refresh().fetched == ("Home/Tea/Oolong.html",)  # asked again
+
+
+NO_WAIT = LiveLimits(retry_delays=(0.0, 0.0))
+"""Two retries, as by default, without the 1 s and 2 s waits."""
+
+
+def spec_pdf() -> CFile:
+    return CFile("9001", "Спецификация.pdf", "application/pdf", b"%PDF-1.4 not really")
+
+
+@pytest.mark.parametrize("cloud", [True, False])
+def test_attachments_are_staged_beside_their_page_images_skipped(
+    token: str, monkeypatch: pytest.MonkeyPatch, cloud: bool
+) -> None:
+    fake = space()
+    fake.attach(
+        "102",
+        spec_pdf(),
+        CFile("9002", "schema.png", "image/png", b"\x89PNG"),
+        CFile("9003", "сроки.csv", "text/csv", "Город,Срок\nМосква,1 день\n".encode()),
+        CFile("9004", "tool.exe", "application/octet-stream", b"MZ"),
+    )
+    with serve(fake) as fake:
+        monkeypatch.setenv("CONFLUENCE_TOKEN", fake.token)
+        if not cloud:
+            monkeypatch.delenv("CONFLUENCE_USER")
+        where = "/wiki/spaces/ENG" if cloud else "/confluence/display/ENG"
+        source = ConfluenceSource(f"confluence+{fake.url}{where}", env=current(), limits=NO_WAIT)
+        first = source.refresh()
+        assert "Home/Setup/Спецификация.pdf" in first.fetched
+        assert "Home/Setup/сроки.csv" in first.fetched
+        assert not any(p.endswith((".png", ".exe")) for p in first.fetched)
+        staged = source.staging / "Home" / "Setup" / "Спецификация.pdf"
+        assert staged.read_bytes() == b"%PDF-1.4 not really"
+        assert source.link("Home/Setup/сроки.csv", None) == source.link("Home/Setup.html", None)
+        fake.log.clear()
+        assert source.refresh().fetched == ()
+        assert not [p for p in fake.paths() if "attach" in p]  # unchanged: not listed again
+
+        fake.pages["102"].version = 2  # an edit, and the PDF's new version
+        fake.files["102"][0].version, fake.files["102"][0].data = 2, b"%PDF-1.4 v2"
+        fake.attach("102")  # (serves nothing new: the same download path)
+        fake.raw[("/wiki" if cloud else "/confluence") + fake.download("102", spec_pdf())] = (
+            200, b"%PDF-1.4 v2", {}
+        )  # fmt: skip
+        third = source.refresh()
+        assert sorted(third.fetched) == ["Home/Setup.html", "Home/Setup/Спецификация.pdf"]
+        assert staged.read_bytes() == b"%PDF-1.4 v2"
+
+        del fake.files["102"][0]
+        fake.pages["102"].version = 3
+        assert "Home/Setup/Спецификация.pdf" in source.refresh().deleted
+
+
+def test_an_attachment_over_the_cap_or_redirected_elsewhere_is_named_and_left_out(
+    token: str,
+) -> None:
+    fake = space()
+    big = CFile("9005", "big.pdf", "application/pdf", b"x" * 5000)
+    fake.attach("102", spec_pdf(), big)
+    with serve(fake) as fake:
+        fake.raw["/wiki" + fake.download("102", spec_pdf())] = (
+            302, b"", {"Location": "https://media.example.net/steal"}
+        )  # fmt: skip
+        source = ConfluenceSource(
+            f"confluence+{fake.url}/wiki/spaces/ENG", env=current(),
+            limits=LiveLimits(max_bytes=2000, retry_delays=(0.0, 0.0)),
+        )  # fmt: skip
+        done = source.refresh()
+    assert not any("Setup/" in p for p in done.fetched) and "Home/Setup.html" in done.fetched
+    assert any("Setup › Спецификация.pdf: " in w and "refused a redirect to media.example.net"
+               in w for w in done.warnings)  # fmt: skip
+    assert any("Setup › big.pdf: " in w and "over 2,000 bytes" in w for w in done.warnings)
+    assert not any(auth for _, path, auth in fake.log if "media.example" in path)
+
+
+def test_a_page_that_fails_for_now_keeps_its_staged_copy_after_two_retries(
+    token: str,
+) -> None:
+    with serve(space()) as fake:
+        source = ConfluenceSource(
+            f"confluence+{fake.url}/wiki/spaces/ENG", env=current(), limits=NO_WAIT
+        )
+        source.refresh()
+        fake.pages["104"] = CPage("Oolong", "<p>Oolong: returns within 14 days.</p>", "103", 2)
+        fake.pages["103"] = CPage("Tea", "<p>Teas we sell.</p>", "101", 2)
+        fake.fail["/wiki/api/v2/pages/104"] = [500, 502, 504]
+        fake.fail["/wiki/api/v2/pages/103"] = [500, 503]  # the 503 waits its Retry-After
+        fake.log.clear()
+        done = source.refresh()
+        assert done.fetched == ("Home/Tea.html",) and done.deleted == ()
+        assert page_bodies(fake).count("/wiki/api/v2/pages/104?body-format=storage") == 3
+        assert [w for w in done.warnings if "Oolong" in w] == [
+            "Oolong: /wiki/api/v2/pages/104: answered 504 (3 tries): kept as it was"
+        ]
+        assert "returned opened" in (source.staging / "Home/Tea/Oolong.html").read_text()
+        done = source.refresh()  # the service is back: the page is asked for again
+        assert done.fetched == ("Home/Tea/Oolong.html",)
+        assert "14 days" in (source.staging / "Home/Tea/Oolong.html").read_text()
+
+
+def test_a_page_that_does_not_answer_in_time_is_kept_and_named(token: str) -> None:
+    with serve(space()) as fake:
+        source = ConfluenceSource(
+            f"confluence+{fake.url}/wiki/spaces/ENG", env=current(),
+            limits=LiveLimits(timeout=0.2, retry_delays=(0.0,)),
+        )  # fmt: skip
+        source.refresh()
+        fake.pages["104"] = CPage("Oolong", "<p>New.</p>", "103", 2)
+        fake.slow["/wiki/api/v2/pages/104"] = 1.0
+        done = source.refresh()
+    assert done.fetched == () and done.deleted == ()
+    assert any(w.startswith("Oolong: ") and "no answer in 0.2 s" in w for w in done.warnings)
+    assert (source.staging / "Home/Tea/Oolong.html").is_file()
+
+
+def test_a_space_that_cannot_be_listed_stops_the_sync_with_exit_2_and_deletes_nothing(
+    token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from narezka.cli import cli
+
+    waits: list[float] = []
+    monkeypatch.setattr("narezka.sources.live_http.time.sleep", waits.append)
+    with serve(space()) as fake:
+        spec = f"confluence+{fake.url}/wiki/spaces/ENG"
+        runner = CliRunner()
+        done = runner.invoke(cli, ["index", spec, "--embedder", "hash"])
+        assert done.exit_code == 0, done.output
+        fake.pages["104"] = CPage("Oolong", "<p>Newer.</p>", "103", 2)
+        fake.fail["/wiki/api/v2/pages/104"] = [500] * 3
+        kept = runner.invoke(cli, ["sync", spec])
+        assert kept.exit_code == 0, kept.output
+        assert "Oolong" in kept.output and "kept as it was" in kept.output
+        assert waits == [1.0, 2.0]  # the default retries: after 1 s, then 2 s
+        fake.fail["/wiki/api/v2/spaces/1001/pages"] = [500] * 3
+        fake.pages.clear()
+        failed = runner.invoke(cli, ["sync", spec])
+        assert failed.exit_code == 2
+        assert "/wiki/api/v2/spaces/1001/pages: answered 500 (3 tries)" in failed.stderr
+        staged = ConfluenceSource(spec, env=current()).staging
+        assert (staged / "Home/Tea/Oolong.html").is_file()
+        found = runner.invoke(cli, ["search", "oolong", "--store", spec, "--mode", "bm25",
+                                    "--format", "json"])  # fmt: skip
+        assert found.exit_code == 0 and "Oolong.html" in found.stdout

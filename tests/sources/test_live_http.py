@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from narezka.errors import SourceUnavailableError
-from narezka.sources.live_http import TOO_LARGE, LiveClient, LiveLimits, check_origin
+from narezka.sources.live_http import TOO_LARGE, LiveClient, LiveLimits, PageFailed, check_origin
 from sources.live_fakes import Answer, Fake, serve
 
 
@@ -73,3 +73,30 @@ def test_a_token_travels_over_https_or_to_this_machine_only(url: str, ok: bool) 
     else:
         with pytest.raises(SourceUnavailableError):
             check_origin("s", url)
+
+
+def test_a_5xx_is_tried_again_after_each_delay_then_named() -> None:
+    waits: list[float] = []
+    with serve(Echo()) as fake, client(fake, waits, retry_delays=(1.0, 2.0)) as http:
+        fake.fail["/flaky"] = [500, 502]
+        assert http.get("/flaky") == {"query": {}, "auth": "Bearer t0ken"}
+        assert waits == [1.0, 2.0] and http.requests == 3
+        fake.fail["/down"] = [500, 500, 504]
+        with pytest.raises(PageFailed, match=r"/down: answered 504 \(3 tries\)"):
+            http.get("/down")
+    assert waits == [1.0, 2.0, 1.0, 2.0]
+
+
+def test_a_download_follows_its_own_origin_and_refuses_another_host() -> None:
+    with serve(Echo()) as fake, client(fake, [], max_bytes=1000) as http:
+        fake.raw["/file.pdf"] = (200, b"%PDF", {})
+        fake.raw["/old.pdf"] = (302, b"", {"Location": "/file.pdf"})
+        fake.raw["/away.pdf"] = (302, b"", {"Location": "https://cdn.example.net/x.pdf"})
+        fake.raw["/huge.pdf"] = (200, b"x" * 2000, {})
+        assert http.download("/old.pdf") == b"%PDF"
+        fake.raw["/gone.pdf"] = (404, b"", {})
+        assert http.download("/gone.pdf") is None
+        with pytest.raises(PageFailed, match=r"refused a redirect to cdn\.example\.net"):
+            http.download("/away.pdf")
+        with pytest.raises(PageFailed, match="over 1,000 bytes"):
+            http.download("/huge.pdf")

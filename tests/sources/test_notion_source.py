@@ -19,6 +19,7 @@ from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.index import Index
 from narezka.settings import Settings
 from narezka.sources import NotionSource, is_source_spec, open_source, source_from_record
+from narezka.sources.live_http import LiveLimits
 from narezka.sources.notion_blocks import render
 from sources.live_fakes import DATABASE, FakeNotion, NPage, block, serve, text, uuid
 
@@ -250,3 +251,68 @@ def test_the_command_line_indexes_searches_and_syncs_a_notion_database(
         assert synced.exit_code == 0, synced.output
         assert "0 fetched" in synced.stdout + synced.stderr and block_reads(fake) == []
         assert fake.token not in done.output + found.output + synced.output
+
+
+NO_WAIT = LiveLimits(retry_delays=(0.0, 0.0))
+
+
+def test_an_inline_database_is_a_table_in_its_page(token: str) -> None:
+    fake = workspace()
+    tasks = "f" * 32
+    fake.pages[DELIVERY].blocks.append(
+        {"object": "block", "id": uuid(tasks), "type": "child_database", "has_children": False,
+         "child_database": {"title": "Тарифы"}}
+    )  # fmt: skip
+    fake.inline[tasks] = [
+        {"Город": {"type": "title", "title": text("Москва")},
+         "Цена": {"type": "number", "number": 300},
+         "Срочно": {"type": "checkbox", "checkbox": True}},
+        {"Город": {"type": "title", "title": text("Казань | Татарстан")},
+         "Цена": {"type": "number", "number": 450},
+         "Срочно": {"type": "checkbox", "checkbox": False}},
+        {"Город": {"type": "title", "title": text("Сочи")},
+         "Цена": {"type": "number", "number": 500}},
+    ]  # fmt: skip
+    with serve(fake) as fake:
+        source = NotionSource(f"notion+{fake.url}/{DATABASE}", env=current(), limits=NO_WAIT)
+        assert "Доставка.md" in source.refresh().fetched
+        delivery = (source.staging / "Доставка.md").read_text()
+    # The title column first, then the others by name.
+    assert "**Тарифы**\n\n| Город | Срочно | Цена |\n| --- | --- | --- |\n" in delivery
+    assert "| Москва | yes | 300 |\n| Казань \\| Татарстан | no | 450 |\n| Сочи |  | 500 |" in (
+        delivery
+    )
+    assert "(a database)" not in delivery
+    assert [p for p in fake.paths("POST") if tasks in p.replace("-", "")]  # asked once
+
+
+def test_a_page_that_fails_for_now_keeps_its_staged_copy_and_children(token: str) -> None:
+    with serve(workspace()) as fake:
+        source = NotionSource(f"notion+{fake.url}/{DATABASE}", env=current(), limits=NO_WAIT)
+        source.refresh()
+        fake.pages[RETURNS].edited = "2025-04-01T00:00:00.000Z"
+        fake.pages[RETURNS].blocks[1] = block("paragraph", "Вскрытый чай не возвращается.")
+        fake.fail[f"/v1/blocks/{RETURNS}/children"] = [500, 502, 500]
+        done = source.refresh()
+        assert done.fetched == () and done.deleted == ()  # Улун, its child, stays too
+        assert any(w.startswith("Возврат: ") and "answered 500 (3 tries): kept as it was" in w
+                   for w in done.warnings)  # fmt: skip
+        assert "в течение 14 дней" in (source.staging / "Возврат.md").read_text()
+        assert (source.staging / "Возврат" / "Улун.md").is_file()
+        again = source.refresh()
+        assert again.fetched == ("Возврат.md",) and again.deleted == ()
+        assert "не возвращается" in (source.staging / "Возврат.md").read_text()
+
+
+def test_a_database_that_cannot_be_listed_stops_the_refresh_and_deletes_nothing(
+    token: str,
+) -> None:
+    with serve(workspace()) as fake:
+        source = NotionSource(f"notion+{fake.url}/{DATABASE}", env=current(), limits=NO_WAIT)
+        source.refresh()
+        fake.fail[f"/v1/databases/{uuid(DATABASE)}/query"] = [502] * 3
+        with pytest.raises(SourceUnavailableError, match=r"answered 502 \(3 tries\)"):
+            source.refresh()
+        assert sorted(p.name for p in source.staging.rglob("*.md")) == [
+            "Возврат.md", "Доставка.md", "Улун.md"
+        ]  # fmt: skip

@@ -177,7 +177,7 @@ class Splitting:
 def _user_cache() -> Path:
     """The user's embedding cache file as the environment says (``NAREZKA_CACHE_DIR``), read
     here at the top and handed to the run."""
-    from narezka.embed.cache import default_cache_path
+    from narezka.embed import default_cache_path
 
     return default_cache_path(environment.current())
 

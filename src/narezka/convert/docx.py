@@ -25,7 +25,13 @@ from narezka.convert.docx_blocks import (
 )
 from narezka.convert.docx_comments import Anchors, anchor_comments
 from narezka.convert.guard import check_office_zip, parse_xml
-from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, table_markdown
+from narezka.convert.markdown import (
+    CodeRun,
+    Converted,
+    MarkdownWriter,
+    escape_line,
+    table_markdown,
+)
 from narezka.convert.ooxml import Notes, open_package
 from narezka.errors import ConvertError
 from narezka.types import SourceLocation
@@ -143,23 +149,15 @@ class _Body:
         self.styles = styles
         self.numbering = numbering
         self.ctx = ctx
-        self.code: list[str] = []
-        self.code_at = SourceLocation()
+        self.code = CodeRun(self.writer)
         self.numbers: dict[tuple[str, int], int] = {}
-
-    def flush_code(self) -> None:
-        if self.code:
-            body = "\n".join(self.code)
-            fence = "~~~~" if "```" in body else "```"
-            self.writer.block(f"{fence}\n{body}\n{fence}", self.code_at)
-            self.code.clear()
 
     def _is_code(self, p: Any) -> bool:
         return self.styles.is_code_style(_style_id(p)) or is_code(p, self.ctx)
 
     def write(self, block: Any, where: SourceLocation) -> None:
         if block.tag == W + "tbl":
-            self.flush_code()
+            self.code.flush()
             rows = table_rows(block, self.ctx)
             titles = title_rows(block, max(map(len, rows), default=0))
             for row in rows[:titles]:
@@ -169,12 +167,10 @@ class _Body:
         level = self.styles.heading_level(_style_id(block))
         para = paragraph(block, self.ctx, plain=bool(level))
         if not level and para.text.strip() and self._is_code(block):
-            if not self.code:
-                self.code_at = where
             raw = paragraph(block, dataclasses.replace(self.ctx, marks=False), plain=True)
-            self.code.append(raw.text.rstrip())
+            self.code.add(raw.text.rstrip(), lambda: where)
         else:
-            self.flush_code()
+            self.code.flush()
             self._text(block, para.text.strip(), level, where)
         for item in para.anchored:
             if isinstance(item, str):
@@ -317,7 +313,7 @@ def convert_docx(data: bytes, path: str) -> Converted:
         except Exception:  # one odd block must not cost the file
             kind = "table" if block.tag == W + "tbl" else "paragraph"
             notes.skip(f"block {number}", kind)
-    body.flush_code()
+    body.code.flush()
     meta = _extras(body, package, notes)
     if body.writer.empty():
         notes.add(_why_empty(body_element))

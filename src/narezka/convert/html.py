@@ -32,6 +32,7 @@ from narezka.convert.markdown import (
     Converted,
     MarkdownWriter,
     escape_line,
+    fenced,
     inline_text,
     link,
     safe_url,
@@ -185,8 +186,7 @@ class _Renderer:
             self.emit("#" * _HEADINGS[tag] + " " + text, text)
         elif tag == "pre":
             body = el.text_content().strip("\n")
-            fence = "~~~~" if "```" in body else "```"
-            self.emit(f"{fence}\n{body}\n{fence}", body)
+            self.emit(fenced(body), body)
         elif tag == "table":
             rows = [r for r in table_grid(el) if any(r)]
             if rows:

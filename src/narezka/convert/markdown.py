@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import astuple, dataclass, field
 from typing import Any
 
 from narezka.types import ProvenanceSpan, SourceLocation
 
 __all__ = [
+    "CodeRun",
     "Converted",
     "MarkdownWriter",
+    "code_fence",
     "escape_line",
+    "fenced",
     "inline_text",
     "link",
     "safe_url",
@@ -127,6 +130,18 @@ def table_lines(rows: Iterable[Sequence[str]], width: int) -> Iterator[str]:
             yield "|" + "---|" * width
 
 
+def code_fence(body: str) -> str:
+    """The fence for a code block of ``body``: tildes where the code holds backticks' fence,
+    which would otherwise close the block early."""
+    return "~~~~" if "```" in body else "```"
+
+
+def fenced(body: str) -> str:
+    """``body`` as one fenced code block."""
+    fence = code_fence(body)
+    return f"{fence}\n{body}\n{fence}"
+
+
 class MarkdownWriter:
     """Appends blocks separated by a blank line and records the location of every piece."""
 
@@ -179,3 +194,26 @@ class MarkdownWriter:
         if text:
             text += "\n"
         return Converted(text, tuple(self._spans), dict(meta or {}))
+
+
+class CodeRun:
+    """Code paragraphs in a row (Word, OpenDocument), written as one fenced block at the
+    place of the first of them."""
+
+    def __init__(self, writer: MarkdownWriter) -> None:
+        self.writer = writer
+        self.lines: list[str] = []
+        self.at = SourceLocation()
+
+    def add(self, line: str, where: Callable[[], SourceLocation]) -> None:
+        """One more line; ``where`` is asked for the first line's place only (a converter
+        that numbers its blocks counts the run as one)."""
+        if not self.lines:
+            self.at = where()
+        self.lines.append(line)
+
+    def flush(self) -> None:
+        """Write the run gathered so far, if any, and start a new one."""
+        if self.lines:
+            self.writer.block(fenced("\n".join(self.lines)), self.at)
+            self.lines.clear()

@@ -13,7 +13,7 @@ from typing import Any
 from narezka.convert.guard import ZIP_ERRORS, check_office_zip, parse_xml
 from narezka.convert.markdown import Converted, MarkdownWriter
 from narezka.convert.ooxml import Notes
-from narezka.convert.sheets import write_sheet
+from narezka.convert.sheets import sheets_result, write_sheet
 from narezka.errors import ConversionLimitError, ConvertError, PasswordProtectedError
 
 __all__ = ["convert_ods", "odf_content"]
@@ -151,9 +151,4 @@ def convert_ods(data: bytes, path: str) -> Converted:
             raise
         except Exception:  # one damaged sheet must not cost the workbook
             notes.skip(f"sheet {table.get(f'{_TABLE}name') or ''!r}", "sheet")
-    meta: dict[str, Any] = {"comments": comments} if comments else {}
-    if all(line.startswith("# ") or not line for line in writer.result().markdown.splitlines()):
-        notes.add("no text: the spreadsheet's sheets hold no cell values")
-    if notes:
-        meta["notes"] = notes.lines()
-    return writer.result(meta)
+    return sheets_result(writer, notes, comments, "spreadsheet")

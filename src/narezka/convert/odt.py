@@ -10,7 +10,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from narezka.convert.guard import check_office_zip, parse_xml
-from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, link, table_markdown
+from narezka.convert.markdown import (
+    CodeRun,
+    Converted,
+    MarkdownWriter,
+    escape_line,
+    link,
+    table_markdown,
+)
 from narezka.errors import ConvertError
 from narezka.types import SourceLocation
 
@@ -152,19 +159,11 @@ class _Reader:
         self.styles = styles
         self.writer = MarkdownWriter()
         self.number = 0
-        self.code: list[str] = []
-        self.code_at = SourceLocation()
+        self.code = CodeRun(self.writer)
 
     def where(self) -> SourceLocation:
         self.number += 1
         return SourceLocation(element=f"p{self.number}")
-
-    def flush(self) -> None:
-        if self.code:
-            body = "\n".join(self.code)
-            fence = "~~~~" if "```" in body else "```"
-            self.writer.block(f"{fence}\n{body}\n{fence}", self.code_at)
-            self.code.clear()
 
     def blocks(self, parent: Any) -> None:
         for el in parent:
@@ -172,22 +171,11 @@ class _Reader:
             if tag in _SKIP:
                 continue
             if tag == f"{_TEXT}p" and self.styles.is_code(el.get(f"{_TEXT}style-name") or ""):
-                if not self.code:
-                    self.code_at = self.where()
-                self.code.append(_inline(el).rstrip())
+                self.code.add(_inline(el).rstrip(), self.where)
                 continue
-            self.flush()
-            if tag == f"{_TEXT}h":
-                text = " ".join(_inline(el).split())
-                level = min(max(int(el.get(f"{_TEXT}outline-level") or 1), 1), 6)
-                if text:
-                    self.writer.block("#" * level + " " + text, self.where())
-            elif tag == f"{_TEXT}p":
-                text = " ".join(_inline(el).split())
-                if text and self.styles.is_title(el.get(f"{_TEXT}style-name") or ""):
-                    self.writer.block("# " + text, self.where())
-                elif text:
-                    self.writer.block(escape_line(text), self.where())
+            self.code.flush()
+            if tag in (f"{_TEXT}h", f"{_TEXT}p"):
+                self.text(el, heading=tag == f"{_TEXT}h")
             elif tag == f"{_TEXT}list":
                 self.items(el, 0, el.get(f"{_TEXT}style-name") or "")
             elif tag == f"{_TABLE}table":
@@ -199,7 +187,20 @@ class _Reader:
             elif tag == f"{_DRAW}frame":
                 for box in el.iter(f"{_DRAW}text-box"):
                     self.blocks(box)
-        self.flush()
+        self.code.flush()
+
+    def text(self, el: Any, *, heading: bool) -> None:
+        """A heading, or a paragraph (a title-styled one as a first-level heading); one
+        without text writes nothing."""
+        text = " ".join(_inline(el).split())
+        if heading:
+            level = min(max(int(el.get(f"{_TEXT}outline-level") or 1), 1), 6)
+            if text:
+                self.writer.block("#" * level + " " + text, self.where())
+        elif text and self.styles.is_title(el.get(f"{_TEXT}style-name") or ""):
+            self.writer.block("# " + text, self.where())
+        elif text:
+            self.writer.block(escape_line(text), self.where())
 
     def items(self, lst: Any, depth: int, style: str) -> None:
         style = lst.get(f"{_TEXT}style-name") or style

@@ -34,6 +34,7 @@ __all__ = [
     "convert_csv_file",
     "convert_tsv_file",
     "convert_xlsx",
+    "sheets_result",
     "write_sheet",
 ]
 
@@ -294,6 +295,19 @@ def write_sheet(
     return anchored
 
 
+def sheets_result(
+    writer: MarkdownWriter, notes: Notes, comments: list[dict[str, Any]], kind: str
+) -> Converted:
+    """A spreadsheet's Markdown, its cells' comments and its notes, with a note where no
+    sheet of the ``kind`` (``workbook``, ``spreadsheet``) holds a value: headings alone."""
+    meta: dict[str, Any] = {"comments": comments} if comments else {}
+    if all(line.startswith("# ") or not line for line in writer.result().markdown.splitlines()):
+        notes.add(f"no text: the {kind}'s sheets hold no cell values")
+    if notes:
+        meta["notes"] = notes.lines()
+    return writer.result(meta)
+
+
 def convert_xlsx(data: bytes, path: str) -> Converted:
     """Convert a workbook (.xlsx, or .xlsm: its macros are never run nor read) to Markdown:
     ``# sheet``, then each of its tables under its title lines, located by sheet and range.
@@ -338,12 +352,7 @@ def convert_xlsx(data: bytes, path: str) -> Converted:
                 notes.skip(f"sheet {sheet.title!r}", "sheet")
     finally:
         book.close()
-    meta: dict[str, Any] = {"comments": comments} if comments else {}
-    if all(line.startswith("# ") or not line for line in writer.result().markdown.splitlines()):
-        notes.add("no text: the workbook's sheets hold no cell values")
-    if notes:
-        meta["notes"] = notes.lines()
-    return writer.result(meta)
+    return sheets_result(writer, notes, comments, "workbook")
 
 
 def _csv_rows(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from narezka._lazy import lazy_face
-from narezka.discover.decode import decode_bytes, normalize_newlines
+from narezka.discover.decode import decode_bytes, normalize_newlines, replace_surrogates
 from narezka.discover.walk import iter_files, read_all, read_document
 
 if TYPE_CHECKING:
@@ -20,5 +20,6 @@ __all__ = [
     "normalize_newlines",
     "read_all",
     "read_document",
+    "replace_surrogates",
     "special_kind",
 ]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from narezka.convert import charset
 from narezka.errors import BinaryFileError, DecodeError
 
-__all__ = ["decode_bytes", "junk_kind", "normalize_newlines"]
+__all__ = ["decode_bytes", "junk_kind", "normalize_newlines", "replace_surrogates"]
 
 _SNIFF = 8192
 """Binary sniffing looks at this many leading bytes only: enough to judge, cheap on big files."""
@@ -85,6 +85,20 @@ bytes and Latin-1 text read in either table give a third or more odd characters.
 def normalize_newlines(text: str) -> str:
     """Remove one leading BOM and turn CRLF and lone CR into LF; change nothing else."""
     return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(text: str) -> tuple[str, int]:
+    """``text`` with every surrogate code point (U+D800–U+DFFF) as U+FFFD, and how many.
+
+    A Python string can hold them (a converter's library, a caller's ``"\\ud83d"`` escape)
+    but UTF-8 cannot: hashing, token counting and the store would fail on the first one.
+    One character for one keeps every offset (chunk spans, page provenance) as it was."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text, 0
+    return _SURROGATE.subn("\ufffd", text)
 
 
 def binary_signature(raw: bytes) -> str | None:

@@ -98,6 +98,9 @@ def _load_front_matter(raw: str) -> tuple[Any, str]:
         return None, f"front matter is not valid YAML ({exc.__class__.__name__})"
     except RecursionError:
         return None, f"front matter nests deeper than {FRONT_MATTER_DEPTH} levels"
+    except (ValueError, OverflowError) as exc:
+        # Well-formed YAML whose value cannot be built: 2024-02-30, a 5,000-digit number.
+        return None, f"front matter holds a value that cannot be read ({exc})"
 
 
 def _oversized(root: yaml.Node) -> str:

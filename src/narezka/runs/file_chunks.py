@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from narezka.convert import locate
-from narezka.discover import read_document
+from narezka.discover import read_document, replace_surrogates
 from narezka.discover.vault import is_vault
 from narezka.enrich.hashes import doc_hash
 from narezka.errors import ConfigError, NarezkaError, NarezkaWarning, SourceError
@@ -93,6 +93,9 @@ def chunk_raw(
 ) -> FileChunks:
     """Chunks of one decoded document; ``auto`` first picks the strategy for this file.
     A ``note`` of an Obsidian vault has its callouts kept whole where they fit."""
+    text, surrogates = replace_surrogates(raw.text)
+    if surrogates:
+        raw = dataclasses.replace(raw, text=text)
     chosen = strategy.choose(raw) if _chooses(strategy) else strategy
     # Once per document, over its whole text: every range the strategy tries reuses it.
     secrets = find_secrets(raw.text) if params.redact else ()
@@ -104,10 +107,19 @@ def chunk_raw(
         doc, warnings = plain_document(raw, secrets), []
     with warnings_module.catch_warnings(record=True) as caught:
         warnings_module.simplefilter("always", NarezkaWarning)
+        if surrogates:
+            warnings_module.warn(_surrogates_note(surrogates), NarezkaWarning, stacklevel=2)
         chunks = chosen.split(doc, params, counter)
     notes = [*warnings, *(f"{raw.source}: {w.message}" for w in caught)]
     removed = removed_characters(doc.text[doc.body_start :])
     return FileChunks(chunks, notes, removed, chosen.name, caught, count_kinds(doc.secrets))
+
+
+def _surrogates_note(count: int) -> str:
+    return (
+        f"{count} surrogate code point{'s' if count > 1 else ''} (U+D800–U+DFFF, not text "
+        "UTF-8 can hold) read as U+FFFD"
+    )
 
 
 def _chooses(strategy: Strategy | Chooser) -> TypeGuard[Chooser]:

@@ -109,7 +109,7 @@ def open_source(
     if spec.startswith(SEVERAL_PREFIX) or Path(spec).name == "narezka.toml":
         if link_template is not None:
             raise ConfigError(f"{spec}: each [[sources]] table sets its own link_template")
-        return several_from_config(Path(spec.removeprefix(SEVERAL_PREFIX)), cache)
+        return several_from_config(Path(spec.removeprefix(SEVERAL_PREFIX)), cache, env)
     if spec.startswith(("http://", "https://")):
         if link_template is not None:
             raise ConfigError(f"{strip_credentials(spec)}: a site's pages link to themselves")
@@ -130,7 +130,7 @@ def source_from_record(
         return None
     cache = cache_root(env) if env is not None else None
     if isinstance(record, Mapping) and record.get("kind") == "several":
-        return several_from_record(record, where, cache)
+        return several_from_record(record, where, env)
     if isinstance(record, Mapping) and record.get("kind") == "site":
         return SiteSource(str(record.get("spec")), cache=cache)
     if isinstance(record, Mapping) and record.get("kind") == "confluence":

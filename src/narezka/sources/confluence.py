@@ -17,27 +17,47 @@ The spelling is the space's own address with ``confluence+`` before it:
 Each page is staged as HTML (``narezka.sources.confluence_storage``: macros' text kept) at the
 path its ancestors' titles make (``Home/Setup.html``); a hit links to the page's web address.
 An unchanged version number is neither fetched nor converted again (``live_staging``).
+
+A page's **attachments** that narezka reads (PDF, Office, text; not images) are listed when the
+page's version changed (Cloud ``/wiki/api/v2/pages/{id}/attachments``, Data Center
+``/rest/api/content/{id}/child/attachment``), downloaded (each under the size cap; a redirect
+to another host refused, so the token never leaves) and staged in the page's folder
+(``Home/Setup/spec.pdf``: the page, then the file), converted like a local file; a hit links
+to the page, and messages name it ``Setup › spec.pdf``. An unchanged page's attachments are
+taken from the last refresh's record: one added without editing the page arrives with the
+page's next version. Confluence Cloud may answer a download with a redirect to its media
+host: that is refused like any other host, and the attachment named and left out.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from narezka import environment
 from narezka.errors import ConfigError, SourceUnavailableError
-from narezka.sources.base import STATE_FILE, CachedSource, Refresh, strip_credentials
+from narezka.formats import CONVERTED_SUFFIXES
+from narezka.sources.base import strip_credentials
 from narezka.sources.confluence_storage import storage_page
 from narezka.sources.live_http import (
     DEFAULT_LIMITS,
     TOO_LARGE,
     LiveClient,
     LiveLimits,
+    PageFailed,
     check_origin,
 )
-from narezka.sources.live_staging import LivePage, stage_pages, staged_links, trail
+from narezka.sources.live_staging import (
+    Body,
+    LivePage,
+    LiveSource,
+    kept_on_failure,
+    previous_attachments,
+    previous_pages,
+    trail,
+)
 
 __all__ = ["CONFLUENCE_PREFIX", "ConfluenceSource"]
 
@@ -48,9 +68,14 @@ PAGE_LIMIT = 250
 """Pages asked for per request (Cloud allows 250; Data Center caps it lower itself)."""
 _CLOUD = re.compile(r"^(?P<base>.*?/wiki)/spaces/(?P<key>[^/?#]+)")
 _SERVER = re.compile(r"^(?P<base>.*?)/display/(?P<key>[^/?#]+)")
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".tif", ".tiff", ".svg", ".webp"})
+ATTACHMENT_SUFFIXES = (CONVERTED_SUFFIXES | {".md", ".markdown", ".txt"}) - IMAGE_SUFFIXES
+"""Attachments staged: what narezka reads, images aside (a diagram's pixels are no text)."""
+MAX_ATTACHMENTS = 200
+"""Attachments of one page staged at most."""
 
 
-class ConfluenceSource(CachedSource):
+class ConfluenceSource(LiveSource):
     """The pages of one Confluence space (see the module docstring)."""
 
     kind = "confluence"
@@ -62,6 +87,8 @@ class ConfluenceSource(CachedSource):
         cache: Path | None = None,
         limits: LiveLimits = DEFAULT_LIMITS,
         env: environment.Environment | None = None,
+        home: Path | None = None,
+        staging: Path | None = None,
     ) -> None:
         url = strip_credentials(spec.removeprefix(CONFLUENCE_PREFIX))
         parts = urlsplit(url)
@@ -77,14 +104,11 @@ class ConfluenceSource(CachedSource):
         self.base = found["base"]
         self.key = found["key"]
         where = "/spaces/" if self.cloud else "/display/"
-        self._settle(f"{CONFLUENCE_PREFIX}{self.base}{where}{self.key}", cache)
-        self.limits = limits
-        self._env = env
-        self.requests = 0
-        """Requests the last refresh sent (the tests count them)."""
+        spec = f"{CONFLUENCE_PREFIX}{self.base}{where}{self.key}"
+        self._place(spec, cache, home, staging, limits, env)
 
     def _client(self) -> LiveClient:
-        env = self._env if self._env is not None else environment.Environment()
+        env = self._environment()
         origin = check_origin(self.spec, self.base)
         token, user = env.confluence_token, env.confluence_user
         if token is None:
@@ -99,22 +123,68 @@ class ConfluenceSource(CachedSource):
             token_variable=environment.CONFLUENCE_TOKEN,
         )  # fmt: skip
 
-    def refresh(self) -> Refresh:
-        warnings: list[str] = []
-        with self._client() as client:
-            try:
-                pages = self._cloud_pages(client) if self.cloud else self._server_pages(client)
-                if len(pages) > MAX_PAGES:
-                    warnings.append(f"{self.spec}: over {MAX_PAGES:,} pages: the rest left out")
-                    pages = dict(list(pages.items())[:MAX_PAGES])
-                refresh = stage_pages(
-                    self.staging, self.home / STATE_FILE, "confluence", pages,
-                    lambda page: self._body(client, page, pages, warnings), warnings,
-                )  # fmt: skip
-            finally:
-                self.requests = client.requests
-        self._links = None
-        return refresh
+    def _listing(self, client: LiveClient, warnings: list[str]) -> tuple[
+        dict[str, LivePage], Body
+    ]:  # fmt: skip
+        pages = self._cloud_pages(client) if self.cloud else self._server_pages(client)
+        if len(pages) > MAX_PAGES:
+            warnings.append(f"{self.spec}: over {MAX_PAGES:,} pages: the rest left out")
+            pages = dict(list(pages.items())[:MAX_PAGES])
+        pages.update(self._attachments(client, pages, warnings))
+
+        def body(page: LivePage) -> bytes | None:
+            def read() -> bytes | None:
+                if page.download:
+                    return self._file(client, page, warnings)
+                return self._body(client, page, pages, warnings)
+
+            return kept_on_failure(read, page, warnings)
+
+        return pages, body
+
+    def _attachments(
+        self, client: LiveClient, pages: dict[str, LivePage], warnings: list[str]
+    ) -> dict[str, LivePage]:
+        """The attachments to stage: listed anew for a page whose version changed, taken
+        from the record for the others."""
+        old = previous_pages(self.state)
+        found: dict[str, LivePage] = {}
+        for page in list(pages.values()):
+            if old.get(page.id, {}).get("version") == page.version:
+                listed = previous_attachments(self.state, page)
+            else:
+                try:
+                    listed = self._list_attachments(client, page)
+                except PageFailed as exc:
+                    warnings.append(f"{page.title}: attachments not listed: {exc.problem}")
+                    listed = previous_attachments(self.state, page)
+            found.update((item.id, item) for item in listed[:MAX_ATTACHMENTS])
+        return found
+
+    def _list_attachments(self, client: LiveClient, page: LivePage) -> list[LivePage]:
+        """The page's attachments narezka reads, as the service lists them."""
+        if self.cloud:
+            url: str | None = f"{self.base}/api/v2/pages/{quote(page.id)}/attachments"
+            params: dict[str, Any] | None = {"limit": PAGE_LIMIT}
+        else:
+            url = f"{self.base}/rest/api/content/{quote(page.id)}/child/attachment"
+            params = {"limit": PAGE_LIMIT, "expand": "version"}
+        listed: list[LivePage] = []
+        while url is not None and len(listed) < MAX_ATTACHMENTS:
+            answer = client.get(url, params, missing_ok=True) or {}
+            for row in answer.get("results", ()):
+                item = _attachment(row, page) if isinstance(row, dict) else None
+                if item is not None:
+                    listed.append(item)
+            url, params = self._absolute(_next(answer)), None
+        return listed
+
+    def _file(self, client: LiveClient, page: LivePage, warnings: list[str]) -> bytes | None:
+        """An attachment's bytes; None (named) when it is gone since it was listed."""
+        data = client.download(self.base + page.download)
+        if data is None:
+            warnings.append(f"{page.name}: gone since the space was listed")
+        return data
 
     def _cloud_pages(self, client: LiveClient) -> dict[str, LivePage]:
         api = f"{self.base}/api/v2"
@@ -153,13 +223,16 @@ class ConfluenceSource(CachedSource):
                     parent = ancestors[-1].get("id") if ancestors else None
                     page = self._page(row, parent)
                     pages[page.id] = page
-            # Data Center's next link is relative to the context path (the base), Cloud's
-            # to the host; one that already starts with the context path is taken as it is.
-            link, context = _next(answer), urlsplit(self.base).path
-            if link and link.startswith("/") and not (context and link.startswith(context + "/")):
-                link = self.base + link
-            url, params = link, None
+            url, params = self._absolute(_next(answer)), None
         return pages
+
+    def _absolute(self, link: str | None) -> str | None:
+        """A Data Center ``next`` link: relative to the context path (the base), Cloud's to
+        the host; one that already starts with the context path is taken as it is."""
+        context = urlsplit(self.base).path
+        if self.cloud or not link or not link.startswith("/"):
+            return link
+        return link if context and link.startswith(context + "/") else self.base + link
 
     def _page(self, row: dict[str, Any], parent: object) -> LivePage:
         version = row.get("version")
@@ -203,11 +276,33 @@ class ConfluenceSource(CachedSource):
         value = storage.get("value") if isinstance(storage, dict) else None
         return storage_page(page.title, value if isinstance(value, str) else "", trail(page, pages))
 
-    def _read_links(self) -> dict[str, str]:
-        return staged_links(self.home / STATE_FILE)
-
 
 def _next(answer: dict[str, Any]) -> str | None:
     links = answer.get("_links")
     found = links.get("next") if isinstance(links, dict) else None
     return found if isinstance(found, str) and found else None
+
+
+def _attachment(row: dict[str, Any], page: LivePage) -> LivePage | None:
+    """One attachment as the service lists it (Cloud v2's ``downloadLink``, Data Center's
+    ``_links.download``), None for one narezka does not read (an image, an unknown kind)."""
+    title = PurePosixPath(str(row.get("title") or ""))
+    media = row.get("mediaType") or (row.get("metadata") or {}).get("mediaType") or ""
+    suffix = title.suffix.lower()
+    links = row.get("_links") if isinstance(row.get("_links"), dict) else {}
+    assert isinstance(links, dict)
+    download = row.get("downloadLink") or links.get("download")
+    if (
+        row.get("id") is None
+        or str(media).startswith("image/")
+        or suffix not in ATTACHMENT_SUFFIXES
+        or not isinstance(download, str)
+        or not download.startswith("/")
+    ):
+        return None
+    version = row.get("version")
+    number = version.get("number") if isinstance(version, dict) else None
+    return LivePage(
+        id=f"att-{row['id']}", title=title.stem, version=str(number), parent=page.id,
+        link=page.link, suffix=suffix, download=download, label=f"{page.title} › {title}",
+    )  # fmt: skip

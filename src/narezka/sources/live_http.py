@@ -2,11 +2,14 @@
 
 Every request has a timeout and every answer a size cap (abandoned as it streams); a ``429``
 or ``503`` is retried after its ``Retry-After`` (bounded: a service asking for more than
-:data:`MAX_WAIT_SECONDS`, or again after :data:`MAX_RETRIES` tries, stops the run); ``401`` and
-``403`` name the variable the token came from, never the token. Requests go to the service's
-own origin only: a redirect, or a ``next`` link to another host, is refused before it is
-followed, so the token is never sent elsewhere. httpx logs URLs, never headers; no URL here
-carries a credential.
+:data:`MAX_WAIT_SECONDS`, or again after :data:`MAX_RETRIES` tries, stops the run); a ``5xx``
+or no answer is tried again after each of :attr:`LiveLimits.retry_delays`, then raises
+:class:`PageFailed` (a page's reader keeps that page's staged copy; a listing's stops the
+run); ``401`` and ``403`` name the variable the token came from, never the token. Requests go
+to the service's own origin only: a redirect, or a ``next`` link to another host, is refused
+before it is followed, so the token is never sent elsewhere (a download follows a few
+redirects on its own origin and refuses one to another host the same way). httpx logs URLs,
+never headers; no URL here carries a credential.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ __all__ = [
     "TOO_LARGE",
     "LiveClient",
     "LiveLimits",
+    "PageFailed",
     "check_origin",
 ]
 
@@ -36,6 +40,8 @@ MAX_RETRIES = 5
 """Tries of one request the service rate-limits (``429``/``503``) before the run stops."""
 MAX_WAIT_SECONDS = 60.0
 """The longest ``Retry-After`` honoured; a service asking for more stops the run, by name."""
+MAX_REDIRECTS = 5
+"""Redirects on the service's own origin a download follows at most."""
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 """Hosts a token may be sent to over plain ``http`` (a local fake, a tunnel): others need
 ``https``."""
@@ -52,6 +58,15 @@ class LiveLimits:
 
     timeout: float = 30.0
     max_bytes: int = 16 << 20
+    retry_delays: tuple[float, ...] = (1.0, 2.0)
+    """Seconds waited before each new try of a request that got a ``5xx`` or no answer (the
+    tests pass zeros: nothing sleeps)."""
+
+
+class PageFailed(SourceUnavailableError):
+    """One request failed for now (a ``5xx`` or no answer, retries spent, or a download
+    redirected to another host): a page's reader names the page and keeps its staged copy;
+    raised from a listing, it stops the run like any SourceUnavailableError."""
 
 
 DEFAULT_LIMITS = LiveLimits()
@@ -82,7 +97,7 @@ class LiveClient:
         auth: tuple[str, str] | None = None,
         token_variable: str,
         limits: LiveLimits = DEFAULT_LIMITS,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         try:
             import httpx
@@ -94,7 +109,7 @@ class LiveClient:
         self.token_variable = token_variable
         self.limits = limits
         self.requests = 0
-        self._sleep = sleep
+        self._sleep = sleep if sleep is not None else time.sleep  # looked up now: tests swap it
         self._client = httpx.Client(
             timeout=httpx.Timeout(limits.timeout),
             follow_redirects=False,
@@ -152,16 +167,7 @@ class LiveClient:
         a ``404`` or ``400``, status :data:`TOO_LARGE` for an answer past the cap; a refused
         token, another error status or an answer that is not JSON raise, by name."""
         url = self.url(path)
-        for attempt in range(MAX_RETRIES + 1):
-            status, headers, data = self._send(method, url, params, body)
-            if status not in (429, 503):
-                break
-            wait = _retry_after(headers.get("retry-after"), attempt)
-            if wait > MAX_WAIT_SECONDS or attempt == MAX_RETRIES:
-                raise SourceUnavailableError(
-                    self.source, f"the service is rate-limiting narezka ({status}): try later"
-                )
-            self._sleep(wait)
+        status, _, data = self._exchange(method, url, params, body)
         if status in (TOO_LARGE, 400, 404):
             return status, None
         self._check(status, url)
@@ -172,6 +178,65 @@ class LiveClient:
         if not isinstance(found, dict):
             raise SourceUnavailableError(self.source, f"{_path(url)}: the answer is not JSON")
         return status, found
+
+    def download(self, path: str) -> bytes | None:
+        """The raw bytes at ``path`` (an attachment): None for a ``404``; redirects on this
+        origin followed (at most :data:`MAX_REDIRECTS`), one elsewhere refused as
+        :class:`PageFailed`, so is an answer past the cap."""
+        url = self.url(path)
+        for _ in range(MAX_REDIRECTS + 1):
+            status, headers, data = self._exchange("GET", url, None, None)
+            if status == TOO_LARGE:
+                why = f"{_path(url)}: over {self.limits.max_bytes:,} bytes"
+                raise PageFailed(self.source, why)
+            if status in (301, 302, 303, 307, 308):
+                target = urljoin(url, headers.get("location", ""))
+                if not target.startswith(self.origin + "/"):
+                    host = urlsplit(target).hostname or target
+                    raise PageFailed(self.source, f"{_path(url)}: refused a redirect to {host}")
+                url = target
+                continue
+            if status == 404:
+                return None
+            self._check(status, url)
+            return data
+        raise PageFailed(self.source, f"{_path(url)}: over {MAX_REDIRECTS} redirects")
+
+    def _exchange(
+        self, method: str, url: str, params: Mapping[str, Any] | None, body: Any
+    ) -> tuple[int, httpx.Headers, bytes]:
+        """One request: rate limits waited out, a ``5xx`` or no answer tried again after
+        each of the limits' retry delays (then :class:`PageFailed`, naming the last
+        failure)."""
+        delays = iter(self.limits.retry_delays)
+        throttled = 0
+        while True:
+            try:
+                status, headers, data = self._send(method, url, params, body)
+            except PageFailed:
+                delay = next(delays, None)
+                if delay is None:
+                    raise
+                self._sleep(delay)
+                continue
+            if status in (429, 503):
+                wait = _retry_after(headers.get("retry-after"), throttled)
+                if wait > MAX_WAIT_SECONDS or throttled == MAX_RETRIES:
+                    raise SourceUnavailableError(
+                        self.source, f"the service is rate-limiting narezka ({status}): try later"
+                    )
+                throttled += 1
+                self._sleep(wait)
+                continue
+            if status >= 500:
+                delay = next(delays, None)
+                if delay is None:
+                    tries = len(self.limits.retry_delays) + 1
+                    why = f"{_path(url)}: answered {status} ({tries} tries)"
+                    raise PageFailed(self.source, why)
+                self._sleep(delay)
+                continue
+            return status, headers, data
 
     def _send(
         self, method: str, url: str, params: Mapping[str, Any] | None, body: Any
@@ -193,10 +258,10 @@ class LiveClient:
                 return answer.status_code, answer.headers, b"".join(chunks)
         except httpx.TimeoutException:
             why = f"{_path(url)}: no answer in {self.limits.timeout:g} s"
-            raise SourceUnavailableError(self.source, why) from None
+            raise PageFailed(self.source, why) from None
         except httpx.HTTPError as exc:
             why = f"{_path(url)}: {type(exc).__name__}"
-            raise SourceUnavailableError(self.source, why) from None
+            raise PageFailed(self.source, why) from None
 
     def _check(self, status: int, url: str) -> None:
         if status == 401:

@@ -7,6 +7,11 @@ version is not the one staged. A page whose version is unchanged but whose place
 moved is moved, not fetched; a page the service no longer lists is removed, only ever among
 the files this source staged (its ``state.json`` names them). The state holds ids, versions,
 paths and links: never a credential.
+
+:class:`LiveSource` is the rest the two share once: their place in the cache (alone, or a
+member of several sources), the token read from the environment at refresh, one client per
+refresh, a page that fails for now kept as it was (:func:`kept_on_failure`), and hit links
+read from the state.
 """
 
 from __future__ import annotations
@@ -19,9 +24,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from narezka.sources.base import Refresh, read_state, safe_member, write_state
+from narezka import environment
+from narezka.sources.base import (
+    STATE_FILE,
+    CachedSource,
+    Refresh,
+    read_state,
+    safe_member,
+    write_state,
+)
+from narezka.sources.live_http import LiveClient, LiveLimits, PageFailed
 
-__all__ = ["LivePage", "page_paths", "previous_pages", "stage_pages", "staged_links", "trail"]
+__all__ = [
+    "LivePage",
+    "LiveSource",
+    "kept_on_failure",
+    "page_paths",
+    "previous_attachments",
+    "previous_pages",
+    "stage_pages",
+    "staged_links",
+    "trail",
+]
+
+Body = Callable[["LivePage"], bytes | None]
 
 MAX_DEPTH = 32
 """Parents followed for a page's path at most (a cycle in what a service says stops here)."""
@@ -42,6 +68,15 @@ class LivePage:
     children: tuple[str, ...] = ()
     """Child pages the body named (Notion): kept so an unchanged page's children are still
     visited without fetching it."""
+    download: str = ""
+    """An attachment's download path (Confluence): this "page" is a file of its parent's,
+    staged in the parent's folder; its state row keeps what lists it again unfetched."""
+    label: str = ""
+    """How messages name it when its title alone would not (``Setup › spec.pdf``)."""
+
+    @property
+    def name(self) -> str:
+        return self.label or self.title
 
 
 def title_component(title: str) -> str:
@@ -99,7 +134,7 @@ def stage_pages(
     state: Path,
     kind: str,
     pages: Mapping[str, LivePage],
-    body: Callable[[LivePage], bytes | None],
+    body: Body,
     warnings: list[str],
 ) -> Refresh:
     """Bring ``staging`` to ``pages`` (see the module docstring). ``body`` reads one page
@@ -109,6 +144,7 @@ def stage_pages(
     path another page had (a rename, then a new page under the old name) overwrites nothing
     still wanted."""
     staging.mkdir(parents=True, exist_ok=True)
+    state.parent.mkdir(parents=True, exist_ok=True)  # a member's home is apart from its staging
     old = previous_pages(state)
     paths = {i: p for i, p in page_paths(pages).items() if _kept_safe(p, pages[i], warnings)}
     moving, changed = _plan(staging, old, pages, paths)
@@ -138,11 +174,7 @@ def stage_pages(
         _place(staging / paths[page_id]).write_bytes(data)
         fetched.append(paths[page_id])
         size += len(data)
-    kept = {
-        i: {"path": rel, "version": pages[i].version, "link": pages[i].link,
-            "children": list(pages[i].children)}
-        for i, rel in paths.items()
-    }  # fmt: skip
+    kept = {i: _row(pages[i], rel) for i, rel in paths.items()}
     kept.update(stale)
     write_state(state, {"kind": kind, "pages": kept})
     return Refresh(
@@ -155,10 +187,34 @@ def stage_pages(
     )
 
 
+def _row(page: LivePage, path: str) -> dict[str, Any]:
+    row: dict[str, Any] = {"path": path, "version": page.version, "link": page.link,
+                           "children": list(page.children)}  # fmt: skip
+    if page.download:
+        row.update(title=page.title, suffix=page.suffix, parent=page.parent,
+                   download=page.download)  # fmt: skip
+    return row
+
+
+def previous_attachments(state: Path, page: LivePage) -> list[LivePage]:
+    """The attachments of ``page`` the last refresh staged, as it listed them (a page whose
+    version did not change is not asked for its attachments again)."""
+    found = []
+    for i, row in previous_pages(state).items():
+        if row.get("parent") == page.id and row.get("download") and "title" in row:
+            title, suffix = str(row["title"]), str(row.get("suffix"))
+            found.append(LivePage(
+                id=i, title=title, version=str(row.get("version")), parent=page.id,
+                link=page.link, suffix=suffix, download=str(row["download"]),
+                label=f"{page.title} › {title}{suffix}",
+            ))  # fmt: skip
+    return found
+
+
 def _kept_safe(path: str, page: LivePage, warnings: list[str]) -> bool:
     if (why := safe_member(path)) is None:
         return True
-    warnings.append(f"{page.title}: {why}: left out")
+    warnings.append(f"{page.name}: {why}: left out")
     return False
 
 
@@ -194,3 +250,68 @@ def staged_links(state: Path) -> dict[str, str]:
         for row in previous_pages(state).values()
         if row.get("link")
     }
+
+
+def kept_on_failure(read: Callable[[], bytes | None], page: LivePage, warnings: list[str]) -> (
+    bytes | None
+):  # fmt: skip
+    """``read()``, or None (the page's staged copy kept, the page named in ``warnings``)
+    when it failed for now: a ``5xx`` or no answer after the retries, a refused redirect."""
+    try:
+        return read()
+    except PageFailed as exc:
+        warnings.append(f"{page.name}: {exc.problem}: kept as it was")
+        return None
+
+
+class LiveSource(CachedSource):
+    """A live service's pages staged into the cache (see the module docstring). A subclass
+    says how to reach the service (``_client``) and lists its pages (``_listing``: the pages
+    and how to read one's body); a listing that fails stops the run before anything staged
+    changes."""
+
+    limits: LiveLimits
+    requests: int
+    """Requests the last refresh sent (the tests count them)."""
+    _env: environment.Environment | None
+
+    def _place(
+        self,
+        spec: str,
+        cache: Path | None,
+        home: Path | None,
+        staging: Path | None,
+        limits: LiveLimits,
+        env: environment.Environment | None,
+    ) -> None:
+        self._settle(spec, cache, home, staging)
+        self.limits, self._env, self.requests = limits, env, 0
+
+    def _environment(self) -> environment.Environment:
+        """The environment given (the command read it at its top), else the process's."""
+        return self._env if self._env is not None else environment.Environment()
+
+    def _client(self) -> LiveClient:
+        raise NotImplementedError
+
+    def _listing(self, client: LiveClient, warnings: list[str]) -> tuple[
+        dict[str, LivePage], Body
+    ]:  # fmt: skip
+        raise NotImplementedError
+
+    @property
+    def state(self) -> Path:
+        return self.home / STATE_FILE
+
+    def refresh(self) -> Refresh:
+        warnings: list[str] = []
+        with self._client() as client:
+            try:
+                pages, body = self._listing(client, warnings)
+                return stage_pages(self.staging, self.state, self.kind, pages, body, warnings)
+            finally:
+                self.requests = client.requests
+                self._links = None
+
+    def _read_links(self) -> dict[str, str]:
+        return staged_links(self.state)

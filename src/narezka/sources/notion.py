@@ -9,6 +9,11 @@ the path its parents' titles make (``Handbook/Возврат.md``: the breadcrum
 page's Notion URL. A page whose ``last_edited_time`` is the one staged is not fetched again:
 its child pages (remembered) are asked for with one ``GET /v1/pages/{id}`` each.
 
+An **inline database** on a page (a ``child_database`` block) is that page's table: its rows
+(``POST /v1/databases/{id}/query``) with their properties as columns, the title first. Notion
+does not count an edit of such a row as an edit of the page: the table is read again when the
+page's own ``last_edited_time`` changes.
+
 Auth: ``NOTION_TOKEN`` (an integration's secret) as Bearer, with the ``Notion-Version``
 header. ``notion+https://host/ID`` (``http`` to 127.0.0.1 only) reads another address of the
 same API: a proxy, or the local fake the tests run.
@@ -25,9 +30,21 @@ from urllib.parse import urlsplit
 
 from narezka import environment
 from narezka.errors import ConfigError, SourceUnavailableError
-from narezka.sources.base import STATE_FILE, CachedSource, Refresh, strip_credentials
-from narezka.sources.live_http import DEFAULT_LIMITS, LiveClient, LiveLimits, check_origin
-from narezka.sources.live_staging import LivePage, previous_pages, stage_pages, staged_links
+from narezka.sources.base import strip_credentials
+from narezka.sources.live_http import (
+    DEFAULT_LIMITS,
+    LiveClient,
+    LiveLimits,
+    PageFailed,
+    check_origin,
+)
+from narezka.sources.live_staging import (
+    Body,
+    LivePage,
+    LiveSource,
+    kept_on_failure,
+    previous_pages,
+)
 from narezka.sources.notion_blocks import plain_text, render
 
 __all__ = ["NOTION_PREFIXES", "NotionSource"]
@@ -37,6 +54,8 @@ API = "https://api.notion.com"
 NOTION_VERSION = "2022-06-28"
 MAX_PAGES = 20_000
 """Pages one refresh stages at most; past it the rest is named in one warning."""
+MAX_TABLE_ROWS = 1000
+"""Rows of an inline database rendered at most; past it the table says it stops there."""
 _ID = re.compile(r"([0-9a-f]{32})$")
 
 
@@ -48,7 +67,7 @@ def _page_id(text: str) -> str | None:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-class NotionSource(CachedSource):
+class NotionSource(LiveSource):
     """A Notion database's rows or a page's tree (see the module docstring)."""
 
     kind = "notion"
@@ -60,6 +79,8 @@ class NotionSource(CachedSource):
         cache: Path | None = None,
         limits: LiveLimits = DEFAULT_LIMITS,
         env: environment.Environment | None = None,
+        home: Path | None = None,
+        staging: Path | None = None,
     ) -> None:
         clean = strip_credentials(spec)
         if clean.startswith("notion://"):
@@ -73,14 +94,11 @@ class NotionSource(CachedSource):
                 f"{clean}: a Notion source is notion://<database or page id> (32 hex digits)"
             )
         self.api, self.id = api, page_id
-        self._settle(f"notion://{page_id}" if api == API else f"notion+{api}/{page_id}", cache)
-        self.limits = limits
-        self._env = env
-        self.requests = 0
-        """Requests the last refresh sent (the tests count them)."""
+        spec = f"notion://{page_id}" if api == API else f"notion+{api}/{page_id}"
+        self._place(spec, cache, home, staging, limits, env)
 
     def _client(self) -> LiveClient:
-        env = self._env if self._env is not None else environment.Environment()
+        env = self._environment()
         origin = check_origin(self.spec, self.api)
         if env.notion_token is None:
             raise SourceUnavailableError(
@@ -94,37 +112,24 @@ class NotionSource(CachedSource):
             token_variable=environment.NOTION_TOKEN,
         )  # fmt: skip
 
-    def refresh(self) -> Refresh:
-        warnings: list[str] = []
-        with self._client() as client:
-            try:
-                pages, bodies = self._discover(client, warnings)
+    def _listing(self, client: LiveClient, warnings: list[str]) -> tuple[
+        dict[str, LivePage], Body
+    ]:  # fmt: skip
+        pages, bodies, failed = self._discover(client, warnings)
 
-                def body(page: LivePage) -> bytes | None:
-                    found = bodies.get(page.id)
-                    return found if found is not None else self._text(client, page)[0]
+        def body(page: LivePage) -> bytes | None:
+            found = bodies.get(page.id)
+            if found is not None or page.id in failed:
+                return found  # a failed one is named already: read once a refresh
+            return kept_on_failure(lambda: self._text(client, page)[0], page, warnings)
 
-                return stage_pages(
-                    self.staging, self.home / STATE_FILE, "notion", pages, body, warnings
-                )
-            finally:
-                self.requests = client.requests
-                self._links = None
+        return pages, body
 
     def _roots(self, client: LiveClient) -> list[dict[str, Any]]:
         """The database's rows, else the page itself."""
-        rows: list[dict[str, Any]] = []
-        query: dict[str, Any] = {"page_size": 100}
-        while True:
-            answer = client.post(f"/v1/databases/{self.id}/query", query, missing_ok=True)
-            if answer is None and not rows:
-                break  # not a database (or not one shared with the integration)
-            answer = answer or {}
-            rows += [r for r in answer.get("results", ()) if isinstance(r, dict)]
-            cursor = answer.get("next_cursor")
-            if not answer.get("has_more") or not isinstance(cursor, str):
-                return rows
-            query = {"page_size": 100, "start_cursor": cursor}
+        rows = _query(client, self.id, MAX_PAGES + 1)
+        if rows is not None:
+            return rows
         page = client.get(f"/v1/pages/{self.id}", missing_ok=True)
         if page is None:
             raise SourceUnavailableError(
@@ -134,15 +139,17 @@ class NotionSource(CachedSource):
 
     def _discover(
         self, client: LiveClient, warnings: list[str]
-    ) -> tuple[dict[str, LivePage], dict[str, bytes]]:
-        """Every page to stage, and the bodies of those whose version changed (read here:
-        their blocks name their child pages)."""
-        old = previous_pages(self.home / STATE_FILE)
+    ) -> tuple[dict[str, LivePage], dict[str, bytes], set[str]]:
+        """Every page to stage, the bodies of those whose version changed (read here: their
+        blocks name their child pages), and those that failed for now (named in
+        ``warnings``; each keeps its staged copy and the children it had)."""
+        old = previous_pages(self.state)
         queue: deque[tuple[dict[str, Any], str | None]] = deque(
             (raw, None) for raw in self._roots(client)
         )
         pages: dict[str, LivePage] = {}
         bodies: dict[str, bytes] = {}
+        failed: set[str] = set()
         while queue:
             raw, parent = queue.popleft()
             if raw.get("archived") or raw.get("in_trash") or raw.get("object") != "page":
@@ -160,7 +167,12 @@ class NotionSource(CachedSource):
             ):
                 children = tuple(str(c) for c in before.get("children", ()))
             else:
-                data, found = self._text(client, page, raw)
+                try:
+                    data, found = self._text(client, page, raw)
+                except PageFailed as exc:
+                    warnings.append(f"{page.title}: {exc.problem}: kept as it was")
+                    failed.add(page.id)
+                    data, found = None, [str(c) for c in before.get("children", ())]
                 if data is not None:
                     bodies[page.id] = data
                 children = tuple(found)
@@ -170,7 +182,7 @@ class NotionSource(CachedSource):
                     found_page = client.get(f"/v1/pages/{child}", missing_ok=True)
                     if found_page is not None:
                         queue.append((found_page, page.id))
-        return pages, bodies
+        return pages, bodies, failed
 
     def _text(
         self, client: LiveClient, page: LivePage, raw: dict[str, Any] | None = None
@@ -188,14 +200,61 @@ class NotionSource(CachedSource):
                     return blocks
                 params = {"page_size": 100, "start_cursor": cursor}
 
-        done = render(children(page.id), children)
+        def table(database_id: str) -> list[list[str]]:
+            return _table(client, database_id)
+
+        done = render(children(page.id), children, table)
         head = [f"# {page.title}", ""]
         head += _properties(raw) if raw is not None else []
         text = "\n".join(head) + "\n" + done.markdown
         return text.encode("utf-8"), done.child_pages
 
-    def _read_links(self) -> dict[str, str]:
-        return staged_links(self.home / STATE_FILE)
+
+def _query(client: LiveClient, database_id: str, most: int) -> list[dict[str, Any]] | None:
+    """Up to ``most`` rows of a database (``/query``, paginated); None when the id is not a
+    database shared with the integration."""
+    rows: list[dict[str, Any]] = []
+    query: dict[str, Any] = {"page_size": 100}
+    while len(rows) < most:
+        answer = client.post(f"/v1/databases/{database_id}/query", query, missing_ok=True)
+        if answer is None and not rows:
+            return None
+        answer = answer or {}
+        rows += [r for r in answer.get("results", ()) if isinstance(r, dict)]
+        cursor = answer.get("next_cursor")
+        if not answer.get("has_more") or not isinstance(cursor, str):
+            break
+        query = {"page_size": 100, "start_cursor": cursor}
+    return rows
+
+
+def _table(client: LiveClient, database_id: str) -> list[list[str]]:
+    """An inline database as table rows, its header first: the title column, then the other
+    properties by name ([]: not shared with the integration, or no rows)."""
+    rows = [r for r in _query(client, database_id, MAX_TABLE_ROWS + 1) or () if
+            not r.get("archived") and not r.get("in_trash")]  # fmt: skip
+    props = [r.get("properties") for r in rows]
+    props_ok = [p for p in props if isinstance(p, dict)]
+    title = next((n for p in props_ok for n, v in p.items()
+                  if isinstance(v, dict) and v.get("type") == "title"), None)  # fmt: skip
+    others = sorted({n for p in props_ok for n in p if n != title})
+    columns = ([title] if title is not None else []) + others
+    if not rows or not columns:
+        return []
+    table = [columns]
+    for prop in props_ok[:MAX_TABLE_ROWS]:
+        table.append([_cell(prop.get(name)) for name in columns])
+    if len(props_ok) > MAX_TABLE_ROWS:
+        table.append([f"(over {MAX_TABLE_ROWS:,} rows: the rest left out)"])
+    return table
+
+
+def _cell(prop: object) -> str:
+    if not isinstance(prop, dict):
+        return ""
+    if prop.get("type") == "title":
+        return plain_text(prop.get("title"))
+    return _value(prop.get(str(prop.get("type"))))
 
 
 def _page(raw: dict[str, Any], parent: str | None) -> LivePage:

@@ -5,7 +5,8 @@ quotes), code, tables, dividers, equations, bookmarks and the captions of images
 rich text keeps bold, italic, strikethrough, inline code and links. A block's children (a
 nested list, a toggle's body, a table's rows) come from ``children(block_id)``, the caller's
 paginated fetch. Child pages are not rendered here: the caller stages each as a page of its
-own below this one (its breadcrumbs), and :func:`render` returns their ids.
+own below this one (its breadcrumbs), and :func:`render` returns their ids. An inline
+database (``child_database``) is a table of its rows, which ``table(database_id)`` reads.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ MAX_BLOCKS = 20_000
 """Blocks one page may have read; past it the page ends where it got to."""
 
 Children = Callable[[str], list[dict[str, Any]]]
+Table = Callable[[str], list[list[str]]]
+"""An inline database's rows as cells, its header first ([]: none to show)."""
 
 
 @dataclass(slots=True)
@@ -70,15 +73,24 @@ def _rich(rich: object) -> str:
     return "".join(out)
 
 
-def render(blocks: list[dict[str, Any]], children: Children) -> Rendered:
-    """``blocks`` (a page's top-level children) as Markdown."""
+def render(
+    blocks: list[dict[str, Any]], children: Children, table: Table | None = None
+) -> Rendered:
+    """``blocks`` (a page's top-level children) as Markdown; an inline database is its
+    title and the table ``table`` reads (without one, its title alone)."""
     done = Rendered()
-    _blocks(blocks, children, done, "", 0)
+    _blocks(blocks, _Readers(children, table), done, "", 0)
     return done
 
 
+@dataclass(frozen=True, slots=True)
+class _Readers:
+    children: Children
+    table: Table | None
+
+
 def _blocks(
-    blocks: list[dict[str, Any]], children: Children, done: Rendered, indent: str, depth: int
+    blocks: list[dict[str, Any]], read: _Readers, done: Rendered, indent: str, depth: int
 ) -> None:
     number = 0
     for block in blocks:
@@ -87,7 +99,7 @@ def _blocks(
         done.blocks += 1
         kind = str(block.get("type", ""))
         number = number + 1 if kind == "numbered_list_item" else 0
-        _block(block, kind, number, children, done, indent, depth)
+        _block(block, kind, number, read, done, indent, depth)
 
 
 _LIST_KINDS = frozenset({"bulleted_list_item", "numbered_list_item", "to_do", "toggle"})
@@ -97,7 +109,7 @@ def _block(
     block: dict[str, Any],
     kind: str,
     number: int,
-    children: Children,
+    read: _Readers,
     done: Rendered,
     indent: str,
     depth: int,
@@ -106,7 +118,10 @@ def _block(
         done.child_pages.append(str(block.get("id", "")))
         return
     if kind == "table":
-        _table(block, children, done, indent)
+        _table(block, read.children, done, indent)
+        return
+    if kind == "child_database" and read.table is not None:
+        _database(block, read.table, done, indent)
         return
     data = block.get(kind) if isinstance(block.get(kind), dict) else {}
     assert isinstance(data, dict)
@@ -120,7 +135,7 @@ def _block(
         # block's are the page's own text (indenting them would make a code block of them).
         nest = {"quote": "> ", "callout": "> "}.get(kind, "   " if kind in _LIST_KINDS else "")
         inner = indent + nest
-        _blocks(children(str(block.get("id", ""))), children, done, inner, depth + 1)
+        _blocks(read.children(str(block.get("id", ""))), read, done, inner, depth + 1)
 
 
 def _markdown(kind: str, data: dict[str, Any], number: int) -> str | None:
@@ -164,7 +179,20 @@ def _table(block: dict[str, Any], children: Children, done: Rendered, indent: st
     rows = []
     for row in children(str(block.get("id", ""))):
         cells = row.get("table_row", {}).get("cells", []) if isinstance(row, dict) else []
-        rows.append([_rich(cell).replace("|", "\\|").replace("\n", " ") for cell in cells])
+        rows.append([_rich(cell) for cell in cells])
+    _grid(rows, done, indent)
+
+
+def _database(block: dict[str, Any], table: Table, done: Rendered, indent: str) -> None:
+    data = block.get("child_database") if isinstance(block.get("child_database"), dict) else {}
+    assert isinstance(data, dict)
+    _para(done, indent, f"**{data.get('title', '')}**")
+    _grid(table(str(block.get("id", ""))), done, indent)
+
+
+def _grid(cells: list[list[str]], done: Rendered, indent: str) -> None:
+    """Rows of cells (the first the header) as a Markdown table."""
+    rows = [[c.replace("|", "\\|").replace("\n", " ") for c in row] for row in cells]
     if not rows:
         return
     width = max(len(r) for r in rows)

@@ -13,10 +13,23 @@
     name = "site"
     site = "https://docs.example.org/handbook/"        # a web site's pages under it
 
+    [[sources]]
+    name = "eng"
+    confluence = "https://example.atlassian.net/wiki/spaces/ENG"   # a live space
+
+    [[sources]]
+    name = "kb"
+    notion = "1a2b3c4d5e6f47a8b9c0d1e2f3a4b5c6"         # a live database or page (its id)
+
+A live member's token comes from the environment alone (``CONFLUENCE_TOKEN``, ``NOTION_TOKEN``):
+a key in the file that would hold a credential (``token``, ``password``…), or a URL with one in
+it, is refused by name, so none sits in a file that is shared or committed.
+
 Each member stages into ``tree/NAME/`` of one staging folder, so its documents' paths start
 with its name (filters, zones and projects select a source by it), and a hit's link is its
 member's. Members refresh one after another; one that cannot be read stops the sync before
-anything indexed changes.
+anything indexed changes. A member taken out of the file has what it staged removed at the
+next refresh (the files its own state names), so its chunks leave the index.
 """
 
 from __future__ import annotations
@@ -30,22 +43,32 @@ from pathlib import Path
 from typing import Any
 
 from narezka.config import read_toml
+from narezka.environment import Environment
 from narezka.errors import ConfigError
 from narezka.sources.base import (
     STAGING_DIRNAME,
     STATE_FILE,
     Refresh,
     Source,
+    cache_root,
     safe_member,
     source_dir,
+    strip_credentials,
 )
+from narezka.sources.confluence import CONFLUENCE_PREFIX, ConfluenceSource
 from narezka.sources.folder import FolderSource
 from narezka.sources.git import GIT_PREFIX, REPO_DIRNAME, GitSource
 from narezka.sources.links import check_template
+from narezka.sources.notion import NOTION_PREFIXES, NotionSource
 from narezka.sources.site import SiteSource
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 SEVERAL_PREFIX = "sources:"
+_KINDS = ("git", "path", "site", "confluence", "notion")
+"""The keys that name a member's source: exactly one per table."""
+_KEYS = frozenset({"name", "link_template", *_KINDS})
+_CREDENTIAL = re.compile(r"token|secret|password|passwd|api_?key|auth|credential|^user", re.I)
+"""Keys that would hold a credential: refused by name (tokens come from the environment)."""
 
 
 class SeveralSources:
@@ -99,10 +122,9 @@ class SeveralSources:
             state = json.loads((part / STATE_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             state = {}
-        files = state.get("files", state) if isinstance(state, dict) else {}
         staging = self.staging / name
         removed = []
-        for rel in sorted(files):
+        for rel in sorted(_staged_files(state)):
             if safe_member(rel) is None:
                 with contextlib.suppress(FileNotFoundError):
                     (staging / rel).unlink()
@@ -133,9 +155,31 @@ class SeveralSources:
         return member.link(rest, lines) if member is not None and rest else None
 
 
-def several_from_config(config: Path, cache: Path | None = None) -> SeveralSources:
+def _staged_files(state: object) -> set[str]:
+    """The staging paths a member's state names, whatever its kind: git's ``files``, a
+    site's ``pages`` rows or a live service's ``pages`` by id (each with a ``path``), a
+    folder mirror's paths (its keys, each with a size and time)."""
+    if not isinstance(state, dict):
+        return set()
+    found: set[str] = set()
+    if isinstance(state.get("files"), dict):
+        found.update(str(rel) for rel in state["files"])
+    pages = state.get("pages")
+    rows = pages.values() if isinstance(pages, dict) else pages if isinstance(pages, list) else ()
+    found.update(str(r["path"]) for r in rows if isinstance(r, dict) and "path" in r)
+    found.update(
+        rel for rel, mark in state.items()
+        if isinstance(mark, list) and mark and all(isinstance(n, int) for n in mark)
+    )  # fmt: skip
+    return found
+
+
+def several_from_config(
+    config: Path, cache: Path | None = None, env: Environment | None = None
+) -> SeveralSources:
     """The sources ``config`` (a ``narezka.toml``) names in its ``[[sources]]`` tables; a
-    ConfigError naming the file and the table for a bad one."""
+    ConfigError naming the file and the table for a bad one. Live members take their
+    tokens from ``env``."""
     config = config.expanduser().resolve()
     found = read_toml(config)
     if found is None or found[0] != config:
@@ -146,7 +190,7 @@ def several_from_config(config: Path, cache: Path | None = None) -> SeveralSourc
     home = source_dir(SEVERAL_PREFIX + str(config), cache)
     members: list[tuple[str, Source]] = []
     for number, table in enumerate(tables, 1):
-        members.append(_member(config, number, table, home))
+        members.append(_member(config, number, table, home, env))
     names = [n for n, _ in members]
     if len(set(names)) != len(names):
         raise ConfigError(f"{config}: two [[sources]] share a name: {sorted(names)}")
@@ -154,15 +198,30 @@ def several_from_config(config: Path, cache: Path | None = None) -> SeveralSourc
 
 
 def several_from_record(
-    record: Mapping[str, Any], where: str, cache: Path | None = None
+    record: Mapping[str, Any], where: str, env: Environment | None = None
 ) -> SeveralSources:
-    """The several sources an index recorded, at the versions it staged."""
+    """The several sources an index recorded, at the versions it staged (live members take
+    their tokens from ``env``, and all stage under its cache folder; none: the user cache
+    dir). The ``narezka.toml`` is read again when it is still there, so a sync after an edit
+    adds the members it names and retires those it no longer does; a git member the file
+    still names the same way keeps the commit it staged (its links)."""
     spec = str(record.get("spec", ""))
     members = record.get("members")
     if not spec.startswith(SEVERAL_PREFIX) or not isinstance(members, list):
         raise ConfigError(f"{where}: the recorded sources cannot be read: re-index them")
     config = Path(spec.removeprefix(SEVERAL_PREFIX))
+    cache = cache_root(env) if env is not None else None
     home = source_dir(spec, cache)
+    if config.is_file():
+        current = several_from_config(config, cache, env)
+        if current.home == home:
+            for item in members:
+                name = item.get("name") if isinstance(item, Mapping) else None
+                now = current.members.get(name) if isinstance(name, str) else None
+                if isinstance(now, GitSource) and now.spec == item.get("spec"):
+                    commit = item.get("commit")
+                    now.commit = commit if isinstance(commit, str) else None
+            return current
     opened: list[tuple[str, Source]] = []
     for item in members:
         name = item.get("name") if isinstance(item, Mapping) else None
@@ -171,6 +230,10 @@ def several_from_record(
         part, staging = home / "members" / name, home / STAGING_DIRNAME / name
         if item.get("kind") == "site":
             opened.append((name, SiteSource(str(item.get("spec")), home=part, staging=staging)))
+        elif item.get("kind") in ("confluence", "notion"):
+            live = ConfluenceSource if item.get("kind") == "confluence" else NotionSource
+            spec = str(item.get("spec"))
+            opened.append((name, live(spec, env=env, home=part, staging=staging)))
         elif item.get("kind") == "folder":
             folder = Path(str(item.get("spec")))
             opened.append((name, FolderSource(folder, home=part, staging=staging)))
@@ -185,22 +248,31 @@ def several_from_record(
     return SeveralSources(config, opened, home)
 
 
-def _member(config: Path, number: int, table: Any, home: Path) -> tuple[str, Source]:
+def _member(
+    config: Path, number: int, table: Any, home: Path, env: Environment | None
+) -> tuple[str, Source]:
     where = f"{config}: [[sources]] #{number}"
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: not a table")
-    unknown = sorted(set(table) - {"name", "git", "path", "site", "link_template"})
+    secret = sorted(k for k in table if _CREDENTIAL.search(k))
+    if secret:
+        raise ConfigError(
+            f"{where}: {secret}: credentials are not read from narezka.toml; set "
+            "CONFLUENCE_TOKEN (and CONFLUENCE_USER) or NOTION_TOKEN in the environment"
+        )
+    unknown = sorted(set(table) - _KEYS)
     if unknown:
-        raise ConfigError(f"{where}: unknown keys {unknown} (name, git, path, site, link_template)")
+        raise ConfigError(f"{where}: unknown keys {unknown} ({', '.join(sorted(_KEYS))})")
     name = table.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         raise ConfigError(f"{where}: name must be letters, digits, . _ - (it prefixes paths)")
-    git, path, template = table.get("git"), table.get("path"), table.get("link_template")
-    site = table.get("site")
-    if sum(v is not None for v in (git, path, site)) != 1:
+    given = [k for k in _KINDS if table.get(k) is not None]
+    if len(given) != 1:
         raise ConfigError(
-            f"{where} ({name}): give exactly one of git = URL, path = FOLDER, site = URL"
+            f"{where} ({name}): give exactly one of git = URL, path = FOLDER, site = URL, "
+            "confluence = SPACE URL, notion = ID"
         )
+    template = table.get("link_template")
     if template is not None:
         try:
             check_template(str(template))
@@ -209,18 +281,39 @@ def _member(config: Path, number: int, table: Any, home: Path) -> tuple[str, Sou
     # A member keeps its own state under members/NAME but stages into tree/NAME: the one
     # staging folder the index syncs holds every member's documents under its name.
     part, staging = home / "members" / name, home / STAGING_DIRNAME / name
-    if site is not None:
-        try:
-            return name, SiteSource(str(site), home=part, staging=staging)
-        except ConfigError as exc:
-            raise ConfigError(f"{where} ({name}): {exc}") from None
-    if path is not None:
-        folder = (config.parent / str(path)).resolve()
+    kind, value = given[0], str(table[given[0]])
+    try:
+        if kind == "site":
+            return name, SiteSource(value, home=part, staging=staging)
+        if kind in ("confluence", "notion"):
+            return name, _live(kind, value, template, part, staging, env)
+    except ConfigError as exc:
+        raise ConfigError(f"{where} ({name}): {exc}") from None
+    if kind == "path":
+        folder = (config.parent / value).resolve()
         if not folder.is_dir():
             raise ConfigError(f"{where} ({name}): {folder} is not a folder")
         return name, FolderSource(folder, home=part, staging=staging)
-    spec = str(git)
+    spec = value
     if not spec.startswith(GIT_PREFIX):
         spec = GIT_PREFIX + (spec if "://" in spec else str((config.parent / spec).resolve()))
     link = str(template) if template is not None else None
     return name, GitSource(spec, link_template=link, home=part, staging=staging)
+
+
+def _live(
+    kind: str, value: str, template: object, home: Path, staging: Path, env: Environment | None
+) -> Source:
+    """A live Confluence space or Notion page tree as a member."""
+    if strip_credentials(value) != value:
+        raise ConfigError(
+            f"{strip_credentials(value)}: a credential in the URL is refused: the token comes "
+            "from the environment"
+        )
+    if template is not None:
+        raise ConfigError("a live page links to its own URL: no link_template")
+    if kind == "confluence":
+        spec = value if value.startswith(CONFLUENCE_PREFIX) else CONFLUENCE_PREFIX + value
+        return ConfluenceSource(spec, env=env, home=home, staging=staging)
+    spec = value if value.startswith(NOTION_PREFIXES) else "notion://" + value
+    return NotionSource(spec, env=env, home=home, staging=staging)

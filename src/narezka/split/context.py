@@ -208,6 +208,12 @@ class DocumentContext(Cuts, Sizes):
             after = self._frame(closing)[1]
         return before, after
 
+    def frame_lengths(self, k: int) -> tuple[int, int]:
+        """The lengths of ``atoms[k]``'s frame before and after a piece (the native packer's
+        one question about it)."""
+        before, after = self._frame(self.atoms[k])
+        return len(before), len(after)
+
     def _frame(self, atom: Block) -> tuple[str, str]:
         """The atom's header or fences, shortened to their share of the budget (once)."""
         frame = self._frames.get(atom.start)
@@ -402,7 +408,10 @@ class DocumentContext(Cuts, Sizes):
             tokens = known.get((start, end))
             if tokens is None:
                 tokens = len(embed) if chars else self.counter.count(embed)
-            digest = hashlib.sha256((salt + embed).encode()).hexdigest()[:32]
+            # surrogatepass: a lone surrogate (text decoded with errors="surrogateescape")
+            # still hashes; any other text hashes as its plain UTF-8, as it always did.
+            data = (salt + embed).encode("utf-8", "surrogatepass")
+            digest = hashlib.sha256(data).hexdigest()[:32]
             # A range within one section (most) lists no anchors: skip the lookups.
             first = bisect_right(starts, start)
             if first < len(starts) and starts[first] < end:

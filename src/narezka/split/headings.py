@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 
+from narezka._native import core
 from narezka.split.base import MarkdownStrategy, SplitParams, context_for
 from narezka.split.context import DocumentContext
 from narezka.split.packer import Refiner
@@ -36,6 +37,9 @@ class HeadingsStrategy(MarkdownStrategy):
             if b.kind is BlockKind.HEADING and lo <= b.level <= hi and b.start > doc.body_start
         ]
         bounds.append(len(doc.text))
+        packed = native_ranges(ctx, bounds, params.min_chars)
+        if packed is not None:
+            return ctx.make_chunks(packed)
         refiners = structure_refiners(ctx)
         packer = ctx.packer(refiners)
         headings = {b.start: b for b in doc.blocks if b.kind is BlockKind.HEADING}
@@ -50,16 +54,60 @@ class HeadingsStrategy(MarkdownStrategy):
         return ctx.make_chunks(merge_short(ctx, ranges, params.min_chars))
 
 
-def structure_refiners(ctx: DocumentContext) -> list[Refiner]:
-    """Cuts between blocks, then sentences, lines and words — but never right after a
-    heading (alone it would be an empty chunk) or after a lead-in ending in a colon
-    («Как выбрать пункт выдачи:» + its list)."""
-    blocks = ctx.blocks
-    glued = {
+# An atom's kind as native/src/pack.rs reads it (an HTML block takes no frame: no bit).
+_TABLE, _CODE, _FENCE, _FENCE_CLOSE = 1, 2, 4, 8
+_ATOM_BITS = {BlockKind.TABLE: _TABLE, BlockKind.CODE: _CODE}
+
+
+def native_ranges(
+    ctx: DocumentContext, bounds: list[int], min_chars: int
+) -> list[tuple[int, int]] | None:
+    """What :meth:`HeadingsStrategy.split` packs, from the native core where it answers:
+    in characters, for a document without secrets (their markers' sizes stay Python's).
+    Breadcrumbs and split atoms' frames are asked of the context, once each."""
+    if core is None or not ctx.chars or ctx.secrets:
+        return None
+    atoms = [
+        (
+            a.start,
+            a.end,
+            _ATOM_BITS.get(a.kind, 0)
+            | (_FENCE if a.fence else 0)
+            | (_FENCE_CLOSE if a.fence_close else 0),
+        )
+        for a in ctx.atoms
+    ]
+    found: list[tuple[int, int]] | None = core.pack_headings(
+        ctx.text,
+        bounds,
+        [(b.start, b.end) for b in ctx.blocks if b.kind is BlockKind.HEADING],
+        ctx.block_starts,
+        glued_starts(ctx),
+        atoms,
+        ctx.section_starts,
+        ctx.budget,
+        min_chars,
+        lambda start, end: len(ctx.crumb(start, end)),
+        ctx.frame_lengths,
+    )
+    return found
+
+
+def glued_starts(ctx: DocumentContext) -> list[int]:
+    """The block starts no block cut may use: right after a heading (alone it would be an
+    empty chunk) or after a lead-in ending in a colon («Как выбрать пункт выдачи:» + its
+    list)."""
+    return [
         nxt.start
-        for prev, nxt in itertools.pairwise(blocks)
+        for prev, nxt in itertools.pairwise(ctx.blocks)
         if prev.kind is BlockKind.HEADING or ctx.text[prev.end - 1 : prev.end] == ":"
-    }
+    ]
+
+
+def structure_refiners(ctx: DocumentContext) -> list[Refiner]:
+    """Cuts between blocks (but not at :func:`glued_starts`), then sentences, lines and
+    words."""
+    glued = set(glued_starts(ctx))
 
     def block_cuts(start: int, end: int) -> list[int]:
         return [c for c in ctx.block_cuts(start, end) if c not in glued]

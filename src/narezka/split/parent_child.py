@@ -58,7 +58,9 @@ class ParentChildStrategy(MarkdownStrategy):
 def _with_parent(child: Chunk, parent: Chunk) -> Chunk:
     # The parent's text is part of what the index stores for the child, so an edit elsewhere
     # in the parent must change the child's hash, or sync would keep a stale parent.
-    digest = hashlib.sha256(f"{child.content_hash}\0{parent.text}".encode()).hexdigest()[:32]
+    digest = hashlib.sha256(
+        f"{child.content_hash}\0{parent.text}".encode("utf-8", "surrogatepass")
+    ).hexdigest()[:32]
     parent_meta: dict[str, Any] = {
         "index": parent.index,
         "start": parent.start,

@@ -40,6 +40,13 @@ by the engine, read back for the candidates of a search to re-score them."""
 BOOL_KEY = "_bools"
 """Payload key listing the top-level keys whose 0/1 values are booleans."""
 
+# The payload fields a search filters by (:meth:`narezka.search.Filter.store_filter`) and a
+# file's points are found by (``file_path``), each with a payload index of its type.
+KEYWORD_FIELDS = ("file_path", "zone", "category")
+TENANT_FIELD = "project"
+INTEGER_FIELDS = ("archived",)
+"""Flags are stored as 0/1, so their index is an integer one (a bool index would never match)."""
+
 NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/narezka/point-id")
 
 Mode: TypeAlias = Literal["dense", "bm25"]
@@ -144,6 +151,28 @@ def match_value(value: str | int | bool) -> str | int:
 _Cond = TypeVar("_Cond")
 
 
+def condition_maker(
+    equals: Callable[[str, str | int], _Cond],
+    any_of: Callable[[str, list[Any]], _Cond],
+    within: Callable[[Range], _Cond],
+) -> Callable[[Condition], _Cond]:
+    """An engine's reading of one filter condition, from its own three kinds of condition;
+    ``equals`` and ``any_of`` are given the field and the values in their stored form
+    (``match_value``; a list of them typed loosely, as the bindings' lists take a wider
+    union)."""
+
+    def condition(cond: Condition) -> _Cond:
+        if isinstance(cond, Eq):
+            return equals(cond.field, match_value(cond.value))
+        if isinstance(cond, AnyOf):
+            return any_of(cond.field, [match_value(v) for v in cond.values])
+        if isinstance(cond, Range):
+            return within(cond)
+        raise TypeError(f"not a filter condition: {cond!r}")  # pragma: no cover
+
+    return condition
+
+
 def filter_parts(
     where: Filter | None, condition: Callable[[Condition], _Cond]
 ) -> tuple[list[_Cond] | None, list[_Cond] | None] | None:
@@ -154,6 +183,13 @@ def filter_parts(
     return [condition(c) for c in where.must] or None, [
         condition(c) for c in where.must_not
     ] or None
+
+
+def payload_indexes(keyword: Any, tenant: Any, integer: Any) -> list[tuple[str, Any]]:
+    """Each field a search filters by, with the engine's index for its type (each engine's
+    own type): ``tenant`` for the project, whose points an engine may keep together."""
+    wanted = [(f, keyword) for f in KEYWORD_FIELDS] + [(TENANT_FIELD, tenant)]
+    return wanted + [(f, integer) for f in INTEGER_FIELDS]
 
 
 # ---- payload codec --------------------------------------------------------------------
@@ -191,6 +227,12 @@ def decode_payload(stored: Mapping[str, Any] | None) -> dict[str, Any]:
         elif value is not None:
             out[key] = bool(value)
     return out
+
+
+def stored_hits(points: Iterable[Any]) -> list[StoredHit]:
+    """An engine's scored points (each with ``id``, ``score`` and ``payload``) as hits."""
+    # The engines return uuid.UUID objects for UUID ids; narezka ids are strings.
+    return [StoredHit(str(p.id), float(p.score), decode_payload(p.payload)) for p in points]
 
 
 def as_floats(vector: Vector) -> list[float]:

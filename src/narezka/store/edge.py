@@ -48,22 +48,20 @@ from narezka.store.base import (
     DENSE,
     RESCORE,
     SPARSE,
-    AnyOf,
-    Condition,
     EngineStore,
     Eq,
     Filter,
-    Range,
     StoredHit,
     StoredPoint,
     Vector,
     as_floats,
-    decode_payload,
+    condition_maker,
     encode_payload,
     filter_parts,
     in_order,
     is_point_id,
-    match_value,
+    payload_indexes,
+    stored_hits,
 )
 from narezka.store.errors import (
     DimensionMismatchError,
@@ -77,11 +75,6 @@ META_NAME = "narezka_store.json"
 FORMAT = 1
 BATCH = 512
 """Points per engine update: one WAL record each; large enough to amortize the call."""
-
-KEYWORD_FIELDS = ("file_path", "zone", "category")
-TENANT_FIELD = "project"
-INTEGER_FIELDS = ("archived",)
-"""Flags are stored as 0/1, so their index is an integer one (a bool index would never match)."""
 
 SEAL_POINTS = 20_000
 """Points a writable segment takes before ``optimize()`` seals it while the index is small
@@ -257,11 +250,11 @@ class EdgeStore(EngineStore):
         have = set(shard.info().payload_schema)
         # Placed Cold, a sealed segment's payload index is read from its files on demand (in
         # RAM it took ~0.17 KB a point, as much as everything else of a sealed segment).
-        keyword = qe.KeywordIndexParams(memory=COLD)
-        wanted: list[tuple[str, Any]] = [(f, keyword) for f in KEYWORD_FIELDS]
-        wanted.append((TENANT_FIELD, qe.KeywordIndexParams(is_tenant=True, memory=COLD)))
-        integer = qe.IntegerIndexParams(lookup=True, range=False, memory=COLD)
-        wanted += [(f, integer) for f in INTEGER_FIELDS]
+        wanted = payload_indexes(
+            qe.KeywordIndexParams(memory=COLD),
+            qe.KeywordIndexParams(is_tenant=True, memory=COLD),
+            qe.IntegerIndexParams(lookup=True, range=False, memory=COLD),
+        )
         for name, schema in wanted:
             if name not in have:
                 shard.update(qe.UpdateOperation.create_field_index(name, schema))
@@ -341,7 +334,7 @@ class EdgeStore(EngineStore):
 
     def delete_where(self, field: str, value: str | int | bool) -> None:
         """Delete every point whose payload ``field`` equals ``value``."""
-        condition = qe.FieldCondition(field, match=qe.MatchValue(match_value(value)))
+        condition = _condition(Eq(field, value))
         self._need().update(qe.UpdateOperation.delete_points_by_filter(qe.Filter(must=[condition])))
 
     # ---- reads ----------------------------------------------------------------------------
@@ -356,8 +349,8 @@ class EdgeStore(EngineStore):
             requests.append(_request(_sparse(sparse), k, found))
         with self._reading():
             if len(requests) == 1:  # one ranking: the engine's plain query, not a batch
-                return [_hits(shard.query(requests[0]))]
-            return [_hits(r) for r in shard.query_batch(qe.QueryBatchRequest(requests))]
+                return [stored_hits(shard.query(requests[0]))]
+            return [stored_hits(r) for r in shard.query_batch(qe.QueryBatchRequest(requests))]
 
     def get(self, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]:
         """The points that exist among ``ids``, in the order asked."""
@@ -414,16 +407,13 @@ def edge_filter(where: Filter | None) -> qe.Filter | None:
     return None if parts is None else qe.Filter(must=parts[0], must_not=parts[1])
 
 
-def _condition(cond: Condition) -> qe.FieldCondition:
-    if isinstance(cond, Eq):
-        return qe.FieldCondition(cond.field, match=qe.MatchValue(match_value(cond.value)))
-    if isinstance(cond, AnyOf):
-        values: Any = [match_value(v) for v in cond.values]
-        return qe.FieldCondition(cond.field, match=qe.MatchAny(values))
-    if isinstance(cond, Range):
-        bounds = qe.RangeFloat(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)
-        return qe.FieldCondition(cond.field, range=bounds)
-    raise TypeError(f"not a filter condition: {cond!r}")  # pragma: no cover
+_condition = condition_maker(
+    lambda field, value: qe.FieldCondition(field, match=qe.MatchValue(value)),
+    lambda field, values: qe.FieldCondition(field, match=qe.MatchAny(values)),
+    lambda r: qe.FieldCondition(
+        r.field, range=qe.RangeFloat(gte=r.gte, gt=r.gt, lte=r.lte, lt=r.lt)
+    ),
+)
 
 
 def _dense(vector: Vector) -> qe.Query:
@@ -440,11 +430,6 @@ def _sparse(vector: SparseVector) -> qe.Query:
 
 def _request(query: qe.Query, limit: int, where: qe.Filter | None) -> qe.QueryRequest:
     return qe.QueryRequest(limit=limit, query=query, filter=where, with_payload=True)
-
-
-def _hits(points: list[qe.ScoredPoint]) -> list[StoredHit]:
-    # The engine returns uuid.UUID objects for UUID ids; narezka ids are strings.
-    return [StoredHit(str(p.id), float(p.score), decode_payload(p.payload)) for p in points]
 
 
 def _vectors(vector: Any) -> tuple[list[float] | None, SparseVector | None, list[float] | None]:

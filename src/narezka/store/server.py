@@ -24,22 +24,20 @@ from narezka.store.base import (
     DENSE,
     RESCORE,
     SPARSE,
-    AnyOf,
-    Condition,
     EngineStore,
     Eq,
     Filter,
-    Range,
     StoredHit,
     StoredPoint,
     Vector,
     as_floats,
-    decode_payload,
+    condition_maker,
     encode_payload,
     filter_parts,
     in_order,
     is_point_id,
-    match_value,
+    payload_indexes,
+    stored_hits,
 )
 from narezka.store.cluster import ClusterParams
 from narezka.store.errors import DimensionMismatchError, StoreConfigError, StoreUnavailableError
@@ -53,11 +51,6 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise MissingDependencyError("qdrant-client", "server") from exc
 
 BATCH = 256
-KEYWORD_FIELDS = ("file_path", "zone", "category")
-TENANT_FIELD = "project"
-INTEGER_FIELDS = ("archived",)
-"""The payload fields a search filters by (:meth:`narezka.search.Filter.store_filter`) and a
-file's points are found by (``file_path``), each with a payload index of its type."""
 QUANTILE = 0.99
 """int8 range from the 99th percentile of values: outliers do not flatten the rest."""
 
@@ -229,11 +222,9 @@ class ServerStore(EngineStore):
         self._create_payload_indexes(client)
 
     def _create_payload_indexes(self, client: QdrantClient) -> None:
-        wanted: list[tuple[str, Any]] = [(f, qm.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS]
         # The tenant flag co-locates a project's points on disk: per-project search is fast.
         tenant = qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True)
-        wanted.append((TENANT_FIELD, tenant))
-        wanted += [(f, qm.PayloadSchemaType.INTEGER) for f in INTEGER_FIELDS]
+        wanted = payload_indexes(qm.PayloadSchemaType.KEYWORD, tenant, qm.PayloadSchemaType.INTEGER)
         with warnings.catch_warnings():
             # Local mode warns that payload indexes have no effect there; that is expected.
             warnings.filterwarnings("ignore", message="Payload indexes have no effect")
@@ -319,8 +310,7 @@ class ServerStore(EngineStore):
     def delete_where(self, field: str, value: str | int | bool) -> None:
         """Delete every point whose payload ``field`` equals ``value``."""
         client = self._need()
-        condition = qm.FieldCondition(key=field, match=qm.MatchValue(value=match_value(value)))
-        selector = qm.FilterSelector(filter=qm.Filter(must=[condition]))
+        selector = qm.FilterSelector(filter=qm.Filter(must=[_condition(Eq(field, value))]))
         self._call(lambda: client.delete(self.collection, selector, wait=True))
 
     # ---- reads ----------------------------------------------------------------------------
@@ -337,10 +327,7 @@ class ServerStore(EngineStore):
         if self._search is not None:
             requests = [r.model_copy(update={"params": self._search}) for r in requests]
         responses = self._call(lambda: client.query_batch_points(self.collection, requests))
-        return [
-            [StoredHit(str(p.id), float(p.score), decode_payload(p.payload)) for p in r.points]
-            for r in responses
-        ]
+        return [stored_hits(r.points) for r in responses]
 
     def get(self, ids: Sequence[str], *, with_vectors: bool = False) -> list[StoredPoint]:
         """The points that exist among ``ids``, in the order asked."""
@@ -367,16 +354,13 @@ def server_filter(where: Filter | None) -> qm.Filter | None:
     return None if parts is None else qm.Filter(must=parts[0], must_not=parts[1])
 
 
-def _condition(cond: Condition) -> qm.FieldCondition:
-    if isinstance(cond, Eq):
-        return qm.FieldCondition(key=cond.field, match=qm.MatchValue(value=match_value(cond.value)))
-    if isinstance(cond, AnyOf):
-        values: Any = [match_value(v) for v in cond.values]
-        return qm.FieldCondition(key=cond.field, match=qm.MatchAny(any=values))
-    if isinstance(cond, Range):
-        bounds = qm.Range(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)
-        return qm.FieldCondition(key=cond.field, range=bounds)
-    raise TypeError(f"not a filter condition: {cond!r}")  # pragma: no cover
+_condition = condition_maker(
+    lambda field, value: qm.FieldCondition(key=field, match=qm.MatchValue(value=value)),
+    lambda field, values: qm.FieldCondition(key=field, match=qm.MatchAny(any=values)),
+    lambda r: qm.FieldCondition(
+        key=r.field, range=qm.Range(gte=r.gte, gt=r.gt, lte=r.lte, lt=r.lt)
+    ),
+)
 
 
 def _int8() -> qm.ScalarQuantization:

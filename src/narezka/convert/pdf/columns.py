@@ -107,33 +107,49 @@ def _reading_order(lines: list[_Line], width: float, gutters: list[float]) -> li
     for common, _ in found.most_common(3):
         gutter = common * _ALIGN
         known = any(abs(gutter - g) <= 2 * _ALIGN for g in gutters)
-        halves_of: dict[int, tuple[_Line, _Line]] = {}
-        crossing = 0
-        for line in lines:
-            halves = _column_split(line, gutter, gap)
-            if halves is not None:
-                halves_of[id(line)] = halves
-            elif any(r[0] < gutter - _ALIGN < r[1] for r in line.runs) or (
-                line.runs and line.runs[0][0] < gutter - _ALIGN and line.runs[-1][1] > gutter
-            ):
-                crossing += 1
+        halves_of, crossing = _cut_at(lines, gutter, gap)
         if len(halves_of) < (1 if known else _COLUMN_ROWS) or crossing > max(
             2, _CROSSING * len(halves_of)
         ):
             continue
         if not known:
-            lefts = [a.runs for a, _ in halves_of.values()]
-            rights = [b.runs for _, b in halves_of.values()]
-            start = min(r[0][0] for r in lefts)
-            end = max(r[-1][1] for r in rights)
-            fill_left = sorted((r[-1][1] - start) / (gutter - start) for r in lefts)
-            fill_right = sorted((r[-1][1] - r[0][0]) / (end - gutter) for r in rights)
-            middle = len(fill_left) // 2
-            if min(fill_left[middle], fill_right[middle]) < _COLUMN_FILL:
+            if _short_of_columns(halves_of, gutter):
                 continue
             gutters.append(gutter)
         return _by_columns(lines, gutter, halves_of)
     return lines
+
+
+def _cut_at(
+    lines: list[_Line], gutter: float, gap: float
+) -> tuple[dict[int, tuple[_Line, _Line]], int]:
+    """The lines a gap at ``gutter`` cuts in two (their halves by the line's id), and how
+    many lines run across it instead."""
+    halves_of: dict[int, tuple[_Line, _Line]] = {}
+    crossing = 0
+    for line in lines:
+        halves = _column_split(line, gutter, gap)
+        if halves is not None:
+            halves_of[id(line)] = halves
+        elif any(r[0] < gutter - _ALIGN < r[1] for r in line.runs) or (
+            line.runs and line.runs[0][0] < gutter - _ALIGN and line.runs[-1][1] > gutter
+        ):
+            crossing += 1
+    return halves_of, crossing
+
+
+def _short_of_columns(halves_of: dict[int, tuple[_Line, _Line]], gutter: float) -> bool:
+    """Whether the cut lines' text on a side of ``gutter`` falls short of filling its column
+    (``_COLUMN_FILL`` at the median), as a two-column table's cells do and a column's lines
+    do not."""
+    lefts = [a.runs for a, _ in halves_of.values()]
+    rights = [b.runs for _, b in halves_of.values()]
+    start = min(r[0][0] for r in lefts)
+    end = max(r[-1][1] for r in rights)
+    fill_left = sorted((r[-1][1] - start) / (gutter - start) for r in lefts)
+    fill_right = sorted((r[-1][1] - r[0][0]) / (end - gutter) for r in rights)
+    middle = len(fill_left) // 2
+    return min(fill_left[middle], fill_right[middle]) < _COLUMN_FILL
 
 
 def _by_columns(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from narezka.convert.markdown import MarkdownWriter, escape_line, table_markdown
+from narezka.convert.markdown import MarkdownWriter, code_fence, escape_line, table_markdown
 from narezka.convert.pdf.base import _BULLET, _CODE_GAP, _HYPHENS, _NUMBERED, _PARAGRAPH_GAP, _Line
 from narezka.types import SourceLocation
 
@@ -119,6 +119,39 @@ def _broken_mark(text: str, piece: str) -> str | None:
     return None
 
 
+def _write_code(writer: MarkdownWriter, group: list[_Line]) -> None:
+    """A group of monospaced lines as one fenced block, each line located on its page."""
+    first = group[0]
+    body = "\n".join(line.text for line in group)
+    fence = code_fence(body)
+    pieces = [(fence + "\n", SourceLocation(page=first.page))]
+    # A line the renderer wrapped runs on into the next: one line again.
+    ends = [" " if line.wraps else "\n" for line in group[:-1]] + ["\n"]
+    starts = [True] + [not line.wraps for line in group[:-1]]
+    indents = _indents(group, starts)
+    pieces += [
+        (
+            (line.text if indent < 0 else " " * indent + line.text.lstrip()).replace("\ufffe", "-")
+            + end,
+            SourceLocation(page=line.page),
+        )
+        for line, end, indent in zip(group, ends, indents, strict=True)
+    ]
+    pieces[-1] = (pieces[-1][0] + fence, pieces[-1][1])
+    writer.pieces(pieces)
+
+
+def _paragraph_head(text: str) -> str:
+    """A paragraph's first piece: a bullet as a Markdown list item, a number kept, any other
+    start that Markdown would read as a block escaped."""
+    bullet = _BULLET.match(text)
+    if bullet:
+        return "- " + text[bullet.end() :]
+    if _NUMBERED.match(text):
+        return text
+    return escape_line(text)
+
+
 def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
     first = group[0]
     if first.cells and len(group) > 1:
@@ -126,25 +159,7 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
         writer.block(table, SourceLocation(page=first.page))
         return
     if first.mono and not first.heading:
-        body = "\n".join(line.text for line in group)
-        fence = "~~~~" if "```" in body else "```"
-        pieces = [(fence + "\n", SourceLocation(page=first.page))]
-        # A line the renderer wrapped runs on into the next: one line again.
-        ends = [" " if line.wraps else "\n" for line in group[:-1]] + ["\n"]
-        starts = [True] + [not line.wraps for line in group[:-1]]
-        indents = _indents(group, starts)
-        pieces += [
-            (
-                (line.text if indent < 0 else " " * indent + line.text.lstrip()).replace(
-                    "\ufffe", "-"
-                )
-                + end,
-                SourceLocation(page=line.page),
-            )
-            for line, end, indent in zip(group, ends, indents, strict=True)
-        ]
-        pieces[-1] = (pieces[-1][0] + fence, pieces[-1][1])
-        writer.pieces(pieces)
+        _write_code(writer, group)
         return
     parts: list[tuple[str, SourceLocation]] = []
     text = ""
@@ -170,12 +185,5 @@ def _write(writer: MarkdownWriter, group: list[_Line]) -> None:
         parts = [(text.replace("**", ""), where) for text, where in parts]
         parts[0] = ("#" * first.heading + " " + parts[0][0], parts[0][1])
     else:
-        bullet = _BULLET.match(parts[0][0])
-        if bullet:
-            head = "- " + parts[0][0][bullet.end() :]
-        elif _NUMBERED.match(parts[0][0]):
-            head = parts[0][0]
-        else:
-            head = escape_line(parts[0][0])
-        parts[0] = (head, parts[0][1])
+        parts[0] = (_paragraph_head(parts[0][0]), parts[0][1])
     writer.pieces([(t.replace("\x02", "-").replace("\ufffe", "-"), w) for t, w in parts])
