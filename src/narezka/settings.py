@@ -339,6 +339,12 @@ def _load(spec: str) -> Embedder:
     return get_embedder(spec, servers=servers())
 
 
+def qdrant_key() -> str | None:
+    """``QDRANT_API_KEY``, read at the top: the index hands it to every server store it
+    opens (the store stage reads no environment)."""
+    return environment.current().qdrant_api_key
+
+
 def servers() -> Servers:
     """The embedding and LLM servers as the environment names them now (``OLLAMA_HOST``,
     ``OPENAI_API_KEY``, ``NAREZKA_EMBED_*``): read here, at the top, and handed down."""

@@ -12,7 +12,6 @@ in the same order, so an index written by another narezka version opens here and
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import json
@@ -22,15 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from narezka import environment
 from narezka.embed import Embedder
-from narezka.errors import ConfigError, NarezkaError
+from narezka.errors import ConfigError
 from narezka.globs import literal_glob
 from narezka.index import layout
 from narezka.index.layout import INDEX_META, INDEX_VERSION, LEGACY_DATA
+from narezka.settings import qdrant_key
 from narezka.split import SplitParams
 from narezka.store.cluster import ClusterParams
-from narezka.store.collections import DEFAULT_COLLECTION, collection_for
+from narezka.store.collections import DEFAULT_COLLECTION, collection_for, drop_quietly
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -283,22 +282,10 @@ def home_inside(home: Path, root: Path) -> tuple[str, ...]:
     return (literal_glob(rel),) if rel != "." else ()
 
 
-def server_key() -> str | None:
-    """``QDRANT_API_KEY``: the index takes it from the environment and hands it to every
-    server store it opens (the store stage reads no environment)."""
-    return environment.current().qdrant_api_key
-
-
 def retire(home: Path, generation: str, collection: str | None, url: str | None) -> bool:
     """Remove a generation narezka made (and its server collection); False if still in use."""
     if url and collection:
-        from narezka.store.server import ServerStore
-
-        with (
-            contextlib.suppress(NarezkaError),
-            ServerStore(url, collection=collection, api_key=server_key()) as old,
-        ):
-            old.drop()
+        drop_quietly(url, collection, qdrant_key())
     return layout.remove_generation(home, generation)
 
 

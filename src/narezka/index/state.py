@@ -18,12 +18,12 @@ from narezka.embed import CachedEmbedder, Embedder, get_embedder
 from narezka.embed.rescore import RescoreModel, rescore_model
 from narezka.errors import ConfigError
 from narezka.index import layout
-from narezka.index.records import IndexRecord, read_record, server_key
+from narezka.index.records import IndexRecord, read_record
 from narezka.index.sharing import SharedStore, acquire, room_to_merge
 from narezka.index.syncing import open_embedder
 from narezka.runs.config import ChunkConfig
 from narezka.search import Hit
-from narezka.settings import Settings, chunk_config, servers
+from narezka.settings import Settings, chunk_config, qdrant_key, servers
 from narezka.sources import Source
 from narezka.store import Manifest, StoredHit, VectorStore
 from narezka.store.cluster import ClusterParams
@@ -150,7 +150,7 @@ class OpenIndex:
             files = self.remote_files  # a search on another thread may reset it meanwhile
             if files is None:
                 files = self.remote_files = server_record.fetch_files(
-                    self.url, self.collection, server_key()
+                    self.url, self.collection, qdrant_key()
                 )
             yield files
             return
@@ -215,7 +215,7 @@ def fetch_record(url: str, collection: str) -> IndexRecord:
     from narezka.store import server_record
 
     where = f"{url}/{server_record.record_collection(collection)}"
-    return IndexRecord.from_json(server_record.fetch(url, collection, server_key()), where).replace(
+    return IndexRecord.from_json(server_record.fetch(url, collection, qdrant_key()), where).replace(
         url=url
     )
 

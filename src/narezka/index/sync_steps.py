@@ -37,7 +37,6 @@ from narezka.index.records import (
     removes_text,
     retire,
     retire_leftovers,
-    server_key,
     write_record,
 )
 from narezka.index.sharing import open_data_store, reserve
@@ -47,7 +46,7 @@ from narezka.index.syncing import IndexReport, Progress, Syncer, open_embedder
 from narezka.runs.chunking import include_for
 from narezka.runs.config import ChunkConfig
 from narezka.runs.contexts import estimate_sync
-from narezka.settings import Settings, servers
+from narezka.settings import Settings, qdrant_key, servers
 from narezka.split import SplitParams, get_strategy
 from narezka.sqlite_cache import SqliteCache
 from narezka.store import Manifest, VectorStore
@@ -159,7 +158,7 @@ def plan_sync(
         generation = layout.new_generation(home)
         collection = collection_for(state.collection, generation) if state.url else None
         if collection is not None and state.url is not None:
-            refuse_foreign(state.url, collection, server_key())
+            refuse_foreign(state.url, collection, qdrant_key())
             applied = state.cluster.sized(point_count(home, old))
         if old is not None:
             # Name the half-built generation before filling it, so an interrupted

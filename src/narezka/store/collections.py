@@ -10,10 +10,11 @@ drops the old collection. An index from before aliases (its points in the collec
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import TYPE_CHECKING
 
-from narezka.errors import ConfigError
+from narezka.errors import ConfigError, NarezkaError
 
 if TYPE_CHECKING:  # qdrant-client is imported only for an index on a server
     from narezka.store import server_record
@@ -74,6 +75,18 @@ def check_collection_name(name: str) -> str:
             f"collection name {name!r}: use letters, digits, '_' and '-' (at most 200)"
         )
     return name
+
+
+def drop_quietly(url: str, collection: str, api_key: str | None = None) -> None:
+    """Drop ``collection`` on ``url`` if the server lets it now (a retired generation's: one
+    left behind is dropped at the next retire)."""
+    from narezka.store.server import ServerStore
+
+    with (
+        contextlib.suppress(NarezkaError),
+        ServerStore(url, collection=collection, api_key=api_key) as old,
+    ):
+        old.drop()
 
 
 def refuse_foreign(url: str, collection: str, api_key: str | None = None) -> None:
