@@ -24,6 +24,7 @@ import narezka.index.lifecycle
 import narezka.index.state
 import narezka.index.sync_steps
 import narezka.settings
+from narezka import environment
 from narezka.cli import cli
 from narezka.embed import get_embedder
 from narezka.embed.calibrate import calibration_path
@@ -172,7 +173,7 @@ def test_chunk_in_tokens_takes_the_calibrated_budget_as_index_does(
     # budget calibrate measured for a served model.
     model = get_embedder("hash")
     measured = model.budget - 56
-    path = calibration_path()
+    path = calibration_path(environment.current())
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({model.name: {"safe_local_tokens": measured}}), encoding="utf-8")
     rec = recorder(False)

@@ -88,15 +88,6 @@ STILL_READING = {
     "narezka/convert/ocr.py": "engine(): callers include convert/pdf and the converter child",
     "narezka/convert/limits.py": "for_size, max_file_bytes: convert/sheets and every "
     "read_document caller (runs, index syncing) would hand it down",
-    "narezka/embed/cache.py": "default_cache_path(): sources/base.py calls it with none",
-    "narezka/embed/dispatch.py": "from_env(): served embedders come from get_embedder(spec), "
-    "which index syncing calls with no Environment",
-    "narezka/embed/ollama.py": "OLLAMA_HOST: the same get_embedder chain",
-    "narezka/embed/openai.py": "OPENAI_API_KEY: the same get_embedder chain",
-    "narezka/enrich/llm_client.py": "OLLAMA_HOST, OPENAI_API_KEY: built from a spec by the "
-    "runs pipeline",
-    "narezka/store/server.py": "QDRANT_API_KEY: every ServerStore opener passes no key",
-    "narezka/runs/workers.py": "NAREZKA_JOBS: the runs pipeline",
 }
 """Stage modules that still fall back on ``environment.current()`` when their caller hands
 them no ``Environment``, and why; the list only shrinks."""

@@ -44,6 +44,7 @@ from narezka.config import (
     read_user_config,
     refuse_lowered,
 )
+from narezka.embed.servers import Servers
 from narezka.enrich.llm_client import parse_spec
 from narezka.environment import Environment
 from narezka.errors import ConfigError
@@ -283,11 +284,14 @@ def chunk_config(settings: Settings, embedder: Embedder | None = None) -> ChunkC
     model = _own_model(settings, embedder, tokenizer) if unit == "tokens" else None
     budget = None
     if model is not None:
-        from narezka.embed.calibrate import calibrated_budget
+        from narezka.embed.calibrate import calibrated_budget, calibration_path
 
         counter = model.counter
         # A served model narezka cannot tokenize exactly may have a measured budget.
-        budget = min(model.budget, calibrated_budget(model.name) or model.budget)
+        budget = min(
+            model.budget,
+            calibrated_budget(model.name, calibration_path(environment.current())) or model.budget,
+        )
         size = budget if values.get("size") is None else values["size"]
         params = make_params(
             **{**values, "unit": "tokens", "tokenizer": counter.name, "size": size}
@@ -332,7 +336,19 @@ def _own_model(
 def _load(spec: str) -> Embedder:
     from narezka.embed import get_embedder
 
-    return get_embedder(spec)
+    return get_embedder(spec, servers=servers())
+
+
+def qdrant_key() -> str | None:
+    """``QDRANT_API_KEY``, read at the top: the index hands it to every server store it
+    opens (the store stage reads no environment)."""
+    return environment.current().qdrant_api_key
+
+
+def servers() -> Servers:
+    """The embedding and LLM servers as the environment names them now (``OLLAMA_HOST``,
+    ``OPENAI_API_KEY``, ``NAREZKA_EMBED_*``): read here, at the top, and handed down."""
+    return Servers.of(environment.current())
 
 
 _LISTS = ("include", "exclude", "separators")

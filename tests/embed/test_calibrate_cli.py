@@ -12,8 +12,9 @@ from fake_servers import FakeState, fake_server
 
 from narezka.cli import cli
 from narezka.embed import get_embedder
-from narezka.embed.calibrate import calibrated_budget
-from narezka.settings import Settings, chunk_config
+from narezka.embed.calibrate import calibrated_budget, calibration_path
+from narezka.environment import Environment
+from narezka.settings import Settings, chunk_config, servers
 
 from conftest import EXAMPLES
 
@@ -43,8 +44,10 @@ def test_calibrate_stores_a_budget_that_index_then_uses(ollama: str, tmp_path: P
     measured = json.loads(result.stdout)
     assert measured["samples"] + measured["rejected"] == 5
     assert Path(measured["stored"]).is_file()
-    model = get_embedder("ollama:fake-embed")
-    assert calibrated_budget(model.name) == measured["safe_local_tokens"]
+    model = get_embedder("ollama:fake-embed", servers=servers())  # OLLAMA_HOST, as the top reads it
+    assert Path(measured["stored"]).parent == tmp_path / "cache"  # NAREZKA_CACHE_DIR reached it
+    stored = calibration_path(Environment.read({"NAREZKA_CACHE_DIR": str(tmp_path / "cache")}))
+    assert calibrated_budget(model.name, stored) == measured["safe_local_tokens"]
     config = chunk_config(Settings(), model)
     assert config.size == config.budget == min(model.budget, measured["safe_local_tokens"])
 

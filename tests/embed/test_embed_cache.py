@@ -87,12 +87,13 @@ def test_wrapper_exposes_the_inner_embedder() -> None:
         assert emb.embed([]).shape == (0, 16)
 
 
-def test_default_path_honours_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("NAREZKA_CACHE_DIR", str(tmp_path))
-    assert default_cache_path() == tmp_path / "embeddings.sqlite"
-    monkeypatch.delenv("NAREZKA_CACHE_DIR")
-    assert default_cache_path().name == "embeddings.sqlite"
-    assert "narezka" in str(default_cache_path())
+def test_default_path_honours_the_environment_it_is_handed(tmp_path: Path) -> None:
+    from narezka.environment import Environment
+
+    given = Environment.read({"NAREZKA_CACHE_DIR": str(tmp_path)})
+    assert default_cache_path(given) == tmp_path / "embeddings.sqlite"
+    assert default_cache_path(Environment()).name == "embeddings.sqlite"
+    assert "narezka" in str(default_cache_path(Environment()))
 
 
 def test_a_rejection_names_positions_in_the_callers_batch_not_among_cache_misses(

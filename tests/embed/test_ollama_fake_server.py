@@ -68,11 +68,23 @@ def test_window_dim_and_name_come_from_api_show(url: str) -> None:
     assert emb.offline is False
 
 
-def test_host_comes_from_ollama_host(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_host_comes_from_ollama_host_as_the_top_reads_it(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from narezka.embed.dispatch import DispatchPolicy
+    from narezka.embed.ollama import DEFAULT_HOST
+    from narezka.settings import servers
+
     monkeypatch.setenv("OLLAMA_HOST", url)
-    emb = get_embedder("ollama:fake-embed")
+    monkeypatch.setenv("NAREZKA_EMBED_CONCURRENCY", "3")
+    emb = get_embedder("ollama:fake-embed", servers=servers())
     assert isinstance(emb, OllamaEmbedder) and emb.host == url
+    assert emb.dispatcher.policy.concurrency == 3
     assert emb.embed(["hello"]).shape == (1, 16)
+    # The stage reads no environment: a bare call gets the defaults.
+    bare = get_embedder("ollama:fake-embed")
+    assert isinstance(bare, OllamaEmbedder) and bare.host == DEFAULT_HOST
+    assert bare.dispatcher.policy == DispatchPolicy()
 
 
 def test_prompt_eval_count_drift_is_recorded(url: str) -> None:

@@ -179,6 +179,25 @@ def test_open_client_builds_the_named_backend(url: str) -> None:
     assert isinstance(client, OpenAIChat) and client.name == f"openai:ctx-model@{url}/v1"
 
 
+def test_the_llm_client_reaches_the_servers_the_top_read(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from narezka.settings import servers
+
+    monkeypatch.setenv("OLLAMA_HOST", url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-handed-down")
+    ollama = open_client("ollama:ctx-model", servers=servers())
+    assert isinstance(ollama, OllamaChat) and ollama.host == url
+    assert isinstance(open_client(f"ollama:ctx-model@{url}/x"), OllamaChat)  # @HOST wins
+    openai = open_client(f"openai:ctx-model@{url}/v1", servers=servers())
+    assert isinstance(openai, OpenAIChat)
+    assert openai._http.headers["Authorization"] == "Bearer sk-handed-down"
+    # The client reads no environment: given no servers, no host of its own and no key.
+    assert open_client("ollama:ctx-model").host != url  # type: ignore[attr-defined]
+    bare = open_client(f"openai:ctx-model@{url}/v1")
+    assert "Authorization" not in bare._http.headers  # type: ignore[attr-defined]
+
+
 # ---- faults: each gives a message naming the file, and the chunks stay ------------------
 
 

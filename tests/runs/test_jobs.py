@@ -271,17 +271,59 @@ def test_semantic_and_small_inputs_stay_in_one_process() -> None:
         assert pool.jobs == 2  # asked for explicitly
 
 
-def test_narezka_jobs_is_the_default_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_narezka_jobs_is_read_at_the_top_not_by_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
     counter = get_counter("chars", "cl100k_base")
     small = workers.PARALLEL_MIN_BYTES - 1
     monkeypatch.setenv("NAREZKA_JOBS", "2")
     with chunk_pool(get_strategy("headings"), counter, None, work_bytes=small) as pool:
-        assert pool.jobs == 2  # the variable asks as --jobs 2 does
-    monkeypatch.setenv("NAREZKA_JOBS", "1")
-    with chunk_pool(get_strategy("headings"), counter, None, work_bytes=1 << 30) as pool:
-        assert pool.jobs == 1
-    with chunk_pool(get_strategy("headings"), counter, 2, work_bytes=1 << 30) as pool:
-        assert pool.jobs == 2  # the flag wins
+        assert pool.jobs == 1  # the stage reads no variable: the top hands it down as jobs
+    with chunk_pool(get_strategy("headings"), counter, 2, work_bytes=small) as pool:
+        assert pool.jobs == 2
+
+
+def test_narezka_jobs_reaches_the_chunk_run_as_jobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import narezka.runs as runs
+
+    asked: list[int | None] = []
+    real = runs.chunk_documents
+
+    def counted(*args: object, jobs: int | None = None, **kwargs: object) -> ChunkReport:
+        asked.append(jobs)
+        return real(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runs, "chunk_documents", counted)
+    page = str(TEST_DATA / "empty.md")
+    monkeypatch.setenv("NAREZKA_JOBS", "2")
+    assert CliRunner().invoke(cli, ["chunk", page]).exit_code in (0, 1)
+    assert CliRunner().invoke(cli, ["chunk", page, "--jobs", "1"]).exit_code in (0, 1)
+    monkeypatch.delenv("NAREZKA_JOBS")
+    assert CliRunner().invoke(cli, ["chunk", page]).exit_code in (0, 1)
+    assert asked == [2, 1, None]  # the variable as --jobs 2; the flag wins
+
+
+def test_narezka_jobs_reaches_an_index_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import narezka.index.sync_steps as sync_steps
+
+    asked: list[int | None] = []
+    real = sync_steps.sync
+
+    def counted(*args: object, jobs: int | None = None, **kwargs: object) -> object:
+        asked.append(jobs)
+        return real(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sync_steps, "sync", counted)
+    corpus = tmp_path / "kb"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("# Доставка\n\nКурьер приезжает утром.\n", encoding="utf-8")
+    monkeypatch.setenv("NAREZKA_JOBS", "3")
+    with Index.create(corpus, Settings(embedder="hash")) as ix:
+        ix.sync()
+        ix.sync(jobs=1)
+    assert asked == [3, 1]
 
 
 def test_default_jobs_is_the_cores_this_process_may_use() -> None:

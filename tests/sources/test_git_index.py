@@ -10,9 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from narezka.cli import cli
+from narezka.environment import Environment
 from narezka.index import Index
 from narezka.settings import Settings
-from narezka.sources import GitSource
+from narezka.sources import GitSource, open_source
 from sources.git_repos import commit, git, make_repo
 
 DOCS = {
@@ -90,6 +91,23 @@ def test_the_command_line_indexes_and_searches_a_git_url(tmp_path: Path) -> None
     synced = runner.invoke(cli, ["sync", spec])
     assert synced.exit_code == 0, synced.output
     assert "0 fetched" in synced.stdout + synced.stderr
+
+
+def test_the_cache_folder_is_handed_down_from_the_top(
+    tmp_path: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", DOCS)
+    spec = f"git+file://{repo}@main"
+    elsewhere = tmp_path / "elsewhere"
+    monkeypatch.setenv("NAREZKA_CACHE_DIR", str(elsewhere))
+    done = CliRunner().invoke(cli, ["index", spec, "--embedder", "hash", "--json"])
+    assert done.exit_code == 0, done.output
+    assert [p.name for p in (elsewhere / "sources").iterdir()]  # the command's variable
+    assert not (private_cache / "sources").exists()
+    given = Environment.read({"NAREZKA_CACHE_DIR": str(elsewhere)})
+    assert open_source(spec, env=given).home.is_relative_to(elsewhere / "sources")
+    # A source opened bare reads no variable: the user cache dir (this test's HOME).
+    assert open_source(spec).home.is_relative_to(private_cache / "sources")
 
 
 @pytest.mark.parametrize(

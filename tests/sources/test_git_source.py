@@ -29,14 +29,14 @@ def staged(source: GitSource) -> dict[str, str]:
     }
 
 
-def test_a_local_repository_is_staged_at_its_commit(tmp_path: Path) -> None:
+def test_a_local_repository_is_staged_at_its_commit(tmp_path: Path, private_cache: Path) -> None:
     repo = make_repo(tmp_path / "repo", FILES)
     source = GitSource(f"git+file://{repo}")
     done = source.refresh()
     assert staged(source) == FILES
     assert done.version == git(repo, "rev-parse", "HEAD")
     assert sorted(done.fetched) == sorted(FILES)
-    assert source.staging.is_relative_to(tmp_path / "cache")
+    assert source.staging.is_relative_to(private_cache)
 
 
 def test_a_second_refresh_reads_only_the_changed_file(tmp_path: Path) -> None:

@@ -64,12 +64,13 @@ def test_indexing_a_repository_writes_only_into_the_cache(
     tmp_path: Path, private_cache: Path
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"a.md": "# Чай\n\nЗелёный.\n", "b/c.md": "# C\n"})
-    before = sorted(p for p in tmp_path.rglob("*") if not p.is_relative_to(private_cache))
+    home = private_cache.parents[1]  # the cache is the user cache dir of this test's HOME
+    before = sorted(p for p in tmp_path.rglob("*") if not p.is_relative_to(home))
     status = git(repo, "status", "--porcelain", "--ignored")
     settings = Settings().replace(embedder="hash", unit="chars", size=400)
     with Index.create(GitSource(f"git+{repo}"), settings) as index:
         index.sync()
-    after = sorted(p for p in tmp_path.rglob("*") if not p.is_relative_to(private_cache))
+    after = sorted(p for p in tmp_path.rglob("*") if not p.is_relative_to(home))
     assert after == before
     assert git(repo, "status", "--porcelain", "--ignored") == status
 

@@ -46,8 +46,11 @@ HASH_EMBED = signal_embedder(HashEmbedder(32))
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Whatever opens the default embedder writes its cache here, not in the user's."""
+    """Whatever opens the default embedder writes its cache here, not in the user's (the
+    library's chunk_text and chunk_documents use the user cache dir, under this ``HOME``)."""
     monkeypatch.setenv("NAREZKA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
 
 
 def normalized(rows: list[list[float]]) -> Matrix:
@@ -390,7 +393,7 @@ def test_the_default_embedder_opens_lazily_on_the_first_split(
 
     opened: list[str] = []
 
-    def fake_default() -> Callable[[list[str]], Matrix]:
+    def fake_default(cache: Path | None = None) -> Callable[[list[str]], Matrix]:
         opened.append("default")
         return topic_embed
 

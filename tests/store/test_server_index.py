@@ -178,6 +178,16 @@ def test_a_server_that_wants_a_key_is_refused_without_it(
         _build(corpus, fake.url, tmp_path / "b")
         with Index.open(fake.url) as reader:
             assert reader.search("чай", k=1)
+        with Index.open(tmp_path / "b") as writer:
+            assert writer.push(fake.url, collection="copy") > 0  # the key reaches a push too
+        # The store itself reads no environment: its opener hands the key down.
+        with (
+            ServerStore(fake.url, collection="copy") as bare,
+            pytest.raises(StoreUnavailableError),
+        ):
+            bare.ensure(1, sparse=False)
+        with ServerStore(fake.url, collection="copy", api_key="s3cret") as keyed:
+            assert keyed.exists()
 
 
 def test_cli_index_and_search_by_url(fake: FakeQdrant, corpus: Path, tmp_path: Path) -> None:

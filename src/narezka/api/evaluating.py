@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from narezka import environment
 from narezka.api.searching import MODES, Hit
 from narezka.defaults import EMBEDDER, MODE, STRATEGY
 from narezka.discover import iter_files, read_document
@@ -45,7 +46,7 @@ from narezka.runs.chunking import include_for
 from narezka.search import Filter, Fusion
 from narezka.search.folding import AUTO, Fold
 from narezka.search.fusion import DEFAULT as DEFAULT_FUSION
-from narezka.settings import Settings, chunk_config
+from narezka.settings import Settings, chunk_config, servers
 from narezka.split import SplitParams, get_strategy
 from narezka.tokens.bm25 import check_analyzer
 from narezka.types import RawDocument
@@ -245,10 +246,12 @@ def split_params(spec: StrategySpec) -> dict[str, Any]:
 
 
 def _cached(spec: str | Embedder, cache_path: str | Path | None) -> Embedder:
-    model = get_embedder(spec) if isinstance(spec, str) else spec
+    model = get_embedder(spec, servers=servers()) if isinstance(spec, str) else spec
     if isinstance(model, CachedEmbedder):
         return model
-    return CachedEmbedder(model, EmbeddingCache(cache_path or default_cache_path()))
+    return CachedEmbedder(
+        model, EmbeddingCache(cache_path or default_cache_path(environment.current()))
+    )
 
 
 def _cache_counts(model: Embedder) -> tuple[int, int]:

@@ -12,15 +12,23 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import cast
 
+from narezka import environment
 from narezka.api.searching import resolve_store
 from narezka.defaults import WATCH_DEBOUNCE_MS
 from narezka.embed import Embedder, get_embedder
-from narezka.embed.calibrate import Calibration, ServerCounted, calibrate, save_calibration
+from narezka.embed.calibrate import (
+    Calibration,
+    ServerCounted,
+    calibrate,
+    calibration_path,
+    save_calibration,
+)
 from narezka.errors import ConfigError, MissingDependencyError
 from narezka.index import Index
 from narezka.index.records import corpus_of, read_record
 from narezka.index.syncing import STORE_DIRNAME, IndexReport, Progress
 from narezka.runs.chunking import chunk_documents
+from narezka.settings import servers
 from narezka.store import VectorStore
 
 
@@ -126,7 +134,7 @@ def calibrate_corpus(
 ) -> tuple[Calibration, Path]:
     """Measure a served model's real token counts on the corpus's largest chunks and store a
     safe budget that later ``index`` runs use; returns the result and where it was stored."""
-    model = get_embedder(embedder)
+    model = get_embedder(embedder, servers=servers())
     if not hasattr(model, "server_token_count"):
         raise ConfigError(f"{embedder} is counted exactly by narezka: nothing to calibrate")
     # The model's whole nominal window, not chunk_config's calibrated one: a calibration
@@ -134,4 +142,4 @@ def calibrate_corpus(
     report = chunk_documents([corpus], counter=model.counter, size=model.budget)
     texts = sorted((c.embed_text for c in report.chunks), key=len, reverse=True)[:sample]
     result = calibrate(cast(ServerCounted, model), texts, safety=safety)
-    return result, save_calibration(result)
+    return result, save_calibration(result, calibration_path(environment.current()))

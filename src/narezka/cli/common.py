@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 import narezka.defaults as defaults
+from narezka import environment
 from narezka.cli.terminal import echo
 from narezka.errors import ConfigError
 
@@ -220,6 +221,11 @@ def format_option(*formats: str, help: str | None = None) -> Callable[[F], F]:
     )
 
 
+def _jobs_or_environment(_: click.Context, __: click.Parameter, jobs: int | None) -> int | None:
+    # NAREZKA_JOBS counts as --jobs N; read here, at the top, and handed down as jobs.
+    return jobs if jobs is not None else environment.current().jobs
+
+
 def jobs_option(command: F) -> F:
     """``--jobs N``: worker processes that read and chunk files side by side."""
     return click.option(
@@ -227,6 +233,7 @@ def jobs_option(command: F) -> F:
         "-j",
         type=click.IntRange(min=1),
         default=None,
+        callback=_jobs_or_environment,
         help="Worker processes that read and chunk files side by side; the output is the same "
         "for any N  [default: NAREZKA_JOBS, else by the input's size: 1 below 2 MB, then one "
         "more per 2 MB, up to the machine's cores].",

@@ -11,7 +11,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from narezka import runs
+from narezka import environment, runs
 from narezka.cli.common import file_option
 from narezka.cli.options import DISPLAY_TOKENIZER, Splitting, splitting_options
 from narezka.cli.progress import progress_bar
@@ -110,6 +110,7 @@ def _chunk(
                 paths,
                 on_file=lambda _: progress.advance(task),
                 convert_cache=cache,
+                jobs=environment.current().jobs,  # NAREZKA_JOBS, as for chunk
                 **side.kwargs(),
             )
     except ConfigError as exc:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from narezka import defaults
+from narezka import defaults, environment
 from narezka._forward import Forward
 from narezka.cli.common import settings_for, split_options
 from narezka.defaults import EMBEDDER, PREVIEW_UNIT, TOKENIZER
@@ -104,7 +104,16 @@ class Splitting:
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``runs.chunk_documents``."""
-        return {"config": self.config, "embed": self.embed}
+        from narezka.settings import servers
+
+        return {
+            "config": self.config,
+            "embed": self.embed,
+            "servers": servers(),
+            # For the LLM contexts' cache beside it (semantic's embed is built already):
+            # asked for only then, since finding it loads the embed stage (and numpy).
+            "cache": _user_cache() if self.config.context_llm else None,
+        }
 
     @classmethod
     def from_options(
@@ -113,7 +122,7 @@ class Splitting:
         """Resolve the decorator's options over the settings of ``location`` (its
         narezka.toml, then NAREZKA_*) with :func:`narezka.settings.chunk_config`, measured in
         characters unless a unit is given; a bad embedder or tokenizer is a UsageError."""
-        from narezka.settings import chunk_config
+        from narezka.settings import chunk_config, servers
 
         settings = settings_for(location, options, base={"unit": PREVIEW_UNIT})
         embed = None
@@ -123,8 +132,8 @@ class Splitting:
                 from narezka.embed import cached_signal_embedder, get_embedder
 
                 # One model serves both semantic's signal and the token counts: loaded once.
-                model = get_embedder(settings.embedder)
-                embed = cached_signal_embedder(model)
+                model = get_embedder(settings.embedder, servers=servers())
+                embed = cached_signal_embedder(model, cache=_user_cache())
             config = chunk_config(settings, model)
         except NarezkaError as exc:
             raise click.UsageError(str(exc)) from None
@@ -159,10 +168,18 @@ class Splitting:
             if name in NEEDS_EMBEDDER and embed is None:
                 from narezka.embed import DEFAULT_EMBEDDER, cached_signal_embedder
 
-                embed = cached_signal_embedder(DEFAULT_EMBEDDER)
+                embed = cached_signal_embedder(DEFAULT_EMBEDDER, cache=_user_cache())
         except NarezkaError as exc:
             raise click.UsageError(str(exc)) from None
         return dataclasses.replace(self, config=config, embed=embed, overrides=dict(overrides))
+
+
+def _user_cache() -> Path:
+    """The user's embedding cache file as the environment says (``NAREZKA_CACHE_DIR``), read
+    here at the top and handed to the run."""
+    from narezka.embed import default_cache_path
+
+    return default_cache_path(environment.current())
 
 
 CLUSTER_FLAGS = ("shards", "replicas", "write_consistency", "on_disk", "quantize")

@@ -22,6 +22,7 @@ from narezka.embed import get_embedder
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index import Index
 from narezka.search import OPTIONS, Front, Hit, IndexSetting, Option, Query, shown_at
+from narezka.settings import servers
 from narezka.store import IndexInUseError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -141,7 +142,7 @@ def search_command(
     deadline = time.monotonic() + max(wait, 0.0)
     while True:
         try:
-            model = get_embedder(embedder) if embedder else None
+            model = get_embedder(embedder, servers=servers()) if embedder else None
             with Index.open(store, embedder=model, collection=collection) as index:
                 hits = index.search(asked)
             break

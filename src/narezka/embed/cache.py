@@ -21,7 +21,6 @@ from typing import TypeVar
 
 import numpy as np
 
-from narezka import environment
 from narezka._forward import Forward
 from narezka.embed.base import Embedder, Matrix, empty_matrix
 from narezka.embed.errors import ContextLengthError
@@ -42,11 +41,10 @@ CREATE TABLE IF NOT EXISTS vectors (
 _LOOKUP_CHUNK = 500
 
 
-def default_cache_path(env: Environment | None = None) -> Path:
+def default_cache_path(env: Environment) -> Path:
     """``$NAREZKA_CACHE_DIR``, else the user cache dir (platformdirs, or ``$XDG_CACHE_HOME``
-    / ``~/.cache``), then ``narezka/embeddings.sqlite``; under ``env`` (default: the
-    process's environment)."""
-    env = env or environment.current()
+    / ``~/.cache``), then ``narezka/embeddings.sqlite``; as ``env`` says (the top's, handed
+    down; ``Environment()``: the user cache dir)."""
     if env.cache_dir is not None:
         return env.cache_dir / "embeddings.sqlite"
     try:
@@ -85,8 +83,8 @@ class EmbeddingCache(SqliteCache):
 
     TABLE = "vectors"
 
-    def __init__(self, path: str | Path | None = None) -> None:
-        super().__init__(path if path is not None else default_cache_path(), _SCHEMA)
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path, _SCHEMA)
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         """The cached vectors among ``keys``."""

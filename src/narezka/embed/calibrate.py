@@ -18,6 +18,7 @@ from typing import Protocol
 
 from narezka.embed.cache import default_cache_path
 from narezka.embed.errors import ContextLengthError
+from narezka.environment import Environment
 from narezka.errors import ConfigError
 from narezka.tokens import TokenCounter
 
@@ -92,14 +93,15 @@ def calibrate(
     )
 
 
-def calibration_path() -> Path:
-    """Where measured budgets are kept: beside the user-wide embedding cache."""
-    return default_cache_path().parent / "calibration.json"
+def calibration_path(env: Environment) -> Path:
+    """Where measured budgets are kept: beside the user-wide embedding cache ``env`` names
+    (the top's environment, handed down)."""
+    return default_cache_path(env).parent / "calibration.json"
 
 
-def save_calibration(result: Calibration, path: Path | None = None) -> Path:
-    """Store a calibration under its embedder's name (replacing an older one)."""
-    path = path or calibration_path()
+def save_calibration(result: Calibration, path: Path) -> Path:
+    """Store a calibration in ``path`` (:func:`calibration_path`) under its embedder's name
+    (replacing an older one)."""
     data = load_calibrations(path)
     data[result.embedder] = asdict(result)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,16 +111,15 @@ def save_calibration(result: Calibration, path: Path | None = None) -> Path:
     return path
 
 
-def load_calibrations(path: Path | None = None) -> dict[str, dict[str, object]]:
-    """Every stored calibration, by embedder name ({} when none was made)."""
-    path = path or calibration_path()
+def load_calibrations(path: Path) -> dict[str, dict[str, object]]:
+    """Every stored calibration in ``path``, by embedder name ({} when none was made)."""
     if not path.is_file():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
     return data if isinstance(data, dict) else {}
 
 
-def calibrated_budget(embedder_name: str, path: Path | None = None) -> int | None:
+def calibrated_budget(embedder_name: str, path: Path) -> int | None:
     """The safe budget in local-counter tokens measured for an embedder, if any."""
     value = load_calibrations(path).get(embedder_name, {}).get("safe_local_tokens")
     return value if isinstance(value, int) else None

@@ -34,14 +34,17 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from narezka import environment
 from narezka.embed.base import Matrix
 from narezka.embed.remote import LengthRejected, is_length_error
 from narezka.environment import Environment
 from narezka.errors import ConfigError
+
+if TYPE_CHECKING:
+    from narezka.embed.servers import Servers
 
 DEFAULT_CONCURRENCY = 8
 DEFAULT_MAX_BATCH = 32
@@ -104,7 +107,7 @@ class DispatchPolicy:
             raise ConfigError(f"max tokens per request must be positive: {self.max_batch_tokens}")
 
     @classmethod
-    def of(cls, env: Environment) -> DispatchPolicy:
+    def of(cls, env: Environment | Servers) -> DispatchPolicy:
         """The defaults, overridden by ``env``'s ``NAREZKA_EMBED_CONCURRENCY`` / ``_BATCH`` /
         ``_BATCH_TOKENS`` (checked where the environment is read)."""
         return cls(
@@ -114,10 +117,10 @@ class DispatchPolicy:
         )
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> DispatchPolicy:
-        """:meth:`of` the variables ``environ`` holds (default: the process's); a value that
-        is not a positive integer is a ``ConfigError`` naming the variable."""
-        return cls.of(environment.current() if environ is None else Environment.read(environ))
+    def from_env(cls, environ: Mapping[str, str]) -> DispatchPolicy:
+        """:meth:`of` the variables ``environ`` holds; a value that is not a positive integer
+        is a ``ConfigError`` naming the variable."""
+        return cls.of(Environment.read(environ))
 
 
 Send = Callable[[Sequence[str], Sequence[int]], Matrix]

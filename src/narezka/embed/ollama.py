@@ -23,7 +23,6 @@ from typing import Any
 import httpx
 import numpy as np
 
-from narezka import environment
 from narezka.embed.base import Matrix, l2_normalize
 from narezka.embed.dispatch import (
     DispatchPolicy,
@@ -39,6 +38,7 @@ from narezka.embed.remote import (
     with_retries,
 )
 from narezka.embed.served import ServedEmbedder
+from narezka.embed.servers import Servers
 from narezka.errors import MissingDependencyError
 from narezka.tokens import TokenCounter
 
@@ -68,13 +68,18 @@ class OllamaEmbedder(ServedEmbedder):
         counter: TokenCounter | None = None,
         retry: RetryPolicy | None = None,
         dispatch: DispatchPolicy | None = None,
+        servers: Servers | None = None,
     ) -> None:
+        """``host``, else ``servers``' (``OLLAMA_HOST`` as the top read it), else Ollama's
+        usual address; ``servers`` also sizes the requests unless ``dispatch`` is given."""
+        servers = servers or Servers()
+        dispatch = dispatch or DispatchPolicy.of(servers)
         try:
             import ollama
         except ImportError as exc:
             raise MissingDependencyError("ollama", "ollama") from exc
         super().__init__(model, counter=counter, retry=retry, dispatch=dispatch)
-        self.host = host or environment.current().ollama_host or DEFAULT_HOST
+        self.host = host or servers.ollama_host or DEFAULT_HOST
         self._ollama: Any = ollama
         self._client: Any = ollama.Client(host=self.host, timeout=self.retry.timeout)
         self._info: ModelInfo | None = None

@@ -18,7 +18,6 @@ from typing import Any
 import httpx
 import numpy as np
 
-from narezka import environment
 from narezka.embed.base import Matrix, l2_normalize
 from narezka.embed.dispatch import (
     DispatchPolicy,
@@ -34,6 +33,7 @@ from narezka.embed.remote import (
     with_retries,
 )
 from narezka.embed.served import ServedEmbedder
+from narezka.embed.servers import Servers
 from narezka.errors import ConfigError
 from narezka.tokens import TokenCounter
 
@@ -51,11 +51,16 @@ class OpenAIEmbedder(ServedEmbedder):
         retry: RetryPolicy | None = None,
         dispatch: DispatchPolicy | None = None,
         transport: httpx.BaseTransport | None = None,
+        servers: Servers | None = None,
     ) -> None:
+        """``servers`` (as the top read them) carries ``OPENAI_API_KEY`` and sizes the
+        requests unless ``dispatch`` is given; with none, no key is sent."""
+        servers = servers or Servers()
+        dispatch = dispatch or DispatchPolicy.of(servers)
         super().__init__(model, counter=counter, retry=retry, dispatch=dispatch)
         self.url = url.rstrip("/")
         headers = {"Content-Type": "application/json"}
-        if key := environment.current().openai_api_key:
+        if key := servers.openai_api_key:
             headers["Authorization"] = f"Bearer {key}"
         # Every request slot keeps its connection open between batches.
         slots = self.dispatcher.policy.concurrency
@@ -72,12 +77,12 @@ class OpenAIEmbedder(ServedEmbedder):
         self._encoding = "base64"
 
     @classmethod
-    def from_spec(cls, argument: str) -> OpenAIEmbedder:
+    def from_spec(cls, argument: str, servers: Servers | None = None) -> OpenAIEmbedder:
         """``openai:MODEL@URL``: the text after ``openai:``."""
         model, _, url = argument.partition("@")
         if not model or not url:
             raise ConfigError(f"openai embedder spec is openai:MODEL@URL, got openai:{argument}")
-        return cls(model, url)
+        return cls(model, url, servers=servers)
 
     @property
     def name(self) -> str:

@@ -6,16 +6,20 @@ Backends sit in a plain dict and are imported only when asked for.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import narezka.defaults as defaults
 from narezka.embed.base import Embedder, Matrix
 from narezka.embed.cache import CachedEmbedder, EmbeddingCache, default_cache_path
 from narezka.embed.resilient import signal_embedder
+from narezka.embed.servers import Servers
+from narezka.environment import Environment
 from narezka.errors import ConfigError
 
 DEFAULT_EMBEDDER = defaults.EMBEDDER
@@ -49,13 +53,17 @@ class Backend:
     """Whether every text it embeds is sent to a server (a safety setting: narezka.config)."""
     loads_code: bool = False
     """Whether the spec names code and weights to load (a safety setting, as ``remote``)."""
+    served: bool = False
+    """Whether it talks to a server: its factory takes ``servers=`` (:mod:`.servers`)."""
 
-    def make(self, argument: str) -> Embedder:
+    def make(self, argument: str, servers: Servers | None = None) -> Embedder:
         """The embedder, its module imported now (a missing extra raises here)."""
         module, _, path = self.factory.partition(":")
         factory: Any = importlib.import_module(module)
         for attribute in path.split("."):
             factory = getattr(factory, attribute)
+        if self.served:
+            factory = functools.partial(factory, servers=servers)
         made: Embedder = factory(argument) if self.argument != "none" else factory()
         return made
 
@@ -90,12 +98,13 @@ BACKENDS: dict[str, Backend] = {
         Backend(
             "ollama", "narezka.embed.ollama:OllamaEmbedder", "required", "ollama:MODEL",
             "model served by Ollama ($OLLAMA_HOST)", "server's", "/api/show context_length",
-            "family match or UTF-8 bound", "ollama",
+            "family match or UTF-8 bound", "ollama", served=True,
         ),
         Backend(
             "openai", "narezka.embed.openai:OpenAIEmbedder.from_spec", "required",
             "openai:MODEL@URL", "OpenAI-compatible /v1/embeddings", "server's",
             "given or unknown", "family match or UTF-8 bound", "openai", remote=True,
+            served=True,
         ),
         Backend(
             "hash", "narezka.embed.base:HashEmbedder.from_spec", "optional", "hash[:DIM]",
@@ -107,8 +116,10 @@ BACKENDS: dict[str, Backend] = {
 """Every built-in embedder by the name its specs start with, in the order listed."""
 
 
-def get_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
-    """The embedder named by ``spec``; models load lazily on first use.
+def get_embedder(spec: str = DEFAULT_EMBEDDER, *, servers: Servers | None = None) -> Embedder:
+    """The embedder named by ``spec``; models load lazily on first use. A served one
+    (``ollama:``, ``openai:``) reaches its server as ``servers`` say (the top reads them from
+    the environment: :meth:`Servers.of`); with none, the defaults.
 
     Raises ``ConfigError`` for an unknown or malformed spec and
     ``MissingDependencyError`` when the backend's extra is not installed.
@@ -122,7 +133,7 @@ def get_embedder(spec: str = DEFAULT_EMBEDDER) -> Embedder:
         raise ConfigError(f"embedder {kind!r} needs an argument: {backend.usage}")
     if backend.argument == "none" and sep:
         raise ConfigError(f"embedder {kind!r} takes no argument, got {spec!r}")
-    return backend.make(arg)
+    return backend.make(arg, servers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,14 +159,16 @@ def embedder_specs() -> list[EmbedderSpec]:
 
 
 def cached_signal_embedder(
-    spec: str | Embedder = DEFAULT_EMBEDDER, *, batch_size: int = 64
+    spec: str | Embedder = DEFAULT_EMBEDDER, *, batch_size: int = 64, cache: Path | None = None
 ) -> Callable[[list[str]], Matrix]:
     """An embed function for strategies that read meaning while splitting (``semantic``):
-    the model (a spec, or one already open) behind the user's embedding cache, inputs
-    fitted to its budget."""
+    the model (a spec, or one already open) behind the user's embedding cache (``cache``,
+    which the top reads from ``NAREZKA_CACHE_DIR``; none: the user cache dir), inputs fitted
+    to its budget."""
     model = get_embedder(spec) if isinstance(spec, str) else spec
     return signal_embedder(
-        CachedEmbedder(model, EmbeddingCache(default_cache_path())), batch_size=batch_size
+        CachedEmbedder(model, EmbeddingCache(cache or default_cache_path(Environment()))),
+        batch_size=batch_size,
     )
 
 

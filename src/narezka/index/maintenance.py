@@ -30,6 +30,7 @@ from narezka.index.records import (
 from narezka.index.sharing import open_data_store
 from narezka.index.state import OpenIndex, optimize, point_count
 from narezka.index.sync_steps import sync
+from narezka.settings import qdrant_key
 from narezka.store import IndexDamagedError, Manifest
 from narezka.store.collections import collection_for, refuse_foreign, snapshot_files
 
@@ -77,7 +78,7 @@ def _fresh_record(state: OpenIndex, home: Path, old: IndexRecord, generation: st
     refused if something narezka did not write holds its name)."""
     collection = collection_for(state.collection, generation)
     if state.url is not None:
-        refuse_foreign(state.url, collection)
+        refuse_foreign(state.url, collection, qdrant_key())
     meta = old.replace(data=generation, **({"collection": collection} if state.url else {}))
     if state.url is not None:
         applied = state.cluster.sized(point_count(home, old))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from narezka.errors import ConfigError, NarezkaError
 from narezka.index.records import IndexRecord
 from narezka.index.state import GET_BATCH, OpenIndex
+from narezka.settings import qdrant_key
 from narezka.store import VectorStore
 from narezka.store.cluster import ClusterParams
 from narezka.store.collections import check_collection_name, point_alias
@@ -29,9 +30,9 @@ def publish(
     from narezka.store import server_record
 
     try:
-        if point_alias(state.url, state.collection, str(meta.collection)):
+        if point_alias(state.url, state.collection, str(meta.collection), qdrant_key()):
             meta = meta.replace(alias=state.collection)
-        server_record.publish(state.url, state.collection, meta.to_json(), files)
+        server_record.publish(state.url, state.collection, meta.to_json(), files, qdrant_key())
     except NarezkaError as exc:
         warnings.append(
             f"{state.url}: the index record for readers by URL was not updated ({exc}); "
@@ -45,7 +46,7 @@ def switch_alias(state: OpenIndex, meta: IndexRecord) -> IndexRecord:
     and return the record naming it; a failure fails the rebuild, which leaves the old
     collection serving."""
     assert state.url is not None
-    if point_alias(state.url, state.collection, str(meta.collection)):
+    if point_alias(state.url, state.collection, str(meta.collection), qdrant_key()):
         return meta.replace(alias=state.collection)
     return meta
 
@@ -58,7 +59,7 @@ def drop_half_built(state: OpenIndex, meta: IndexRecord) -> None:
 
     with (
         contextlib.suppress(NarezkaError),
-        ServerStore(state.url, collection=meta.collection) as half,
+        ServerStore(state.url, collection=meta.collection, api_key=qdrant_key()) as half,
     ):
         if half.alias_target(state.collection) != half.collection:
             half.drop()
@@ -77,10 +78,12 @@ def push(state: OpenIndex, url: str, collection: str, cluster: ClusterParams | N
     given = cluster or ClusterParams()
     sized = given.sized(sum(len(row[3]) for row in files.values()))
     try:
-        earlier: server_record.RecordManifest | None = server_record.fetch_files(url, collection)
+        earlier: server_record.RecordManifest | None = server_record.fetch_files(
+            url, collection, qdrant_key()
+        )
     except ConfigError:
         earlier = None
-    with ServerStore(url, collection=collection, cluster=sized) as target:
+    with ServerStore(url, collection=collection, cluster=sized, api_key=qdrant_key()) as target:
         if earlier is None and target.exists():
             target.ensure(meta.dim, sparse=True, rescore=meta.rescore_dim or 0)
             if target.count():
@@ -96,7 +99,7 @@ def push(state: OpenIndex, url: str, collection: str, cluster: ClusterParams | N
     copy = meta.replace(url=url, collection=collection, collection_name=collection)
     copy = copy.replace(alias=None)  # a copy is read from its own collection
     copy = copy.with_cluster(given=given, applied=applied)
-    server_record.publish(url, collection, copy.to_json(), files)
+    server_record.publish(url, collection, copy.to_json(), files, qdrant_key())
     return copied
 
 

@@ -12,7 +12,6 @@ in the same order, so an index written by another narezka version opens here and
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import json
@@ -23,13 +22,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from narezka.embed import Embedder
-from narezka.errors import ConfigError, NarezkaError
+from narezka.errors import ConfigError
 from narezka.globs import literal_glob
 from narezka.index import layout
 from narezka.index.layout import INDEX_META, INDEX_VERSION, LEGACY_DATA
+from narezka.settings import qdrant_key
 from narezka.split import SplitParams
 from narezka.store.cluster import ClusterParams
-from narezka.store.collections import DEFAULT_COLLECTION, collection_for
+from narezka.store.collections import DEFAULT_COLLECTION, collection_for, drop_quietly
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -285,10 +285,7 @@ def home_inside(home: Path, root: Path) -> tuple[str, ...]:
 def retire(home: Path, generation: str, collection: str | None, url: str | None) -> bool:
     """Remove a generation narezka made (and its server collection); False if still in use."""
     if url and collection:
-        from narezka.store.server import ServerStore
-
-        with contextlib.suppress(NarezkaError), ServerStore(url, collection=collection) as old:
-            old.drop()
+        drop_quietly(url, collection, qdrant_key())
     return layout.remove_generation(home, generation)
 
 

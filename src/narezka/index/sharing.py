@@ -28,6 +28,7 @@ from narezka.errors import ConfigError, DiskFullError
 from narezka.index import layout
 from narezka.index.layout import GENERATION_FILES
 from narezka.index.records import IndexRecord
+from narezka.settings import qdrant_key
 from narezka.store import VectorStore, open_store
 from narezka.store.lock import LOCK_NAME
 
@@ -230,6 +231,7 @@ def open_data_store(home: Path | None, record: IndexRecord) -> VectorStore:
     options: dict[str, Any] = {"collection": name} if name else {}
     if url:
         options["cluster"] = record.cluster("applied")
+        options["api_key"] = qdrant_key()
     if not url and home is None:  # pragma: no cover - a URL-opened index's record has a url
         raise ConfigError("an embedded index needs its folder")
     path = record.data_dir(home) if not url and home is not None else None

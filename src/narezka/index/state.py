@@ -23,7 +23,7 @@ from narezka.index.sharing import SharedStore, acquire, room_to_merge
 from narezka.index.syncing import open_embedder
 from narezka.runs.config import ChunkConfig
 from narezka.search import Hit
-from narezka.settings import Settings, chunk_config
+from narezka.settings import Settings, chunk_config, qdrant_key, servers
 from narezka.sources import Source
 from narezka.store import Manifest, StoredHit, VectorStore
 from narezka.store.cluster import ClusterParams
@@ -149,7 +149,9 @@ class OpenIndex:
             assert self.url is not None
             files = self.remote_files  # a search on another thread may reset it meanwhile
             if files is None:
-                files = self.remote_files = server_record.fetch_files(self.url, self.collection)
+                files = self.remote_files = server_record.fetch_files(
+                    self.url, self.collection, qdrant_key()
+                )
             yield files
             return
         with Manifest(record.data_dir(self.home)) as manifest:
@@ -213,7 +215,9 @@ def fetch_record(url: str, collection: str) -> IndexRecord:
     from narezka.store import server_record
 
     where = f"{url}/{server_record.record_collection(collection)}"
-    return IndexRecord.from_json(server_record.fetch(url, collection), where).replace(url=url)
+    return IndexRecord.from_json(server_record.fetch(url, collection, qdrant_key()), where).replace(
+        url=url
+    )
 
 
 def embedder_of(meta: IndexRecord) -> Embedder:
@@ -223,7 +227,7 @@ def embedder_of(meta: IndexRecord) -> Embedder:
             f"the index was built with an embedder object ({meta.embedder}): "
             "pass the same embedder (Index.open(..., embedder=...))"
         )
-    return get_embedder(meta.embedder_spec)
+    return get_embedder(meta.embedder_spec, servers=servers())
 
 
 def cluster_of(meta: IndexRecord | None, which: Literal["given", "applied"]) -> ClusterParams:

@@ -46,7 +46,7 @@ from narezka.index.syncing import IndexReport, Progress, Syncer, open_embedder
 from narezka.runs.chunking import include_for
 from narezka.runs.config import ChunkConfig
 from narezka.runs.contexts import estimate_sync
-from narezka.settings import Settings
+from narezka.settings import Settings, qdrant_key, servers
 from narezka.split import SplitParams, get_strategy
 from narezka.sqlite_cache import SqliteCache
 from narezka.store import Manifest, VectorStore
@@ -158,7 +158,7 @@ def plan_sync(
         generation = layout.new_generation(home)
         collection = collection_for(state.collection, generation) if state.url else None
         if collection is not None and state.url is not None:
-            refuse_foreign(state.url, collection)
+            refuse_foreign(state.url, collection, qdrant_key())
             applied = state.cluster.sized(point_count(home, old))
         if old is not None:
             # Name the half-built generation before filling it, so an interrupted
@@ -330,7 +330,11 @@ def _context_writer(
     embeddings = embedder.cache.path if isinstance(embedder, CachedEmbedder) else None
     cache = context_cache_file(embeddings or home / layout.CACHE_NAME)
     return open_context(
-        settings.context_llm, cache, redact=params.redact, on_call=progress.on_context_call
+        settings.context_llm,
+        cache,
+        redact=params.redact,
+        on_call=progress.on_context_call,
+        servers=servers(),
     )
 
 

@@ -46,6 +46,7 @@ from narezka.runs.chunking import (
 )
 from narezka.runs.config import ChunkConfig
 from narezka.runs.file_chunks import FileChunks, is_note, with_document_meta
+from narezka.settings import servers
 from narezka.split import SplitParams, Strategy
 from narezka.store import (
     ChunkEntry,
@@ -80,7 +81,7 @@ def read_index_meta(store_dir: Path) -> dict[str, Any]:
 
 def open_embedder(spec: str | Embedder, store_dir: Path | None) -> Embedder:
     """The embedder for a spec, with an embedding cache kept beside the index."""
-    embedder = get_embedder(spec) if isinstance(spec, str) else spec
+    embedder = get_embedder(spec, servers=servers()) if isinstance(spec, str) else spec
     if store_dir is None or isinstance(embedder, CachedEmbedder):
         return embedder
     store_dir.mkdir(parents=True, exist_ok=True)

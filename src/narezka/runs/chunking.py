@@ -40,6 +40,7 @@ from narezka.tokens import TokenCounter
 from narezka.types import Chunk, RawDocument
 
 if TYPE_CHECKING:
+    from narezka.embed.servers import Servers
     from narezka.enrich.llm_context import ContextWriter
 
 # The embedders, the LLM context step and the index layout are imported where a run uses
@@ -128,15 +129,16 @@ def _config(
     return config
 
 
-def cached_signal_embedder() -> EmbedFunction:
-    """:func:`narezka.embed.cached_signal_embedder` of the default embedder, the embed stage
-    imported only now (the one place this module opens an embedder)."""
+def cached_signal_embedder(cache: Path | None = None) -> EmbedFunction:
+    """:func:`narezka.embed.cached_signal_embedder` of the default embedder (behind
+    ``cache``), the embed stage imported only now (the one place this module opens an
+    embedder)."""
     from narezka.embed import cached_signal_embedder as default_signal_embedder
 
-    return default_signal_embedder()
+    return default_signal_embedder(cache=cache)
 
 
-def lazy_signal_embedder() -> EmbedFunction:
+def lazy_signal_embedder(cache: Path | None = None) -> EmbedFunction:
     """The default embedder's embed function (behind the user's embedding cache), loaded on
     its first call: building a strategy, or a semantic split with no gap to judge, never pays
     for the model. The split stage never opens an embedder itself; the pipeline wires it."""
@@ -144,7 +146,7 @@ def lazy_signal_embedder() -> EmbedFunction:
 
     def embed(texts: list[str]) -> Any:
         if not loaded:
-            loaded.append(cached_signal_embedder())
+            loaded.append(cached_signal_embedder(cache))
         return loaded[0](texts)
 
     return embed
@@ -165,6 +167,8 @@ def chunk_documents(
     write: Callable[[bytes], object] | None = None,
     follow_symlinks: bool = False,
     convert_cache: Path | None = None,
+    servers: Servers | None = None,
+    cache: Path | None = None,
     **params: Any,
 ) -> ChunkReport:
     """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
@@ -182,7 +186,12 @@ def chunk_documents(
     megabyte of input or more); the report is the same for any ``jobs``, in file order.
     ``context`` (a ``context_llm`` spec, or a writer) prepends LLM-written context to each
     chunk's ``embed_text`` within the size limit (:mod:`narezka.enrich.llm_context`); it runs
-    in this process, after the workers.
+    in this process, after the workers, its LLM reached as ``servers`` say (``OLLAMA_HOST``,
+    ``OPENAI_API_KEY``: the caller reads them, as the CLI does; none: the defaults).
+    ``cache`` is the user's embedding cache file, which the default embedder (``semantic``'s)
+    and the LLM contexts' cache beside it use: the CLI hands ``NAREZKA_CACHE_DIR``'s down;
+    none: the user cache dir. ``jobs`` has no default from ``NAREZKA_JOBS`` either: the CLI
+    hands it down.
 
     ``write`` streams the chunks out as JSONL (:func:`render_jsonl`), file by file in file
     order, instead of keeping them: ``report.chunks`` stays empty and ``report.written``
@@ -200,9 +209,9 @@ def chunk_documents(
     include, exclude, follow_symlinks = config.include, config.exclude, config.follow_symlinks
     if context is None or isinstance(context, str):
         context = config.context_llm
-    chosen = get_strategy(config.strategy, embed=embed or lazy_signal_embedder())
+    chosen = get_strategy(config.strategy, embed=embed or lazy_signal_embedder(cache))
     report = ChunkReport()
-    writer = _context_writer(context, split_params)
+    writer = _context_writer(context, split_params, servers, cache)
     jsonl = write is not None and writer is None  # with context, lines follow the LLM step
 
     def listed() -> list[ChunkTask]:
@@ -311,19 +320,23 @@ def _kept(
 
 
 def _context_writer(
-    context: str | ContextWriter | None, params: SplitParams
+    context: str | ContextWriter | None,
+    params: SplitParams,
+    servers: Servers | None,
+    embeddings: Path | None,
 ) -> ContextWriter | None:
     if context is None:
         return None
     from narezka.embed.cache import default_cache_path
     from narezka.enrich.context_cache import context_cache_file
     from narezka.enrich.llm_context import ContextWriter, open_context
+    from narezka.environment import Environment
 
     if isinstance(context, ContextWriter):
         return context
     # No index: the cache sits beside the user's embedding cache.
-    cache = context_cache_file(default_cache_path())
-    return open_context(context, cache, redact=params.redact)
+    cache = context_cache_file(embeddings or default_cache_path(Environment()))
+    return open_context(context, cache, redact=params.redact, servers=servers)
 
 
 def chunk_path(path: str | Path, strategy: str | None = None, **kwargs: Any) -> list[Chunk]:

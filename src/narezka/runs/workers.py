@@ -219,11 +219,11 @@ class WorkerPool(Generic[T, R]):
     results in task order; ``died(task, why)`` answers for a task that kills its worker, and
     ``size_of(task)`` (bytes) groups small tasks into one round trip.
 
-    ``jobs=None`` means ``NAREZKA_JOBS`` when set, else :func:`auto_jobs` of ``work_bytes``
-    (in-process for less than :data:`PARALLEL_MIN_BYTES` of input); anything ``fixed`` that
-    cannot be sent to a worker stays in-process too. ``background`` workers run at a lower
-    priority (beside an embedder that uses every core). ``prepare``, a function and its
-    arguments, runs once in the fork server before it forks a worker (see
+    ``jobs=None`` means :func:`auto_jobs` of ``work_bytes`` (in-process for less than
+    :data:`PARALLEL_MIN_BYTES` of input; the top hands ``NAREZKA_JOBS`` down as ``jobs``);
+    anything ``fixed`` that cannot be sent to a worker stays in-process too. ``background``
+    workers run at a lower priority (beside an embedder that uses every core). ``prepare``, a
+    function and its arguments, runs once in the fork server before it forks a worker (see
     :func:`start_server`). Use it as a context manager; leaving it on an exception (Ctrl-C)
     stops the workers at once.
     """
@@ -243,8 +243,6 @@ class WorkerPool(Generic[T, R]):
     ) -> None:
         self.work, self.fixed, self.kind, self.prepare = work, fixed, kind, prepare
         self.died, self.size_of, self.background = died, size_of, background
-        if jobs is None:
-            jobs = environment.current().jobs  # NAREZKA_JOBS counts as --jobs N
         wanted = auto_jobs(work_bytes, default_jobs()) if jobs is None else max(1, jobs)
         self.jobs = wanted if _can_travel(work, fixed) else 1
         self._executor: Executor | None = None

@@ -84,6 +84,8 @@ def open_source(
     """The source ``spec`` names; a ConfigError for one narezka cannot read (the message
     never holds the credentials a URL carried). A live service's source takes its token from
     ``env`` (the command's environment, read at the top)."""
+    if cache is None and env is not None:
+        cache = cache_root(env)
     if is_export_archive(spec):
         if link_template is not None and "{id}" not in link_template:
             raise ConfigError(
@@ -122,29 +124,32 @@ def source_from_record(
     record: Mapping[str, Any] | None, where: str, env: Environment | None = None
 ) -> Source | None:
     """The source an index recorded (None: a folder's index), at the commit it staged; a
-    live service's takes its token from ``env``."""
+    live service's takes its token from ``env``, and every one stages under ``env``'s cache
+    folder (none: the user cache dir)."""
     if record is None:
         return None
+    cache = cache_root(env) if env is not None else None
     if isinstance(record, Mapping) and record.get("kind") == "several":
         return several_from_record(record, where, env)
     if isinstance(record, Mapping) and record.get("kind") == "site":
-        return SiteSource(str(record.get("spec")))
+        return SiteSource(str(record.get("spec")), cache=cache)
     if isinstance(record, Mapping) and record.get("kind") == "confluence":
-        return ConfluenceSource(str(record.get("spec")), env=env)
+        return ConfluenceSource(str(record.get("spec")), cache=cache, env=env)
     if isinstance(record, Mapping) and record.get("kind") == "notion":
-        return NotionSource(str(record.get("spec")), env=env)
+        return NotionSource(str(record.get("spec")), cache=cache, env=env)
     if isinstance(record, Mapping) and record.get("kind") == "export":
         template = record.get("link_template")
         return ArchiveSource(
             Path(str(record.get("spec"))),
             link_template=template if isinstance(template, str) else None,
+            cache=cache,
         )
     if not isinstance(record, Mapping) or record.get("kind") != "git":
         raise ConfigError(f"{where}: the recorded source {record!r} is not one narezka reads")
     spec, template = record.get("spec"), record.get("link_template")
     if not isinstance(spec, str) or not isinstance(template, str | None):
         raise ConfigError(f"{where}: the recorded source has no spec: re-index it")
-    source = GitSource(spec, link_template=template)
+    source = GitSource(spec, link_template=template, cache=cache)
     commit = record.get("commit")
     source.commit = commit if isinstance(commit, str) else None
     return source

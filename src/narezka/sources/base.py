@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from narezka.embed.cache import default_cache_path
+from narezka.environment import Environment
 
 SOURCES_DIRNAME = "sources"
 """The folder under narezka's cache that holds every source's own folder."""
@@ -143,17 +144,19 @@ def write_state(path: Path, state: Mapping[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def cache_root() -> Path:
-    """narezka's cache folder: the same ``$NAREZKA_CACHE_DIR`` (else the user cache dir) the
-    embedding cache lives in."""
-    return default_cache_path().parent
+def cache_root(env: Environment) -> Path:
+    """narezka's cache folder as ``env`` says: the same ``$NAREZKA_CACHE_DIR`` (else the user
+    cache dir) the embedding cache lives in."""
+    return default_cache_path(env).parent
 
 
 def source_dir(spec: str, cache: Path | None = None) -> Path:
-    """The folder of the source named ``spec`` (credentials stripped) under the cache: one
-    per source, named by a digest so no part of the URL becomes a path."""
+    """The folder of the source named ``spec`` (credentials stripped) under ``cache`` (the
+    top hands down ``$NAREZKA_CACHE_DIR``'s; none: the user cache dir): one per source, named
+    by a digest so no part of the URL becomes a path."""
     digest = hashlib.sha256(spec.encode("utf-8")).hexdigest()[:20]
-    return (cache if cache is not None else cache_root()) / SOURCES_DIRNAME / digest
+    root = cache if cache is not None else cache_root(Environment())
+    return root / SOURCES_DIRNAME / digest
 
 
 _USERINFO = re.compile(

@@ -50,6 +50,7 @@ from narezka.sources.base import (
     STATE_FILE,
     Refresh,
     Source,
+    cache_root,
     safe_member,
     source_dir,
     strip_credentials,
@@ -200,17 +201,19 @@ def several_from_record(
     record: Mapping[str, Any], where: str, env: Environment | None = None
 ) -> SeveralSources:
     """The several sources an index recorded, at the versions it staged (live members take
-    their tokens from ``env``). The ``narezka.toml`` is read again when it is still there, so
-    a sync after an edit adds the members it names and retires those it no longer does; a
-    git member the file still names the same way keeps the commit it staged (its links)."""
+    their tokens from ``env``, and all stage under its cache folder; none: the user cache
+    dir). The ``narezka.toml`` is read again when it is still there, so a sync after an edit
+    adds the members it names and retires those it no longer does; a git member the file
+    still names the same way keeps the commit it staged (its links)."""
     spec = str(record.get("spec", ""))
     members = record.get("members")
     if not spec.startswith(SEVERAL_PREFIX) or not isinstance(members, list):
         raise ConfigError(f"{where}: the recorded sources cannot be read: re-index them")
     config = Path(spec.removeprefix(SEVERAL_PREFIX))
-    home = source_dir(spec)
+    cache = cache_root(env) if env is not None else None
+    home = source_dir(spec, cache)
     if config.is_file():
-        current = several_from_config(config, None, env)
+        current = several_from_config(config, cache, env)
         if current.home == home:
             for item in members:
                 name = item.get("name") if isinstance(item, Mapping) else None

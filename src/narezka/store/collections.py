@@ -10,10 +10,11 @@ drops the old collection. An index from before aliases (its points in the collec
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import TYPE_CHECKING
 
-from narezka.errors import ConfigError
+from narezka.errors import ConfigError, NarezkaError
 
 if TYPE_CHECKING:  # qdrant-client is imported only for an index on a server
     from narezka.store import server_record
@@ -28,13 +29,13 @@ def collection_for(name: str, generation: str) -> str:
     return f"{name}_g{generation.rsplit('-', 1)[-1]}"
 
 
-def point_alias(url: str, name: str, collection: str) -> bool:
+def point_alias(url: str, name: str, collection: str, api_key: str | None = None) -> bool:
     """Point the alias ``name`` at ``collection`` (one atomic switch; nothing if it points
     there already). False when a collection of that name holds it (an index from before
     aliases): readers then follow the record. An alias narezka did not make is refused."""
     from narezka.store.server import ServerStore
 
-    with ServerStore(url, collection=collection) as store:
+    with ServerStore(url, collection=collection, api_key=api_key) as store:
         target = store.alias_target(name)
         if target == collection:
             return True
@@ -76,12 +77,24 @@ def check_collection_name(name: str) -> str:
     return name
 
 
-def refuse_foreign(url: str, collection: str) -> None:
+def drop_quietly(url: str, collection: str, api_key: str | None = None) -> None:
+    """Drop ``collection`` on ``url`` if the server lets it now (a retired generation's: one
+    left behind is dropped at the next retire)."""
+    from narezka.store.server import ServerStore
+
+    with (
+        contextlib.suppress(NarezkaError),
+        ServerStore(url, collection=collection, api_key=api_key) as old,
+    ):
+        old.drop()
+
+
+def refuse_foreign(url: str, collection: str, api_key: str | None = None) -> None:
     """A new generation's collection must not exist yet: narezka writes into (and later
     drops) only collections it created."""
     from narezka.store.server import ServerStore
 
-    with ServerStore(url, collection=collection) as store:
+    with ServerStore(url, collection=collection, api_key=api_key) as store:
         if store.exists():
             raise ConfigError(
                 f"{url} already has a collection {collection!r} that this index did not "

@@ -19,7 +19,6 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from narezka import environment
 from narezka.errors import MissingDependencyError
 from narezka.store.base import (
     DENSE,
@@ -69,15 +68,18 @@ class ServerStore(EngineStore):
         cluster: ClusterParams | None = None,
         timeout: int = 10,
     ) -> None:
-        """``cluster`` lays out a collection this store creates (its unset ``on_disk`` and
-        ``quantize`` mean off: size them first with :meth:`ClusterParams.sized`)."""
+        """``api_key`` is the server's (``QDRANT_API_KEY``, handed down by whoever opens the
+        store: this one reads no environment). ``cluster`` lays out a collection this store
+        creates (its unset ``on_disk`` and ``quantize`` mean off: size them first with
+        :meth:`ClusterParams.sized`)."""
         if client is None:
             if not url:
                 raise StoreConfigError("ServerStore needs a url or a client")
-            key = api_key if api_key is not None else environment.current().qdrant_api_key
             # check_compatibility would probe the server now and only warn; ensure() probes
             # it and fails with the URL and the reason instead.
-            client = QdrantClient(url=url, api_key=key, timeout=timeout, check_compatibility=False)
+            client = QdrantClient(
+                url=url, api_key=api_key, timeout=timeout, check_compatibility=False
+            )
         self.url = url or "local"
         self.collection = collection
         self.cluster = cluster or ClusterParams()

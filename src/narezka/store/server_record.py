@@ -50,7 +50,9 @@ def _ids(manifest: Manifest | RecordManifest, path: str) -> list[str]:
     return [c.point_id for c in entry.chunks] if entry is not None else []
 
 
-def publish(url: str, name: str, meta: Mapping[str, Any], files: Files) -> None:
+def publish(
+    url: str, name: str, meta: Mapping[str, Any], files: Files, api_key: str | None = None
+) -> None:
     """Replace the server's copy of the record and file list (one upsert)."""
     record = {"format": FORMAT, "record": json.dumps(dict(meta), ensure_ascii=False)}
     listing = {"format": FORMAT, "files": json.dumps(files, ensure_ascii=False)}
@@ -59,25 +61,27 @@ def publish(url: str, name: str, meta: Mapping[str, Any], files: Files) -> None:
     layout = ClusterParams(
         shards=1, replicas=applied.replicas, write_consistency=applied.write_consistency
     )
-    with ServerStore(url, collection=record_collection(name), cluster=layout) as store:
+    with ServerStore(
+        url, collection=record_collection(name), cluster=layout, api_key=api_key
+    ) as store:
         store.ensure(1, sparse=False)
         store.upsert([StoredPoint(RECORD_ID, [1.0], record), StoredPoint(FILES_ID, [1.0], listing)])
 
 
-def fetch(url: str, name: str) -> dict[str, Any]:
+def fetch(url: str, name: str, api_key: str | None = None) -> dict[str, Any]:
     """The record a writer last published for ``name`` on ``url``; a clear error if there is
     none (no narezka index of that name, or one older than records)."""
-    return dict(_read(url, name, RECORD_ID, "record"))
+    return dict(_read(url, name, RECORD_ID, "record", api_key))
 
 
-def fetch_files(url: str, name: str) -> RecordManifest:
+def fetch_files(url: str, name: str, api_key: str | None = None) -> RecordManifest:
     """The file list published with the record."""
-    return RecordManifest(_read(url, name, FILES_ID, "files"))
+    return RecordManifest(_read(url, name, FILES_ID, "files", api_key))
 
 
-def _read(url: str, name: str, pid: str, field: str) -> Any:
+def _read(url: str, name: str, pid: str, field: str, api_key: str | None) -> Any:
     collection = record_collection(name)
-    with ServerStore(url, collection=collection) as store:
+    with ServerStore(url, collection=collection, api_key=api_key) as store:
         if not store.exists():
             raise ConfigError(
                 f"no narezka index {name!r} on {url} (no collection {collection}): index a "
