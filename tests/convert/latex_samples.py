@@ -155,10 +155,11 @@ def prose(paragraphs: int, seed: int = 35) -> list[str]:
     return [_paragraph(rng, rng.randint(6, 9)) for _ in range(paragraphs)]
 
 
-def latex_pdf(body: str, options: str = "a4paper") -> bytes:
-    """A Russian 11-point article of ``body`` (LaTeX) under ``options``, made by pdflatex."""
+def latex_pdf(body: str, options: str = "a4paper", preamble: str = "") -> bytes:
+    """A Russian 11-point article of ``body`` (LaTeX) under ``options``, made by pdflatex;
+    ``preamble`` is added to the sample's."""
     return _pdflatex(
-        f"\\documentclass[{options},11pt]{{article}}\n{_PREAMBLE}"
+        f"\\documentclass[{options},11pt]{{article}}\n{_PREAMBLE}{preamble}"
         f"\\begin{{document}}\n{body}\n\\end{{document}}\n"
     )
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import latex_samples
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from narezka.convert import convert
 from narezka.convert.pdf.base import _Line
 from narezka.convert.pdf.running import _PAGE_NUMBER, _strip_running
 
@@ -76,3 +79,27 @@ def test_a_running_line_that_prints_a_hash_sign_and_no_number_is_taken_out() -> 
     kept, removed = _strip([["Command Codes #", body] for body in bodies])
     assert removed == ["Command Codes #"]
     assert kept == [[body] for body in bodies]
+
+
+def test_a_one_page_document_keeps_a_bare_number_at_its_end() -> None:
+    """Nothing repeats on one page: its last line ``1500`` (a memo's total) is text, not
+    a page number; a ``- 1 -`` there is one."""
+    kept, removed = _strip([["Memo to the warehouse", "Total of the contract below.", "1500"]])
+    assert kept == [["Memo to the warehouse", "Total of the contract below.", "1500"]]
+    assert not removed
+    kept, removed = _strip([["Memo to the warehouse", "Body.", "- 1 -"]])
+    assert kept == [["Memo to the warehouse", "Body."]]
+    assert removed == ["- 1 -"]
+
+
+@pytest.mark.skipif(not latex_samples.have_pdflatex(), reason="pdflatex is not installed")
+def test_a_one_page_pdf_keeps_its_header_and_footer_text() -> None:
+    pdf = latex_samples.latex_pdf(
+        "Просим согласовать поставку товара на склад.\n\nИтоговая сумма договора в рублях:\n\n1500",
+        preamble="\\usepackage{fancyhdr}\\pagestyle{fancy}\\fancyhf{}"
+        "\\fancyhead[C]{ООО Ромашка: служебная записка}\\fancyfoot[R]{Москва, 2024}\n",
+    )
+    done = convert(pdf, ".pdf", "memo.pdf")
+    for text in ("ООО Ромашка: служебная записка", "Москва, 2024", "1500"):
+        assert text in done.markdown, done.markdown
+    assert done.meta["running_text"] == []
