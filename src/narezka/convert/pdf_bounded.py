@@ -18,13 +18,23 @@ import ctypes
 import itertools
 import math
 
-__all__ = ["BoundedText"]
+__all__ = ["BoundedText", "paired"]
 
 _CELL = 16.0
 """Grid cell side in points: about a line of body text."""
 _BIG_CELLS = 256
 """A character box over this many cells (a giant glyph) is checked against every rectangle
 instead of being put in each cell."""
+
+
+def paired(text: str) -> str:
+    """Text built from PDFium's characters one index at a time, as valid Unicode. PDFium
+    counts UTF-16 units, so an emoji comes as two lone surrogates: joined here into one
+    character, as PDFium's own text calls decode it; a unit without its other half is
+    dropped, as pypdfium2 drops it."""
+    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "ignore")
 
 
 def _single(value: float) -> float:
@@ -126,12 +136,12 @@ class BoundedText:
                 if out:
                     out.append("\r\n")
             code = self.codes[index]
-            if code and not 0xD800 <= code <= 0xDFFF and code <= 0x10FFFF:
+            if code and code <= 0x10FFFF:
                 out.append(chr(code))
             previous = index
         if previous + 1 < len(self.codes) and self.codes[previous + 1] == 0x20:
             out.append(" ")
-        return "".join(out)
+        return paired("".join(out))
 
     def _not_spaces(self, start: int, end: int) -> int:
         """Characters in ``[start, end)`` that are not a space."""

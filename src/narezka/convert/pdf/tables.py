@@ -14,6 +14,7 @@ import itertools
 from dataclasses import dataclass
 
 from narezka.convert.pdf.base import _BULLET, _NUMBERED, _STREAM_GAP, _Line
+from narezka.convert.pdf_bounded import paired
 
 __all__ = ["mark_ruled_tables", "rules"]
 
@@ -106,7 +107,7 @@ def _words(tp: object, line: _Line) -> list[Word]:
         else:
             words[-1] = (words[-1][0], right, words[-1][2] + ch)
         broken = False
-    return words
+    return [(left, right, paired(text)) for left, right, text in words]
 
 
 def _separators(rows: list[list[Word]], size: float) -> list[float]:
