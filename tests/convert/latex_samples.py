@@ -154,7 +154,9 @@ def _beamer(sample: LatexSample) -> str:
             passage = f"Слайд раздела {number} о теме «{title.lower()}»"
             sample.passages.append(passage)
             frames.append(f"\\begin{{frame}}{{{title}}}{{{passage}}}\n{body}\n\\end{{frame}}")
-    sample.running = [f"^{_DECK_AUTHOR}", r"\d+\s*/\s*\d+$"]
+    # The footline: author, title, date and "frame / frames" in one line (the title
+    # frame's own author line is its text).
+    sample.running = [rf"^{_DECK_AUTHOR}\b.*\d+\s*/\s*\d+$", r"^\d+\s*/\s*\d+$"]
     return "\n".join(frames)
 
 

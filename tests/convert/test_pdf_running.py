@@ -103,3 +103,15 @@ def test_a_one_page_pdf_keeps_its_header_and_footer_text() -> None:
     for text in ("ООО Ромашка: служебная записка", "Москва, 2024", "1500"):
         assert text in done.markdown, done.markdown
     assert done.meta["running_text"] == []
+
+
+@pytest.mark.skipif(not latex_samples.have_pdflatex(), reason="pdflatex is not installed")
+def test_a_beamer_decks_footline_goes_and_its_frames_text_stays() -> None:
+    import re
+
+    sample = latex_samples.make_latex_pdf("beamer")
+    markdown = convert(sample.pdf, ".pdf", "deck.pdf").markdown
+    patterns = [re.compile(p) for p in sample.running]
+    left = [ln for ln in markdown.splitlines() if any(p.search(ln) for p in patterns)]
+    assert not left
+    assert all(passage in markdown for passage in sample.passages)
