@@ -186,3 +186,26 @@ def test_a_decks_sections_from_its_outline_head_their_slides_and_the_contents_st
     assert found == ["## Contents", "# Delivery", "## Couriers", "# Returns", "## Refunds"]
     markdown = convert(_deck_pdf(), ".pdf", "deck.pdf").markdown
     assert "1 Delivery" in markdown  # the contents page's entries are its text
+
+
+def test_an_outline_title_holding_half_an_emoji_costs_that_half_not_the_outline() -> None:
+    """A bookmark title ending in a lone UTF-16 surrogate: pypdfium2's strict decoding
+    failed on it, and every bookmark was dropped with it."""
+    import pypdf
+    import pypdfium2 as pdfium
+    from pypdf.generic import ByteStringObject, NameObject
+
+    from narezka.convert.pdf.headings import _outline
+
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(_pdf(_page(False)))))
+    writer.add_outline_item(title="Delivery rules", page_number=0)
+    broken = writer.add_outline_item(title="Returns", page_number=0)
+    title = b"\xfe\xff" + "Returns".encode("utf-16-be") + b"\xd8\x3d"
+    broken.get_object()[NameObject("/Title")] = ByteStringObject(title)
+    out = io.BytesIO()
+    writer.write(out)
+    pdf = pdfium.PdfDocument(out.getvalue())
+    try:
+        assert [m.title for m in _outline(pdf).values()] == ["Delivery rules", "Returns"]
+    finally:
+        pdf.close()

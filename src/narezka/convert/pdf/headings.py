@@ -3,6 +3,7 @@ itself: a size above the body text's, or a bold line that stands alone or is num
 
 from __future__ import annotations
 
+import ctypes
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -49,7 +50,7 @@ def _outline(pdf: object) -> dict[str, _Mark]:
     titles: dict[str, _Mark] = {}
     try:
         for mark in pdf.get_toc():  # type: ignore[attr-defined]
-            title = mark.get_title()
+            title = _title_of(mark)
             key = _title_key(title)
             if key and key not in titles:
                 level = min(mark.level + 1, 6)
@@ -57,6 +58,22 @@ def _outline(pdf: object) -> dict[str, _Mark]:
     except Exception:  # a broken outline costs headings, not the document
         return {}
     return titles
+
+
+def _title_of(mark: object) -> str:
+    """An outline entry's title. pypdfium2 decodes it strictly, and a title holding half
+    an emoji (a lone UTF-16 surrogate) would cost the whole outline: read again, the half
+    dropped, as PDFium's page text calls drop it."""
+    try:
+        return str(mark.get_title())  # type: ignore[attr-defined]
+    except UnicodeDecodeError:
+        import pypdfium2.raw as raw
+
+        handle = mark.raw  # type: ignore[attr-defined]
+        size = int(raw.FPDFBookmark_GetTitle(handle, None, 0))
+        buffer = ctypes.create_string_buffer(size)
+        raw.FPDFBookmark_GetTitle(handle, buffer, size)
+        return buffer.raw[: max(size - 2, 0)].decode("utf-16-le", "ignore")
 
 
 def _mark_page(mark: object) -> int:
