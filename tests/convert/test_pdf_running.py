@@ -81,15 +81,24 @@ def test_a_running_line_that_prints_a_hash_sign_and_no_number_is_taken_out() -> 
     assert kept == [[body] for body in bodies]
 
 
-def test_a_one_page_document_keeps_a_bare_number_at_its_end() -> None:
-    """Nothing repeats on one page: its last line ``1500`` (a memo's total) is text, not
-    a page number; a ``- 1 -`` there is one."""
-    kept, removed = _strip([["Memo to the warehouse", "Total of the contract below.", "1500"]])
-    assert kept == [["Memo to the warehouse", "Total of the contract below.", "1500"]]
+def test_a_one_page_document_keeps_a_bare_number_in_its_body() -> None:
+    """Nothing repeats on one page: its last line ``1500`` (a memo's total, set in the body)
+    is text, though last in reading order; a number set at the page's foot is its page
+    number (a page printed from a book)."""
+
+    def page(last: _Line) -> list[list[_Line]]:
+        body = [
+            _placed("Memo to the warehouse", 1, 780.0, True),
+            _placed("Total:", 1, 500.0, False),
+        ]
+        return [[*body, last]]
+
+    kept, removed = _strip_running(page(_placed("1500", 1, 480.0, True)))
+    assert [ln.text for ln in kept] == ["Memo to the warehouse", "Total:", "1500"]
     assert not removed
-    kept, removed = _strip([["Memo to the warehouse", "Body.", "- 1 -"]])
-    assert kept == [["Memo to the warehouse", "Body."]]
-    assert removed == ["- 1 -"]
+    kept, removed = _strip_running(page(_Line("633", 1, 9.0, False, False, 30.0, True, edge=True)))
+    assert [ln.text for ln in kept] == ["Memo to the warehouse", "Total:"]
+    assert removed == ["633"]
 
 
 @pytest.mark.skipif(not latex_samples.have_pdflatex(), reason="pdflatex is not installed")

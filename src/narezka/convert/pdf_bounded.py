@@ -28,12 +28,11 @@ instead of being put in each cell."""
 
 
 def paired(text: str) -> str:
-    """Text built from PDFium's characters one index at a time, as valid Unicode. PDFium
-    counts UTF-16 units, so an emoji comes as two lone surrogates: joined here into one
-    character, as PDFium's own text calls decode it; a unit without its other half is
-    dropped, as pypdfium2 drops it."""
-    if not any("\ud800" <= ch <= "\udfff" for ch in text):
-        return text
+    """Text built from PDFium's characters one index at a time that holds surrogates, as
+    valid Unicode. PDFium counts UTF-16 units, so an emoji comes as two lone surrogates:
+    joined here into one character, as PDFium's own text calls decode it; a unit without
+    its other half is dropped, as pypdfium2 drops it. Callers note surrogates as they meet
+    the characters (a scan of every text would cost more)."""
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "ignore")
 
 
@@ -119,6 +118,7 @@ class BoundedText:
         if not matches:
             return ""
         out: list[str] = []
+        halves = False  # an emoji's two UTF-16 units among them
         posy = 0.0
         previous = -1
         for index in matches:
@@ -138,10 +138,11 @@ class BoundedText:
             code = self.codes[index]
             if code and code <= 0x10FFFF:
                 out.append(chr(code))
+                halves = halves or 0xD800 <= code <= 0xDFFF
             previous = index
         if previous + 1 < len(self.codes) and self.codes[previous + 1] == 0x20:
             out.append(" ")
-        return paired("".join(out))
+        return paired("".join(out)) if halves else "".join(out)
 
     def _not_spaces(self, start: int, end: int) -> int:
         """Characters in ``[start, end)`` that are not a space."""

@@ -80,6 +80,9 @@ class _Line:
     """The ruled table the line is a row of (``tables``); 0 for none."""
     upright: bool = True
     """False for a line set turned (an arXiv stamp up a margin): never a heading."""
+    edge: bool = False
+    """Set within ``_MARGIN`` of the page's top or bottom edge (``margin`` is also set for a
+    page's first and last lines in reading order, wherever they stand)."""
     note: bool = False
     """A footnote's line (``notes``): it never joins the body text around it."""
     wraps: bool = False

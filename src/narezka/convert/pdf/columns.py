@@ -43,6 +43,7 @@ def _half(line: _Line, runs: tuple[tuple[float, float, str], ...], text: str) ->
         *(line.page, line.size, line.bold, line.mono, line.baseline, line.margin),
         runs=runs,
         starts=(runs[0][0],),
+        edge=line.edge,
     )
 
 

@@ -109,12 +109,10 @@ def _is_folio_line(line: _Line, folios: dict[int, int]) -> bool:
 
 def _is_page_number(line: _Line, single: bool) -> bool:
     """A margin line that only prints a page number. In a document of one page nothing
-    repeats to confirm it, and a bare number at a memo's or an invoice's end is its text
-    (``1500``): there only page 1 is one."""
-    text = line.text.strip()
-    if not _PAGE_NUMBER.match(text):
-        return False
-    return not single or _numbers(text)[:1] == (1,)
+    repeats to confirm it, and a bare number that ends a memo or an invoice in its body is
+    its text (``1500``): there only a number set at the page's edge is one (a page printed
+    from a book: ``633``)."""
+    return bool(_PAGE_NUMBER.match(line.text.strip())) and (line.edge or not single)
 
 
 def _page_running(
