@@ -26,7 +26,7 @@ _PARAGRAPH_GAP = 1.6
 """Font sizes between two baselines under which the lines are one paragraph's. CSS's
 ``line-height: 1.5`` (pandoc's HTML as Chromium prints it) sets a paragraph's lines exactly
 1.5 apart, and its paragraphs 2.5: at 1.5 every printed line was a paragraph of its own
-(retrieval over those PDFs fell 17 points). LibreOffice's body text parts paragraphs by
+(retrieval over those PDFs fell 16.6 points). LibreOffice's body text parts paragraphs by
 1.7 and more, LaTeX sets lines 1.2 apart."""
 _CELL_GAP = 1.5
 """A gap wider than this many font sizes inside a line separates table cells (a space is
