@@ -107,14 +107,17 @@ def _outline_matches(lines: list[_Line], outline: dict[str, _Mark]) -> list[tupl
 def _mark_headings(lines: list[_Line], outline: dict[str, _Mark]) -> list[_Line]:
     """The lines, ``heading`` set on those that start a heading: outline titles when at
     least half of them are found on the pages, else the page's own signs
-    (``_page_headings``). An outline whose titles are printed only away from the pages they
-    point to (a deck's contents frame: beamer prints no section title on its frames) gives
-    each section a heading where its page starts, the page's own signs the rest."""
+    (``_page_headings``). An outline none of whose titles is printed on the page it points
+    to, only elsewhere (a deck's contents frame: beamer prints no section title on its
+    frames), gives each section a heading where its page starts, the page's own signs the
+    rest."""
     if len(outline) >= 2:
         found = _outline_matches(lines, outline)
         if len({_title_key(lines[i].text) for i, _, _ in found}) >= _AGREE * len(outline):
             home = {_title_key(m.title) for i, _, m in found if lines[i].page == m.page}
-            if len(home) < _AGREE * len(outline) and all(m.page for m in outline.values()):
+            # None at home: a manual whose titles differ a little on their pages (a few
+            # found there) keeps the outline's matches, as before.
+            if not home and all(m.page for m in outline.values()):
                 return _sections_at_pages(lines, outline)
             for first, last, mark in found:
                 for k in range(first, last + 1):
