@@ -172,6 +172,63 @@ def make_interleaved_pdf(
     return out.getvalue()
 
 
+EMOJI_ROWS = (
+    ("Зона", "Оценка", "Цена", "Срок"),
+    ("Москва", "😀 отлично", "300", "1"),
+    ("Урал", "хорошо", "700", "4"),
+    ("Сибирь", "хорошо 😀", "1200", "7"),
+)
+
+
+def make_emoji_table_pdf(rows: Sequence[Sequence[str]] = EMOJI_ROWS) -> bytes:
+    """A page with a table ruled as booktabs rules it whose cells hold an emoji (DejaVu Sans
+    draws U+1F600), between two paragraphs. PDFium gives an astral character as two
+    characters (UTF-16 units). Reportlab writes such a character's ToUnicode entry with five
+    hex digits (``<1F600>``), which readers take for U+1F60: rewritten here as UTF-16."""
+    import re
+
+    import pypdf
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(TTFont("DejaVu", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"))
+    width = [max(pdfmetrics.stringWidth(r[c], "DejaVu", 10) for r in rows) for c in range(4)]
+    lefts = [60 + sum(width[:c]) + 12 * c for c in range(4)]
+    right = lefts[-1] + width[-1] + 2
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    pdf.setFont("DejaVu", 10)
+    pdf.drawString(60, 760, "Тарифы по зонам и оценки клиентов 😀, как показывает таблица.")
+    y = 730.0
+    pdf.line(58, y + 12, right, y + 12)
+    for n, row in enumerate(rows):
+        for x, text in zip(lefts, row, strict=True):
+            pdf.drawString(x, y, text)
+        if n == 0:
+            pdf.line(58, y - 4, right, y - 4)
+        y -= 14
+    pdf.line(58, y + 10, right, y + 10)
+    pdf.drawString(60, y - 20, "Цены включают налог и упаковку.")
+    pdf.showPage()
+    pdf.save()
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(out.getvalue())))
+    for font in writer.pages[0]["/Resources"]["/Font"].values():
+        font = font.get_object()
+        if "/ToUnicode" in font:
+            cmap = font["/ToUnicode"].get_object()
+            text = re.sub(
+                r"<([0-9A-F]{5})>",
+                lambda m: f"<{chr(int(m.group(1), 16)).encode('utf-16-be').hex().upper()}>",
+                cmap.get_data().decode("latin-1"),
+            )
+            cmap.set_data(text.encode("latin-1"))
+    done = io.BytesIO()
+    writer.write(done)
+    return done.getvalue()
+
+
 def raw_pdf(content: bytes, font: bytes) -> bytes:
     """A one-page PDF written by hand: ``content`` is the page's content stream and ``font``
     the dictionary of its font F1 (for fonts no generator would write, e.g. no Unicode map)."""

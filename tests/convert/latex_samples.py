@@ -104,20 +104,59 @@ def _body(kind: str, sample: LatexSample) -> str:
     return "\n\n".join(parts)
 
 
+_DECK = (
+    ("Введение", ("Назначение документа", "Термины")),
+    ("Тарифы на доставку", ("Курьером по России", "Самовывоз", "Тарифы по зонам")),
+    ("Возврат товара", ("Сроки возврата", "Порядок возврата денег")),
+    ("Заключение", ("Итоги",)),
+)
+"""A deck's sections and their frames' titles. Beamer's default themes print no section
+title on a frame: a section's title is in the PDF's outline (and the contents frame) only."""
+_DECK_AUTHOR = "Отдел логистики"
+
+
 def _beamer(sample: LatexSample) -> str:
+    """A Madrid-theme deck as people make them: a title frame, a contents frame, sections
+    of frames with titles and subtitles, bullet lists, a table and a TikZ drawing; the
+    footline (author, title, date, frame number) runs on every frame."""
     rng = random.Random(35)
-    frames = []
-    for title, subs in _SECTIONS:
-        for frame in (title, *subs):
-            sample.headings.append(frame)
-            items = "\n".join(
-                f"\\item {' '.join(rng.choice(_WORDS) for _ in range(6)).capitalize()}"
-                for _ in range(3)
-            )
-            frames.append(
-                f"\\begin{{frame}}{{{frame}}}\n\\begin{{itemize}}\n{items}\n\\end{{itemize}}\n"
-                "\\end{frame}"
-            )
+    frames = [
+        "\\begin{frame}\\titlepage\\end{frame}",
+        "\\begin{frame}{План}\\tableofcontents\\end{frame}",
+    ]
+    for number, (section, titles) in enumerate(_DECK, 1):
+        frames.append(f"\\section{{{section}}}")
+        sample.headings.append(section)
+        for title in titles:
+            sample.headings.append(title)
+            if title == "Тарифы по зонам":
+                rows = " \\\\\n".join(" & ".join(row) for row in _TABLE_TEX[1:])
+                body = (
+                    "\\begin{tabular}{llrr}\\toprule\n"
+                    f"{' & '.join(_TABLE_TEX[0])} \\\\\n\\midrule\n{rows} \\\\\n"
+                    "\\bottomrule\\end{tabular}"
+                )
+                sample.table = [tuple(r) for r in _TABLE_TEX]
+            elif title == "Порядок возврата денег":
+                body = (
+                    "\\begin{tikzpicture}\\node[draw] (a) {Заявка};"
+                    "\\node[draw,right=of a] (b) {Проверка};\\draw[->] (a) -- (b);"
+                    "\\end{tikzpicture}\n\n"
+                    + " ".join(rng.choice(_WORDS) for _ in range(10)).capitalize()
+                    + "."
+                )
+            else:
+                items = "\n".join(
+                    f"\\item {' '.join(rng.choice(_WORDS) for _ in range(6)).capitalize()}"
+                    for _ in range(3)
+                )
+                body = f"\\begin{{itemize}}\n{items}\n\\end{{itemize}}"
+            passage = f"Слайд раздела {number} о теме «{title.lower()}»"
+            sample.passages.append(passage)
+            frames.append(f"\\begin{{frame}}{{{title}}}{{{passage}}}\n{body}\n\\end{{frame}}")
+    # The footline: author, title, date and "frame / frames" in one line (the title
+    # frame's own author line is its text).
+    sample.running = [rf"^{_DECK_AUTHOR}\b.*\d+\s*/\s*\d+$", r"^\d+\s*/\s*\d+$"]
     return "\n".join(frames)
 
 
@@ -131,9 +170,10 @@ _PREAMBLE = r"""\usepackage[T2A]{fontenc}
 def _source(kind: str, sample: LatexSample) -> str:
     if kind == "beamer":
         return (
-            "\\documentclass{beamer}\n" + _PREAMBLE + "\\usetheme{default}\n"
-            "\\setbeamertemplate{navigation symbols}{}\n"
-            f"\\title{{{_TITLE}}}\n\\begin{{document}}\n{_beamer(sample)}\n\\end{{document}}\n"
+            "\\documentclass{beamer}\n" + _PREAMBLE + "\\usetheme{Madrid}\n"
+            "\\usepackage{booktabs}\n\\usepackage{tikz}\n\\usetikzlibrary{positioning}\n"
+            f"\\title{{{_TITLE}}}\n\\author{{{_DECK_AUTHOR}}}\n\\date{{Январь 2026}}\n"
+            f"\\begin{{document}}\n{_beamer(sample)}\n\\end{{document}}\n"
         )
     options = "a4paper,twocolumn" if kind == "twocolumn" else "a4paper"
     cls = "report" if kind == "report" else "article"
@@ -155,10 +195,11 @@ def prose(paragraphs: int, seed: int = 35) -> list[str]:
     return [_paragraph(rng, rng.randint(6, 9)) for _ in range(paragraphs)]
 
 
-def latex_pdf(body: str, options: str = "a4paper") -> bytes:
-    """A Russian 11-point article of ``body`` (LaTeX) under ``options``, made by pdflatex."""
+def latex_pdf(body: str, options: str = "a4paper", preamble: str = "") -> bytes:
+    """A Russian 11-point article of ``body`` (LaTeX) under ``options``, made by pdflatex;
+    ``preamble`` is added to the sample's."""
     return _pdflatex(
-        f"\\documentclass[{options},11pt]{{article}}\n{_PREAMBLE}"
+        f"\\documentclass[{options},11pt]{{article}}\n{_PREAMBLE}{preamble}"
         f"\\begin{{document}}\n{body}\n\\end{{document}}\n"
     )
 
@@ -166,20 +207,24 @@ def latex_pdf(body: str, options: str = "a4paper") -> bytes:
 def make_latex_pdf(kind: str) -> LatexSample:
     """Build one ``KINDS`` document with pdflatex (raises ``RuntimeError`` when it fails)."""
     sample = LatexSample(b"")
-    sample.pdf = _pdflatex(_source(kind, sample))
+    # A deck's contents frame, outline and frame count need the second run latexmk makes.
+    sample.pdf = _pdflatex(_source(kind, sample), runs=2 if kind == "beamer" else 1)
     return sample
 
 
-def _pdflatex(source: str) -> bytes:
+def _pdflatex(source: str, runs: int = 1) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "doc.tex").write_text(source, encoding="utf-8")
-        done = subprocess.run(
-            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
-            cwd=tmp,
-            capture_output=True,
-            timeout=120,
-            check=False,
-        )
+        for _ in range(runs):
+            done = subprocess.run(
+                ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                cwd=tmp,
+                capture_output=True,
+                timeout=120,
+                check=False,
+            )
+            if done.returncode != 0:
+                break
         pdf = Path(tmp) / "doc.pdf"
         if done.returncode != 0 or not pdf.exists():
             raise RuntimeError(done.stdout.decode("utf-8", "replace")[-800:])

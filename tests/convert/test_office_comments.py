@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import office_samples as office
+import pytest
 from click.testing import CliRunner
 
 from narezka.cli import cli
-from narezka.convert import Converted
+from narezka.convert import Converted, convert
 from narezka.convert.cache import redacted
 from narezka.types import ProvenanceSpan, SourceLocation
 
@@ -197,3 +198,97 @@ def test_a_mails_attached_workbook_and_deck_keep_their_comments_anchored() -> No
     assert on["on"] == "deck.pptx › slide 1"
     assert deck.markdown[slice(*on["at"])].startswith("# Доставка")
     assert deck.markdown[slice(*on["at"])].endswith("Сказать про тарифы.")
+
+
+_TC = "http://schemas.microsoft.com/office/spreadsheetml/2018/threadedcomments"
+_REL_TYPE = "http://schemas.microsoft.com/office/2017/10/relationships/"
+_FALLBACK = (
+    "[Threaded comment]\n\nYour version of Excel allows you to read this threaded comment; "
+    "however, any edits to it will get removed if the file is opened in a newer version of "
+    "Excel.\n\nComment:\n    Проверьте сумму\nReply:\n    Исправлено"
+)
+
+
+def _threaded_xlsx(threads: str | None = None) -> bytes:
+    """A workbook as modern Excel saves a comment thread on B3: the thread in
+    ``xl/threadedComments``, its people in ``xl/persons/person.xml``, and a legacy note
+    on the same cell saying so for older readers (openpyxl writes the workbook and the note,
+    the threaded parts are added by hand)."""
+    import zipfile
+
+    import openpyxl
+    from openpyxl.comments import Comment
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Бюджет"
+    sheet.append(["Статья", "Сумма"])
+    sheet.append(["Аренда", 1000])
+    sheet.append(["Связь", 250])
+    sheet["B3"].comment = Comment(_FALLBACK, "tc={11111111-0000-0000-0000-000000000001}")
+    sheet["A2"].comment = Comment("Договор до мая", "Борис")
+    out = io.BytesIO()
+    book.save(out)
+    if threads is None:
+        threads = (
+            f'<ThreadedComments xmlns="{_TC}">'
+            '<threadedComment ref="B3" dT="2026-01-10T10:00:00.00" personId="{P1}" id="{C1}">'
+            "<text>Проверьте сумму</text></threadedComment>"
+            '<threadedComment ref="B3" dT="2026-01-10T11:00:00.00" personId="{P2}" id="{C2}" '
+            'parentId="{C1}"><text>Исправлено</text></threadedComment></ThreadedComments>'
+        )
+    persons = (
+        f'<personList xmlns="{_TC}"><person displayName="Анна Смирнова" id="{{P1}}" '
+        'userId="anna" providerId="None"/><person displayName="Иван Петров" id="{P2}" '
+        'userId="ivan" providerId="None"/></personList>'
+    )
+    done = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(out.getvalue())) as source,
+        zipfile.ZipFile(done, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for info in source.infolist():
+            member = source.read(info)
+            if info.filename == "xl/worksheets/_rels/sheet1.xml.rels":
+                member = member.replace(
+                    b"</Relationships>",
+                    f'<Relationship Id="rIdTc" Type="{_REL_TYPE}threadedComment" '
+                    'Target="../threadedComments/threadedComment1.xml"/></Relationships>'.encode(),
+                )
+            if info.filename == "xl/_rels/workbook.xml.rels":
+                member = member.replace(
+                    b"</Relationships>",
+                    f'<Relationship Id="rIdP" Type="{_REL_TYPE}person" '
+                    'Target="persons/person.xml"/></Relationships>'.encode(),
+                )
+            target.writestr(info.filename, member)
+        target.writestr("xl/threadedComments/threadedComment1.xml", threads)
+        target.writestr("xl/persons/person.xml", persons)
+    return done.getvalue()
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_an_excel_comment_thread_is_metadata_with_its_people_not_the_legacy_note(
+    streamed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if streamed:  # a big workbook is streamed: its threads are read from their parts too
+        monkeypatch.setattr("narezka.convert.sheets._FULL_LOAD_XML", 0)
+    done = convert(_threaded_xlsx(), ".xlsx", "budget.xlsx")
+    comments = [{k: v for k, v in c.items() if k != "at"} for c in done.meta["comments"]]
+    assert comments == [
+        {"author": "Борис", "text": "Договор до мая", "on": "Бюджет!A2"},
+        {"author": "Анна Смирнова", "text": "Проверьте сумму", "on": "Бюджет!B3"},
+        {"author": "Иван Петров", "text": "Исправлено", "on": "Бюджет!B3"},
+    ]
+    assert "Проверьте" not in done.markdown and "Threaded" not in done.markdown
+    start, end = done.meta["comments"][2]["at"]
+    assert "| Связь | 250 |" in done.markdown[start:end]
+
+
+def test_an_unreadable_comment_thread_costs_the_thread_not_the_workbook() -> None:
+    done = convert(_threaded_xlsx(threads="<ThreadedComments"), ".xlsx", "budget.xlsx")
+    assert "| Связь | 250 |" in done.markdown
+    assert any("threaded comments" in note for note in done.meta["notes"])
+    # The legacy note Excel wrote for older readers is what is left of the thread.
+    assert [c["on"] for c in done.meta["comments"]] == ["Бюджет!A2", "Бюджет!B3"]

@@ -33,6 +33,7 @@ def _documents() -> list[tuple[str, bytes]]:
         ),
         ("two pages", samples.make_pdf([[(18, "Title"), (11, "Body text here.")], [(11, "x")]])),
         ("many objects", trust_bombs.many_text_objects(1500)),
+        ("emoji", samples.make_emoji_table_pdf()),
     ]
 
 

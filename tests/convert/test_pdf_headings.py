@@ -98,8 +98,10 @@ def test_an_outline_without_the_printed_numbers_still_matches() -> None:
 
 
 @pytest.mark.skipif(not latex_samples.have_pdflatex(), reason="pdflatex is not installed")
-@pytest.mark.parametrize("kind", ["article", "report", "twocolumn"])
+@pytest.mark.parametrize("kind", ["article", "report", "twocolumn", "beamer"])
 def test_russian_latex_headings_are_found_without_an_outline(kind: str) -> None:
+    # A deck has an outline (beamer loads hyperref) of its sections, printed nowhere but in
+    # its contents frame: the sections come from it, the frame titles from the page.
     sample = latex_samples.make_latex_pdf(kind)
     found = [h.lstrip("#").strip() for h in _headings(sample.pdf)]
     titles = [" ".join(t.split()[1:]) if t[:1].isdigit() else t for t in found]
@@ -149,3 +151,61 @@ def test_a_heading_carries_no_bold_marks() -> None:
     pdf.showPage()
     pdf.save()
     assert _headings(out.getvalue()) == ["# Delivery rules"]
+
+
+def _deck_pdf() -> bytes:
+    """Three pages as a slide deck makes them: a contents page listing two sections, then a
+    slide each under a large title that is not its section's; the outline holds the
+    sections, pointing at the slides."""
+    from reportlab.lib.pagesizes import landscape
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=landscape((360, 480)))
+    pdf.setFont("Helvetica", 20)
+    pdf.drawString(30, 320, "Contents")
+    pdf.setFont("Helvetica", 11)
+    pdf.drawString(40, 280, "1 Delivery")
+    pdf.drawString(40, 260, "2 Returns")
+    pdf.showPage()
+    for n, (section, title) in enumerate([("Delivery", "Couriers"), ("Returns", "Refunds")]):
+        pdf.bookmarkPage(f"s{n}")
+        pdf.addOutlineEntry(section, f"s{n}", level=0)
+        pdf.setFont("Helvetica", 20)
+        pdf.drawString(30, 320, title)
+        pdf.setFont("Helvetica", 11)
+        for k in range(4):
+            pdf.drawString(40, 280 - 18 * k, f"Point {k} about {title.lower()} and parcels.")
+        pdf.showPage()
+    pdf.save()
+    return out.getvalue()
+
+
+def test_a_decks_sections_from_its_outline_head_their_slides_and_the_contents_stay_text() -> None:
+    found = _headings(_deck_pdf())
+    assert found == ["## Contents", "# Delivery", "## Couriers", "# Returns", "## Refunds"]
+    markdown = convert(_deck_pdf(), ".pdf", "deck.pdf").markdown
+    assert "1 Delivery" in markdown  # the contents page's entries are its text
+
+
+def test_an_outline_title_holding_half_an_emoji_costs_that_half_not_the_outline() -> None:
+    """A bookmark title ending in a lone UTF-16 surrogate: pypdfium2's strict decoding
+    failed on it, and every bookmark was dropped with it."""
+    import pypdf
+    import pypdfium2 as pdfium
+    from pypdf.generic import ByteStringObject, NameObject
+
+    from narezka.convert.pdf.headings import _outline
+
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(_pdf(_page(False)))))
+    writer.add_outline_item(title="Delivery rules", page_number=0)
+    broken = writer.add_outline_item(title="Returns", page_number=0)
+    title = b"\xfe\xff" + "Returns".encode("utf-16-be") + b"\xd8\x3d"
+    broken.get_object()[NameObject("/Title")] = ByteStringObject(title)
+    out = io.BytesIO()
+    writer.write(out)
+    pdf = pdfium.PdfDocument(out.getvalue())
+    try:
+        assert [m.title for m in _outline(pdf).values()] == ["Delivery rules", "Returns"]
+    finally:
+        pdf.close()

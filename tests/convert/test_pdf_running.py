@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import latex_samples
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from narezka.convert import convert
 from narezka.convert.pdf.base import _Line
 from narezka.convert.pdf.running import _PAGE_NUMBER, _strip_running
 
@@ -76,3 +79,48 @@ def test_a_running_line_that_prints_a_hash_sign_and_no_number_is_taken_out() -> 
     kept, removed = _strip([["Command Codes #", body] for body in bodies])
     assert removed == ["Command Codes #"]
     assert kept == [[body] for body in bodies]
+
+
+def test_a_one_page_document_keeps_a_bare_number_in_its_body() -> None:
+    """Nothing repeats on one page: its last line ``1500`` (a memo's total, set in the body)
+    is text, though last in reading order; a number set at the page's foot is its page
+    number (a page printed from a book)."""
+
+    def page(last: _Line) -> list[list[_Line]]:
+        body = [
+            _placed("Memo to the warehouse", 1, 780.0, True),
+            _placed("Total:", 1, 500.0, False),
+        ]
+        return [[*body, last]]
+
+    kept, removed = _strip_running(page(_placed("1500", 1, 480.0, True)))
+    assert [ln.text for ln in kept] == ["Memo to the warehouse", "Total:", "1500"]
+    assert not removed
+    kept, removed = _strip_running(page(_Line("633", 1, 9.0, False, False, 30.0, True, edge=True)))
+    assert [ln.text for ln in kept] == ["Memo to the warehouse", "Total:"]
+    assert removed == ["633"]
+
+
+@pytest.mark.skipif(not latex_samples.have_pdflatex(), reason="pdflatex is not installed")
+def test_a_one_page_pdf_keeps_its_header_and_footer_text() -> None:
+    pdf = latex_samples.latex_pdf(
+        "Просим согласовать поставку товара на склад.\n\nИтоговая сумма договора в рублях:\n\n1500",
+        preamble="\\usepackage{fancyhdr}\\pagestyle{fancy}\\fancyhf{}"
+        "\\fancyhead[C]{ООО Ромашка: служебная записка}\\fancyfoot[R]{Москва, 2024}\n",
+    )
+    done = convert(pdf, ".pdf", "memo.pdf")
+    for text in ("ООО Ромашка: служебная записка", "Москва, 2024", "1500"):
+        assert text in done.markdown, done.markdown
+    assert done.meta["running_text"] == []
+
+
+@pytest.mark.skipif(not latex_samples.have_pdflatex(), reason="pdflatex is not installed")
+def test_a_beamer_decks_footline_goes_and_its_frames_text_stays() -> None:
+    import re
+
+    sample = latex_samples.make_latex_pdf("beamer")
+    markdown = convert(sample.pdf, ".pdf", "deck.pdf").markdown
+    patterns = [re.compile(p) for p in sample.running]
+    left = [ln for ln in markdown.splitlines() if any(p.search(ln) for p in patterns)]
+    assert not left
+    assert all(passage in markdown for passage in sample.passages)

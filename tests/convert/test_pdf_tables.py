@@ -152,3 +152,14 @@ def test_interleaved_two_column_prose_holds_no_table() -> None:
     right = ["Right column text goes along " * 8] * 3
     pdf = samples.make_interleaved_pdf([(left, right)], title="Over both columns")
     assert _table(convert(pdf, ".pdf", "t.pdf").markdown) == []
+
+
+def test_an_emoji_in_a_table_cell_stays_one_character_and_the_table_a_table() -> None:
+    """PDFium gives an emoji as two lone surrogates, one per UTF-16 unit: cell texts built
+    glyph by glyph held them, and writing the Markdown as UTF-8 failed."""
+    import convert_samples
+
+    markdown = convert(convert_samples.make_emoji_table_pdf(), ".pdf", "e.pdf").markdown
+    markdown.encode("utf-8")  # no lone surrogate anywhere
+    assert _table(markdown) == [list(r) for r in convert_samples.EMOJI_ROWS]
+    assert "клиентов 😀," in markdown

@@ -18,13 +18,22 @@ import ctypes
 import itertools
 import math
 
-__all__ = ["BoundedText"]
+__all__ = ["BoundedText", "paired"]
 
 _CELL = 16.0
 """Grid cell side in points: about a line of body text."""
 _BIG_CELLS = 256
 """A character box over this many cells (a giant glyph) is checked against every rectangle
 instead of being put in each cell."""
+
+
+def paired(text: str) -> str:
+    """Text built from PDFium's characters one index at a time that holds surrogates, as
+    valid Unicode. PDFium counts UTF-16 units, so an emoji comes as two lone surrogates:
+    joined here into one character, as PDFium's own text calls decode it; a unit without
+    its other half is dropped, as pypdfium2 drops it. Called only where surrogates were met
+    (a scan of every text for them would cost more than reading it)."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "ignore")
 
 
 def _single(value: float) -> float:
@@ -68,6 +77,9 @@ class BoundedText:
         # How many characters before each index are not a space: PDFium's walk between two
         # characters that meet a rectangle asks only whether one of them is not a space.
         self.not_spaces = [0, *itertools.accumulate(c != 0x20 for c in self.codes)]
+        # An emoji is two of PDFium's characters (its UTF-16 units), joined in each text
+        # read; a page with none reads its texts without that step.
+        self.halves = any(0xD800 <= c <= 0xDFFF for c in self.codes)
 
     def _place(self, index: int, box: tuple[float, float, float, float]) -> None:
         col, row = math.floor(box[0] / _CELL), math.floor(box[1] / _CELL)
@@ -126,12 +138,12 @@ class BoundedText:
                 if out:
                     out.append("\r\n")
             code = self.codes[index]
-            if code and not 0xD800 <= code <= 0xDFFF and code <= 0x10FFFF:
+            if code and (self.halves or not 0xD800 <= code <= 0xDFFF) and code <= 0x10FFFF:
                 out.append(chr(code))
             previous = index
         if previous + 1 < len(self.codes) and self.codes[previous + 1] == 0x20:
             out.append(" ")
-        return "".join(out)
+        return paired("".join(out)) if self.halves else "".join(out)
 
     def _not_spaces(self, start: int, end: int) -> int:
         """Characters in ``[start, end)`` that are not a space."""

@@ -128,20 +128,116 @@ _MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _RELS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 
 
-def _comments_part(archive: zipfile.ZipFile, worksheet: str, path: str) -> str | None:
-    """The name of the comments part a worksheet's relationships name, if any."""
-    folder, name = posixpath.split(worksheet)
+_THREADED = "{http://schemas.microsoft.com/office/spreadsheetml/2018/threadedcomments}"
+_OFFICE_RELS = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+
+Comment = Mapping[str, str]
+"""A cell comment's ``author`` and ``text``."""
+CellComments = Mapping[tuple[int, int], Comment | Sequence[Comment]]
+"""The comments of a sheet's cells by (row, column): a note, or a thread's comments in
+their order (the first, then its replies)."""
+
+
+def _related_part(archive: zipfile.ZipFile, part: str, kind: str, path: str) -> str | None:
+    """The name of the part that ``part``'s relationships name with a type ending in
+    ``/kind`` (``comments``, ``threadedComment``, ``person``), if any."""
+    folder, name = posixpath.split(part)
     rels = posixpath.join(folder, "_rels", name + ".rels")
     if rels not in archive.namelist():
         return None
     root = parse_xml(archive.read(rels), path, rels, "not a readable relationships part")
     for rel in root.iter(_RELS + "Relationship"):
         target = rel.get("Target") or ""
-        if (rel.get("Type") or "").endswith("/comments") and rel.get("TargetMode") != "External":
-            if target.startswith("/"):
-                return target[1:]
-            return posixpath.normpath(posixpath.join(folder, target))
+        if (rel.get("Type") or "").endswith("/" + kind) and rel.get("TargetMode") != "External":
+            return _target(folder, target)
     return None
+
+
+def _target(folder: str, target: str) -> str:
+    """A relationship's target as a part name: from the package's root when it starts with
+    ``/`` (openpyxl writes them so), else from the folder of the part it is related to."""
+    if target.startswith("/"):
+        return target[1:]
+    return posixpath.normpath(posixpath.join(folder, target))
+
+
+def _sheet_parts(archive: zipfile.ZipFile, path: str) -> dict[str, str]:
+    """Each sheet's part by its title, from ``xl/workbook.xml`` and its relationships."""
+    book = "xl/workbook.xml"
+    rels = "xl/_rels/workbook.xml.rels"
+    names = archive.namelist()
+    if book not in names or rels not in names:
+        return {}
+    targets = {
+        rel.get("Id"): _target("xl", rel.get("Target") or "")
+        for rel in parse_xml(
+            archive.read(rels), path, rels, "not a readable relationships part"
+        ).iter(_RELS + "Relationship")
+    }
+    root = parse_xml(archive.read(book), path, book, "not a readable workbook part")
+    return {
+        sheet.get("name") or "": targets.get(sheet.get(_OFFICE_RELS + "id"), "")
+        for sheet in root.iter(_MAIN + "sheet")
+    }
+
+
+def _persons(archive: zipfile.ZipFile, path: str) -> dict[str, str]:
+    """Threaded comments' authors (``xl/persons/person.xml``): display name by person id."""
+    part = _related_part(archive, "xl/workbook.xml", "person", path)
+    if part is None or part not in archive.namelist():
+        return {}
+    root = parse_xml(archive.read(part), path, part, "not a readable persons part")
+    return {p.get("id") or "": p.get("displayName") or "" for p in root.iter(_THREADED + "person")}
+
+
+def _threaded_comments(
+    archive: zipfile.ZipFile, worksheet: str, persons: Mapping[str, str], path: str
+) -> dict[tuple[int, int], list[Comment]]:
+    """A sheet's threaded comments (modern Excel's, ``xl/threadedComments/*.xml``) by cell,
+    each thread in its order. Excel also writes each thread as a legacy note for older
+    readers (``[Threaded comment] Your version of Excel…``): the thread stands for it."""
+    from openpyxl.utils.cell import coordinate_to_tuple
+
+    part = _related_part(archive, worksheet, "threadedComment", path)
+    if part is None or part not in archive.namelist():
+        return {}
+    root = parse_xml(archive.read(part), path, part, "not a readable threaded comments part")
+    found: dict[tuple[int, int], list[Comment]] = {}
+    for comment in root.iter(_THREADED + "threadedComment"):
+        text = " ".join("".join(t.text or "" for t in comment.iter(_THREADED + "text")).split())
+        try:
+            cell = coordinate_to_tuple(comment.get("ref") or "")
+        except (ValueError, TypeError):  # a comment on no cell: nothing to anchor it to
+            continue
+        if text:
+            author = persons.get(comment.get("personId") or "", "")
+            found.setdefault(cell, []).append({"author": author, "text": text})
+    return found
+
+
+def _workbook_threads(
+    data: bytes, path: str, budget: _Budget, notes: Notes
+) -> dict[str, dict[tuple[int, int], list[Comment]]]:
+    """Each sheet's threaded comments by its title. A threaded comments part that cannot be
+    read costs its sheet's threads (named in ``notes``), not the workbook."""
+    found: dict[str, dict[tuple[int, int], list[Comment]]] = {}
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        try:
+            persons = _persons(archive, path)
+            parts = _sheet_parts(archive, path)
+        except ConvertError:
+            notes.skip("threaded comments", "part")
+            return found
+        for title, part in parts.items():
+            try:
+                threads = _threaded_comments(archive, part, persons, path)
+            except ConvertError:
+                notes.skip(f"sheet {title!r}, threaded comments", "part")
+                continue
+            budget.spend(sum(len(c["text"]) for thread in threads.values() for c in thread))
+            if threads:
+                found[title] = threads
+    return found
 
 
 def _streamed_comments(
@@ -154,7 +250,7 @@ def _streamed_comments(
     worksheet = str(getattr(sheet, "_worksheet_path", "") or "")
     found: dict[tuple[int, int], dict[str, str]] = {}
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        part = _comments_part(archive, worksheet, path) if worksheet else None
+        part = _related_part(archive, worksheet, "comments", path) if worksheet else None
         if part is None or part not in archive.namelist():
             return found
         root = parse_xml(archive.read(part), path, part, "not a readable comments part")
@@ -243,15 +339,15 @@ def write_sheet(
     cells: Mapping[tuple[int, int], str],
     occupied: Iterable[tuple[int, int]] = (),
     tables: Iterable[Box] = (),
-    comments: Mapping[tuple[int, int], Mapping[str, str]] | None = None,
+    comments: CellComments | None = None,
 ) -> list[dict[str, Any]]:
     """``# title``, then each region of the sheet's ``cells``: its title lines, its table,
     each row located by sheet and cells (``A5:D5``). ``occupied`` and ``tables`` as
     ``regions`` takes them.
 
-    ``comments`` are the cells' comments (author, text) by (row, column); they are returned
-    anchored: each with ``on``, its cell (``Budget!B3``), and ``at``, the Markdown span of
-    its cell's row (a comment is its chunk's metadata, never its text)."""
+    ``comments`` are the cells' comments (``CellComments``); they are returned anchored, a
+    thread's one after another: each with ``on``, its cell (``Budget!B3``), and ``at``, the
+    Markdown span of its cell's row (a comment is its chunk's metadata, never its text)."""
     found = regions(cells, occupied, tables)
     top = next((r.box.row((*r.title_rows, *r.row_numbers)[0]) for r in found), None)
     # The sheet's heading belongs to its first row: a hit from the top of the sheet names
@@ -287,10 +383,12 @@ def write_sheet(
                 rows_at[number] = (at, at + len(text.rstrip("\n")))
             at += len(text)
     anchored = []
-    for (row, column), comment in sorted((comments or {}).items()):
+    for (row, column), notes in sorted((comments or {}).items()):
         span = rows_at.get(row)
-        if span is not None:  # a comment on an empty cell outside every table: no chunk
-            on = f"{sheet_ref(title)}!{cell_name(row, column)}"
+        if span is None:  # a comment on an empty cell outside every table: no chunk
+            continue
+        on = f"{sheet_ref(title)}!{cell_name(row, column)}"
+        for comment in (notes,) if isinstance(notes, Mapping) else notes:
             anchored.append({**comment, "on": on, "at": list(span)})
     return anchored
 
@@ -325,6 +423,7 @@ def convert_xlsx(data: bytes, path: str) -> Converted:
     notes = Notes()
     comments: list[dict[str, Any]] = []
     full = _sheet_xml_size(data) <= _FULL_LOAD_XML
+    threads = _workbook_threads(data, path, budget, notes)
     try:
         book = openpyxl.load_workbook(io.BytesIO(data), read_only=not full, data_only=True)
     except Exception as exc:  # openpyxl raises KeyError, ValueError, zip and XML errors…
@@ -340,11 +439,14 @@ def convert_xlsx(data: bytes, path: str) -> Converted:
                         loaded.cells,
                         loaded.occupied,
                         loaded.tables,
-                        loaded.comments,
+                        {**loaded.comments, **threads.get(sheet.title, {})},
                     )
                 else:
                     cells = _streamed_cells(sheet, budget)
-                    notes_of = _streamed_comments(data, sheet, path, budget)
+                    notes_of: dict[tuple[int, int], Comment | Sequence[Comment]] = {
+                        **_streamed_comments(data, sheet, path, budget),
+                        **threads.get(sheet.title, {}),
+                    }
                     comments += write_sheet(writer, sheet.title, cells, (), (), notes_of)
             except (ConversionLimitError, MemoryError, RecursionError):
                 raise

@@ -147,7 +147,7 @@ def convert_pdf(data: bytes, path: str) -> Converted:
         pdf.close()  # type: ignore[attr-defined]
     _no_text_error(path, reading, count, ocr.available() if reader else None)
     lines, running = _strip_running(reading.pages)
-    _mark_headings(lines, outline)
+    lines = _mark_headings(lines, outline)
     lines = separate_notes(lines, _joins)
     _mark_wrapped(lines)
     writer = MarkdownWriter()

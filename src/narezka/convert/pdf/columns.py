@@ -43,11 +43,15 @@ def _half(line: _Line, runs: tuple[tuple[float, float, str], ...], text: str) ->
         *(line.page, line.size, line.bold, line.mono, line.baseline, line.margin),
         runs=runs,
         starts=(runs[0][0],),
+        edge=line.edge,
     )
 
 
 def _column_split(line: _Line, gutter: float, gap: float) -> tuple[_Line, _Line] | None:
-    """A line with text on both sides of ``gutter``, ``gap`` points apart, cut there."""
+    """A line with text on both sides of ``gutter``, ``gap`` points apart, cut there; never
+    a ruled table's row (its wide gaps are its columns')."""
+    if line.table:
+        return None
     left = tuple(r for r in line.runs if r[0] < gutter - _ALIGN)
     right = tuple(r for r in line.runs if r[0] >= gutter - _ALIGN)
     if not left or not right or right[0][0] - left[-1][1] < max(gap, _GUTTER_GAP * line.size):

@@ -3,8 +3,10 @@ itself: a size above the body text's, or a bold line that stands alone or is num
 
 from __future__ import annotations
 
+import ctypes
 import re
 from collections import Counter
+from dataclasses import dataclass
 
 from narezka.convert.pdf.base import _HEADING_RATIO, _MAX_HEADING, _WORDS, _Line
 
@@ -33,21 +35,59 @@ def _title_key(title: str) -> str:
     return "".join(_WORDS.findall(_NUMBER_PREFIX.sub("", title).lower()))
 
 
-def _outline(pdf: object) -> dict[str, int]:
-    """Outline (bookmark) titles by ``_title_key``, with levels from 1."""
-    titles: dict[str, int] = {}
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    """An outline entry: its title as written, its level (from 1) and the page it points
+    to (from 1; 0 when unknown)."""
+
+    title: str
+    level: int
+    page: int
+
+
+def _outline(pdf: object) -> dict[str, _Mark]:
+    """Outline (bookmark) entries by ``_title_key`` of their titles."""
+    titles: dict[str, _Mark] = {}
     try:
         for mark in pdf.get_toc():  # type: ignore[attr-defined]
-            title = _title_key(mark.get_title())
-            if title:
-                titles.setdefault(title, min(mark.level + 1, 6))
+            title = _title_of(mark)
+            key = _title_key(title)
+            if key and key not in titles:
+                level = min(mark.level + 1, 6)
+                titles[key] = _Mark(" ".join(title.split()), level, _mark_page(mark))
     except Exception:  # a broken outline costs headings, not the document
         return {}
     return titles
 
 
-def _outline_matches(lines: list[_Line], outline: dict[str, int]) -> list[tuple[int, int, int]]:
-    """(first line, last line, level) of each outline title found on the pages; a title
+def _title_of(mark: object) -> str:
+    """An outline entry's title. pypdfium2 decodes it strictly, and a title holding half
+    an emoji (a lone UTF-16 surrogate) would cost the whole outline: read again, the half
+    dropped, as PDFium's page text calls drop it."""
+    try:
+        return str(mark.get_title())  # type: ignore[attr-defined]
+    except UnicodeDecodeError:
+        import pypdfium2.raw as raw
+
+        handle = mark.raw  # type: ignore[attr-defined]
+        size = int(raw.FPDFBookmark_GetTitle(handle, None, 0))
+        buffer = ctypes.create_string_buffer(size)
+        raw.FPDFBookmark_GetTitle(handle, buffer, size)
+        return buffer.raw[: max(size - 2, 0)].decode("utf-16-le", "ignore")
+
+
+def _mark_page(mark: object) -> int:
+    """The page (from 1) an outline entry points to; 0 when it points nowhere readable."""
+    try:
+        dest = mark.get_dest()  # type: ignore[attr-defined]
+        index = dest.get_index() if dest is not None else None
+    except Exception:  # a damaged destination costs the entry's page, not the outline
+        return 0
+    return index + 1 if isinstance(index, int) and index >= 0 else 0
+
+
+def _outline_matches(lines: list[_Line], outline: dict[str, _Mark]) -> list[tuple[int, int, _Mark]]:
+    """(first line, last line, entry) of each outline title found on the pages; a title
     may run over up to three lines."""
     found = []
     i = 0
@@ -55,26 +95,55 @@ def _outline_matches(lines: list[_Line], outline: dict[str, int]) -> list[tuple[
         joined = ""
         for j in range(i, min(i + 3, len(lines))):
             joined += lines[j].text
-            level = outline.get(_title_key(joined))
-            if level:
-                found.append((i, j, level))
+            mark = outline.get(_title_key(joined))
+            if mark:
+                found.append((i, j, mark))
                 i = j
                 break
         i += 1
     return found
 
 
-def _mark_headings(lines: list[_Line], outline: dict[str, int]) -> None:
-    """Set ``heading`` on lines that start a heading: outline titles when at least half of
-    them are found on the pages, else the page's own signs (``_page_headings``)."""
+def _mark_headings(lines: list[_Line], outline: dict[str, _Mark]) -> list[_Line]:
+    """The lines, ``heading`` set on those that start a heading: outline titles when at
+    least half of them are found on the pages, else the page's own signs
+    (``_page_headings``). An outline none of whose titles is printed on the page it points
+    to, only elsewhere (a deck's contents frame: beamer prints no section title on its
+    frames), gives each section a heading where its page starts, the page's own signs the
+    rest."""
     if len(outline) >= 2:
         found = _outline_matches(lines, outline)
         if len({_title_key(lines[i].text) for i, _, _ in found}) >= _AGREE * len(outline):
-            for first, last, level in found:
+            home = {_title_key(m.title) for i, _, m in found if lines[i].page == m.page}
+            # None at home: a manual whose titles differ a little on their pages (a few
+            # found there) keeps the outline's matches, as before.
+            if not home and all(m.page for m in outline.values()):
+                return _sections_at_pages(lines, outline)
+            for first, last, mark in found:
                 for k in range(first, last + 1):
-                    lines[k].heading = level
-            return
+                    lines[k].heading = mark.level
+            return lines
     _page_headings(lines)
+    return lines
+
+
+def _sections_at_pages(lines: list[_Line], outline: dict[str, _Mark]) -> list[_Line]:
+    """The page's own headings, one level under the outline's deepest, and each outline
+    entry as a heading line of its own before the first line of its page."""
+    _page_headings(lines, below=max(m.level for m in outline.values()))
+    starts: dict[int, list[_Mark]] = {}
+    for mark in outline.values():
+        starts.setdefault(mark.page, []).append(mark)
+    out: list[_Line] = []
+    for line in lines:
+        for mark in starts.pop(line.page, []):
+            out.append(
+                _Line(
+                    mark.title, line.page, line.size, False, False, line.baseline, False, mark.level
+                )
+            )
+        out.append(line)
+    return out
 
 
 def _body_size(lines: list[_Line]) -> float:
@@ -112,9 +181,9 @@ def _style(line: _Line, body: float) -> tuple[float, bool] | None:
     return None
 
 
-def _page_headings(lines: list[_Line]) -> None:
-    """Headings from the page when there is no outline to trust. OCR lines carry no font,
-    tables and code are not headings."""
+def _page_headings(lines: list[_Line], below: int = 0) -> None:
+    """Headings from the page when there is no outline to trust (levels from ``below`` + 1).
+    OCR lines carry no font, tables and code are not headings."""
     typed = [ln for ln in lines if ln.paragraph is None]
     body = _body_size(typed)
     if not body:
@@ -132,7 +201,7 @@ def _page_headings(lines: list[_Line]) -> None:
             styles[i] = None
     _drop_long_runs(styles)
     order = sorted({s for s in styles if s is not None}, key=lambda s: (-s[0], not s[1]))
-    levels = {style: min(rank + 1, 6) for rank, style in enumerate(order)}
+    levels = {style: min(below + rank + 1, 6) for rank, style in enumerate(order)}
     for line, style in zip(typed, styles, strict=True):
         if style is not None:
             line.heading = levels[style]

@@ -81,6 +81,7 @@ def _page_lines(
             if found is not None:
                 found.page = number
                 found.margin = not height * _MARGIN < found.baseline < height * (1 - _MARGIN)
+                found.edge = found.margin
                 lines.append(found)
         found_rules = rules(page)
         if found_rules:

@@ -74,7 +74,7 @@ def _strip_running(pages: list[list[_Line]]) -> tuple[list[_Line], list[str]]:
     kept: list[_Line] = []
     removed: dict[str, str] = {}
     for lines in pages:
-        page_kept, page_removed = _page_running(lines, running, folios)
+        page_kept, page_removed = _page_running(lines, running, folios, single=len(pages) == 1)
         for key, line in page_removed:
             removed.setdefault(key, line.text.strip())
         kept.extend(page_kept)
@@ -107,19 +107,30 @@ def _is_folio_line(line: _Line, folios: dict[int, int]) -> bool:
     return bool(number) and int(str(number)) == line.page + offset
 
 
+def _is_page_number(line: _Line, single: bool) -> bool:
+    """A margin line that only prints a page number. In a document of one page nothing
+    repeats to confirm it, and a bare number that ends a memo or an invoice in its body is
+    its text (``1500``): there only a number set at the page's edge is one (a page printed
+    from a book: ``633``)."""
+    return bool(_PAGE_NUMBER.match(line.text.strip())) and (line.edge or not single)
+
+
 def _page_running(
-    lines: list[_Line], running: set[str], folios: dict[int, int] | None = None
+    lines: list[_Line],
+    running: set[str],
+    folios: dict[int, int] | None = None,
+    *,
+    single: bool = False,
 ) -> tuple[list[_Line], list[tuple[str, _Line]]]:
     """One page's lines kept, and its running lines (with their keys) removed; a page of
-    running lines alone keeps them, but its page number."""
+    running lines alone keeps them, but its page number. ``single``: the document's only
+    page."""
     page_kept = []
     page_removed: list[tuple[str, _Line]] = []
     for line in lines:
         key = _running_key(line.text)
         if line.margin and (
-            key in running
-            or _PAGE_NUMBER.match(line.text.strip())
-            or _is_folio_line(line, folios or {})
+            key in running or _is_page_number(line, single) or _is_folio_line(line, folios or {})
         ):
             page_removed.append((key, line))
         else:

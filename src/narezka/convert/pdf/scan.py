@@ -53,7 +53,17 @@ def _ocr_lines(page: object, number: int, exe: str, languages: str) -> list[_Lin
         size = (found.bottom - found.top) * scale
         baseline = (height - found.bottom) * scale
         text = _unhyphen(found.text)
-        line = _Line(text, number, size, False, False, baseline, margin, paragraph=found.paragraph)
+        line = _Line(
+            text,
+            number,
+            size,
+            False,
+            False,
+            baseline,
+            margin,
+            paragraph=found.paragraph,
+            edge=margin,
+        )
         lines.append(line)
     for extreme in (*lines[:2], *lines[-2:]):
         extreme.margin = True

@@ -14,6 +14,7 @@ import itertools
 from dataclasses import dataclass
 
 from narezka.convert.pdf.base import _BULLET, _NUMBERED, _STREAM_GAP, _Line
+from narezka.convert.pdf_bounded import paired
 
 __all__ = ["mark_ruled_tables", "rules"]
 
@@ -93,8 +94,11 @@ def _words(tp: object, line: _Line) -> list[Word]:
     box = [ctypes.c_double() for _ in range(4)]
     refs = [ctypes.byref(b) for b in box]
     broken = True  # the next glyph starts a word
+    halves = False  # an emoji's two UTF-16 units among them
     for index in range(first, last + 1):
-        ch = chr(int(raw.FPDFText_GetUnicode(tp, index)) or 32)
+        code = int(raw.FPDFText_GetUnicode(tp, index))
+        halves = halves or 0xD800 <= code <= 0xDFFF
+        ch = chr(code or 32)
         if ch.isspace() or not raw.FPDFText_GetCharBox(tp, index, *refs):
             broken = True
             continue
@@ -106,7 +110,7 @@ def _words(tp: object, line: _Line) -> list[Word]:
         else:
             words[-1] = (words[-1][0], right, words[-1][2] + ch)
         broken = False
-    return words
+    return [(left, right, paired(text)) for left, right, text in words] if halves else words
 
 
 def _separators(rows: list[list[Word]], size: float) -> list[float]:
