@@ -18,7 +18,9 @@
     │       └── UnsafeFileError          a zip bomb, an XML DTD (entity expansion), too big
     │           └── ConversionLimitError     its conversion broke a memory, time or output limit
     ├── SourceUnavailableError a git repository (or other source) cannot be read: git is
-    │                          missing, the url unreachable, the ref unknown (names the source)
+    │   │                      missing, the url unreachable, the ref unknown (names the source)
+    │   └── PageFailed                   (narezka.sources.live_http) one live page failed for
+    │                                    now: its staged copy is kept
     ├── DiskFullError          too little free space to write: names the folder, device, bytes
     ├── MissingDependencyError an optional extra is not installed
     │   └── MissingModelPackageError     (narezka.embed.errors) a model wheel needs a manual step
@@ -85,6 +87,7 @@ _HOMES = {
     "narezka.serve.errors": "NotFoundError RequestTimeoutError ServiceError",
     "narezka.split.atom_frame": "AtomContextWarning",
     "narezka.split.code": "MissingGrammarWarning",
+    "narezka.sources.live_http": "PageFailed",
     "narezka.sqlite_cache": "CacheDamagedWarning",
     "narezka.store.errors": (
         "DimensionMismatchError IndexDamagedError IndexInUseError StoreConfigError StoreError "

@@ -233,12 +233,8 @@ def _table(client: LiveClient, database_id: str) -> list[list[str]]:
     properties by name ([]: not shared with the integration, or no rows)."""
     rows = [r for r in _query(client, database_id, MAX_TABLE_ROWS + 1) or () if
             not r.get("archived") and not r.get("in_trash")]  # fmt: skip
-    props = [r.get("properties") for r in rows]
-    props_ok = [p for p in props if isinstance(p, dict)]
-    title = next((n for p in props_ok for n, v in p.items()
-                  if isinstance(v, dict) and v.get("type") == "title"), None)  # fmt: skip
-    others = sorted({n for p in props_ok for n in p if n != title})
-    columns = ([title] if title is not None else []) + others
+    props_ok = [p for p in (r.get("properties") for r in rows) if isinstance(p, dict)]
+    columns = _columns(props_ok)
     if not rows or not columns:
         return []
     table = [columns]
@@ -247,6 +243,14 @@ def _table(client: LiveClient, database_id: str) -> list[list[str]]:
     if len(props_ok) > MAX_TABLE_ROWS:
         table.append([f"(over {MAX_TABLE_ROWS:,} rows: the rest left out)"])
     return table
+
+
+def _columns(props: list[dict[str, Any]]) -> list[str]:
+    """The title column first, then the other properties by name."""
+    title = next((n for p in props for n, v in p.items()
+                  if isinstance(v, dict) and v.get("type") == "title"), None)  # fmt: skip
+    others = sorted({n for p in props for n in p if n != title})
+    return ([title] if title is not None else []) + others
 
 
 def _cell(prop: object) -> str:

@@ -215,43 +215,51 @@ def several_from_record(
     if config.is_file():
         current = several_from_config(config, cache, env)
         if current.home == home:
-            for item in members:
-                name = item.get("name") if isinstance(item, Mapping) else None
-                now = current.members.get(name) if isinstance(name, str) else None
-                if isinstance(now, GitSource) and now.spec == item.get("spec"):
-                    commit = item.get("commit")
-                    now.commit = commit if isinstance(commit, str) else None
+            _keep_commits(current, members)
             return current
     opened: list[tuple[str, Source]] = []
     for item in members:
         name = item.get("name") if isinstance(item, Mapping) else None
         if not isinstance(name, str) or not _NAME.match(name):
             raise ConfigError(f"{where}: a recorded source has no valid name: re-index")
-        part, staging = home / "members" / name, home / STAGING_DIRNAME / name
-        if item.get("kind") == "site":
-            opened.append((name, SiteSource(str(item.get("spec")), home=part, staging=staging)))
-        elif item.get("kind") in ("confluence", "notion"):
-            live = ConfluenceSource if item.get("kind") == "confluence" else NotionSource
-            spec = str(item.get("spec"))
-            opened.append((name, live(spec, env=env, home=part, staging=staging)))
-        elif item.get("kind") == "folder":
-            folder = Path(str(item.get("spec")))
-            opened.append((name, FolderSource(folder, home=part, staging=staging)))
-        else:
-            template = item.get("link_template")
-            link = template if isinstance(template, str) else None
-            source = GitSource(
-                str(item.get("spec")), link_template=link, home=part, staging=staging
-            )
-            source.commit = item.get("commit") if isinstance(item.get("commit"), str) else None
-            opened.append((name, source))
+        opened.append((name, _recorded(item, home / "members" / name,
+                                       home / STAGING_DIRNAME / name, env)))  # fmt: skip
     return SeveralSources(config, opened, home)
 
 
-def _member(
-    config: Path, number: int, table: Any, home: Path, env: Environment | None
-) -> tuple[str, Source]:
-    where = f"{config}: [[sources]] #{number}"
+def _keep_commits(current: SeveralSources, members: list[Any]) -> None:
+    """A git member the file still names the same way keeps the commit it staged."""
+    for item in members:
+        name = item.get("name") if isinstance(item, Mapping) else None
+        now = current.members.get(name) if isinstance(name, str) else None
+        if isinstance(now, GitSource) and now.spec == item.get("spec"):
+            commit = item.get("commit")
+            now.commit = commit if isinstance(commit, str) else None
+
+
+def _recorded(
+    item: Mapping[str, Any], part: Path, staging: Path, env: Environment | None
+) -> Source:
+    """One recorded member, opened at the version it staged."""
+    kind, spec = item.get("kind"), str(item.get("spec"))
+    if kind == "site":
+        return SiteSource(spec, home=part, staging=staging)
+    if kind in ("confluence", "notion"):
+        live = ConfluenceSource if kind == "confluence" else NotionSource
+        return live(spec, env=env, home=part, staging=staging)
+    if kind == "folder":
+        return FolderSource(Path(spec), home=part, staging=staging)
+    template = item.get("link_template")
+    source = GitSource(
+        spec, link_template=template if isinstance(template, str) else None,
+        home=part, staging=staging,
+    )  # fmt: skip
+    source.commit = item.get("commit") if isinstance(item.get("commit"), str) else None
+    return source
+
+
+def _member_name(where: str, table: Any) -> str:
+    """The member's name, once its table holds no credential and no unknown key."""
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: not a table")
     secret = sorted(k for k in table if _CREDENTIAL.search(k))
@@ -266,6 +274,14 @@ def _member(
     name = table.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         raise ConfigError(f"{where}: name must be letters, digits, . _ - (it prefixes paths)")
+    return name
+
+
+def _member(
+    config: Path, number: int, table: Any, home: Path, env: Environment | None
+) -> tuple[str, Source]:
+    where = f"{config}: [[sources]] #{number}"
+    name = _member_name(where, table)
     given = [k for k in _KINDS if table.get(k) is not None]
     if len(given) != 1:
         raise ConfigError(
