@@ -72,13 +72,19 @@ class PageFailed(SourceUnavailableError):
 DEFAULT_LIMITS = LiveLimits()
 
 
+def _private(url: str) -> bool:
+    """Whether what is sent to ``url`` is sent over https, or stays on this machine."""
+    parts = urlsplit(url)
+    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK)
+
+
 def check_origin(source: str, url: str) -> str:
     """``url``'s origin (``scheme://host:port``); a SourceUnavailableError for a URL that is
     not http(s), or plain http to another machine (the token would travel in the clear)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise SourceUnavailableError(source, f"{parts.scheme}: not an http(s) service URL")
-    if parts.scheme == "http" and parts.hostname not in LOOPBACK:
+    if not _private(url):
         raise SourceUnavailableError(
             source, "a token is sent over https only (plain http to 127.0.0.1 or localhost)"
         )
@@ -216,9 +222,7 @@ class LiveClient:
         raise PageFailed(self.source, f"{_path(url)}: over {MAX_REDIRECTS} redirects")
 
     def _media(self, url: str) -> bool:
-        parts = urlsplit(url)
-        secure = parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK)
-        return secure and parts.hostname in self.media_hosts
+        return _private(url) and urlsplit(url).hostname in self.media_hosts
 
     def _exchange(
         self,
