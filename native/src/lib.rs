@@ -9,6 +9,7 @@ mod bpe;
 mod chars;
 mod html;
 mod pack;
+mod records;
 mod scanner;
 mod secrets;
 mod sentences;
@@ -335,6 +336,54 @@ impl Cl100kCounter {
     }
 }
 
+/// `narezka.parse.sanitize`'s `needs_sanitizing(text[start:])` and
+/// `removed_characters(text[start:])`, or None for a text with a lone surrogate (no UTF-8
+/// form).
+#[pyfunction]
+fn body_scan(text: Bound<'_, PyString>, start: usize) -> Option<(bool, usize)> {
+    let text = text.to_str().ok()?;
+    let from = text
+        .char_indices()
+        .nth(start)
+        .map_or(text.len(), |(at, _)| at);
+    Some(records::body_scan(&text[from..]))
+}
+
+/// Instances of `cls` (a frozen slotted dataclass), one per row, each slot `names[i]` set to
+/// `row[i]` through the type's descriptors: what its `__init__` does, without a Python call
+/// per field (the frozen `__setattr__` is not in the way of `PyObject_GenericSetAttr`).
+#[pyfunction]
+fn make_objects<'py>(
+    py: Python<'py>,
+    cls: Bound<'py, PyType>,
+    names: Vec<Bound<'py, PyString>>,
+    rows: Vec<Bound<'py, PyTuple>>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let new = py.get_type::<pyo3::types::PyAny>().getattr("__new__")?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        if row.len() != names.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "a row of {} values for {} fields",
+                row.len(),
+                names.len()
+            )));
+        }
+        let obj = new.call1((&cls,))?;
+        for (name, value) in names.iter().zip(row.iter()) {
+            // SAFETY: all three are live objects held by this frame.
+            let rc = unsafe {
+                ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr())
+            };
+            if rc != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        out.push(obj);
+    }
+    Ok(out)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
@@ -344,6 +393,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(sentence_ends, m)?)?;
     m.add_function(wrap_pyfunction!(pack_headings, m)?)?;
+    m.add_function(wrap_pyfunction!(body_scan, m)?)?;
+    m.add_function(wrap_pyfunction!(make_objects, m)?)?;
     m.add_class::<SecretPrefilter>()?;
     m.add_class::<Cl100kCounter>()?;
     m.add("CL100K_PATTERN", bpe::CL100K_PATTERN)?;

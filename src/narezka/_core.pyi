@@ -1,8 +1,11 @@
 """The native core (Rust): private; reach it through :mod:`narezka._native`."""
 
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from narezka.types import Block, BlockKind
+
+_T = TypeVar("_T")
 
 VERSION: str
 OPTIMIZED: bool
@@ -34,6 +37,15 @@ def pack_headings(
     """``narezka.split.headings``'s ranges in characters for a document without secrets
     (``native_ranges`` says what each argument is), or None when ``text`` holds a character
     the core leaves to Python."""
+
+def body_scan(text: str, start: int) -> tuple[bool, int] | None:
+    """``narezka.parse.sanitize``'s ``needs_sanitizing(text[start:])`` and
+    ``removed_characters(text[start:])`` in one pass, or None for a text with a lone
+    surrogate."""
+
+def make_objects(cls: type[_T], names: list[str], rows: list[tuple[Any, ...]]) -> list[_T]:
+    """Instances of the frozen slotted dataclass ``cls``, each slot ``names[i]`` set to
+    ``row[i]`` without ``__init__``; ValueError for a row of another length."""
 
 class SecretPrefilter:
     """The secret rules' prefilter, built once from each rule's (hints, case-blind)."""
