@@ -13,6 +13,7 @@ mod records;
 mod scanner;
 mod secrets;
 mod sentences;
+mod words;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -384,6 +385,64 @@ fn make_objects<'py>(
     Ok(out)
 }
 
+/// BM25's `Counter(re.findall(r"[^\W_]+", text.lower())).items()`, or None for a text
+/// with a character the core leaves to Python.
+#[pyfunction]
+fn word_counts(py: Python<'_>, text: Bound<'_, PyString>) -> Option<Vec<(String, usize)>> {
+    let text = text.to_str().ok()?;
+    py.allow_threads(|| words::word_counts(text))
+}
+
+/// `narezka.tokens.bm25.Bm25Encoder.encode_document`'s work for an analyzer with no title
+/// weight and no identifiers, the stems Python gives it held here.
+#[pyclass(frozen, module = "narezka._core")]
+struct Bm25Terms {
+    terms: Mutex<words::Terms>,
+}
+
+#[pymethods]
+impl Bm25Terms {
+    #[new]
+    fn new(k1: f64, b: f64, avg_len: f64, held: usize) -> Self {
+        Bm25Terms {
+            terms: Mutex::new(words::Terms {
+                k1,
+                b,
+                avg_len,
+                held,
+                stems: HashMap::new(),
+            }),
+        }
+    }
+
+    /// (sorted token ids, weights) of `text`; or the words whose stems it needs (ask again
+    /// with them in `extra`); or None for a text left to Python.
+    #[pyo3(signature = (text, extra=None))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: Bound<'py, PyString>,
+        extra: Option<HashMap<String, String>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Ok(text) = text.to_str() else {
+            return Ok(py.None().into_bound(py));
+        };
+        let mut terms = self
+            .terms
+            .lock()
+            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("poisoned"))?;
+        Ok(match terms.encode(text, extra) {
+            words::Encoded::Unknown => py.None().into_bound(py),
+            words::Encoded::Unstemmed(found) => found.into_pyobject(py)?.into_any(),
+            words::Encoded::Vector(ids, weights) => {
+                (PyTuple::new(py, ids)?, PyTuple::new(py, weights)?)
+                    .into_pyobject(py)?
+                    .into_any()
+            }
+        })
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
@@ -395,8 +454,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pack_headings, m)?)?;
     m.add_function(wrap_pyfunction!(body_scan, m)?)?;
     m.add_function(wrap_pyfunction!(make_objects, m)?)?;
+    m.add_function(wrap_pyfunction!(word_counts, m)?)?;
     m.add_class::<SecretPrefilter>()?;
     m.add_class::<Cl100kCounter>()?;
+    m.add_class::<Bm25Terms>()?;
     m.add("CL100K_PATTERN", bpe::CL100K_PATTERN)?;
     Ok(())
 }

@@ -47,6 +47,21 @@ def make_objects(cls: type[_T], names: list[str], rows: list[tuple[Any, ...]]) -
     """Instances of the frozen slotted dataclass ``cls``, each slot ``names[i]`` set to
     ``row[i]`` without ``__init__``; ValueError for a row of another length."""
 
+def word_counts(text: str) -> list[tuple[str, int]] | None:
+    """``Counter(re.findall(r"[^\\W_]+", text.lower())).items()`` as a list, or None for a
+    text with a character the core leaves to Python."""
+
+class Bm25Terms:
+    """``Bm25Encoder.encode_document``'s work for an analyzer with no title weight and no
+    identifiers; it holds up to ``held`` stems Python gave it."""
+
+    def __init__(self, k1: float, b: float, avg_len: float, held: int) -> None: ...
+    def encode(
+        self, text: str, extra: dict[str, str] | None = None
+    ) -> tuple[tuple[int, ...], tuple[float, ...]] | list[str] | None:
+        """(sorted token ids, weights); or the words it needs stems for (ask again with
+        them in ``extra``); or None for a text left to Python."""
+
 class SecretPrefilter:
     """The secret rules' prefilter, built once from each rule's (hints, case-blind)."""
 
