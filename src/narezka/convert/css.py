@@ -367,11 +367,14 @@ def hide(root: Any) -> int:
     gone: list[Any] = []
     muted: list[tuple[Any, bool]] = []
 
-    def visit(el: Any, inherited: _Inherited) -> None:
+    # A stack, not recursion: a generated page may nest elements two thousand deep.
+    stack: list[tuple[Any, _Inherited]] = [(root, page)]
+    while stack:
+        el, inherited = stack.pop()
         style = sheet.style(el)
         if _gone(el, style, revealable):
             gone.append(el)
-            return
+            continue
         here = _inherit(inherited, style)
         if _hides_text(here):
             muted.append((el, here.invisible))
@@ -380,9 +383,7 @@ def hide(root: Any) -> int:
         for child in el:
             if isinstance(child.tag, str):
                 named = child.get("class") or child.get("id")
-                visit(child, reset if named else here)
-
-    visit(root, page)
+                stack.append((child, reset if named else here))
     for el, invisible in muted:
         el.text = None
         for child in el:
