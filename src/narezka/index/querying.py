@@ -15,6 +15,7 @@ from narezka.index.state import GET_BATCH, OpenIndex
 from narezka.search import INDEX_SETTING, Hit, Hits, Query, SearchEngine
 from narezka.search.hits import above
 from narezka.search.staleness import mark_stale
+from narezka.settings import convert_options
 from narezka.tokens.bm25 import DEFAULT_ANALYZER, bm25_encoder
 
 
@@ -75,6 +76,7 @@ def search(state: OpenIndex, query: str | Query, options: dict[str, Any]) -> Hit
         bm25=bm25_encoder(meta.bm25 or DEFAULT_ANALYZER),
         convert_cache=state.convert_cache(),
         rescore=state.search_tier(meta) if query.rescore else None,
+        convert=convert_options(),
     )
     found = engine.search(query)
     floor = query.min_relevance

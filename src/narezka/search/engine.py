@@ -10,6 +10,8 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import cast
 
+from narezka.convert.options import DEFAULT as NO_OPTIONS
+from narezka.convert.options import ConvertOptions
 from narezka.embed import Embedder
 from narezka.embed.rescore import RescoreModel
 from narezka.errors import ConfigError
@@ -46,6 +48,7 @@ class SearchEngine:
         redact: bool = True,
         convert_cache: Path | None = None,
         rescore: RescoreModel | None = None,
+        convert: ConvertOptions = NO_OPTIONS,
     ) -> None:
         self.store = store
         self.rescore = rescore
@@ -55,6 +58,8 @@ class SearchEngine:
         """Redact secrets in text re-read from files (off only for a --no-redact index)."""
         self.convert_cache = convert_cache
         """The index's cache of converted documents, read when a hit's file is re-read."""
+        self.convert = convert
+        """OCR and the limits a file re-read past the cache is converted under."""
         self.corpus = corpus
         self.strategy = strategy
         self.embedder = embedder
@@ -142,14 +147,24 @@ class SearchEngine:
             # The section holds the folded neighbours too: one read of the file serves both.
             hits = [
                 expand_section(
-                    h, self.corpus, text, redact=self.redact, convert_cache=self.convert_cache
+                    h,
+                    self.corpus,
+                    text,
+                    redact=self.redact,
+                    convert_cache=self.convert_cache,
+                    options=self.convert,
                 )
                 for h in hits
             ]
         elif expand is None:
             hits = [
                 merged_text(
-                    h, self.corpus, text, redact=self.redact, convert_cache=self.convert_cache
+                    h,
+                    self.corpus,
+                    text,
+                    redact=self.redact,
+                    convert_cache=self.convert_cache,
+                    options=self.convert,
                 )
                 if h.merged
                 else h

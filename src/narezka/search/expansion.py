@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from narezka.convert import locate
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.discover import read_document
 from narezka.discover.walk import inside
 from narezka.enrich.hashes import doc_hash
@@ -22,12 +23,18 @@ from narezka.types import BlockKind, RawDocument
 
 
 def merged_text(
-    hit: Hit, corpus: Path, query: str, *, redact: bool = True, convert_cache: Path | None = None
+    hit: Hit,
+    corpus: Path,
+    query: str,
+    *,
+    redact: bool = True,
+    convert_cache: Path | None = None,
+    options: ConvertOptions = DEFAULT,
 ) -> Hit:
     """The text of a folded hit's whole span, read from its file (secrets redacted, as in
     everything the index stores); if the file changed since it was indexed, the hit shrinks
     back to its best chunk, marked stale."""
-    raw = current_source(corpus, hit, convert_cache, redact=redact)
+    raw = current_source(corpus, hit, convert_cache, redact=redact, options=options)
     if raw is None:
         return _stored(hit, query)
     text = _span(raw.text, hit.start, hit.end, redact=redact)
@@ -49,11 +56,17 @@ def _span(text: str, start: int, end: int, *, redact: bool) -> str:
 
 
 def expand_section(
-    hit: Hit, corpus: Path, query: str, *, redact: bool = True, convert_cache: Path | None = None
+    hit: Hit,
+    corpus: Path,
+    query: str,
+    *,
+    redact: bool = True,
+    convert_cache: Path | None = None,
+    options: ConvertOptions = DEFAULT,
 ) -> Hit:
     """Replace the hit's text by its whole heading section from the source file (or keep the
     stored text, marked stale, when the file no longer matches the index)."""
-    raw = current_source(corpus, hit, convert_cache, redact=redact)
+    raw = current_source(corpus, hit, convert_cache, redact=redact, options=options)
     if raw is None:
         return _stored(hit, query)
     doc, _ = parse_document(raw)
@@ -98,12 +111,17 @@ def _stored(hit: Hit, query: str) -> Hit:
 
 
 def current_source(
-    corpus: Path, hit: Hit, convert_cache: Path | None = None, *, redact: bool = True
+    corpus: Path,
+    hit: Hit,
+    convert_cache: Path | None = None,
+    *,
+    redact: bool = True,
+    options: ConvertOptions = DEFAULT,
 ) -> RawDocument | None:
     """The hit's file as the index read it, only if it still says what the index holds:
     same document hash (or, for an index older than stored hashes, the same text at the
     hit's own span). None if it changed, is gone or is unreadable now."""
-    raw = read_source(corpus, hit.file_path, convert_cache, redact=redact)
+    raw = read_source(corpus, hit.file_path, convert_cache, redact=redact, options=options)
     if raw is None:
         return None
     own = hit.record
@@ -113,7 +131,12 @@ def current_source(
 
 
 def read_source(
-    corpus: Path, file_path: str, convert_cache: Path | None = None, *, redact: bool = True
+    corpus: Path,
+    file_path: str,
+    convert_cache: Path | None = None,
+    *,
+    redact: bool = True,
+    options: ConvertOptions = DEFAULT,
 ) -> RawDocument | None:
     """The indexed file as the index read it (decoded, LF newlines; a PDF, Word file or web
     page as its canonical Markdown, redacted unless the index was built with ``redact``
@@ -128,6 +151,8 @@ def read_source(
     if not inside(os.path.realpath(root / relative), os.path.realpath(root)):
         return None  # a link put in the corpus after it was indexed must not leak
     try:
-        return read_document(root, root / relative, convert_cache=convert_cache, redact=redact)[0]
+        return read_document(
+            root, root / relative, convert_cache=convert_cache, redact=redact, options=options
+        )[0]
     except (OSError, NarezkaError):
         return None
