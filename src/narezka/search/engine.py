@@ -143,10 +143,12 @@ class SearchEngine:
         """The hits' text as the query asks: their sections, or folded neighbours merged, cut
         to ``max_chars``."""
         text, expand = query.text, query.expand
-        if expand == "section":
+        if expand in ("section", None):
             # The section holds the folded neighbours too: one read of the file serves both.
+            section = expand == "section"
+            grow = expand_section if section else merged_text
             hits = [
-                expand_section(
+                grow(
                     h,
                     self.corpus,
                     text,
@@ -154,19 +156,7 @@ class SearchEngine:
                     convert_cache=self.convert_cache,
                     options=self.convert,
                 )
-                for h in hits
-            ]
-        elif expand is None:
-            hits = [
-                merged_text(
-                    h,
-                    self.corpus,
-                    text,
-                    redact=self.redact,
-                    convert_cache=self.convert_cache,
-                    options=self.convert,
-                )
-                if h.merged
+                if section or h.merged
                 else h
                 for h in hits
             ]
