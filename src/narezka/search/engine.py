@@ -16,7 +16,7 @@ from narezka.embed import Embedder
 from narezka.embed.rescore import RescoreModel
 from narezka.errors import ConfigError
 from narezka.search import rescoring
-from narezka.search.expansion import expand_section, merged_text
+from narezka.search.expansion import Reread, expand_section, merged_text
 from narezka.search.folding import fold_neighbours, resolve_fold, to_parents
 from narezka.search.fusion import DEFAULT, hybrid_query, tie_order
 from narezka.search.hits import Hit
@@ -54,12 +54,9 @@ class SearchEngine:
         self.rescore = rescore
         """The quality tier's model: the candidates are re-scored by their second vectors
         (None: an index without them, or a query that turned it off)."""
-        self.redact = redact
-        """Redact secrets in text re-read from files (off only for a --no-redact index)."""
-        self.convert_cache = convert_cache
-        """The index's cache of converted documents, read when a hit's file is re-read."""
-        self.convert = convert
-        """OCR and the limits a file re-read past the cache is converted under."""
+        self.reread = Reread(corpus, redact, convert_cache, convert)
+        """How a hit's file is read again for its section or its merged neighbours: as the
+        index read it (``redact``, its ``convert_cache``, ``convert``'s OCR and limits)."""
         self.corpus = corpus
         self.strategy = strategy
         self.embedder = embedder
@@ -147,19 +144,7 @@ class SearchEngine:
             # The section holds the folded neighbours too: one read of the file serves both.
             section = expand == "section"
             grow = expand_section if section else merged_text
-            hits = [
-                grow(
-                    h,
-                    self.corpus,
-                    text,
-                    redact=self.redact,
-                    convert_cache=self.convert_cache,
-                    options=self.convert,
-                )
-                if section or h.merged
-                else h
-                for h in hits
-            ]
+            hits = [grow(h, text, self.reread) if section or h.merged else h for h in hits]
         if (limit := query.max_chars) is not None:
             # Last: what was searched, folded, expanded and scored is the whole text.
             hits = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,22 +23,33 @@ from narezka.search.hits import Hit, snippet
 from narezka.types import BlockKind, RawDocument
 
 
-def merged_text(
-    hit: Hit,
-    corpus: Path,
-    query: str,
-    *,
-    redact: bool = True,
-    convert_cache: Path | None = None,
-    options: ConvertOptions = DEFAULT,
-) -> Hit:
-    """The text of a folded hit's whole span, read from its file (secrets redacted, as in
-    everything the index stores); if the file changed since it was indexed, the hit shrinks
-    back to its best chunk, marked stale."""
-    raw = current_source(corpus, hit, convert_cache, redact=redact, options=options)
+@dataclass(frozen=True, slots=True)
+class Reread:
+    """How a hit's file is read again: as the index read it."""
+
+    corpus: Path
+    redact: bool = True
+    """Secrets replaced by markers, as in everything the index stores (off only for an
+    index built with --no-redact)."""
+    convert_cache: Path | None = None
+    """The index's cache of converted documents: a scanned PDF is not read by OCR again."""
+    options: ConvertOptions = DEFAULT
+    """OCR and the limits a file past the cache is converted under (the caller read them)."""
+
+    def current(self, hit: Hit) -> RawDocument | None:
+        """:func:`current_source` of ``hit``, read this way."""
+        return current_source(
+            self.corpus, hit, self.convert_cache, redact=self.redact, options=self.options
+        )
+
+
+def merged_text(hit: Hit, query: str, reread: Reread) -> Hit:
+    """The text of a folded hit's whole span, read from its file; if the file changed since
+    it was indexed, the hit shrinks back to its best chunk, marked stale."""
+    raw = reread.current(hit)
     if raw is None:
         return _stored(hit, query)
-    text = _span(raw.text, hit.start, hit.end, redact=redact)
+    text = _span(raw.text, hit.start, hit.end, redact=reread.redact)
     return dataclasses.replace(
         hit, text=text, snippet=snippet(text, query), covers=_covers(hit, raw, hit.start, hit.end)
     )
@@ -55,18 +67,10 @@ def _span(text: str, start: int, end: int, *, redact: bool) -> str:
     return redact_span(text, find_secrets(text), start, end) if redact else text[start:end]
 
 
-def expand_section(
-    hit: Hit,
-    corpus: Path,
-    query: str,
-    *,
-    redact: bool = True,
-    convert_cache: Path | None = None,
-    options: ConvertOptions = DEFAULT,
-) -> Hit:
+def expand_section(hit: Hit, query: str, reread: Reread) -> Hit:
     """Replace the hit's text by its whole heading section from the source file (or keep the
     stored text, marked stale, when the file no longer matches the index)."""
-    raw = current_source(corpus, hit, convert_cache, redact=redact, options=options)
+    raw = reread.current(hit)
     if raw is None:
         return _stored(hit, query)
     doc, _ = parse_document(raw)
@@ -84,7 +88,7 @@ def expand_section(
         end -= 1
     while start < end and doc.text[start].isspace():
         start += 1
-    text = _span(doc.text, start, end, redact=redact)
+    text = _span(doc.text, start, end, redact=reread.redact)
     return dataclasses.replace(
         hit,
         text=text,
