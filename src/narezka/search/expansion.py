@@ -37,10 +37,18 @@ class Reread:
     """OCR and the limits a file past the cache is converted under (the caller read them)."""
 
     def current(self, hit: Hit) -> RawDocument | None:
-        """:func:`current_source` of ``hit``, read this way."""
-        return current_source(
-            self.corpus, hit, self.convert_cache, redact=self.redact, options=self.options
+        """The hit's file read this way, only if it still says what the index holds: same
+        document hash (or, for an index older than stored hashes, the same text at the hit's
+        own span). None if it changed, is gone or is unreadable now."""
+        raw = read_source(
+            self.corpus, hit.file_path, self.convert_cache, redact=self.redact, options=self.options
         )
+        if raw is None:
+            return None
+        own = hit.record
+        if own.doc_hash:
+            return raw if doc_hash(raw.text) == own.doc_hash else None
+        return raw if raw.text[own.start : own.end] == own.text else None
 
 
 def merged_text(hit: Hit, query: str, reread: Reread) -> Hit:
@@ -112,26 +120,6 @@ def _stored(hit: Hit, query: str) -> Hit:
         stale=True,
         covers=None,
     )
-
-
-def current_source(
-    corpus: Path,
-    hit: Hit,
-    convert_cache: Path | None = None,
-    *,
-    redact: bool = True,
-    options: ConvertOptions = DEFAULT,
-) -> RawDocument | None:
-    """The hit's file as the index read it, only if it still says what the index holds:
-    same document hash (or, for an index older than stored hashes, the same text at the
-    hit's own span). None if it changed, is gone or is unreadable now."""
-    raw = read_source(corpus, hit.file_path, convert_cache, redact=redact, options=options)
-    if raw is None:
-        return None
-    own = hit.record
-    if own.doc_hash:
-        return raw if doc_hash(raw.text) == own.doc_hash else None
-    return raw if raw.text[own.start : own.end] == own.text else None
 
 
 def read_source(

@@ -41,12 +41,7 @@ from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.formats import CONVERTED_SUFFIXES
 from narezka.sources.base import strip_credentials
 from narezka.sources.confluence_storage import storage_page
-from narezka.sources.live_http import (
-    TOO_LARGE,
-    LiveClient,
-    PageFailed,
-    check_origin,
-)
+from narezka.sources.live_http import TOO_LARGE, LiveClient, PageFailed, check_origin
 from narezka.sources.live_staging import (
     Body,
     LivePage,
