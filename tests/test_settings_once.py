@@ -419,3 +419,19 @@ def test_a_stage_converts_under_the_options_it_is_handed_and_reads_no_environmen
     with pytest.raises(RefusedFileError, match=r"returns\.pdf: .* over the limit of 1.0 KB"):
         read_document(tmp_path, tmp_path / "returns.pdf", options=small)
     assert read_document(tmp_path, tmp_path / "returns.pdf", options=DEFAULT)[0].text == doc.text
+
+
+def test_the_memory_limit_set_at_the_top_reaches_the_converter_child(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from narezka.cli import cli
+
+    pdf = Path(__file__).resolve().parents[1] / "examples" / "kb" / "returns.pdf"
+    (tmp_path / "returns.pdf").write_bytes(pdf.read_bytes())
+    done = CliRunner().invoke(
+        cli, ["chunk", str(tmp_path), "--format", "jsonl"], env={"NAREZKA_CONVERT_MEMORY_MB": "1"}
+    )
+    # The floor of 1 MB, raised for the file's size: the child cannot convert it under that.
+    assert "returns.pdf: conversion" in done.stderr and "3.0 MB" in done.stderr
+    assert not done.stdout
+    assert "Возврат" in CliRunner().invoke(cli, ["chunk", str(tmp_path)], env={}).stdout
