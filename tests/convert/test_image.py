@@ -12,6 +12,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from narezka.convert import image, locate, ocr
 from narezka.convert.image import convert_image
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.errors import ConvertError, NoTextLayerError, UnsafeFileError
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
@@ -105,12 +106,9 @@ def test_a_large_image_is_scaled_to_the_ocr_budget(
         assert width * height <= 10_000 and width >= 2 * height - 2
 
 
-def test_without_ocr_an_image_is_named_not_indexed_empty(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("NAREZKA_OCR", "off")
+def test_without_ocr_an_image_is_named_not_indexed_empty() -> None:
     with pytest.raises(NoTextLayerError, match=r"scan\.png: image not read: no OCR available"):
-        convert_image(_save([_picture(["Текст"])], "PNG"), "scan.png")
+        convert_image(_save([_picture(["Текст"])], "PNG"), "scan.png", ConvertOptions(ocr=False))
 
 
 def test_damaged_image_is_named(fake: _FakeTesseract) -> None:
@@ -143,7 +141,7 @@ def test_frames_beyond_the_cap_are_named(
 
 
 needs_tesseract = pytest.mark.skipif(
-    ocr.engine() is None or "rus" not in ocr.available() or not DEJAVU.exists(),
+    ocr.engine(DEFAULT) is None or "rus" not in ocr.available(DEFAULT) or not DEJAVU.exists(),
     reason="tesseract-ocr with Russian data and DejaVu fonts are not installed",
 )
 

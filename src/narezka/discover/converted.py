@@ -16,6 +16,7 @@ from narezka.convert.capability import lacking
 from narezka.convert.failures import FAILED_NAME, REMEMBERED, FailedConversions, failure_key
 from narezka.convert.html import page_block_keys, repeated_blocks
 from narezka.convert.isolate import convert_bounded as convert
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.convert.sheets import CSV_MAX_ROWS
 from narezka.errors import ConversionLimitError, ConvertError
 from narezka.formats import PAGE_SUFFIXES
@@ -78,17 +79,21 @@ def _remember(cache: Path, key: str, reason: str) -> None:
         failed.remember(key, reason)
 
 
-def _converted(data: bytes, file: Path, cache: Path | None, *, redact: bool) -> Converted:
+def _converted(
+    data: bytes, file: Path, cache: Path | None, *, redact: bool, options: ConvertOptions
+) -> Converted:
     boilerplate = _boilerplate(file)
     if cache is not None:
         # A file that broke a conversion's limits is named again at once, not converted again.
-        key = failure_key(data, file.suffix)
+        key = failure_key(data, file.suffix, options)
         reason = _remembered(cache, key)
         if reason is not None:
             raise ConversionLimitError(str(file), reason + REMEMBERED)
         try:
             with ConvertCache(cache, redact=redact) as converted:
-                return converted.convert(data, file.suffix, str(file), boilerplate=boilerplate)
+                return converted.convert(
+                    data, file.suffix, str(file), boilerplate=boilerplate, options=options
+                )
         except ConversionLimitError as exc:
             _remember(cache, key, exc.problem)
             raise
@@ -96,7 +101,7 @@ def _converted(data: bytes, file: Path, cache: Path | None, *, redact: bool) -> 
             # A cache that cannot be written (locked by another process, read-only, full)
             # costs a conversion, never the file.
             pass
-    result = convert(data, file.suffix, str(file), boilerplate=boilerplate)
+    result = convert(data, file.suffix, str(file), boilerplate=boilerplate, options=options)
     # Redacted as the cache redacts: the same canonical text, cached or not.
     return redacted(result) if redact else result
 
@@ -143,6 +148,7 @@ def converted_document(
     cache: Path | None = None,
     *,
     redact: bool = True,
+    options: ConvertOptions = DEFAULT,
 ) -> tuple[RawDocument, list[str]]:
     """The document whose text is the file's canonical Markdown, with its provenance map,
     and the run's notes on it (``conversion_notes``); converted through the ``cache`` sqlite
@@ -150,11 +156,12 @@ def converted_document(
     across most pages of its folder (a crawl's menus, footers, notices:
     ``narezka.convert.html.repeated_blocks``). With ``redact`` (the index's default) the
     canonical text, its provenance and meta have their secrets replaced by markers
-    (``narezka.convert.cache.redacted``), cached or not.
+    (``narezka.convert.cache.redacted``), cached or not. ``options`` (OCR, limits) are the
+    run's, handed down from the top.
 
     Raises ``ConvertError`` naming ``file``.
     """
-    result = _converted(data, file, cache, redact=redact)
+    result = _converted(data, file, cache, redact=redact, options=options)
     document = RawDocument(
         source=source,
         text=result.markdown,
