@@ -355,18 +355,12 @@ def _revealable(root: Any) -> frozenset[str]:
     return frozenset(ids)
 
 
-def hide(root: Any) -> int:
-    """Remove from the parsed page ``root`` what its CSS hides (see the module docstring);
-    returns how many elements lost their text or went."""
-    # A linked or imported stylesheet may set any colour: then none is known by default.
-    styled = any("stylesheet" in (link.get("rel") or "").lower() for link in root.iter("link"))
-    styled = styled or any("@import" in (style.text or "") for style in root.iter("style"))
-    page = _Inherited(None, None) if styled else _Inherited(_BLACK, _WHITE)
-    sheet = _Sheet(_rules(root))
-    revealable = _revealable(root)
+def _sweep(
+    root: Any, page: _Inherited, sheet: _Sheet, revealable: frozenset[str], styled: bool
+) -> tuple[list[Any], list[tuple[Any, bool]]]:
+    """The elements the CSS removes and those whose text it hides (with whether invisible)."""
     gone: list[Any] = []
     muted: list[tuple[Any, bool]] = []
-
     # A stack, not recursion: a generated page may nest elements two thousand deep.
     stack: list[tuple[Any, _Inherited]] = [(root, page)]
     while stack:
@@ -384,6 +378,17 @@ def hide(root: Any) -> int:
             if isinstance(child.tag, str):
                 named = child.get("class") or child.get("id")
                 stack.append((child, reset if named else here))
+    return gone, muted
+
+
+def hide(root: Any) -> int:
+    """Remove from the parsed page ``root`` what its CSS hides (see the module docstring);
+    returns how many elements lost their text or went."""
+    # A linked or imported stylesheet may set any colour: then none is known by default.
+    styled = any("stylesheet" in (link.get("rel") or "").lower() for link in root.iter("link"))
+    styled = styled or any("@import" in (style.text or "") for style in root.iter("style"))
+    page = _Inherited(None, None) if styled else _Inherited(_BLACK, _WHITE)
+    gone, muted = _sweep(root, page, _Sheet(_rules(root)), _revealable(root), styled)
     for el, invisible in muted:
         el.text = None
         for child in el:
