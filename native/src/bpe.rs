@@ -38,6 +38,17 @@ impl Counter {
     /// How many tokens `text` encodes to (`len(encoding.encode_ordinary(text))`).
     pub fn count(&self, text: &str, cache: &mut HashMap<Vec<u8>, u32>) -> usize {
         let mut total = 0;
+        self.pieces(text, cache, |_, n| total += n);
+        total
+    }
+
+    /// Each pre-token of `text` in order: its byte offset and its count.
+    pub fn pieces(
+        &self,
+        text: &str,
+        cache: &mut HashMap<Vec<u8>, u32>,
+        mut each: impl FnMut(usize, usize),
+    ) {
         let mut at = 0;
         while at < text.len() {
             let Some(found) = self.pattern.find_at(text, at) else {
@@ -47,10 +58,12 @@ impl Counter {
             if found.as_str().chars().all(char::is_whitespace) {
                 end = whitespace_piece(text, found.start(), end);
             }
-            total += self.piece(&text.as_bytes()[found.start()..end], cache);
+            each(
+                found.start(),
+                self.piece(&text.as_bytes()[found.start()..end], cache),
+            );
             at = end;
         }
-        total
     }
 
     fn piece(&self, piece: &[u8], cache: &mut HashMap<Vec<u8>, u32>) -> usize {
