@@ -11,16 +11,34 @@
 //! packer decides where chunks end.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
 use pyo3::prelude::*;
 
 use super::{bisect_right, Doc, Range, CODE, FENCE, TABLE};
-use crate::bpe::Counter;
+use crate::bpe::{Counter, FxHasher};
 
-/// What a piece of a split atom has before and after it (none: no frame, or an empty one).
-type Around = (Option<Rc<str>>, Option<Rc<str>>);
+/// Maps keyed by offsets, hashed as the ranks are.
+type Fx<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// A frame text and the atom it belongs to.
+type Frame = Option<(usize, Rc<str>)>;
+
+/// What `embed_text` puts around a range: the breadcrumb (with its pair of sections) and a
+/// split atom's frame before and after (none: no frame, or an empty one).
+struct Around {
+    key: Range,
+    crumb: Rc<str>,
+    before: Frame,
+    after: Frame,
+}
+
+/// A frame's atom in a cache key (0: none).
+fn atom_key(frame: &Frame) -> usize {
+    frame.as_ref().map_or(0, |(k, _)| k + 1)
+}
 
 /// `RAW_CHARS_PER_TOKEN` of `narezka.split.sizes`.
 pub const RAW_CHARS_PER_TOKEN: usize = 8;
@@ -44,13 +62,21 @@ pub struct Tok<'a, 'py> {
     pub embed: Bound<'py, PyAny>,
     /// The range's own text as a piece is counted (`Sizes._sanitized`), likewise.
     pub sanitized: Bound<'py, PyAny>,
-    pub crumbs: HashMap<Range, Rc<str>>,
-    pub frames: HashMap<usize, (Rc<str>, Rc<str>)>,
-    pub costs: HashMap<Range, i64>,
+    crumbs: Fx<Range, Rc<str>>,
+    frames: Fx<usize, (Rc<str>, Rc<str>)>,
+    costs: Fx<Range, i64>,
     /// Exact counts of `embed_text` (`DocumentContext._tokens`).
-    pub exact: HashMap<Range, i64>,
+    exact: Fx<Range, i64>,
     /// Counts of ranges' own text (`DocumentContext._body`).
-    pub bodies: HashMap<Range, i64>,
+    bodies: Fx<Range, i64>,
+    /// Counts of the breadcrumb and frames together, by the sections and atoms.
+    overheads: Fx<(Range, usize, usize), i64>,
+    /// The count of a range's start to its first word end after what goes before it (by
+    /// start, sections and atom), and of its end from its last word end with what goes after
+    /// it: ranges tried with one start and many ends (a group grown, a hard split's
+    /// bisection) share them.
+    heads: Fx<(usize, Range, usize), i64>,
+    tails: Fx<(usize, usize), i64>,
     /// Characters and tokens of the bodies counted so far (`DocumentContext._density`).
     pub density: (usize, usize),
     pub max_probe: usize,
@@ -101,11 +127,14 @@ impl<'a, 'py> Tok<'a, 'py> {
             changed,
             embed,
             sanitized,
-            crumbs: HashMap::new(),
-            frames: HashMap::new(),
-            costs: HashMap::new(),
-            exact: HashMap::new(),
-            bodies: HashMap::new(),
+            crumbs: Fx::default(),
+            frames: Fx::default(),
+            costs: Fx::default(),
+            exact: Fx::default(),
+            bodies: Fx::default(),
+            overheads: Fx::default(),
+            heads: Fx::default(),
+            tails: Fx::default(),
             density: (0, 0),
             max_probe: (budget.max(0) as usize * RAW_CHARS_PER_TOKEN).max(1),
             buf: String::new(),
@@ -148,23 +177,47 @@ impl<'a, 'py> Tok<'a, 'py> {
     }
 
     /// `count(head + text[a:b] + tail)`, tokenizing only the edges up to the range's first
-    /// word end and from its last one.
-    fn count_span(&mut self, head: &str, a: usize, b: usize, tail: &str) -> i64 {
+    /// word end and from its last one; `head_key` and `tail_key` name `head` and `tail`.
+    fn count_span(
+        &mut self,
+        head_key: (Range, usize),
+        head: &str,
+        (a, b): Range,
+        tail_key: usize,
+        tail: &str,
+    ) -> i64 {
         let k1 = self.ends.partition_point(|&p| p <= a);
         let k2 = self.ends.partition_point(|&p| p < b);
         let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        buf.push_str(head);
         let n = if k1 < k2 {
             let (p1, p2) = (self.ends[k1], self.ends[k2 - 1]);
-            buf.push_str(&self.text[self.byte_at[a]..self.byte_at[p1]]);
-            let mut n = self.count_str(&buf) + self.before[k2 - 1] - self.before[k1];
-            buf.clear();
-            buf.push_str(&self.text[self.byte_at[p2]..self.byte_at[b]]);
-            buf.push_str(tail);
-            n += self.count_str(&buf);
-            n
+            let hk = (a, head_key.0, head_key.1);
+            let first = match self.heads.get(&hk) {
+                Some(&n) => n,
+                None => {
+                    buf.clear();
+                    buf.push_str(head);
+                    buf.push_str(&self.text[self.byte_at[a]..self.byte_at[p1]]);
+                    let n = self.count_str(&buf);
+                    self.heads.insert(hk, n);
+                    n
+                }
+            };
+            let last = match self.tails.get(&(b, tail_key)) {
+                Some(&n) => n,
+                None => {
+                    buf.clear();
+                    buf.push_str(&self.text[self.byte_at[p2]..self.byte_at[b]]);
+                    buf.push_str(tail);
+                    let n = self.count_str(&buf);
+                    self.tails.insert((b, tail_key), n);
+                    n
+                }
+            };
+            first + self.before[k2 - 1] - self.before[k1] + last
         } else {
+            buf.clear();
+            buf.push_str(head);
             buf.push_str(&self.text[self.byte_at[a]..self.byte_at[b]]);
             buf.push_str(tail);
             self.count_str(&buf)
@@ -190,21 +243,20 @@ impl<'a, 'py> Doc<'a, 'py> {
         self.tok.as_mut().expect("a document packed in tokens")
     }
 
-    /// `DocumentContext.crumb`, once per pair of sections.
-    fn crumb_text(&mut self, start: usize, end: usize) -> PyResult<Rc<str>> {
+    /// `DocumentContext.crumb`, once per pair of sections (the pair is the key).
+    fn crumb_text(&mut self, start: usize, end: usize) -> PyResult<(Range, Rc<str>)> {
         let starts = &self.section_starts;
-        let first = bisect_right(starts, start);
         let key = (
-            first,
+            bisect_right(starts, start),
             bisect_right(starts, start.max(end.saturating_sub(1))),
         );
         if let Some(s) = self.tok().crumbs.get(&key) {
-            return Ok(s.clone());
+            return Ok((key, s.clone()));
         }
         let s: String = self.crumb.call1((start, end))?.extract()?;
         let s: Rc<str> = s.into();
         self.tok().crumbs.insert(key, s.clone());
-        Ok(s)
+        Ok((key, s))
     }
 
     fn frame_texts(&mut self, k: usize) -> PyResult<(Rc<str>, Rc<str>)> {
@@ -217,12 +269,19 @@ impl<'a, 'py> Doc<'a, 'py> {
         Ok(f)
     }
 
-    /// `DocumentContext._atom_context`: the frame before and after a piece of a split atom.
-    fn atom_context(&mut self, start: usize, end: usize) -> PyResult<Around> {
+    /// The breadcrumb and `DocumentContext._atom_context`: the frame before and after a
+    /// piece of a split atom.
+    fn around(&mut self, start: usize, end: usize) -> PyResult<Around> {
+        let (key, crumb) = self.crumb_text(start, end)?;
+        let mut around = Around {
+            key,
+            crumb,
+            before: None,
+            after: None,
+        };
         if self.atoms.is_empty() {
-            return Ok((None, None));
+            return Ok(around);
         }
-        let mut before = None;
         if let Some(k) = self.atom_at(start) {
             let a = self.atoms[k];
             let framed = if a.kind & TABLE != 0 {
@@ -231,34 +290,37 @@ impl<'a, 'py> Doc<'a, 'py> {
                 a.kind & CODE != 0 && a.kind & FENCE != 0
             };
             if framed {
-                before = Some(self.frame_texts(k)?.0).filter(|s| !s.is_empty());
+                let text = self.frame_texts(k)?.0;
+                around.before = (!text.is_empty()).then_some((k, text));
             }
         }
-        let mut after = None;
         if let Some(k) = self.atom_at(end) {
             let a = self.atoms[k];
             if a.kind & CODE != 0 && a.kind & FENCE != 0 {
-                after = Some(self.frame_texts(k)?.1).filter(|s| !s.is_empty());
+                let text = self.frame_texts(k)?.1;
+                around.after = (!text.is_empty()).then_some((k, text));
             }
         }
-        Ok((before, after))
+        Ok(around)
     }
 
     /// The exact count of the range's `embed_text`.
     pub(super) fn exact_count(&mut self, start: usize, end: usize) -> PyResult<i64> {
-        let crumb = self.crumb_text(start, end)?;
-        let (before, after) = self.atom_context(start, end)?;
+        let around = self.around(start, end)?;
         let tok = self.tok();
-        if !tok.clean && (before.is_some() || after.is_some() || tok.meets_change(start, end)) {
+        let framed = around.before.is_some() || around.after.is_some();
+        if !tok.clean && (framed || tok.meets_change(start, end)) {
             // Sanitizing may change it: Python makes the text.
             let text: String = tok.embed.call1((start, end))?.extract()?;
             return Ok(tok.count_str(&text));
         }
-        let head = match &before {
-            Some(b) => format!("{crumb}{b}"),
-            None => crumb.to_string(),
+        let head = match &around.before {
+            Some((_, b)) => format!("{}{b}", around.crumb),
+            None => around.crumb.to_string(),
         };
-        Ok(tok.count_span(&head, start, end, after.as_deref().unwrap_or("")))
+        let tail = around.after.as_ref().map_or("", |(_, t)| t);
+        let head_key = (around.key, atom_key(&around.before));
+        Ok(tok.count_span(head_key, &head, (start, end), atom_key(&around.after), tail))
     }
 
     /// `DocumentContext.cost` in tokens (a document without secrets).
@@ -281,18 +343,31 @@ impl<'a, 'py> Doc<'a, 'py> {
 
     /// `Sizes.overhead_tokens`: the breadcrumb and frame around a range, counted together.
     pub(super) fn overhead(&mut self, start: usize, end: usize) -> PyResult<i64> {
-        let crumb = self.crumb_text(start, end)?;
-        let (before, after) = self.atom_context(start, end)?;
-        let mut s = crumb.to_string();
-        s.push_str(before.as_deref().unwrap_or(""));
-        s.push_str(after.as_deref().unwrap_or(""));
-        Ok(self.tok().count_str(&s))
+        let around = self.around(start, end)?;
+        let key = (
+            around.key,
+            atom_key(&around.before),
+            atom_key(&around.after),
+        );
+        let tok = self.tok();
+        if let Some(&n) = tok.overheads.get(&key) {
+            return Ok(n);
+        }
+        let mut s = around.crumb.to_string();
+        for (_, frame) in [&around.before, &around.after].into_iter().flatten() {
+            s.push_str(frame);
+        }
+        let n = tok.count_str(&s);
+        tok.overheads.insert(key, n);
+        Ok(n)
     }
 
     fn own_count(&mut self, start: usize, end: usize) -> PyResult<i64> {
         let tok = self.tok();
         if tok.clean || !tok.meets_change(start, end) {
-            return Ok(tok.count_span("", start, end, ""));
+            // (no section pair is (MAX, MAX): the key of an empty head)
+            let none = ((usize::MAX, usize::MAX), 0);
+            return Ok(tok.count_span(none, "", (start, end), 0, ""));
         }
         let text: String = tok.sanitized.call1((start, end))?.extract()?;
         Ok(tok.count_str(&text))
