@@ -66,15 +66,99 @@ impl Hasher for FxHasher {
 /// Byte strings to counts or ranks, hashed by [`FxHasher`].
 pub type ByteMap = HashMap<Vec<u8>, u32, BuildHasherDefault<FxHasher>>;
 
+/// A slot of [`Ranks`]: a key of up to 16 bytes in place (`len` 0: the slot is free).
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    key: u128,
+    len: u32,
+    rank: u32,
+}
+
+/// The ranks, the keys of up to 16 bytes (nearly all) in one open-addressed table: a
+/// lookup, made for every pre-token and every pair a merge tries, reads one slot instead
+/// of a bucket and then the key it points to.
+struct Ranks {
+    slots: Vec<Slot>,
+    bits: u32,
+    long: ByteMap,
+}
+
+const INLINE: usize = 16;
+
+fn inline_key(bytes: &[u8]) -> u128 {
+    let mut b = [0u8; INLINE];
+    b[..bytes.len()].copy_from_slice(bytes);
+    u128::from_le_bytes(b)
+}
+
+impl Ranks {
+    fn new(ranks: HashMap<Vec<u8>, u32>) -> Self {
+        let short = ranks.keys().filter(|k| k.len() <= INLINE).count();
+        let bits = (2 * short + 16).next_power_of_two().trailing_zeros();
+        let mut table = Ranks {
+            slots: vec![Slot::default(); 1 << bits],
+            bits,
+            long: ByteMap::default(),
+        };
+        for (key, rank) in ranks {
+            if key.is_empty() {
+                continue; // never asked: a piece holds a character
+            }
+            if key.len() > INLINE {
+                table.long.insert(key, rank);
+                continue;
+            }
+            let k = inline_key(&key);
+            let mut i = table.index(k, key.len());
+            while table.slots[i].len != 0 {
+                i = (i + 1) & (table.slots.len() - 1);
+            }
+            table.slots[i] = Slot {
+                key: k,
+                len: key.len() as u32,
+                rank,
+            };
+        }
+        table
+    }
+
+    fn index(&self, key: u128, len: usize) -> usize {
+        let mut h = FxHasher::default();
+        h.add(key as u64);
+        h.add((key >> 64) as u64);
+        h.add(len as u64);
+        // The product's high bits are the well-mixed ones.
+        (h.hash >> (64 - self.bits)) as usize
+    }
+
+    fn get(&self, key: &[u8]) -> Option<u32> {
+        if key.len() > INLINE {
+            return self.long.get(key).copied();
+        }
+        let k = inline_key(key);
+        let mut i = self.index(k, key.len());
+        loop {
+            let slot = self.slots[i];
+            if slot.len == 0 {
+                return None;
+            }
+            if slot.key == k && slot.len as usize == key.len() {
+                return Some(slot.rank);
+            }
+            i = (i + 1) & (self.slots.len() - 1);
+        }
+    }
+}
+
 pub struct Counter {
-    ranks: ByteMap,
+    ranks: Ranks,
     pattern: Regex,
 }
 
 impl Counter {
     pub fn new(ranks: HashMap<Vec<u8>, u32>) -> Self {
         Counter {
-            ranks: ranks.into_iter().collect(),
+            ranks: Ranks::new(ranks),
             pattern: Regex::new(WITHOUT_LOOKAHEAD).expect("the pattern compiles"),
         }
     }
@@ -110,7 +194,7 @@ impl Counter {
     }
 
     fn piece<S: BuildHasher>(&self, piece: &[u8], cache: &mut HashMap<Vec<u8>, u32, S>) -> usize {
-        if self.ranks.contains_key(piece) {
+        if self.ranks.get(piece).is_some() {
             return 1;
         }
         if let Some(&n) = cache.get(piece) {
@@ -130,20 +214,19 @@ impl Counter {
         // parts[i] = (start of part i, rank of the pair part i + part i+1)
         let rank = |parts: &[(usize, u32)], i: usize| -> u32 {
             if i + 3 < parts.len() {
-                *self
-                    .ranks
+                self.ranks
                     .get(&piece[parts[i].0..parts[i + 3].0])
-                    .unwrap_or(&u32::MAX)
+                    .unwrap_or(u32::MAX)
             } else {
                 u32::MAX
             }
         };
         let mut parts: Vec<(usize, u32)> = (0..=piece.len()).map(|i| (i, u32::MAX)).collect();
         for i in 0..parts.len().saturating_sub(2) {
-            parts[i].1 = *self
+            parts[i].1 = self
                 .ranks
                 .get(&piece[parts[i].0..parts[i + 2].0])
-                .unwrap_or(&u32::MAX);
+                .unwrap_or(u32::MAX);
         }
         loop {
             let mut best = (u32::MAX, 0);
