@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 
 use crate::chars::{COMBINING, SPACE};
 
+pub mod recursive;
 pub mod tokens;
 
 /// An atom's kind bits, as `narezka.split.headings` sends them.
@@ -49,6 +50,18 @@ pub struct Doc<'a, 'py> {
     pub frames: HashMap<usize, (i64, i64)>,
     /// In tokens: their state (`crumb` and `frame` then answer with the texts).
     pub tok: Option<tokens::Tok<'a, 'py>>,
+    /// The refiners, coarsest first, before the atom bounds (empty: the `headings` ones).
+    pub refiners: Vec<Refiner>,
+}
+
+/// A refiner of `narezka.split.cuts.Cuts`.
+#[derive(Clone)]
+pub enum Refiner {
+    /// No cuts: a list of no separators but characters.
+    Nothing,
+    Sentences,
+    /// `separator_cuts`: just after each occurrence of a literal separator.
+    Separator(Vec<char>),
 }
 
 /// Python's `bisect_right`.
@@ -316,7 +329,43 @@ impl Doc<'_, '_> {
         cuts
     }
 
+    /// `Cuts.separator_cuts`: after every occurrence of `sep` that lies in the range.
+    fn separator_cuts(&self, sep: &[char], start: usize, end: usize) -> Vec<usize> {
+        let mut cuts = Vec::new();
+        let end_in = end.min(self.chars.len());
+        let mut pos = start;
+        while pos + sep.len() <= end_in {
+            if self.chars[pos..pos + sep.len()] == *sep {
+                let cut = pos + sep.len();
+                if start < cut && cut < end {
+                    cuts.push(cut);
+                }
+                pos = cut;
+            } else {
+                pos += 1;
+            }
+        }
+        self.outside_atoms(start, end, cuts)
+    }
+
+    /// How many refiners the packer has, the atom bounds last.
+    fn refiner_count(&self) -> usize {
+        if self.refiners.is_empty() {
+            REFINERS
+        } else {
+            self.refiners.len() + 1
+        }
+    }
+
     fn refine(&self, depth: usize, start: usize, end: usize) -> Vec<usize> {
+        if !self.refiners.is_empty() {
+            return match self.refiners.get(depth) {
+                Some(Refiner::Nothing) => Vec::new(),
+                Some(Refiner::Sentences) => self.sentence_cuts(start, end),
+                Some(Refiner::Separator(sep)) => self.separator_cuts(sep, start, end),
+                None => self.atom_bounds(start, end),
+            };
+        }
         match depth {
             0 => self.block_cuts(start, end),
             1 => self.sentence_cuts(start, end),
@@ -370,7 +419,7 @@ impl Packer {
         if first && self.fits(d, start, end)? {
             return Ok(vec![(start, end)]);
         }
-        for depth in level..REFINERS {
+        for depth in level..d.refiner_count() {
             let cuts = d.refine(depth, start, end);
             if !cuts.is_empty() {
                 return self.merge(d, start, end, &cuts, depth);

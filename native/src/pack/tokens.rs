@@ -504,6 +504,7 @@ pub fn pack_headings_tokens<'py>(
         crumbs: HashMap::new(),
         frames: HashMap::new(),
         tok: Some(tok),
+        refiners: Vec::new(),
     };
     let headings: HashMap<usize, usize> = headings.into_iter().collect();
     let found = super::pack_headings(&mut doc, &bounds, &headings, min_chars)

@@ -71,16 +71,7 @@ def native_ranges(
     native = None if ctx.chars else getattr(ctx.counter, "native", None)
     if not ctx.chars and native is None:
         return None
-    atoms = [
-        (
-            a.start,
-            a.end,
-            _ATOM_BITS.get(a.kind, 0)
-            | (_FENCE if a.fence else 0)
-            | (_FENCE_CLOSE if a.fence_close else 0),
-        )
-        for a in ctx.atoms
-    ]
+    atoms = native_atoms(ctx)
     state = (
         ctx.text,
         bounds,
@@ -114,6 +105,20 @@ def native_ranges(
     ranges, counts = packed
     ctx.known_counts(ranges, counts)
     return ranges
+
+
+def native_atoms(ctx: DocumentContext) -> list[tuple[int, int, int]]:
+    """The context's atoms as the native packer reads them: start, end, kind bits."""
+    return [
+        (
+            a.start,
+            a.end,
+            _ATOM_BITS.get(a.kind, 0)
+            | (_FENCE if a.fence else 0)
+            | (_FENCE_CLOSE if a.fence_close else 0),
+        )
+        for a in ctx.atoms
+    ]
 
 
 def glued_starts(ctx: DocumentContext) -> list[int]:
