@@ -266,3 +266,45 @@ fn whitespace_piece(text: &str, start: usize, end: usize) -> usize {
         _ => end,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_held_in_place_and_long_ones_answer_alike() {
+        let keys: Vec<Vec<u8>> = vec![
+            b"a".to_vec(),
+            b"ab".to_vec(),
+            vec![0],
+            vec![0, 0],
+            b"sixteen bytes ok".to_vec(),
+            b"seventeen bytes!!".to_vec(),
+            "приветствие".as_bytes().to_vec(),
+        ];
+        let ranks: HashMap<Vec<u8>, u32> = keys.iter().cloned().zip(0..).collect();
+        let table = Ranks::new(ranks);
+        for (rank, key) in keys.iter().enumerate() {
+            assert_eq!(table.get(key), Some(rank as u32), "{key:?}");
+        }
+        // A key that is another one padded with zero bytes is not that one.
+        for absent in [&b"b"[..], &[0, 0, 0], b"a\0", b"seventeen bytes!?", b""] {
+            assert_eq!(table.get(absent), None, "{absent:?}");
+        }
+    }
+
+    #[test]
+    fn every_byte_and_none_of_its_zero_paddings() {
+        // cl100k's first 256 ranks are the bytes: their padded forms probe the same table.
+        let ranks: HashMap<Vec<u8>, u32> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        let table = Ranks::new(ranks);
+        for b in 0..=255u8 {
+            assert_eq!(table.get(&[b]), Some(u32::from(b)));
+            for pad in 1..INLINE {
+                let mut key = vec![b];
+                key.resize(1 + pad, 0);
+                assert_eq!(table.get(&key), None, "{key:?}");
+            }
+        }
+    }
+}
