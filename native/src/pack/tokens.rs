@@ -176,12 +176,12 @@ impl<'a, 'py> Tok<'a, 'py> {
         self.counter.count(s, &mut self.cache) as i64
     }
 
-    /// `count(head + text[a:b] + tail)`, tokenizing only the edges up to the range's first
+    /// `count(head[0] + head[1] + text[a:b] + tail)`, tokenizing only the edges up to the range's first
     /// word end and from its last one; `head_key` and `tail_key` name `head` and `tail`.
     fn count_span(
         &mut self,
         head_key: (Range, usize),
-        head: &str,
+        head: [&str; 2],
         (a, b): Range,
         tail_key: usize,
         tail: &str,
@@ -196,7 +196,7 @@ impl<'a, 'py> Tok<'a, 'py> {
                 Some(&n) => n,
                 None => {
                     buf.clear();
-                    buf.push_str(head);
+                    buf.extend(head);
                     buf.push_str(&self.text[self.byte_at[a]..self.byte_at[p1]]);
                     let n = self.count_str(&buf);
                     self.heads.insert(hk, n);
@@ -217,7 +217,7 @@ impl<'a, 'py> Tok<'a, 'py> {
             first + self.before[k2 - 1] - self.before[k1] + last
         } else {
             buf.clear();
-            buf.push_str(head);
+            buf.extend(head);
             buf.push_str(&self.text[self.byte_at[a]..self.byte_at[b]]);
             buf.push_str(tail);
             self.count_str(&buf)
@@ -314,13 +314,13 @@ impl<'a, 'py> Doc<'a, 'py> {
             let text: String = tok.embed.call1((start, end))?.extract()?;
             return Ok(tok.count_str(&text));
         }
-        let head = match &around.before {
-            Some((_, b)) => format!("{}{b}", around.crumb),
-            None => around.crumb.to_string(),
-        };
+        let head = [
+            &*around.crumb,
+            around.before.as_ref().map_or("", |(_, b)| b),
+        ];
         let tail = around.after.as_ref().map_or("", |(_, t)| t);
         let head_key = (around.key, atom_key(&around.before));
-        Ok(tok.count_span(head_key, &head, (start, end), atom_key(&around.after), tail))
+        Ok(tok.count_span(head_key, head, (start, end), atom_key(&around.after), tail))
     }
 
     /// `DocumentContext.cost` in tokens (a document without secrets).
@@ -367,7 +367,7 @@ impl<'a, 'py> Doc<'a, 'py> {
         if tok.clean || !tok.meets_change(start, end) {
             // (no section pair is (MAX, MAX): the key of an empty head)
             let none = ((usize::MAX, usize::MAX), 0);
-            return Ok(tok.count_span(none, "", (start, end), 0, ""));
+            return Ok(tok.count_span(none, ["", ""], (start, end), 0, ""));
         }
         let text: String = tok.sanitized.call1((start, end))?.extract()?;
         Ok(tok.count_str(&text))
