@@ -214,6 +214,10 @@ class DocumentContext(Cuts, Sizes):
         before, after = self._frame(self.atoms[k])
         return len(before), len(after)
 
+    def frame_texts(self, k: int) -> tuple[str, str]:
+        """``atoms[k]``'s frame before and after a piece (the native packer asks in tokens)."""
+        return self._frame(self.atoms[k])
+
     def _frame(self, atom: Block) -> tuple[str, str]:
         """The atom's header or fences, shortened to their share of the budget (once)."""
         frame = self._frames.get(atom.start)
