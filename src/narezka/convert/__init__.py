@@ -38,7 +38,7 @@ __all__ = [
     "locate",
 ]
 
-CONVERTER_VERSION = "18"
+CONVERTER_VERSION = "19"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 
