@@ -9,9 +9,14 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from narezka.convert.limits import check_size
-from narezka.discover.converted import converted_document
+from narezka.discover.converted import converted_document, ooxml_suffix
 from narezka.discover.decode import decode_bytes, junk_kind
-from narezka.discover.kinds import TEXT_CONVERTED_SUFFIXES, special_kind, unread_type
+from narezka.discover.kinds import (
+    TEXT_CONVERTED_SUFFIXES,
+    UNREAD_SUFFIXES,
+    special_kind,
+    unread_type,
+)
 from narezka.discover.notes import with_embeds
 from narezka.discover.vault import is_vault, vault_excludes
 from narezka.errors import BinaryFileError, RefusedFileError, SourceError
@@ -432,6 +437,19 @@ def read_document(
         if junk is not None:
             raise BinaryFileError(str(file), f"{junk}, skipped")
         return converted_document(raw, file, source, mtime, convert_cache, redact=redact)
+    if suffix in UNREAD_SUFFIXES:  # offered by a glob such as ``*``: never read as text
+        actual = ooxml_suffix(raw)
+        if actual is None:
+            raise RefusedFileError(
+                str(file),
+                f"narezka does not read {suffix} files: save it as .docx, .pptx, .xlsx or "
+                ".odt to index it",
+            )
+        doc, notes = converted_document(
+            raw, file, source, mtime, convert_cache, redact=redact, suffix=actual
+        )
+        return doc, [f"{file}: an Office Open XML ({actual}) file named {suffix}: read as "
+                     f"{actual}", *notes]  # fmt: skip
     text, encoding, warnings = decode_bytes(raw, str(file))
     doc = RawDocument(source=source, text=text, encoding=encoding, mtime=mtime, size=len(raw))
     if suffix == ".md" and is_vault(root):
