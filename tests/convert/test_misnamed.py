@@ -49,10 +49,24 @@ def test_a_legacy_format_is_named_not_read_never_indexed_as_text(
     tmp_path: Path, name: str, data: bytes
 ) -> None:
     (tmp_path / name).write_bytes(data)
-    with pytest.raises(RefusedFileError, match=r"does not read \.\w+ files: save it as \.docx"):
+    with pytest.raises(
+        RefusedFileError, match=r"does not read \.\w+ files: save it as \.(docx|xlsx)"
+    ):
         read_document(tmp_path, tmp_path / name)
 
 
 def test_a_zip_without_an_office_main_part_is_no_office_package() -> None:
     assert ooxml_suffix(b"PK\x03\x04broken") is None
     assert ooxml_suffix(b"plain text") is None
+
+
+def test_pictures_narezka_does_not_read_are_named_by_their_kind() -> None:
+    from narezka.discover.decode import binary_signature
+
+    bmp = b"BM" + (70).to_bytes(4, "little") + b"\x00" * 4 + (54).to_bytes(4, "little")
+    bmp += (40).to_bytes(4, "little") + b"\x00" * 40
+    heic = b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic"
+    assert binary_signature(bmp) == "BMP image"
+    assert binary_signature(heic) == "HEIF/AVIF image"
+    assert binary_signature(b"\x00\x00\x00\x18ftypisom") == "MP4/QuickTime media"
+    assert binary_signature(b"BMW drivers: 40 of them\n") is None

@@ -411,6 +411,10 @@ def _read_regular(file: Path) -> tuple[bytes, float]:
         return handle.read(), st.st_mtime
 
 
+_SAVE_AS = {".doc": ".docx or .odt", ".rtf": ".docx or .odt", ".ppt": ".pptx", ".xls": ".xlsx"}
+"""The format to save a file of a format narezka does not read in (``UNREAD_SUFFIXES``)."""
+
+
 def read_document(
     root: Path, file: Path, *, convert_cache: Path | None = None, redact: bool = True
 ) -> tuple[RawDocument, list[str]]:
@@ -441,9 +445,7 @@ def read_document(
         actual = ooxml_suffix(raw)
         if actual is None:
             raise RefusedFileError(
-                str(file),
-                f"narezka does not read {suffix} files: save it as .docx, .pptx, .xlsx or "
-                ".odt to index it",
+                str(file), f"narezka does not read {suffix} files: save it as {_SAVE_AS[suffix]}"
             )
         doc, notes = converted_document(
             raw, file, source, mtime, convert_cache, redact=redact, suffix=actual
