@@ -295,7 +295,15 @@ def test_a_turned_page_is_read_as_turned(monkeypatch: pytest.MonkeyPatch) -> Non
         return [ocr.OcrLine("Возврат", 0, 0, 9, 9, (1, 1), 95.0)]
 
     monkeypatch.setattr(ocr, "recognise", recognise)
-    monkeypatch.setattr(ocr, "orientation", lambda image, exe: ocr.Orientation(270, "Cyrillic"))
+    languages: list[str] = []
+    monkeypatch.setattr(
+        ocr,
+        "recognise",
+        lambda image, exe, lang: languages.append(lang) or recognise(image, exe, lang),
+    )
+    # Turned, OSD calls the page Latin; upright, Cyrillic: the upright answer counts.
+    told = {b"page": ocr.Orientation(270, "Latin"), b"turned 270": ocr.Orientation(0, "Cyrillic")}
+    monkeypatch.setattr(ocr, "orientation", lambda image, exe: told[image])
     turns: list[int] = []
     ocr.read_upright(b"page", "t", "rus+eng", lambda d: turns.append(d) or b"turned %d" % d)
-    assert turns == [270] and seen == [b"turned 270"]
+    assert turns == [270] and seen == [b"turned 270"] and languages == ["rus+eng"]

@@ -256,9 +256,13 @@ def read_upright(
 
     Raises ``OSError`` or ``subprocess.SubprocessError`` when tesseract fails."""
     turn = orientation(image, exe)
+    script = turn.script
     if turn.rotate:
         image = turned(turn.rotate)
-    wanted = languages_for(turn.script, languages)
+        # OSD tells a turned page's script worse than an upright one's: a page upside down
+        # of Russian over English was "Latin", and read so lost its Russian.
+        script = orientation(image, exe).script or script
+    wanted = languages_for(script, languages)
     read = recognise(image, exe, wanted)
     if wanted != languages and _confidence(read) < _DOUBTFUL:
         again = recognise(image, exe, languages)
