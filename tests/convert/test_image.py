@@ -205,3 +205,16 @@ def test_real_ocr_reads_a_sideways_english_image_upright_without_cyrillic() -> N
     words = {w.strip(".,").lower() for w in text.split()}
     assert {"returned", "calendar", "delivery", "refunds"} <= words, text
     assert not any("\u0400" <= ch <= "\u04ff" for ch in text), text
+
+
+def test_a_page_in_a_script_no_installed_language_reads_is_said_so(
+    fake: _FakeTesseract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Chinese picture read with rus+eng gives noise: it is indexed, and the run says why.
+    monkeypatch.setattr(ocr, "orientation", lambda image, exe: ocr.Orientation(0, "Han"))
+    fake.answers = [["noise"]]
+    result = convert_image(_save([_picture([], (1400, 400))], "PNG"), "chinese.png")
+    assert result.markdown == "noise\n"
+    assert result.meta["notes"] == [
+        "page 1: its script is Han, which no installed OCR language reads"
+    ]

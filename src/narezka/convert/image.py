@@ -149,19 +149,22 @@ def convert_image(data: bytes, path: str) -> Converted:
     pages: list[int] = []
     failed: list[str] = []
     empty: list[int] = []
+    scripts: list[str] = []
     total = 0
     with image:
         total = int(getattr(image, "n_frames", 1) or 1)
         for number, grey in _frames(image, path):
             progress()  # tesseract's time is its own (ocr.TIMEOUT a page)
+            told: list[str] = []
             try:
-                lines = ocr.read_upright(_pgm(grey), *reader, _turned(grey))
+                lines = ocr.read_upright(_pgm(grey), *reader, _turned(grey), told)
             except (OSError, subprocess.SubprocessError) as exc:
                 failed.append(f"page {number}: {_ocr_failure(exc)}")
                 continue
             paragraphs: dict[tuple[int, int], list[str]] = {}
             for line in lines:
                 paragraphs.setdefault(line.paragraph, []).append(escape_line(line.text))
+            scripts.extend(f"page {number}: {note}" for note in told)
             where = SourceLocation(page=number)
             for paragraph in paragraphs.values():
                 writer.block("\n".join(paragraph), where)
@@ -171,7 +174,7 @@ def convert_image(data: bytes, path: str) -> Converted:
         raise NoTextLayerError(path, why + (f": {failed[0]}" if failed else ""))
     # Not ``ocr_pages``: an image is always read by OCR, a run need not say so each time.
     meta: dict[str, Any] = {"pages": total, "ocr": ocr.available()}
-    notes = [*failed, *(f"page {n}: OCR found no text" for n in empty)]
+    notes = [*failed, *(f"page {n}: OCR found no text" for n in empty), *scripts]
     if total > MAX_FRAMES:
         notes.append(f"pages after the first {MAX_FRAMES} not read")
     if failed:

@@ -246,13 +246,19 @@ def _confidence(lines: list[OcrLine]) -> float:
 
 
 def read_upright(
-    image: bytes, exe: str, languages: str, turned: Callable[[int], bytes]
+    image: bytes,
+    exe: str,
+    languages: str,
+    turned: Callable[[int], bytes],
+    notes: list[str] | None = None,
 ) -> list[OcrLine]:
     """The lines of a page ``image`` (PGM) read upright in its script's languages: OSD
     tells the turn and the script, ``turned(degrees)`` gives the page turned that far
     clockwise. A Latin page is read in English alone (Russian as well puts Cyrillic letters
     inside its words), a Cyrillic one in Russian and English; a doubtful reading is read
-    again in every installed language, and the surer one kept.
+    again in every installed language, and the surer one kept. A page in a script no
+    installed language reads (Han, Hangul, Arabic…) is read all the same and said so in
+    ``notes``: its text is likely noise.
 
     Raises ``OSError`` or ``subprocess.SubprocessError`` when tesseract fails."""
     turn = orientation(image, exe)
@@ -263,6 +269,8 @@ def read_upright(
         # of Russian over English was "Latin", and read so lost its Russian.
         script = orientation(image, exe).script or script
     wanted = languages_for(script, languages)
+    if script and script not in _SCRIPT_LANGUAGES and notes is not None:
+        notes.append(f"its script is {script}, which no installed OCR language reads")
     read = recognise(image, exe, wanted)
     if wanted != languages and _confidence(read) < _DOUBTFUL:
         again = recognise(image, exe, languages)
