@@ -12,6 +12,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from narezka.convert import image, locate, ocr
 from narezka.convert.image import convert_image
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.errors import ConvertError, NoTextLayerError, UnsafeFileError
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
@@ -106,12 +107,9 @@ def test_a_large_image_is_scaled_to_the_ocr_budget(
         assert width * height <= 10_000 and width >= 2 * height - 2
 
 
-def test_without_ocr_an_image_is_named_not_indexed_empty(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("NAREZKA_OCR", "off")
+def test_without_ocr_an_image_is_named_not_indexed_empty() -> None:
     with pytest.raises(NoTextLayerError, match=r"scan\.png: image not read: no OCR available"):
-        convert_image(_save([_picture(["Текст"])], "PNG"), "scan.png")
+        convert_image(_save([_picture(["Текст"])], "PNG"), "scan.png", ConvertOptions(ocr=False))
 
 
 def test_damaged_image_is_named(fake: _FakeTesseract) -> None:
@@ -144,7 +142,7 @@ def test_frames_beyond_the_cap_are_named(
 
 
 needs_tesseract = pytest.mark.skipif(
-    ocr.engine() is None or "rus" not in ocr.available() or not DEJAVU.exists(),
+    ocr.engine(DEFAULT) is None or "rus" not in ocr.available(DEFAULT) or not DEJAVU.exists(),
     reason="tesseract-ocr with Russian data and DejaVu fonts are not installed",
 )
 
@@ -193,7 +191,7 @@ def test_an_image_is_turned_as_osd_says_before_it_is_read(
 
 @needs_tesseract
 def test_real_ocr_reads_a_sideways_english_image_upright_without_cyrillic() -> None:
-    if "osd" not in ocr._languages(ocr.engine()[0]):  # type: ignore[index]
+    if "osd" not in ocr._languages(ocr.engine(DEFAULT)[0]):  # type: ignore[index]
         pytest.skip("tesseract's osd data is not installed")
     lines = [
         "Items can be returned within fourteen",

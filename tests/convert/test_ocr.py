@@ -10,8 +10,10 @@ import pytest
 
 from narezka.convert import convert, locate, ocr
 from narezka.convert.cache import ConvertCache
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.discover.walk import read_document
 from narezka.errors import NoTextLayerError
+from narezka.settings import convert_options
 from narezka.types import SourceLocation
 
 import convert_samples as samples
@@ -40,7 +42,7 @@ def scans() -> bytes:
 def no_ocr(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A machine without tesseract: nothing of that name on the PATH."""
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert ocr.engine() is None
+    assert ocr.engine(DEFAULT) is None
 
 
 def _words(text: str) -> str:
@@ -48,7 +50,7 @@ def _words(text: str) -> str:
 
 
 needs_tesseract = pytest.mark.skipif(
-    ocr.engine() is None or "rus" not in ocr.available(),
+    ocr.engine(DEFAULT) is None or "rus" not in ocr.available(DEFAULT),
     reason="tesseract-ocr with Russian data (tesseract-ocr-rus) is not installed",
 )
 
@@ -103,8 +105,9 @@ def test_without_tesseract_an_all_scanned_pdf_fails_naming_the_file(
 
 def test_ocr_off_by_the_environment(scans: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NAREZKA_OCR", "off")
-    assert ocr.engine() is None and ocr.available() == ""
-    assert convert(scans, ".pdf", "scan.pdf").meta["no_text_pages"] == [1, 3]
+    off = convert_options()  # read at the top, handed down
+    assert ocr.engine(off) is None and ocr.available(off) == ""
+    assert convert(scans, ".pdf", "scan.pdf", options=off).meta["no_text_pages"] == [1, 3]
 
 
 def _fake_tesseract(folder: Path, ocr_exit: int) -> None:
@@ -126,7 +129,7 @@ def test_a_failing_tesseract_leaves_the_page_named_with_its_error(
 ) -> None:
     _fake_tesseract(tmp_path / "bin", ocr_exit=1)
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    assert ocr.available() == "tesseract rus+eng"
+    assert ocr.available(DEFAULT) == "tesseract rus+eng"
     result = convert(scans, ".pdf", "scan.pdf")
     assert result.meta["no_text_pages"] == [1, 3]
     assert result.meta["ocr_failed"][0] == "page 1: tesseract failed: Error: image unreadable"
@@ -161,15 +164,13 @@ def test_the_cache_converts_unread_scans_again_once_ocr_is_there(
     scans: bytes, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     with ConvertCache(tmp_path / "converted.sqlite") as cache:
-        monkeypatch.setenv("NAREZKA_OCR", "off")
-        first = cache.convert(scans, ".pdf", "scan.pdf")
+        off = ConvertOptions(ocr=False)
+        first = cache.convert(scans, ".pdf", "scan.pdf", options=off)
         assert first.meta["no_text_pages"] == [1, 3]
-        monkeypatch.delenv("NAREZKA_OCR")
-        read = cache.convert(scans, ".pdf", "scan.pdf")
+        read = cache.convert(scans, ".pdf", "scan.pdf", options=DEFAULT)
         assert read.meta["ocr_pages"] == [1, 3] and cache.misses == 2
         # Pages read by OCR stay read when tesseract is gone.
-        monkeypatch.setenv("NAREZKA_OCR", "off")
-        assert cache.convert(scans, ".pdf", "scan.pdf") == read and cache.hits == 1
+        assert cache.convert(scans, ".pdf", "scan.pdf", options=off) == read and cache.hits == 1
 
 
 ENGLISH = [
@@ -187,7 +188,7 @@ def _stretched_words(text: str) -> set[str]:
 @needs_tesseract
 @pytest.mark.parametrize("turn", [90, 180])
 def test_a_page_scanned_sideways_or_upside_down_is_read_upright(turn: int) -> None:
-    if "osd" not in ocr._languages(ocr.engine()[0]):  # type: ignore[index]
+    if "osd" not in ocr._languages(ocr.engine(DEFAULT)[0]):  # type: ignore[index]
         pytest.skip("tesseract's osd data is not installed")
     # The picture is squeezed back into the page's shape: the words are what matters.
     data = samples.make_scan_pdf([ENGLISH], turns=[turn])
@@ -307,3 +308,17 @@ def test_a_turned_page_is_read_as_turned(monkeypatch: pytest.MonkeyPatch) -> Non
     turns: list[int] = []
     ocr.read_upright(b"page", "t", "rus+eng", lambda d: turns.append(d) or b"turned %d" % d)
     assert turns == [270] and seen == [b"turned 270"] and languages == ["rus+eng"]
+
+
+@needs_tesseract
+def test_the_converter_child_goes_by_the_options_it_is_handed(
+    scans: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from narezka.convert.isolate import convert_bounded
+
+    monkeypatch.setenv("NAREZKA_OCR", "off")  # the child's environment says off…
+    read = convert_bounded(scans, ".pdf", "scan.pdf", options=DEFAULT)  # …its options on
+    assert read.meta["ocr_pages"] == [1, 3]
+    monkeypatch.delenv("NAREZKA_OCR")
+    unread = convert_bounded(scans, ".pdf", "scan.pdf", options=ConvertOptions(ocr=False))
+    assert unread.meta["no_text_pages"] == [1, 3]

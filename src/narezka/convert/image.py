@@ -22,6 +22,7 @@ from typing import Any
 
 from narezka.convert import ocr
 from narezka.convert.markdown import Converted, MarkdownWriter, escape_line
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.errors import ConvertError, NoTextLayerError, UnsafeFileError
 from narezka.types import SourceLocation
 
@@ -135,13 +136,13 @@ def _ocr_failure(exc: BaseException) -> str:
     return text if text.startswith("tesseract failed") else "tesseract could not be run"
 
 
-def convert_image(data: bytes, path: str) -> Converted:
+def convert_image(data: bytes, path: str, options: ConvertOptions = DEFAULT) -> Converted:
     """Read an image's text by OCR: one paragraph per paragraph tesseract finds, located by
     page (frame). Raises ``NoTextLayerError`` when OCR is unavailable or finds nothing,
     ``UnsafeFileError`` for a decompression bomb, ``ConvertError`` for a damaged image."""
     from narezka.convert.child import progress
 
-    reader = ocr.engine()
+    reader = ocr.engine(options)
     if reader is None:
         raise NoTextLayerError(path, NO_OCR)
     image = _open(data, path)
@@ -170,10 +171,10 @@ def convert_image(data: bytes, path: str) -> Converted:
                 writer.block("\n".join(paragraph), where)
             (pages if paragraphs else empty).append(number)
     if not pages:
-        why = f"OCR ({ocr.available()}) found no text in {total} page(s)"
+        why = f"OCR ({ocr.available(options)}) found no text in {total} page(s)"
         raise NoTextLayerError(path, why + (f": {failed[0]}" if failed else ""))
     # Not ``ocr_pages``: an image is always read by OCR, a run need not say so each time.
-    meta: dict[str, Any] = {"pages": total, "ocr": ocr.available()}
+    meta: dict[str, Any] = {"pages": total, "ocr": ocr.available(options)}
     notes = [*failed, *(f"page {n}: OCR found no text" for n in empty), *scripts]
     if total > MAX_FRAMES:
         notes.append(f"pages after the first {MAX_FRAMES} not read")

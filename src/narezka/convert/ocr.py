@@ -4,7 +4,8 @@
 A page is rendered by PDFium in grey at ``DPI`` and handed to tesseract as a PGM image on
 its stdin; its TSV answer gives each word with its box and its block, paragraph and line, so
 the page's lines come back with positions as a text layer's do. ``NAREZKA_OCR=off`` turns
-OCR off (a scanned page is then reported as having no text layer).
+OCR off (a scanned page is then reported as having no text layer): read at the top, it
+comes here as :attr:`ConvertOptions.ocr <narezka.convert.options.ConvertOptions.ocr>`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from narezka import environment
-from narezka.environment import Environment
+from narezka.convert.options import ConvertOptions
 
 __all__ = [
     "DPI",
@@ -112,10 +113,10 @@ def _languages(exe: str) -> tuple[str, ...]:
     return tuple(lang for lang in (*WANTED, "osd") if lang in found)
 
 
-def engine(env: Environment | None = None) -> tuple[str, str] | None:
-    """``(tesseract's path, languages like "rus+eng")`` when OCR can run under ``env``
-    (default: the process's; a converter child runs with its parent's), else None."""
-    if not (env or environment.current()).ocr:
+def engine(options: ConvertOptions) -> tuple[str, str] | None:
+    """``(tesseract's path, languages like "rus+eng")`` when OCR can run under ``options``
+    (the run's, handed down from the top), else None."""
+    if not options.ocr:
         return None
     exe = shutil.which("tesseract")
     if exe is None:
@@ -166,9 +167,9 @@ def parse_osd(text: str) -> Orientation:
     return Orientation(rotate if rotate in (0, 90, 180, 270) else 0, fields.get("Script", ""))
 
 
-def available(env: Environment | None = None) -> str:
+def available(options: ConvertOptions) -> str:
     """What reads scans here, for cache keys and messages: ``"tesseract rus+eng"`` or ``""``."""
-    found = engine(env)
+    found = engine(options)
     return f"tesseract {found[1]}" if found else ""
 
 

@@ -18,6 +18,7 @@ from narezka.convert.capability import lacking
 from narezka.convert.failures import FAILED_NAME, REMEMBERED, FailedConversions, failure_key
 from narezka.convert.html import page_block_keys, repeated_blocks
 from narezka.convert.isolate import convert_bounded as convert
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.convert.sheets import CSV_MAX_ROWS
 from narezka.errors import ConversionLimitError, ConvertError
 from narezka.formats import PAGE_SUFFIXES
@@ -101,18 +102,26 @@ def _remember(cache: Path, key: str, reason: str) -> None:
 
 
 def _converted(
-    data: bytes, file: Path, cache: Path | None, *, redact: bool, suffix: str
+    data: bytes,
+    file: Path,
+    cache: Path | None,
+    *,
+    redact: bool,
+    options: ConvertOptions,
+    suffix: str,
 ) -> Converted:
     boilerplate = _boilerplate(file)
     if cache is not None:
         # A file that broke a conversion's limits is named again at once, not converted again.
-        key = failure_key(data, suffix)
+        key = failure_key(data, suffix, options)
         reason = _remembered(cache, key)
         if reason is not None:
             raise ConversionLimitError(str(file), reason + REMEMBERED)
         try:
             with ConvertCache(cache, redact=redact) as converted:
-                return converted.convert(data, suffix, str(file), boilerplate=boilerplate)
+                return converted.convert(
+                    data, suffix, str(file), boilerplate=boilerplate, options=options
+                )
         except ConversionLimitError as exc:
             _remember(cache, key, exc.problem)
             raise
@@ -120,7 +129,7 @@ def _converted(
             # A cache that cannot be written (locked by another process, read-only, full)
             # costs a conversion, never the file.
             pass
-    result = convert(data, suffix, str(file), boilerplate=boilerplate)
+    result = convert(data, suffix, str(file), boilerplate=boilerplate, options=options)
     # Redacted as the cache redacts: the same canonical text, cached or not.
     return redacted(result) if redact else result
 
@@ -167,6 +176,7 @@ def converted_document(
     cache: Path | None = None,
     *,
     redact: bool = True,
+    options: ConvertOptions = DEFAULT,
     suffix: str | None = None,
 ) -> tuple[RawDocument, list[str]]:
     """The document whose text is the file's canonical Markdown, with its provenance map,
@@ -175,12 +185,15 @@ def converted_document(
     across most pages of its folder (a crawl's menus, footers, notices:
     ``narezka.convert.html.repeated_blocks``). With ``redact`` (the index's default) the
     canonical text, its provenance and meta have their secrets replaced by markers
-    (``narezka.convert.cache.redacted``), cached or not.
+    (``narezka.convert.cache.redacted``), cached or not. ``options`` (OCR, limits) are the
+    run's, handed down from the top.
 
     ``suffix`` names the format when the file's own suffix does not (``ooxml_suffix``).
     Raises ``ConvertError`` naming ``file``.
     """
-    result = _converted(data, file, cache, redact=redact, suffix=suffix or file.suffix)
+    result = _converted(
+        data, file, cache, redact=redact, options=options, suffix=suffix or file.suffix
+    )
     document = RawDocument(
         source=source,
         text=result.markdown,
