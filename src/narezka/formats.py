@@ -152,10 +152,13 @@ def _sheet(p: Mapping[str, Any], section: Sequence[str]) -> str:
 
 def _attachment(p: Mapping[str, Any], section: Sequence[str]) -> str:
     # A mail's attachment is named by its element; its own page, slide or sheet follows.
+    # The body has no element: its heading path (the subject, the body's own headings) says
+    # where a hit lies.
     inner = " ".join(
         part for part in (_pages(p, section), _slide(p, section), _sheet(p, section)) if part
     )
-    return " ".join(part for part in (str(p.get("element") or ""), inner) if part)
+    found = " ".join(part for part in (str(p.get("element") or ""), inner) if part)
+    return found or _heading(section)
 
 
 def _heading(section: Sequence[str]) -> str:

@@ -117,3 +117,14 @@ def test_a_mail_whose_images_went_unread_is_read_again_once_ocr_is_there(
         again = cache.convert(raw, ".eml", "m.eml", options=DEFAULT)
         assert cache.misses == 2 and lacking(again.meta) == ""
         assert "found no text" in again.meta["notes"][0]  # a blank picture: tesseract read it
+
+
+def test_a_hit_in_a_mails_body_says_where_by_its_heading_path() -> None:
+    from narezka.formats import where
+
+    # The body has no element: its subject (and headings) place it; an attachment is named.
+    assert where("mail.eml", {}, ["Отчёт за март"]) == "§ Отчёт за март"
+    assert where("mail.msg", {}, ["Отчёт", "Итоги"]) == "§ Отчёт > Итоги"
+    attached = {"element": "report.pdf", "page_start": 2, "page_end": 3}
+    assert where("mail.eml", attached, ["Отчёт"]) == "report.pdf p. 2–3"
+    assert where("mail.eml", {}, []) == ""

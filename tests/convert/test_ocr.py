@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -251,6 +252,62 @@ def test_the_script_is_told_by_letters_one_script_alone_has() -> None:
     russian = "Товар надлежащего качества можно вернуть в течение четырнадцати дней без чека"
     assert ocr.script_of(russian) == "Cyrillic"
     assert ocr.script_of("НОМЕ ТАХ АСТ") == ""
+
+
+def _reader(confidences: dict[str, float]) -> Any:
+    """A stand-in for ``ocr.recognise``: one line per call, as sure as its languages say."""
+    calls: list[str] = []
+
+    def recognise(image: bytes, exe: str, languages: str) -> list[ocr.OcrLine]:
+        calls.append(languages)
+        return [ocr.OcrLine(languages, 0, 0, 9, 9, (1, 1), confidences[languages])]
+
+    recognise.calls = calls  # type: ignore[attr-defined]
+    return recognise
+
+
+@pytest.mark.parametrize(
+    ("confidences", "kept", "calls"),
+    [
+        # A Cyrillic page OSD called Latin: English reads it at 32, Russian at 70.
+        ({"eng": 32.0, "rus+eng": 70.0}, "rus+eng", ["eng", "rus+eng"]),
+        # A blurred English page reads as badly in both: English stays (no Cyrillic letters).
+        ({"eng": 50.4, "rus+eng": 50.6}, "eng", ["eng", "rus+eng"]),
+        # A sure reading is never read twice.
+        ({"eng": 91.0, "rus+eng": 99.0}, "eng", ["eng"]),
+    ],
+)
+def test_a_doubtful_reading_is_read_again_in_every_language(
+    monkeypatch: pytest.MonkeyPatch, confidences: dict[str, float], kept: str, calls: list[str]
+) -> None:
+    reader = _reader(confidences)
+    monkeypatch.setattr(ocr, "recognise", reader)
+    monkeypatch.setattr(ocr, "orientation", lambda image, exe: ocr.Orientation(0, "Latin"))
+    lines = ocr.read_upright(b"page", "tesseract", "rus+eng", lambda degrees: b"turned")
+    assert [line.text for line in lines] == [kept]
+    assert reader.calls == calls
+
+
+def test_a_turned_page_is_read_as_turned(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[bytes] = []
+
+    def recognise(image: bytes, exe: str, languages: str) -> list[ocr.OcrLine]:
+        seen.append(image)
+        return [ocr.OcrLine("Возврат", 0, 0, 9, 9, (1, 1), 95.0)]
+
+    monkeypatch.setattr(ocr, "recognise", recognise)
+    languages: list[str] = []
+    monkeypatch.setattr(
+        ocr,
+        "recognise",
+        lambda image, exe, lang: languages.append(lang) or recognise(image, exe, lang),
+    )
+    # Turned, OSD calls the page Latin; upright, Cyrillic: the upright answer counts.
+    told = {b"page": ocr.Orientation(270, "Latin"), b"turned 270": ocr.Orientation(0, "Cyrillic")}
+    monkeypatch.setattr(ocr, "orientation", lambda image, exe: told[image])
+    turns: list[int] = []
+    ocr.read_upright(b"page", "t", "rus+eng", lambda d: turns.append(d) or b"turned %d" % d)
+    assert turns == [270] and seen == [b"turned 270"] and languages == ["rus+eng"]
 
 
 @needs_tesseract

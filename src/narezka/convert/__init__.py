@@ -39,7 +39,7 @@ __all__ = [
     "locate",
 ]
 
-CONVERTER_VERSION = "19"
+CONVERTER_VERSION = "20"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 

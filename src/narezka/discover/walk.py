@@ -10,9 +10,14 @@ from typing import Literal, NamedTuple
 
 from narezka.convert.limits import check_size
 from narezka.convert.options import DEFAULT, ConvertOptions
-from narezka.discover.converted import converted_document
+from narezka.discover.converted import converted_document, ooxml_suffix
 from narezka.discover.decode import decode_bytes, junk_kind
-from narezka.discover.kinds import TEXT_CONVERTED_SUFFIXES, special_kind, unread_type
+from narezka.discover.kinds import (
+    TEXT_CONVERTED_SUFFIXES,
+    UNREAD_SUFFIXES,
+    special_kind,
+    unread_type,
+)
 from narezka.discover.notes import with_embeds
 from narezka.discover.vault import is_vault, vault_excludes
 from narezka.errors import BinaryFileError, RefusedFileError, SourceError
@@ -407,6 +412,10 @@ def _read_regular(file: Path, options: ConvertOptions) -> tuple[bytes, float]:
         return handle.read(), st.st_mtime
 
 
+_SAVE_AS = {".doc": ".docx or .odt", ".rtf": ".docx or .odt", ".ppt": ".pptx", ".xls": ".xlsx"}
+"""The format to save a file of a format narezka does not read in (``UNREAD_SUFFIXES``)."""
+
+
 def read_document(
     root: Path,
     file: Path,
@@ -442,6 +451,17 @@ def read_document(
         return converted_document(
             raw, file, source, mtime, convert_cache, redact=redact, options=options
         )
+    if suffix in UNREAD_SUFFIXES:  # offered by a glob such as ``*``: never read as text
+        actual = ooxml_suffix(raw)
+        if actual is None:
+            raise RefusedFileError(
+                str(file), f"narezka does not read {suffix} files: save it as {_SAVE_AS[suffix]}"
+            )
+        doc, notes = converted_document(
+            raw, file, source, mtime, convert_cache, redact=redact, options=options, suffix=actual
+        )
+        return doc, [f"{file}: an Office Open XML ({actual}) file named {suffix}: read as "
+                     f"{actual}", *notes]  # fmt: skip
     text, encoding, warnings = decode_bytes(raw, str(file))
     doc = RawDocument(source=source, text=text, encoding=encoding, mtime=mtime, size=len(raw))
     if suffix == ".md" and is_vault(root):
