@@ -6,9 +6,9 @@
 
 Rows, each timed round-robin over the same pre-read texts (CPU seconds, best of --repeat
 rounds: the machine is shared): the block scanner, the sentence finder and secret detection
-alone, with and without the core, then ``narezka.chunk_text(..., "headings")`` in
-characters and in cl100k tokens with the core and with it switched off in this process (each
-user's handle on it set to None: what ``NAREZKA_PURE=1`` gives), beside
+alone, with and without the core, then ``narezka.chunk_text(..., "headings")`` (and
+``"recursive"``) in characters and in cl100k tokens with the core and with it switched off
+in this process (each user's handle on it set to None: what ``NAREZKA_PURE=1`` gives), beside
 semantic-text-splitter's MarkdownSplitter and chonkie's RecursiveChunker(tiktoken). Ratios
 compare rows of this one run only.
 """
@@ -34,7 +34,7 @@ from narezka._native import core  # noqa: E402
 from narezka.parse import core_blocks, redaction, sentences  # noqa: E402
 from narezka.parse import sanitize as _sanitize  # noqa: E402, F401
 from narezka.parse.scanner import scan_blocks  # noqa: E402
-from narezka.split import context, headings  # noqa: E402
+from narezka.split import context, headings, recursive  # noqa: E402
 
 sanitize_module = sys.modules["narezka.parse.sanitize"]  # the package re-exports a function
 
@@ -58,6 +58,7 @@ USERS = (
     (sentences, "core"),
     (redaction, "_PREFILTER"),
     (headings, "core"),
+    (recursive, "core"),
     (sanitize_module, "core"),
     (context, "core"),
 )
@@ -80,9 +81,9 @@ def pure(run: Run) -> Run:
     return call
 
 
-def _pure_cl100k_config(size: int) -> Any:
-    """A headings config whose cl100k counter is tiktoken's own: the counter picks the core's
-    count when it is made, so it is made here with the core switched off."""
+def _pure_cl100k_config(size: int, strategy: str = "headings") -> Any:
+    """A config whose cl100k counter is tiktoken's own: the counter picks the core's count
+    when it is made, so it is made here with the core switched off."""
     import narezka._native as native
     from narezka.runs.config import ChunkConfig
     from narezka.tokens import TiktokenCounter, _tiktoken_counter
@@ -93,18 +94,21 @@ def _pure_cl100k_config(size: int) -> Any:
         counter = TiktokenCounter(encoding, "cl100k_base")
     finally:
         native.core = held  # type: ignore[misc]
-    return ChunkConfig.build("headings", counter, size=size, unit="tokens", tokenizer="cl100k_base")
+    return ChunkConfig.build(strategy, counter, size=size, unit="tokens", tokenizer="cl100k_base")
 
 
 def rows(size_chars: int, size_tokens: int) -> list[tuple[str, str, Run | None]]:
     """(group, name, callable or None when its package is missing)."""
 
-    def chunk(**kw: Any) -> Run:
-        return lambda text: narezka.chunk_text(text, "headings", **kw)
+    def chunk(strategy: str = "headings", **kw: Any) -> Run:
+        return lambda text: narezka.chunk_text(text, strategy, **kw)
 
     chars = chunk(size=size_chars, unit="chars")
     cl100k = chunk(size=size_tokens, unit="tokens", tokenizer="cl100k_base")
     pure_cl100k = pure(chunk(config=_pure_cl100k_config(size_tokens)))
+    rec_chars = chunk("recursive", size=size_chars, unit="chars")
+    rec_cl100k = chunk("recursive", size=size_tokens, unit="tokens", tokenizer="cl100k_base")
+    pure_rec_cl100k = pure(chunk("recursive", config=_pure_cl100k_config(size_tokens, "recursive")))
     out: list[tuple[str, str, Run | None]] = [
         ("scanner", "scan_blocks, native core", lambda t: scan_blocks(t)),
         ("scanner", "scan_blocks, pure Python", lambda t: scan_blocks(t, native=False)),
@@ -116,6 +120,10 @@ def rows(size_chars: int, size_tokens: int) -> list[tuple[str, str, Run | None]]
         ("chars", "narezka headings, pure Python", pure(chars)),
         ("cl100k", "narezka headings, native core", cl100k),
         ("cl100k", "narezka headings, pure Python", pure_cl100k),
+        ("chars", "narezka recursive, native core", rec_chars),
+        ("chars", "narezka recursive, pure Python", pure(rec_chars)),
+        ("cl100k", "narezka recursive, native core", rec_cl100k),
+        ("cl100k", "narezka recursive, pure Python", pure_rec_cl100k),
     ]
     try:
         from semantic_text_splitter import MarkdownSplitter
@@ -208,6 +216,11 @@ def main() -> int:
         mine = f"{unit}: narezka headings, native core"
         fallback = f"{unit}: narezka headings, pure Python"
         lines.append(f"- {unit}: native core / pure Python: {ratio(mine, fallback)}")
+        ours = f"{unit}: narezka recursive, native core"
+        peers = [f"{g}: {n}" for g, n, _ in table if g == unit and not n.startswith("narezka")]
+        shown = ", ".join(f"/ {p.split(': ', 1)[1]}: {ratio(ours, p)}" for p in peers)
+        fallback = f"{unit}: narezka recursive, pure Python"
+        lines.append(f"- {ours} {shown}; / pure Python: {ratio(ours, fallback)}")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

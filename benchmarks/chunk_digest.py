@@ -14,12 +14,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = REPO_ROOT.parent / "shared/data/md_corpus"
+# From a worktree the repository's parent is not where shared/ lives: NAREZKA_SHARED says.
+SHARED = Path(os.environ.get("NAREZKA_SHARED", REPO_ROOT.parent / "shared"))
+DEFAULT_CORPUS = SHARED / "data/md_corpus"
 
 
 def configs(use_counter: Any) -> dict[str, tuple[str, dict[str, Any], Any]]:
@@ -51,8 +54,11 @@ def main() -> int:
     ap.add_argument("--only", default="", help="configurations whose name contains this")
     args = ap.parse_args()
     sys.path.insert(0, str(args.src))
+    if not args.corpus.is_dir():
+        sys.exit(f"no corpus at {args.corpus} (pass --corpus or set NAREZKA_SHARED)")
     from narezka.discover.walk import iter_files, read_document
     from narezka.embed.local import UseEmbedder
+    from narezka.errors import SourceError
 
     try:
         from narezka.runs.chunking import chunk_raw
@@ -60,7 +66,12 @@ def main() -> int:
         from narezka.pipeline.chunking import chunk_raw  # type: ignore[no-redef]
     from narezka.split import SplitParams, get_strategy
 
-    docs = [read_document(top, file)[0] for top, file in iter_files([args.corpus])]
+    docs = []
+    for top, file in iter_files([args.corpus]):
+        try:
+            docs.append(read_document(top, file)[0])
+        except SourceError as exc:  # the digest covers what is read; a refusal is said
+            print(f"not read: {exc}", file=sys.stderr)
     for name, (strategy, params, counter) in configs(UseEmbedder().counter).items():
         if args.only not in name:
             continue

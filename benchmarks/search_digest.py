@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED = REPO_ROOT.parent / "shared"
+# From a worktree the repository's parent is not where shared/ lives: NAREZKA_SHARED says.
+SHARED = Path(os.environ.get("NAREZKA_SHARED", REPO_ROOT.parent / "shared"))
 CORPORA = {
     "kb": (REPO_ROOT / "examples/kb", REPO_ROOT / "examples/kb/golden.jsonl"),
     "ru-fastapi": (

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes native/src/chars.rs: CPython's own str predicates for the code points the native
 sentence finder handles (Latin, Greek, Cyrillic, general punctuation, symbols, arrows,
-box drawing, dingbats, emoji). Run with the Python narezka supports; the core hands any text
+box drawing, dingbats, emoji, CJK ideographs and punctuation, full-width forms, mathematical
+letters). Run with the Python narezka supports; the core hands any text
 holding another character back to Python, so the two agree by construction.
 
     python native/gen_chars.py
@@ -15,10 +16,16 @@ from pathlib import Path
 
 RANGES = [
     (0x0000, 0x0500),
+    (0x1E00, 0x1F00),  # Latin Extended Additional (Vietnamese)
     (0x2000, 0x2800),
     (0x2B00, 0x2C00),
+    (0x3000, 0x3100),  # CJK punctuation, kana
+    (0x4E00, 0xA000),  # CJK ideographs (all assigned since Unicode 14, Python 3.11's)
     (0xFE00, 0xFE10),
+    (0xFF00, 0xFFF0),  # full- and half-width forms
+    (0x1D400, 0x1D800),  # mathematical letters and digits
     (0x1F000, 0x1FB00),
+    (0x20000, 0x2A6E0),  # CJK extension B
 ]
 DECIMAL = re.compile(r"\d")  # what ``\d`` matches in a str pattern (Nd), not str.isdigit
 

@@ -75,6 +75,7 @@ def test_stats_count_files_chunks_and_problems(tmp_path: Path) -> None:
     )
     assert "bad.md" in err and "binary" in err
     assert "Avg chars/chunk" in err and "Skipped files" in err
+    assert "warning: empty.md: no text to chunk" in err  # named, not silently dropped
 
 
 def test_strict_exits_1_when_a_file_is_skipped(tmp_path: Path) -> None:

@@ -310,3 +310,36 @@ def test_a_file_name_that_is_not_utf8_is_skipped_by_index_and_chunk(tmp_path: Pa
     code, out, err = run("chunk", str(corpus), "--format", "jsonl", "--strict")
     assert code == 1 and "caf\\xe9.md" in err
     assert [json.loads(line)["source"] for line in out.splitlines()] == ["good.md"]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "problem"),
+    [
+        ("NAREZKA_JOBS", "0", "NAREZKA_JOBS must be above 0, not '0'"),
+        ("NAREZKA_JOBS", "-1", "NAREZKA_JOBS must be above 0, not '-1'"),
+        ("NAREZKA_JOBS", "abc", "NAREZKA_JOBS must be an integer, not 'abc'"),
+        ("NAREZKA_MAX_FILE_MB", "lots", "NAREZKA_MAX_FILE_MB must be a number, not 'lots'"),
+    ],
+)
+def test_a_bad_variable_is_a_usage_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str, problem: str
+) -> None:
+    (tmp_path / "a.md").write_text("# Заголовок\n\nТекст.\n", encoding="utf-8")
+    monkeypatch.setenv(name, value)
+    code, out, err = run("chunk", str(tmp_path))
+    assert code == EXIT_USAGE and not out
+    assert err == f"Error: {problem}\n"  # one line, no traceback
+
+
+def test_a_bad_variable_is_named_before_a_command_module_loads() -> None:
+    # A fresh interpreter: importing a command's module reads the environment (the native
+    # core's NAREZKA_PURE), which in a test process has long happened.
+    done = subprocess.run(
+        [sys.executable, "-m", "narezka", "chunk", "."],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NAREZKA_JOBS": "0"},
+        check=False,
+    )
+    assert done.returncode == EXIT_USAGE, done.stderr
+    assert done.stderr == "Error: NAREZKA_JOBS must be above 0, not '0'\n"

@@ -84,11 +84,7 @@ STAGES = (
 """The packages below the settings and the index (``tests/test_layering.py``'s floors): they
 get what the environment says handed down from the top, in an ``Environment``."""
 
-STILL_READING = {
-    "narezka/convert/ocr.py": "engine(): callers include convert/pdf and the converter child",
-    "narezka/convert/limits.py": "for_size, max_file_bytes: convert/sheets and every "
-    "read_document caller (runs, index syncing) would hand it down",
-}
+STILL_READING: dict[str, str] = {}
 """Stage modules that still fall back on ``environment.current()`` when their caller hands
 them no ``Environment``, and why; the list only shrinks."""
 
@@ -377,3 +373,65 @@ def test_one_chunk_config_for_an_open_index_however_many_syncs(
         ix.sync()
         ix.sync()
     assert len(made) == 3
+
+
+def test_the_conversion_limits_set_at_the_top_reach_the_cli_and_an_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from narezka import Index, Settings
+    from narezka.cli import cli
+
+    corpus = tmp_path / "kb"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("# Доставка\n\n" + "Курьер приезжает утром. " * 80, "utf-8")
+    (corpus / "b.md").write_text("# Оплата\n\nКартой.\n", encoding="utf-8")
+    tiny = {"NAREZKA_MAX_FILE_MB": "0.001"}  # about 1 KB: a.md is over it, b.md is not
+    done = CliRunner().invoke(cli, ["chunk", str(corpus), "--format", "jsonl"], env=tiny)
+    assert "a.md: 3.5 KB, over the limit of 1.0 KB" in done.stderr
+    assert '"source": "b.md"' in done.stdout and '"source": "a.md"' not in done.stdout
+    monkeypatch.setenv("NAREZKA_MAX_FILE_MB", "0.001")
+    with Index.create(corpus, Settings(embedder="hash")) as ix:
+        report = ix.sync(jobs=1)
+    assert [e.path for e in report.skipped] == ["a.md"] and report.files_new == 1
+
+
+def test_a_stage_converts_under_the_options_it_is_handed_and_reads_no_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from narezka.convert.options import DEFAULT, ConvertOptions
+    from narezka.discover import read_document
+    from narezka.errors import RefusedFileError
+
+    pdf = Path(__file__).resolve().parents[1] / "examples" / "kb" / "returns.pdf"
+    (tmp_path / "returns.pdf").write_bytes(pdf.read_bytes())
+
+    def unread() -> Environment:
+        raise AssertionError("a stage read the environment")
+
+    monkeypatch.setattr(environment, "current", unread)
+    monkeypatch.setattr("narezka.convert.isolate.INLINE", True)  # the converter runs here
+    monkeypatch.setenv("NAREZKA_MAX_FILE_MB", "1000")  # not what the stage goes by
+    doc, _ = read_document(tmp_path, tmp_path / "returns.pdf", options=ConvertOptions(ocr=False))
+    assert "Возврат" in doc.text
+    small = ConvertOptions(max_file_mb=0.001)
+    with pytest.raises(RefusedFileError, match=r"returns\.pdf: .* over the limit of 1.0 KB"):
+        read_document(tmp_path, tmp_path / "returns.pdf", options=small)
+    assert read_document(tmp_path, tmp_path / "returns.pdf", options=DEFAULT)[0].text == doc.text
+
+
+def test_the_memory_limit_set_at_the_top_reaches_the_converter_child(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from narezka.cli import cli
+
+    pdf = Path(__file__).resolve().parents[1] / "examples" / "kb" / "returns.pdf"
+    (tmp_path / "returns.pdf").write_bytes(pdf.read_bytes())
+    done = CliRunner().invoke(
+        cli, ["chunk", str(tmp_path), "--format", "jsonl"], env={"NAREZKA_CONVERT_MEMORY_MB": "1"}
+    )
+    # The floor of 1 MB, raised for the file's size: the child cannot convert it under that.
+    assert "returns.pdf: conversion" in done.stderr and "3.0 MB" in done.stderr
+    assert not done.stdout
+    assert "Возврат" in CliRunner().invoke(cli, ["chunk", str(tmp_path)], env={}).stdout

@@ -225,6 +225,8 @@ fn pack_headings<'py>(
         frame,
         crumbs: HashMap::new(),
         frames: HashMap::new(),
+        tok: None,
+        refiners: Vec::new(),
     };
     let headings: HashMap<usize, usize> = headings.into_iter().collect();
     pack::pack_headings(&mut doc, &bounds, &headings, min_chars).map(Some)
@@ -452,6 +454,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(sentence_ends, m)?)?;
     m.add_function(wrap_pyfunction!(pack_headings, m)?)?;
+    m.add_function(wrap_pyfunction!(pack::tokens::pack_headings_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(pack::recursive::pack_recursive, m)?)?;
     m.add_function(wrap_pyfunction!(body_scan, m)?)?;
     m.add_function(wrap_pyfunction!(make_objects, m)?)?;
     m.add_function(wrap_pyfunction!(word_counts, m)?)?;

@@ -10,6 +10,9 @@ use pyo3::prelude::*;
 
 use crate::chars::{COMBINING, SPACE};
 
+pub mod recursive;
+pub mod tokens;
+
 /// An atom's kind bits, as `narezka.split.headings` sends them.
 pub const TABLE: u8 = 1;
 pub const CODE: u8 = 2;
@@ -45,6 +48,20 @@ pub struct Doc<'a, 'py> {
     pub frame: Bound<'py, PyAny>,
     pub crumbs: HashMap<Range, i64>,
     pub frames: HashMap<usize, (i64, i64)>,
+    /// In tokens: their state (`crumb` and `frame` then answer with the texts).
+    pub tok: Option<tokens::Tok<'a, 'py>>,
+    /// The refiners, coarsest first, before the atom bounds (empty: the `headings` ones).
+    pub refiners: Vec<Refiner>,
+}
+
+/// A refiner of `narezka.split.cuts.Cuts`.
+#[derive(Clone)]
+pub enum Refiner {
+    /// No cuts: a list of no separators but characters.
+    Nothing,
+    Sentences,
+    /// `separator_cuts`: just after each occurrence of a literal separator.
+    Separator(Vec<char>),
 }
 
 /// Python's `bisect_right`.
@@ -154,6 +171,9 @@ impl Doc<'_, '_> {
 
     /// `DocumentContext.cost` in characters, for a document without secrets.
     pub fn cost(&mut self, start: usize, end: usize) -> PyResult<i64> {
+        if self.tok.is_some() {
+            return self.token_cost(start, end);
+        }
         let mut value = self.crumb_len(start, end)? + end as i64 - start as i64;
         if self.atoms.is_empty() {
             return Ok(value);
@@ -309,7 +329,43 @@ impl Doc<'_, '_> {
         cuts
     }
 
+    /// `Cuts.separator_cuts`: after every occurrence of `sep` that lies in the range.
+    fn separator_cuts(&self, sep: &[char], start: usize, end: usize) -> Vec<usize> {
+        let mut cuts = Vec::new();
+        let end_in = end.min(self.chars.len());
+        let mut pos = start;
+        while pos + sep.len() <= end_in {
+            if self.chars[pos..pos + sep.len()] == *sep {
+                let cut = pos + sep.len();
+                if start < cut && cut < end {
+                    cuts.push(cut);
+                }
+                pos = cut;
+            } else {
+                pos += 1;
+            }
+        }
+        self.outside_atoms(start, end, cuts)
+    }
+
+    /// How many refiners the packer has, the atom bounds last.
+    fn refiner_count(&self) -> usize {
+        if self.refiners.is_empty() {
+            REFINERS
+        } else {
+            self.refiners.len() + 1
+        }
+    }
+
     fn refine(&self, depth: usize, start: usize, end: usize) -> Vec<usize> {
+        if !self.refiners.is_empty() {
+            return match self.refiners.get(depth) {
+                Some(Refiner::Nothing) => Vec::new(),
+                Some(Refiner::Sentences) => self.sentence_cuts(start, end),
+                Some(Refiner::Separator(sep)) => self.separator_cuts(sep, start, end),
+                None => self.atom_bounds(start, end),
+            };
+        }
         match depth {
             0 => self.block_cuts(start, end),
             1 => self.sentence_cuts(start, end),
@@ -356,14 +412,21 @@ impl Packer {
         if start >= end {
             return Ok(Vec::new());
         }
-        if self.fits(d, start, end)? {
+        // In tokens the whole range is tried first only inside an atom or when it is likely
+        // to fit: grouping its pieces answers it too, from counts of its pieces.
+        let tokens = d.tok.is_some();
+        let first = !tokens || d.atom_range(start, end).is_some() || d.likely_fits(start, end);
+        if first && self.fits(d, start, end)? {
             return Ok(vec![(start, end)]);
         }
-        for depth in level..REFINERS {
+        for depth in level..d.refiner_count() {
             let cuts = d.refine(depth, start, end);
             if !cuts.is_empty() {
                 return self.merge(d, start, end, &cuts, depth);
             }
+        }
+        if tokens && !first && self.fits(d, start, end)? {
+            return Ok(vec![(start, end)]);
         }
         self.hard_split(d, start, end)
     }
@@ -385,7 +448,11 @@ impl Packer {
             }
             prev = c;
         }
-        let constant = if pieces.is_empty() {
+        let tokens = d.tok.is_some();
+        if tokens {
+            d.count_bodies(&pieces)?;
+        }
+        let constant = if pieces.is_empty() || tokens {
             None
         } else {
             d.flat_cost(&pieces)?
@@ -395,6 +462,7 @@ impl Packer {
         let (mut i, n) = (0, pieces.len());
         while i < n {
             let j = match constant {
+                None if tokens => self.grow_tokens(d, &pieces, i)?,
                 None => self.grow(d, &pieces, i)?,
                 Some(c) => {
                     let limit = pieces[i].0 as i64 + self.budget - c;
@@ -420,6 +488,27 @@ impl Packer {
         let mut j = i;
         while j + 1 < pieces.len() && d.cost(pieces[i].0, pieces[j + 1].1)? <= self.budget {
             j += 1;
+        }
+        Ok(j)
+    }
+
+    /// `Packer._grow` with estimates: the pieces' own tokens summed (a line break between
+    /// two is one more), then the group confirmed by its exact count, backing off.
+    fn grow_tokens(&self, d: &mut Doc, pieces: &[Range], i: usize) -> PyResult<usize> {
+        let mut j = i;
+        let mut total =
+            d.overhead(pieces[i].0, pieces[i].1)? + d.body_tokens(pieces[i].0, pieces[i].1)?;
+        while j + 1 < pieces.len() {
+            let next = pieces[j + 1];
+            let gap = i64::from(d.find_nl(pieces[j].1, next.0).is_some());
+            let grown = total + gap + d.body_tokens(next.0, next.1)?;
+            if grown > self.budget {
+                break;
+            }
+            (total, j) = (grown, j + 1);
+        }
+        while j > i && d.cost(pieces[i].0, pieces[j].1)? > self.budget {
+            j -= 1;
         }
         Ok(j)
     }
@@ -537,10 +626,14 @@ pub fn pack_headings(
     headings: &HashMap<usize, usize>,
     min_chars: usize,
 ) -> PyResult<Vec<Range>> {
+    let probe = match &d.tok {
+        Some(tok) => tok.max_probe,
+        None => d.budget.max(1) as usize,
+    };
     let packer = Packer {
         budget: d.budget,
         ceiling: d.budget,
-        max_probe: d.budget.max(1) as usize,
+        max_probe: probe,
     };
     let mut ranges = Vec::new();
     for w in bounds.windows(2) {

@@ -7,9 +7,8 @@ No other module reads ``os.environ`` (``tests/test_settings_once.py`` fails when
 the settings layer (:func:`narezka.settings.resolve`) takes the ``NAREZKA_<SETTING>``
 values from here, and the stages get what they need handed down from the top (the
 embedding and LLM servers as :class:`narezka.embed.servers.Servers`, the cache folder,
-``jobs``, the Qdrant key); only the converter's OCR switch and limits still fall back on
-:func:`current` at the bottom of a call chain that hands them none (the few
-``tests/test_settings_once.py`` lists). A value that
+``jobs``, the Qdrant key, OCR and the conversion limits as
+:class:`narezka.convert.options.ConvertOptions`). A value that
 does not parse is a ``ConfigError`` naming the variable, raised where the environment is
 first read — at the top of a command, before any file is touched.
 

@@ -152,10 +152,13 @@ def _sheet(p: Mapping[str, Any], section: Sequence[str]) -> str:
 
 def _attachment(p: Mapping[str, Any], section: Sequence[str]) -> str:
     # A mail's attachment is named by its element; its own page, slide or sheet follows.
+    # The body has no element: its heading path (the subject, the body's own headings) says
+    # where a hit lies.
     inner = " ".join(
         part for part in (_pages(p, section), _slide(p, section), _sheet(p, section)) if part
     )
-    return " ".join(part for part in (str(p.get("element") or ""), inner) if part)
+    found = " ".join(part for part in (str(p.get("element") or ""), inner) if part)
+    return found or _heading(section)
 
 
 def _heading(section: Sequence[str]) -> str:
@@ -192,8 +195,8 @@ class Format:
     converter: str
     """``module:function`` of :mod:`narezka.convert` (``pdf:convert_pdf``), imported on
     first use (importing narezka must not import PDFium, lxml or openpyxl):
-    ``function(data, path) -> Converted``, or ``function(data, path, boilerplate)`` for a
-    web page."""
+    ``function(data, path) -> Converted``, ``function(data, path, boilerplate)`` for a
+    web page, ``function(data, path, options)`` for one that reads :attr:`options`."""
     max_mb: int
     """The largest file read, in MiB; a larger one is named and skipped unread."""
     keys: tuple[str, ...]
@@ -205,6 +208,9 @@ class Format:
     page: bool = False
     """A web page: converted without the blocks repeated across its folder's pages, and an
     empty one is an empty document rather than an error."""
+    options: bool = False
+    """Its converter takes the run's ``ConvertOptions`` (OCR on or off, size limits): it
+    reads scans, or converts the files a file holds."""
     default: bool = True
     """Read when nobody names ``--include`` (images are not: a notes folder's screenshots
     would cost seconds of OCR each and index their noise)."""
@@ -212,7 +218,7 @@ class Format:
 
 FORMATS: tuple[Format, ...] = (
     # name, suffixes, converter, max MiB, place keys, where; text and page bytes marked.
-    Format("PDF", (".pdf",), "pdf:convert_pdf", 256, PLACE_KEYS[:2], _pages),
+    Format("PDF", (".pdf",), "pdf:convert_pdf", 256, PLACE_KEYS[:2], _pages, options=True),
     Format("Word", (".docx",), "docx:convert_docx", 128, ("element",), _word),
     Format("OpenDocument text", (".odt",), "odt:convert_odt", 128, ("element",), _word),
     Format("EPUB", (".epub",), "epub:convert_epub", 128, ("element",), _chapter),
@@ -232,12 +238,14 @@ FORMATS: tuple[Format, ...] = (
     Format("TSV", (".tsv",), "sheets:convert_tsv_file", 64, ("sheet", "element"), _sheet,
            text=True),
     # A mail's attachments are its sections: the element names one, with its own place.
-    Format("E-mail", (".eml",), "mail:convert_eml", 64, PLACE_KEYS, _attachment, text=True),
-    Format("Outlook mail", (".msg",), "msg:convert_msg", 64, PLACE_KEYS, _attachment),
+    Format("E-mail", (".eml",), "mail:convert_eml", 64, PLACE_KEYS, _attachment, text=True,
+           options=True),
+    Format("Outlook mail", (".msg",), "msg:convert_msg", 64, PLACE_KEYS, _attachment,
+           options=True),
     Format("Image", (".png", ".jpg", ".jpeg"), "image:convert_image", 32, PLACE_KEYS[:2], _pages,
-           default=False),
+           options=True, default=False),
     Format("TIFF image", (".tif", ".tiff"), "image:convert_image", 128, PLACE_KEYS[:2], _pages,
-           default=False),
+           options=True, default=False),
 )  # fmt: skip
 """Every format narezka converts, one row each."""
 

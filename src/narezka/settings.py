@@ -44,6 +44,7 @@ from narezka.config import (
     read_user_config,
     refuse_lowered,
 )
+from narezka.convert.options import ConvertOptions
 from narezka.embed.servers import Servers
 from narezka.enrich.llm_client import parse_spec
 from narezka.environment import Environment
@@ -343,6 +344,13 @@ def qdrant_key() -> str | None:
     """``QDRANT_API_KEY``, read at the top: the index hands it to every server store it
     opens (the store stage reads no environment)."""
     return environment.current().qdrant_api_key
+
+
+def convert_options() -> ConvertOptions:
+    """OCR on or off and the conversion limits as the environment says now (``NAREZKA_OCR``,
+    ``NAREZKA_MAX_FILE_MB``, ``NAREZKA_CONVERT_*``): read here, at the top, and handed down
+    to the walk, the converters and their child processes."""
+    return ConvertOptions.of(environment.current())
 
 
 def servers() -> Servers:

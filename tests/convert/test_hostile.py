@@ -142,6 +142,28 @@ def test_html_with_an_entity_dtd_is_refused() -> None:
         convert(page, ".html", "evil.html")
 
 
+def _nested(tag: str, depth: int) -> bytes:
+    inner = f"<{tag}>" * depth + "deep text" + f"</{tag}>" * depth
+    return f"<html><body><p>before</p>{inner}<p>after</p></body></html>".encode()
+
+
+@pytest.mark.parametrize(("tag", "depth"), [("b", 262), ("div", 300), ("span", 1500)])
+def test_html_nested_past_the_parsers_old_limit_keeps_all_its_text(tag: str, depth: int) -> None:
+    # libxml2 stopped at 256 levels and the text after that point vanished without a word.
+    result = convert(_nested(tag, depth), ".html", "deep.html")
+    words = result.markdown.split()
+    assert [w.strip("*") for w in words] == ["before", "deep", "text", "after"]
+    assert "notes" not in result.meta
+    if tag == "b":  # bold inside bold is one bold, not 262 pairs of stars
+        assert "**deep text**" in result.markdown and "***" not in result.markdown
+
+
+def test_html_nested_past_any_limit_keeps_what_came_before_and_says_so() -> None:
+    result = convert(_nested("div", 3000), ".html", "deeper.html")
+    assert result.markdown.split() == ["before"]
+    assert any("nested deeper than 2048" in note for note in result.meta["notes"])
+
+
 @pytest.mark.parametrize("suffix", [".pdf", ".docx", ".pptx", ".xlsx"])
 def test_not_that_format_at_all(suffix: str) -> None:
     with pytest.raises(ConvertError, match=rf"^notes{suffix}: "):

@@ -12,6 +12,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from narezka.convert import image, locate, ocr
 from narezka.convert.image import convert_image
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.errors import ConvertError, NoTextLayerError, UnsafeFileError
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
@@ -62,6 +63,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> _FakeTesseract:
     monkeypatch.setattr(ocr, "engine", lambda env=None: ("tesseract", "rus+eng"))
     monkeypatch.setattr(ocr, "available", lambda env=None: "tesseract rus+eng")
     monkeypatch.setattr(ocr, "recognise", reader)
+    monkeypatch.setattr(ocr, "orientation", lambda image, exe: ocr.UPRIGHT)
     return reader
 
 
@@ -105,12 +107,9 @@ def test_a_large_image_is_scaled_to_the_ocr_budget(
         assert width * height <= 10_000 and width >= 2 * height - 2
 
 
-def test_without_ocr_an_image_is_named_not_indexed_empty(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("NAREZKA_OCR", "off")
+def test_without_ocr_an_image_is_named_not_indexed_empty() -> None:
     with pytest.raises(NoTextLayerError, match=r"scan\.png: image not read: no OCR available"):
-        convert_image(_save([_picture(["Текст"])], "PNG"), "scan.png")
+        convert_image(_save([_picture(["Текст"])], "PNG"), "scan.png", ConvertOptions(ocr=False))
 
 
 def test_damaged_image_is_named(fake: _FakeTesseract) -> None:
@@ -143,7 +142,7 @@ def test_frames_beyond_the_cap_are_named(
 
 
 needs_tesseract = pytest.mark.skipif(
-    ocr.engine() is None or "rus" not in ocr.available() or not DEJAVU.exists(),
+    ocr.engine(DEFAULT) is None or "rus" not in ocr.available(DEFAULT) or not DEJAVU.exists(),
     reason="tesseract-ocr with Russian data and DejaVu fonts are not installed",
 )
 
@@ -163,5 +162,57 @@ def test_transparent_images_are_read_on_white(fake: _FakeTesseract) -> None:
     for picture in (logo, palette):
         convert_image(_save([picture], "PNG"), "logo.png")
     for width, height in fake.sizes:
-        assert (width, height) == (40, 20)
+        assert (width, height) == (160, 80)  # enlarged four times: narrower than MIN_WIDTH
     assert len(fake.pgms) == 2 and all(set(p) == {255} for p in fake.pgms)
+
+
+def test_a_low_resolution_page_is_enlarged_before_ocr(fake: _FakeTesseract) -> None:
+    # A letter page saved at 72 dpi is 612 px across: its letters are too small for
+    # tesseract (half its words misread) until the page is doubled.
+    fake.answers = [["x"], ["x"]]
+    convert_image(_save([_picture([], (612, 792))], "JPEG"), "page.jpg")
+    convert_image(_save([_picture([], (1400, 400))], "PNG"), "wide.png")
+    assert fake.sizes == [(1224, 1584), (1400, 400)]
+
+
+def test_an_image_is_turned_as_osd_says_before_it_is_read(
+    fake: _FakeTesseract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ocr, "orientation", lambda image, exe: ocr.Orientation(90, "Latin"))
+    fake.answers = [["Delivery"]]
+    picture = _picture([], (1400, 400))
+    picture.paste(0, (0, 0, 10, 10))  # a mark in the top-left corner
+    assert convert_image(_save([picture], "PNG"), "sideways.png").markdown == "Delivery\n"
+    # Read once, turned clockwise: 400 wide, the mark now top-right.
+    assert fake.sizes == [(400, 1400)]
+    width = fake.sizes[0][0]
+    assert fake.pgms[0][width - 1] < 128 and fake.pgms[0][0] == 255
+
+
+@needs_tesseract
+def test_real_ocr_reads_a_sideways_english_image_upright_without_cyrillic() -> None:
+    if "osd" not in ocr._languages(ocr.engine(DEFAULT)[0]):  # type: ignore[index]
+        pytest.skip("tesseract's osd data is not installed")
+    lines = [
+        "Items can be returned within fourteen",
+        "calendar days of delivery to the customer.",
+        "Refunds reach the card within five working days.",
+    ]
+    picture = _picture(lines, (1600, 400)).transpose(Image.Transpose.ROTATE_90)
+    text = convert_image(_save([picture], "PNG"), "sideways.png").markdown
+    words = {w.strip(".,").lower() for w in text.split()}
+    assert {"returned", "calendar", "delivery", "refunds"} <= words, text
+    assert not any("\u0400" <= ch <= "\u04ff" for ch in text), text
+
+
+def test_a_page_in_a_script_no_installed_language_reads_is_said_so(
+    fake: _FakeTesseract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Chinese picture read with rus+eng gives noise: it is indexed, and the run says why.
+    monkeypatch.setattr(ocr, "orientation", lambda image, exe: ocr.Orientation(0, "Han"))
+    fake.answers = [["noise"]]
+    result = convert_image(_save([_picture([], (1400, 400))], "PNG"), "chinese.png")
+    assert result.markdown == "noise\n"
+    assert result.meta["notes"] == [
+        "page 1: its script is Han, which no installed OCR language reads"
+    ]

@@ -10,7 +10,9 @@ import pytest
 
 from narezka.convert import convert, isolate
 from narezka.convert.limits import Limits, check_size, human_bytes
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.errors import ConfigError, ConversionLimitError, ConvertError, RefusedFileError
+from narezka.settings import convert_options
 
 import convert_samples as samples
 
@@ -23,8 +25,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "kb" / "returns.pdf
 def _limits(monkeypatch: pytest.MonkeyPatch, **changed: float) -> None:
     real = Limits.for_size
 
-    def for_size(size: int) -> Limits:
-        base = real(size)
+    def for_size(size: int, options: ConvertOptions) -> Limits:
+        base = real(size, options)
         values = {"memory": base.memory, "cpu": base.cpu, "wall": base.wall, "output": base.output}
         values.update(changed)
         return Limits(int(values["memory"]), values["cpu"], values["wall"], int(values["output"]))
@@ -83,21 +85,24 @@ def test_a_child_that_died_idle_is_not_blamed_on_the_next_file() -> None:
 def test_settings_and_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NAREZKA_CONVERT_MEMORY_MB", "1024")
     monkeypatch.setenv("NAREZKA_CONVERT_SECONDS", "5")
-    limits = Limits.for_size(1000)
+    options = convert_options()  # read at the top, as the CLI and an Index do
+    limits = Limits.for_size(1000, options)
     assert limits.memory == 1024 << 20 and limits.cpu < 6 and limits.wall == 2 * limits.cpu
-    assert Limits.for_size(100 << 20).memory == 2048 << 20  # 40 × 100 MB, capped
+    assert Limits.for_size(100 << 20, options).memory == 2048 << 20  # 40 × 100 MB, capped
     monkeypatch.setenv("NAREZKA_CONVERT_SECONDS", "soon")
     with pytest.raises(ConfigError, match="NAREZKA_CONVERT_SECONDS must be a number"):
-        Limits.for_size(1)
-    # A bad variable is named wherever the environment is next read, whatever is asked.
-    with pytest.raises(ConfigError, match="NAREZKA_CONVERT_SECONDS must be a number"):
-        check_size("a.txt", ".txt", 1)
+        convert_options()
+    # The stage reads nothing: the options handed to it are what counts.
+    assert Limits.for_size(1000, options) == limits
+    assert Limits.for_size(1000, DEFAULT).memory == 512 << 20
     monkeypatch.setenv("NAREZKA_CONVERT_SECONDS", "5")
     monkeypatch.setenv("NAREZKA_MAX_FILE_MB", "0")
     with pytest.raises(ConfigError, match="above 0"):
-        check_size("a.txt", ".txt", 1)
+        convert_options()
     monkeypatch.setenv("NAREZKA_MAX_FILE_MB", "2")
-    check_size("a.txt", ".txt", 2 << 20)
+    options = convert_options()
+    check_size("a.txt", ".txt", 2 << 20, options)
     with pytest.raises(RefusedFileError, match=r"a\.pdf: 3 MB, over the limit of 2 MB"):
-        check_size("a.pdf", ".pdf", 3 << 20)
+        check_size("a.pdf", ".pdf", 3 << 20, options)
+    check_size("a.pdf", ".pdf", 3 << 20, DEFAULT)
     assert human_bytes(800) == "800 bytes" and human_bytes(6 << 30) == "6 GB"

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from narezka.convert import locate, mail
 from narezka.convert.mail import convert_eml
+from narezka.convert.options import ConvertOptions
 from narezka.errors import ConvertError
 from narezka.formats import place
 from narezka.parse import split_front_matter
@@ -160,15 +161,13 @@ def test_an_empty_attachment_and_a_refused_html_body_are_named() -> None:
     assert notes[1] == "empty.pdf: empty, nothing to read"
 
 
-def test_an_attachment_over_its_size_limit_is_named_not_read(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("NAREZKA_MAX_FILE_MB", "0.001")  # about 1 KB for every kind
+def test_an_attachment_over_its_size_limit_is_named_not_read() -> None:
+    small = ConvertOptions(max_file_mb=0.001)  # about 1 KB for every kind
     msg = _mail()
     msg.add_attachment(
         ("строка\n" * 400).encode(), maintype="text", subtype="csv", filename="big.csv"
     )
-    result = convert_eml(bytes(msg), "m.eml")
+    result = convert_eml(bytes(msg), "m.eml", small)
     assert "big.csv" in result.meta["notes"][0] and "over the limit" in result.meta["notes"][0]
     assert "строка" not in result.markdown
 

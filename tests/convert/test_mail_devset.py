@@ -11,6 +11,7 @@ from narezka.convert import ocr
 from narezka.convert.image import NO_OCR, convert_image
 from narezka.convert.mail import convert_eml
 from narezka.convert.msg import convert_msg
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.errors import ConvertError, NoTextLayerError
 from narezka.parse import split_front_matter
 
@@ -82,16 +83,13 @@ def _images() -> list[Path]:
 
 
 @pytest.mark.parametrize("path", _images(), ids=lambda p: p.name)
-def test_without_ocr_every_dev_set_image_is_named(
-    path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("NAREZKA_OCR", "off")
+def test_without_ocr_every_dev_set_image_is_named(path: Path) -> None:
     with pytest.raises(NoTextLayerError) as refused:
-        convert_image(path.read_bytes(), path.name)
+        convert_image(path.read_bytes(), path.name, ConvertOptions(ocr=False))
     assert refused.value.problem == NO_OCR
 
 
-@pytest.mark.skipif(ocr.engine() is None, reason="tesseract is not installed")
+@pytest.mark.skipif(ocr.engine(DEFAULT) is None, reason="tesseract is not installed")
 def test_a_dev_set_table_image_is_read_by_ocr() -> None:
     # The smallest of the set (two seconds of OCR): the rest cost about 100 s in all.
     path = ROOT / "img/table-multi-row-column-cells.png"

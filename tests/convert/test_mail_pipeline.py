@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from narezka.cli import cli
 from narezka.convert import SUFFIXES, convert, ocr
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.discover.kinds import unread_type
 
 
@@ -91,7 +92,7 @@ def test_images_are_read_only_when_included_and_named_without_ocr(
     assert "scan.png: image not read: no OCR available" in named.output
 
 
-@pytest.mark.skipif(ocr.engine() is None, reason="tesseract is not installed")
+@pytest.mark.skipif(ocr.engine(DEFAULT) is None, reason="tesseract is not installed")
 def test_a_mail_whose_images_went_unread_is_read_again_once_ocr_is_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -105,14 +106,25 @@ def test_a_mail_whose_images_went_unread_is_read_again_once_ocr_is_there(
     msg = _mail("Скан", "Скан во вложении.\n")
     msg.add_attachment(png.getvalue(), maintype="image", subtype="png", filename="scan.png")
     raw = bytes(msg)
-    monkeypatch.setenv("NAREZKA_OCR", "off")
-    # The cache converts in a child process: the real tesseract, switched by the environment.
+    off = ConvertOptions(ocr=False)
+    # The cache converts in a child process: the real tesseract, switched by the options
+    # handed to it with the file.
     with ConvertCache(tmp_path / "c.sqlite", redact=False) as cache:
-        first = cache.convert(raw, ".eml", "m.eml")
+        first = cache.convert(raw, ".eml", "m.eml", options=off)
         assert lacking(first.meta) == LACKS_OCR
         assert "no OCR available" in first.meta["notes"][0]
-        assert cache.convert(raw, ".eml", "m.eml") == first and cache.misses == 1
-        monkeypatch.delenv("NAREZKA_OCR")
-        again = cache.convert(raw, ".eml", "m.eml")
+        assert cache.convert(raw, ".eml", "m.eml", options=off) == first and cache.misses == 1
+        again = cache.convert(raw, ".eml", "m.eml", options=DEFAULT)
         assert cache.misses == 2 and lacking(again.meta) == ""
         assert "found no text" in again.meta["notes"][0]  # a blank picture: tesseract read it
+
+
+def test_a_hit_in_a_mails_body_says_where_by_its_heading_path() -> None:
+    from narezka.formats import where
+
+    # The body has no element: its subject (and headings) place it; an attachment is named.
+    assert where("mail.eml", {}, ["Отчёт за март"]) == "§ Отчёт за март"
+    assert where("mail.msg", {}, ["Отчёт", "Итоги"]) == "§ Отчёт > Итоги"
+    attached = {"element": "report.pdf", "page_start": 2, "page_end": 3}
+    assert where("mail.eml", attached, ["Отчёт"]) == "report.pdf p. 2–3"
+    assert where("mail.eml", {}, []) == ""

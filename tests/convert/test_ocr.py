@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from narezka.convert import convert, locate, ocr
 from narezka.convert.cache import ConvertCache
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.discover.walk import read_document
 from narezka.errors import NoTextLayerError
+from narezka.settings import convert_options
 from narezka.types import SourceLocation
 
 import convert_samples as samples
@@ -39,7 +42,7 @@ def scans() -> bytes:
 def no_ocr(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A machine without tesseract: nothing of that name on the PATH."""
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert ocr.engine() is None
+    assert ocr.engine(DEFAULT) is None
 
 
 def _words(text: str) -> str:
@@ -47,7 +50,7 @@ def _words(text: str) -> str:
 
 
 needs_tesseract = pytest.mark.skipif(
-    ocr.engine() is None or "rus" not in ocr.available(),
+    ocr.engine(DEFAULT) is None or "rus" not in ocr.available(DEFAULT),
     reason="tesseract-ocr with Russian data (tesseract-ocr-rus) is not installed",
 )
 
@@ -102,8 +105,9 @@ def test_without_tesseract_an_all_scanned_pdf_fails_naming_the_file(
 
 def test_ocr_off_by_the_environment(scans: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NAREZKA_OCR", "off")
-    assert ocr.engine() is None and ocr.available() == ""
-    assert convert(scans, ".pdf", "scan.pdf").meta["no_text_pages"] == [1, 3]
+    off = convert_options()  # read at the top, handed down
+    assert ocr.engine(off) is None and ocr.available(off) == ""
+    assert convert(scans, ".pdf", "scan.pdf", options=off).meta["no_text_pages"] == [1, 3]
 
 
 def _fake_tesseract(folder: Path, ocr_exit: int) -> None:
@@ -125,7 +129,7 @@ def test_a_failing_tesseract_leaves_the_page_named_with_its_error(
 ) -> None:
     _fake_tesseract(tmp_path / "bin", ocr_exit=1)
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    assert ocr.available() == "tesseract rus+eng"
+    assert ocr.available(DEFAULT) == "tesseract rus+eng"
     result = convert(scans, ".pdf", "scan.pdf")
     assert result.meta["no_text_pages"] == [1, 3]
     assert result.meta["ocr_failed"][0] == "page 1: tesseract failed: Error: image unreadable"
@@ -160,15 +164,13 @@ def test_the_cache_converts_unread_scans_again_once_ocr_is_there(
     scans: bytes, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     with ConvertCache(tmp_path / "converted.sqlite") as cache:
-        monkeypatch.setenv("NAREZKA_OCR", "off")
-        first = cache.convert(scans, ".pdf", "scan.pdf")
+        off = ConvertOptions(ocr=False)
+        first = cache.convert(scans, ".pdf", "scan.pdf", options=off)
         assert first.meta["no_text_pages"] == [1, 3]
-        monkeypatch.delenv("NAREZKA_OCR")
-        read = cache.convert(scans, ".pdf", "scan.pdf")
+        read = cache.convert(scans, ".pdf", "scan.pdf", options=DEFAULT)
         assert read.meta["ocr_pages"] == [1, 3] and cache.misses == 2
         # Pages read by OCR stay read when tesseract is gone.
-        monkeypatch.setenv("NAREZKA_OCR", "off")
-        assert cache.convert(scans, ".pdf", "scan.pdf") == read and cache.hits == 1
+        assert cache.convert(scans, ".pdf", "scan.pdf", options=off) == read and cache.hits == 1
 
 
 ENGLISH = [
@@ -186,7 +188,7 @@ def _stretched_words(text: str) -> set[str]:
 @needs_tesseract
 @pytest.mark.parametrize("turn", [90, 180])
 def test_a_page_scanned_sideways_or_upside_down_is_read_upright(turn: int) -> None:
-    if "osd" not in ocr._languages(ocr.engine()[0]):  # type: ignore[index]
+    if "osd" not in ocr._languages(ocr.engine(DEFAULT)[0]):  # type: ignore[index]
         pytest.skip("tesseract's osd data is not installed")
     # The picture is squeezed back into the page's shape: the words are what matters.
     data = samples.make_scan_pdf([ENGLISH], turns=[turn])
@@ -250,3 +252,73 @@ def test_the_script_is_told_by_letters_one_script_alone_has() -> None:
     russian = "Товар надлежащего качества можно вернуть в течение четырнадцати дней без чека"
     assert ocr.script_of(russian) == "Cyrillic"
     assert ocr.script_of("НОМЕ ТАХ АСТ") == ""
+
+
+def _reader(confidences: dict[str, float]) -> Any:
+    """A stand-in for ``ocr.recognise``: one line per call, as sure as its languages say."""
+    calls: list[str] = []
+
+    def recognise(image: bytes, exe: str, languages: str) -> list[ocr.OcrLine]:
+        calls.append(languages)
+        return [ocr.OcrLine(languages, 0, 0, 9, 9, (1, 1), confidences[languages])]
+
+    recognise.calls = calls  # type: ignore[attr-defined]
+    return recognise
+
+
+@pytest.mark.parametrize(
+    ("confidences", "kept", "calls"),
+    [
+        # A Cyrillic page OSD called Latin: English reads it at 32, Russian at 70.
+        ({"eng": 32.0, "rus+eng": 70.0}, "rus+eng", ["eng", "rus+eng"]),
+        # A blurred English page reads as badly in both: English stays (no Cyrillic letters).
+        ({"eng": 50.4, "rus+eng": 50.6}, "eng", ["eng", "rus+eng"]),
+        # A sure reading is never read twice.
+        ({"eng": 91.0, "rus+eng": 99.0}, "eng", ["eng"]),
+    ],
+)
+def test_a_doubtful_reading_is_read_again_in_every_language(
+    monkeypatch: pytest.MonkeyPatch, confidences: dict[str, float], kept: str, calls: list[str]
+) -> None:
+    reader = _reader(confidences)
+    monkeypatch.setattr(ocr, "recognise", reader)
+    monkeypatch.setattr(ocr, "orientation", lambda image, exe: ocr.Orientation(0, "Latin"))
+    lines = ocr.read_upright(b"page", "tesseract", "rus+eng", lambda degrees: b"turned")
+    assert [line.text for line in lines] == [kept]
+    assert reader.calls == calls
+
+
+def test_a_turned_page_is_read_as_turned(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[bytes] = []
+
+    def recognise(image: bytes, exe: str, languages: str) -> list[ocr.OcrLine]:
+        seen.append(image)
+        return [ocr.OcrLine("Возврат", 0, 0, 9, 9, (1, 1), 95.0)]
+
+    monkeypatch.setattr(ocr, "recognise", recognise)
+    languages: list[str] = []
+    monkeypatch.setattr(
+        ocr,
+        "recognise",
+        lambda image, exe, lang: languages.append(lang) or recognise(image, exe, lang),
+    )
+    # Turned, OSD calls the page Latin; upright, Cyrillic: the upright answer counts.
+    told = {b"page": ocr.Orientation(270, "Latin"), b"turned 270": ocr.Orientation(0, "Cyrillic")}
+    monkeypatch.setattr(ocr, "orientation", lambda image, exe: told[image])
+    turns: list[int] = []
+    ocr.read_upright(b"page", "t", "rus+eng", lambda d: turns.append(d) or b"turned %d" % d)
+    assert turns == [270] and seen == [b"turned 270"] and languages == ["rus+eng"]
+
+
+@needs_tesseract
+def test_the_converter_child_goes_by_the_options_it_is_handed(
+    scans: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from narezka.convert.isolate import convert_bounded
+
+    monkeypatch.setenv("NAREZKA_OCR", "off")  # the child's environment says off…
+    read = convert_bounded(scans, ".pdf", "scan.pdf", options=DEFAULT)  # …its options on
+    assert read.meta["ocr_pages"] == [1, 3]
+    monkeypatch.delenv("NAREZKA_OCR")
+    unread = convert_bounded(scans, ".pdf", "scan.pdf", options=ConvertOptions(ocr=False))
+    assert unread.meta["no_text_pages"] == [1, 3]

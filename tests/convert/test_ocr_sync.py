@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from narezka import Index, Settings, environment
+from narezka import Index, Settings
 from narezka.convert import Converted, ocr
 from narezka.convert.capability import LACKS_OCR, lacking, still_lacking
 from narezka.convert.ocr import OcrLine
-from narezka.environment import Environment
+from narezka.convert.options import DEFAULT, ConvertOptions
 
 import convert_samples as samples
 
@@ -28,8 +28,8 @@ def fake_ocr(monkeypatch: pytest.MonkeyPatch) -> None:
     """An OCR engine that is there unless ``NAREZKA_OCR=off`` (as tesseract would be after
     ``apt install``) and reads one line on every scanned page: the test needs no tesseract."""
 
-    def engine(env: Environment | None = None) -> tuple[str, str] | None:
-        return ("tesseract", "rus+eng") if (env or environment.current()).ocr else None
+    def engine(options: ConvertOptions) -> tuple[str, str] | None:
+        return ("tesseract", "rus+eng") if options.ocr else None
 
     def recognise(image: bytes, exe: str, languages: str) -> list[OcrLine]:
         return [OcrLine(READ, 300, 300, 2000, 350, (1, 1))]
@@ -106,16 +106,15 @@ def test_only_pages_left_unread_for_want_of_ocr_are_marked() -> None:
 
 
 def test_a_marked_record_is_fresh_only_while_ocr_is_absent(
-    monkeypatch: pytest.MonkeyPatch, fake_ocr: None
+    fake_ocr: None,
 ) -> None:
     now = (10, 1.5, "fp", "hash")
     marked = (10, 1.5, "fp" + LACKS_OCR, "hash")
-    monkeypatch.setenv("NAREZKA_OCR", "off")
-    assert still_lacking(marked, now)
-    assert not still_lacking(None, now)
-    assert not still_lacking(now, now)  # an unmarked record is the plain stat test's
-    assert not still_lacking((11, 1.5, "fp" + LACKS_OCR, "hash"), now)  # the file changed
-    assert not still_lacking((10, 1.5, "old" + LACKS_OCR, "hash"), now)  # chunked otherwise
-    assert not still_lacking((10, 1.5, "fp" + LACKS_OCR, "other"), now)  # another model
-    monkeypatch.delenv("NAREZKA_OCR")
-    assert not still_lacking(marked, now)
+    off = ConvertOptions(ocr=False)
+    assert still_lacking(marked, now, off)
+    assert not still_lacking(None, now, off)
+    assert not still_lacking(now, now, off)  # an unmarked record is the plain stat test's
+    assert not still_lacking((11, 1.5, "fp" + LACKS_OCR, "hash"), now, off)  # file changed
+    assert not still_lacking((10, 1.5, "old" + LACKS_OCR, "hash"), now, off)  # chunked otherwise
+    assert not still_lacking((10, 1.5, "fp" + LACKS_OCR, "other"), now, off)  # another model
+    assert not still_lacking(marked, now, DEFAULT)

@@ -56,3 +56,44 @@ def _pdf(step: float, in_matrix: bool) -> bytes:
 def test_lines_a_line_height_apart_are_one_paragraph(step: float, in_matrix: bool) -> None:
     markdown = convert(_pdf(step, in_matrix), ".pdf", "p.pdf").markdown
     assert markdown.strip().split("\n\n") == [" ".join(lines) for lines in PARAGRAPHS]
+
+
+def _leading_pdf(body_step: float, item_step: float) -> bytes:
+    """A page of 10-point prose set ``body_step`` font sizes apart, then three list items
+    without bullets set ``item_step`` apart, then prose again (``fr_olap.pdf``'s ``q1``…)."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    pdf.setFont("Helvetica", 10)
+    y = 780.0
+    prose = "the log of queries is summarised by the members asked most often here"
+    for n in range(24):
+        pdf.drawString(72, y, f"{prose} {n}")
+        y -= 10 * body_step
+    y -= 10 * (item_step - body_step)
+    for n in (1, 2, 3):
+        pdf.drawString(84, y, f"q{n} the sales of cola for July, in Paris")
+        y -= 10 * item_step
+    for n in range(4):
+        pdf.drawString(72, y, f"{prose} again {n}")
+        y -= 10 * body_step
+    pdf.save()
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(("body_step", "items_apart"), [(1.2, True), (1.5, False)])
+def test_lines_spaced_wider_than_the_body_are_paragraphs_of_their_own(
+    body_step: float, items_apart: bool
+) -> None:
+    # Items 1.5 sizes apart in prose set at 1.2 (LaTeX) stand apart; in prose set at 1.5
+    # (CSS's line-height) the same 1.5 is a paragraph's own line spacing.
+    markdown = convert(_leading_pdf(body_step, 1.5), ".pdf", "items.pdf").markdown
+    blocks = markdown.split("\n\n")
+    items = [b for b in blocks if b.lstrip().startswith("q")]
+    if items_apart:
+        assert [b.split()[0] for b in items] == ["q1", "q2", "q3"], blocks
+        assert sum("summarised" in b for b in blocks) == 2  # the prose, before and after
+    else:
+        assert len(blocks) == 1 and markdown.count("q2 the sales") == 1

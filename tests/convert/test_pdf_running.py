@@ -124,3 +124,14 @@ def test_a_beamer_decks_footline_goes_and_its_frames_text_stays() -> None:
     left = [ln for ln in markdown.splitlines() if any(p.search(ln) for p in patterns)]
     assert not left
     assert all(passage in markdown for passage in sample.passages)
+
+
+def test_a_page_printed_twice_keeps_its_margins() -> None:
+    # A memo with its copy: every line repeats because the whole page does; its date and
+    # signature are its text, not running lines (they reached no chunk).
+    memo = ["May 5, 2023", "To Whom it May Concern:", "Water delivered.", "Best Regards,", "Mal"]
+    kept, removed = _strip([memo, memo])
+    assert removed == [] and kept == [memo, memo]
+    # A header over pages whose bodies differ still goes, a copy among them or not.
+    kept, removed = _strip([["ACME report", "one"], ["ACME report", "two"], ["ACME report", "two"]])
+    assert removed == ["ACME report"] and kept == [["one"], ["two"], ["two"]]

@@ -1,7 +1,10 @@
-"""Differential tests: the native core packs ``headings`` in characters as the Python does.
+"""Differential tests: the native core packs ``headings`` as the Python does, in characters
+and in cl100k_base tokens.
 
 The core re-implements the packer, the structure refiners and the character costs
-(``native/src/pack.rs``); on any Markdown the chunks must be the very same, field for field.
+(``native/src/pack.rs``), and the token costs with the estimates Python packs by
+(``native/src/pack/tokens.rs``); on any Markdown the chunks must be the very same, field for
+field.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from hypothesis import strategies as st
 import narezka
 import narezka.split.headings as headings
 from narezka._native import core
+from narezka.tokens import get_counter
 from narezka.types import Chunk
 
 from markdown_gen import adversarial_markdown, markdown
@@ -29,7 +33,10 @@ EXTRA = st.sampled_from(
     ["Как выбрать пункт выдачи:\n- первый\n- второй", "## Пусто", "### Глубже\n",
      "e\u0301" * 30, "й" * 5 + "\u0306" * 3, "x" * 150, "a  b   c\t\td", "   ", "\n\n\n",
      "> цитата: важно", "1. раз\n2. два", "---", "<div>\nhtml\n</div>", "Т. е. так.",
-     "| a | b |\n|---|---|\n" + "| длинная ячейка таблицы | ещё одна |\n" * 8]
+     "| a | b |\n|---|---|\n" + "| длинная ячейка таблицы | ещё одна |\n" * 8,
+     # what sanitizing changes: the token packer asks Python for such ranges' text
+     "a\u200bb\x07c soft\u00adhyphen", "x" + " " * 12 + "y", "k" * 230 + " end", "\n" * 7,
+     "```python\ndef f():\n" + "    return 1  # comment\n" * 12 + "```"]
 )  # fmt: skip
 DOCS = st.one_of(
     markdown(),
@@ -50,6 +57,10 @@ def chunks(
         return narezka.chunk_text(text, "headings", **kw), [str(w.message) for w in said]
 
 
+UNITS = [{"unit": "chars"}, {"unit": "tokens", "tokenizer": "cl100k_base"}]
+
+
+@pytest.mark.parametrize("unit", UNITS, ids=["chars", "cl100k"])
 @settings(max_examples=300, deadline=None)
 @example("# T\n\n" + "e\u0301" * 30, 17, 0, (1, 6), None, 0)  # a hard split among accents
 @given(
@@ -61,6 +72,7 @@ def chunks(
     st.integers(0, 100),
 )
 def test_any_markdown_packs_as_the_python_packs_it(
+    unit: dict[str, str],
     text: str,
     size: int,
     min_chars: int,
@@ -74,13 +86,18 @@ def test_any_markdown_packs_as_the_python_packs_it(
         "levels": levels,
         "breadcrumbs": breadcrumbs,
         "overlap": (size // 2 - 1) * overlap_share // 100,
+        **unit,
     }
     with pytest.MonkeyPatch.context() as mp:
         assert chunks(text, True, mp, **kw) == chunks(text, False, mp, **kw), repr(text)
 
 
-def test_the_core_answers_for_markdown_it_can_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The comparison above tests the core only where it answers: here it must."""
+@pytest.mark.parametrize("unit", UNITS, ids=["chars", "cl100k"])
+def test_the_core_answers_for_markdown_it_can_read(
+    unit: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The comparison above tests the core only where it answers: here it must, in a
+    document that needs sanitizing too."""
     answered: list[bool] = []
     native_ranges = headings.native_ranges
 
@@ -91,12 +108,26 @@ def test_the_core_answers_for_markdown_it_can_read(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(headings, "native_ranges", spy)
     text = "# Доставка\n\n## Курьером\n\n" + "Текст о доставке. " * 40 + "\n\n```\nx = 1\n```\n"
-    got = chunks(text, True, monkeypatch, size=120)
-    assert answered == [True]
-    assert got == chunks(text, False, monkeypatch, size=120)
+    for body in (text, text.replace("доставке.", "доставке.\u200b", 3)):
+        got = chunks(body, True, monkeypatch, size=40, **unit)
+        assert answered.pop() is True
+        assert len(got[0]) > 2
+        assert got == chunks(body, False, monkeypatch, size=40, **unit)
 
 
-def test_secrets_and_tokens_stay_with_python(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_token_counts_are_the_chunks_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core hands back each chunk's count with its range: the count of its
+    ``embed_text``, a breadcrumb and a split code block's fences included."""
+    counter = get_counter("tokens", "cl100k_base")
+    code = "```python\n" + "".join(f"value_{i} = compute({i}, 'x')\n" for i in range(60)) + "```"
+    text = "# Заголовок\n\n## Раздел\n\n" + "Слова и ещё слова. " * 30 + "\n\n" + code
+    got, _ = chunks(text, True, monkeypatch, size=64, unit="tokens")
+    assert len(got) > 4
+    assert any(c.embed_text.startswith("```python") is False and "```" in c.embed_text for c in got)
+    assert [c.tokens for c in got] == [counter.count(c.embed_text) for c in got]
+
+
+def test_secrets_and_other_tokens_stay_with_python(monkeypatch: pytest.MonkeyPatch) -> None:
     answered: list[bool] = []
     native_ranges = headings.native_ranges
 
@@ -108,4 +139,6 @@ def test_secrets_and_tokens_stay_with_python(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(headings, "native_ranges", spy)
     narezka.chunk_text("# A\n\npassword = hunter2secret\n", "headings", size=100)
     narezka.chunk_text("# A\n\nплоский текст\n", "headings", size=100, unit="tokens")
-    assert answered == [False, False]
+    monkeypatch.setattr(get_counter("tokens", "cl100k_base"), "native", None)
+    narezka.chunk_text("# A\n\nплоский текст\n", "headings", size=100, unit="tokens")
+    assert answered == [False, True, False]

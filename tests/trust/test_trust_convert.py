@@ -168,12 +168,13 @@ def test_small_files_that_explode_are_named_and_the_run_goes_on(tmp_path: Path) 
 
 def test_a_bomb_changed_is_converted_again(tmp_path: Path) -> None:
     from narezka.convert.failures import FailedConversions, failure_key
+    from narezka.convert.options import DEFAULT
 
     kb = corpus(tmp_path, {"bomb-form.pdf": bombs.pdf_form_bomb()})
     assert_bounded(run_bounded(["index", str(kb), "--embedder", "hash"]))
     record = kb / ".narezka" / "converted.sqlite"
     with FailedConversions(record) as failed:
-        assert failed.reason(failure_key(bombs.pdf_form_bomb(), ".pdf")) is not None
+        assert failed.reason(failure_key(bombs.pdf_form_bomb(), ".pdf", DEFAULT)) is not None
         # The record holds hashes and reasons only.
         rows = failed._db.execute("SELECT key, reason FROM failed").fetchall()
     assert all("bomb" not in key for key, _ in rows)

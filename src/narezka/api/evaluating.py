@@ -46,7 +46,7 @@ from narezka.runs.chunking import include_for
 from narezka.search import Filter, Fusion
 from narezka.search.folding import AUTO, Fold
 from narezka.search.fusion import DEFAULT as DEFAULT_FUSION
-from narezka.settings import Settings, chunk_config, servers
+from narezka.settings import Settings, chunk_config, convert_options, servers
 from narezka.split import SplitParams, get_strategy
 from narezka.tokens.bm25 import check_analyzer
 from narezka.types import RawDocument
@@ -263,7 +263,7 @@ def _read_corpus(root: Path, include: Sequence[str], exclude: Sequence[str]) -> 
     raws = []
     for base, file in iter_files([root], include, exclude, errors=[]):
         try:
-            raws.append(read_document(base, file)[0])
+            raws.append(read_document(base, file, options=convert_options())[0])
         except SourceError:
             continue
     return raws

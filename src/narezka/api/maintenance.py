@@ -28,7 +28,7 @@ from narezka.index import Index
 from narezka.index.records import corpus_of, read_record
 from narezka.index.syncing import STORE_DIRNAME, IndexReport, Progress
 from narezka.runs.chunking import chunk_documents
-from narezka.settings import servers
+from narezka.settings import convert_options, servers
 from narezka.store import VectorStore
 
 
@@ -139,7 +139,9 @@ def calibrate_corpus(
         raise ConfigError(f"{embedder} is counted exactly by narezka: nothing to calibrate")
     # The model's whole nominal window, not chunk_config's calibrated one: a calibration
     # measures that window afresh, whatever an older one found.
-    report = chunk_documents([corpus], counter=model.counter, size=model.budget)
+    report = chunk_documents(
+        [corpus], counter=model.counter, size=model.budget, convert=convert_options()
+    )
     texts = sorted((c.embed_text for c in report.chunks), key=len, reverse=True)[:sample]
     result = calibrate(cast(ServerCounted, model), texts, safety=safety)
     return result, save_calibration(result, calibration_path(environment.current()))

@@ -20,9 +20,10 @@ from typing import Any
 
 import click
 
-from narezka.cli.common import EXIT_INTERRUPTED, EXIT_OK
+from narezka import environment
+from narezka.cli.common import EXIT_INTERRUPTED, EXIT_OK, fail
 from narezka.cli.terminal import echo, shown
-from narezka.errors import NarezkaWarning
+from narezka.errors import ConfigError, NarezkaWarning
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "cache": (
@@ -129,6 +130,12 @@ class _Group(click.Group):
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
+        try:
+            # Read before a command's module is loaded: importing one reads the environment
+            # (the native core's NAREZKA_PURE), and a bad variable must be named, not traced.
+            environment.current()
+        except ConfigError as exc:
+            fail(exc)
         try:
             return super().invoke(ctx)
         except OSError as exc:

@@ -104,6 +104,8 @@ def _tell_problems(report: runs.ChunkReport) -> None:
         echo(f"skipped: {problem}", err=True)
     for warning in report.warnings:
         echo(f"warning: {warning}", err=True)
+    for name in report.empty_files:  # read, but nothing to chunk: said, not silently dropped
+        echo(f"warning: {name}: no text to chunk (empty, blank or front matter only)", err=True)
     if report.not_read:
         echo(f"warning: {describe_unread(report.not_read)}", err=True)
 

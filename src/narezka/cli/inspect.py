@@ -81,7 +81,11 @@ def inspect_command(
         )
     if not any(run.report.chunks for run in runs):
         raise click.ClickException(f"no chunks from {' '.join(paths)}: nothing to inspect")
-    sources = read_sources(paths, runs, first.include, first.exclude, convert_cache=cache)
+    from narezka.settings import convert_options
+
+    sources = read_sources(
+        paths, runs, first.include, first.exclude, convert_cache=cache, options=convert_options()
+    )
     display = get_counter("tokens", DISPLAY_TOKENIZER) if first.unit == "chars" else None
     page = inspector_page(
         runs, sources, display=display, title=title or "narezka inspect · " + " ".join(paths)

@@ -104,12 +104,13 @@ class Splitting:
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``runs.chunk_documents``."""
-        from narezka.settings import servers
+        from narezka.settings import convert_options, servers
 
         return {
             "config": self.config,
             "embed": self.embed,
             "servers": servers(),
+            "convert": convert_options(),  # NAREZKA_OCR and the limits, read here
             # For the LLM contexts' cache beside it (semantic's embed is built already):
             # asked for only then, since finding it loads the embed stage (and numpy).
             "cache": _user_cache() if self.config.context_llm else None,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from narezka._lazy import lazy_face
 from narezka.convert.markdown import Converted
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.errors import ConvertError
 from narezka.formats import CONVERTED_SUFFIXES, format_for
 from narezka.types import ProvenanceSpan, SourceLocation
@@ -38,7 +39,7 @@ __all__ = [
     "locate",
 ]
 
-CONVERTER_VERSION = "18"
+CONVERTER_VERSION = "20"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 
@@ -71,12 +72,19 @@ converters, which name these themselves where they can."""
 
 
 def convert(
-    data: bytes, suffix: str, path: str = "", *, boilerplate: Collection[str] = frozenset()
+    data: bytes,
+    suffix: str,
+    path: str = "",
+    *,
+    boilerplate: Collection[str] = frozenset(),
+    options: ConvertOptions = DEFAULT,
 ) -> Converted:
     """Convert the bytes of a file with ``suffix`` (``.pdf``, ``.docx``…) to Markdown.
 
     ``path`` names the file in errors. For HTML, ``boilerplate`` holds the keys of blocks
     repeated across the page's crawl (``narezka.convert.html.repeated_blocks``), left out.
+    ``options`` (OCR on or off, size limits) are the run's, read at the top and handed down
+    to the converters that scan or hold other files (:attr:`~narezka.formats.Format.options`).
     Raises ``ConvertError`` (or its ``PasswordProtectedError``, ``NoTextLayerError``,
     ``UnsafeFileError``) naming ``path``; never anything else for any bytes.
     """
@@ -91,6 +99,8 @@ def convert(
         converter = _converter(found.converter)
         if found.page:
             return converter(data, name, boilerplate)
+        if found.options:
+            return converter(data, name, options)
         return converter(data, name)
     except ConvertError:
         raise

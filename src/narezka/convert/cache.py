@@ -35,6 +35,7 @@ from narezka.convert import CONVERTER_VERSION, ocr
 # In a child process under limits (narezka.convert.isolate): a bomb costs its conversion only.
 from narezka.convert.isolate import convert_bounded as convert
 from narezka.convert.markdown import Converted
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.parse.redaction import (
     RULES_VERSION,
     DerivedRedactor,
@@ -203,22 +204,29 @@ class ConvertCache(SqliteCache):
             self._db.commit()
 
     def convert(
-        self, data: bytes, suffix: str, path: str = "", *, boilerplate: Collection[str] = ()
+        self,
+        data: bytes,
+        suffix: str,
+        path: str = "",
+        *,
+        boilerplate: Collection[str] = (),
+        options: ConvertOptions = DEFAULT,
     ) -> Converted:
         """``narezka.convert.convert`` through the cache (a crawled page under its crawl's
-        ``boilerplate`` set: another set, another entry), redacted when the cache redacts."""
+        ``boilerplate`` set: another set, another entry), redacted when the cache redacts;
+        ``options`` are the run's (OCR, limits), handed to the conversion."""
         cached = self.get(data, suffix, boilerplate)
         unread = cached is not None and (
             cached.meta.get("no_text_pages") or cached.meta.get("lacks_ocr")
         )
-        if cached is not None and not (unread and ocr.engine()):
+        if cached is not None and not (unread and ocr.engine(options)):
             # A PDF whose scanned pages went unread (or a mail whose scans or images did) is
             # converted again once OCR is there; pages already read by OCR stay read, with or
             # without tesseract now.
             self.hits += 1
             return cached
         self.misses += 1
-        converted = convert(data, suffix, path, boilerplate=boilerplate)
+        converted = convert(data, suffix, path, boilerplate=boilerplate, options=options)
         if self.redact:
             converted = redacted(converted)
         self._store(data, suffix, converted, boilerplate)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from narezka.convert import ocr
+from narezka.convert.options import ConvertOptions
 
 __all__ = ["LACKS_OCR", "lacking", "still_lacking"]
 
@@ -35,12 +36,15 @@ def lacking(meta: Mapping[str, object]) -> str:
 
 
 def still_lacking(
-    recorded: tuple[int, float, str, str] | None, current: tuple[int, float, str, str]
+    recorded: tuple[int, float, str, str] | None,
+    current: tuple[int, float, str, str],
+    options: ConvertOptions,
 ) -> bool:
     """Whether a file the manifest ``recorded`` as ``(size, mtime, fingerprint, embedder)``
     is up to date under the ``current`` state although its fingerprint carries a mark: the
-    same file, chunked the same way, and the capability it lacked is still absent."""
+    same file, chunked the same way, and the capability it lacked is still absent (under the
+    run's ``options``: ``NAREZKA_OCR=off`` keeps it absent)."""
     if recorded is None or recorded[:2] != current[:2] or recorded[3] != current[3]:
         return False
     fingerprint, now = recorded[2], current[2]
-    return fingerprint == now + LACKS_OCR and ocr.engine() is None
+    return fingerprint == now + LACKS_OCR and ocr.engine(options) is None

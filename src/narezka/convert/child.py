@@ -19,6 +19,7 @@ from typing import IO, Any
 from narezka import environment
 from narezka.convert import Converted, convert
 from narezka.convert.limits import Limits
+from narezka.convert.options import ConvertOptions
 from narezka.errors import ConvertError
 
 __all__ = ["ANSWER", "REQUEST", "decode", "progress", "serve_forever"]
@@ -129,13 +130,17 @@ def _grown(limits: Limits) -> bool:
 
 def _one(request: dict[str, Any], data: bytes) -> bool:
     """Convert one file and answer; whether this child should be replaced afterwards."""
-    environment.adopt(request["env"])  # the parent's of the moment: NAREZKA_OCR, PATH…
+    environment.adopt(request["env"])  # the parent's of the moment: PATH, for tesseract…
     limits = Limits(*request["limits"])
     path = request["path"]
     before = _set_limits(limits)
     try:
         result: Converted | BaseException = convert(
-            data, request["suffix"], path, boilerplate=frozenset(request["boilerplate"])
+            data,
+            request["suffix"],
+            path,
+            boilerplate=frozenset(request["boilerplate"]),
+            options=ConvertOptions(*request["options"]),
         )
     except (ConvertError, MemoryError, RecursionError) as exc:
         result = exc

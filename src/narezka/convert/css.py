@@ -355,23 +355,20 @@ def _revealable(root: Any) -> frozenset[str]:
     return frozenset(ids)
 
 
-def hide(root: Any) -> int:
-    """Remove from the parsed page ``root`` what its CSS hides (see the module docstring);
-    returns how many elements lost their text or went."""
-    # A linked or imported stylesheet may set any colour: then none is known by default.
-    styled = any("stylesheet" in (link.get("rel") or "").lower() for link in root.iter("link"))
-    styled = styled or any("@import" in (style.text or "") for style in root.iter("style"))
-    page = _Inherited(None, None) if styled else _Inherited(_BLACK, _WHITE)
-    sheet = _Sheet(_rules(root))
-    revealable = _revealable(root)
+def _sweep(
+    root: Any, page: _Inherited, sheet: _Sheet, revealable: frozenset[str], styled: bool
+) -> tuple[list[Any], list[tuple[Any, bool]]]:
+    """The elements the CSS removes and those whose text it hides (with whether invisible)."""
     gone: list[Any] = []
     muted: list[tuple[Any, bool]] = []
-
-    def visit(el: Any, inherited: _Inherited) -> None:
+    # A stack, not recursion: a generated page may nest elements two thousand deep.
+    stack: list[tuple[Any, _Inherited]] = [(root, page)]
+    while stack:
+        el, inherited = stack.pop()
         style = sheet.style(el)
         if _gone(el, style, revealable):
             gone.append(el)
-            return
+            continue
         here = _inherit(inherited, style)
         if _hides_text(here):
             muted.append((el, here.invisible))
@@ -380,9 +377,18 @@ def hide(root: Any) -> int:
         for child in el:
             if isinstance(child.tag, str):
                 named = child.get("class") or child.get("id")
-                visit(child, reset if named else here)
+                stack.append((child, reset if named else here))
+    return gone, muted
 
-    visit(root, page)
+
+def hide(root: Any) -> int:
+    """Remove from the parsed page ``root`` what its CSS hides (see the module docstring);
+    returns how many elements lost their text or went."""
+    # A linked or imported stylesheet may set any colour: then none is known by default.
+    styled = any("stylesheet" in (link.get("rel") or "").lower() for link in root.iter("link"))
+    styled = styled or any("@import" in (style.text or "") for style in root.iter("style"))
+    page = _Inherited(None, None) if styled else _Inherited(_BLACK, _WHITE)
+    gone, muted = _sweep(root, page, _Sheet(_rules(root)), _revealable(root), styled)
     for el, invisible in muted:
         el.text = None
         for child in el:

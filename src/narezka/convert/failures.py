@@ -15,6 +15,7 @@ from pathlib import Path
 
 from narezka.convert import CONVERTER_VERSION
 from narezka.convert.limits import Limits
+from narezka.convert.options import ConvertOptions
 from narezka.sqlite_cache import SqliteCache
 
 __all__ = ["FAILED_NAME", "FailedConversions", "failure_key"]
@@ -25,9 +26,9 @@ _SCHEMA = "CREATE TABLE IF NOT EXISTS failed (key TEXT PRIMARY KEY, reason TEXT)
 REMEMBERED = " (remembered from an earlier run: not converted again until the file changes)"
 
 
-def failure_key(data: bytes, suffix: str) -> str:
-    """The key of one file under the current limits."""
-    limits = Limits.for_size(len(data)).key()
+def failure_key(data: bytes, suffix: str, options: ConvertOptions) -> str:
+    """The key of one file under the run's limits (``options``)."""
+    limits = Limits.for_size(len(data), options).key()
     return f"{hashlib.sha256(data).hexdigest()}:{suffix.lower()}:{CONVERTER_VERSION}:{limits}"
 
 

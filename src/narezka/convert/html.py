@@ -63,6 +63,11 @@ _DTD = re.compile(r"<!(?:doctype\s[^>\[]*\[|entity\s)", re.IGNORECASE)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _MIN_PAGES = 3
 _MIN_SHARE = 0.5
+_MAX_NEST = 150
+"""Elements nested deeper than this are read as plain text: each level of the walk costs up
+to three Python frames, and a generated page may nest thousands of ``<b>`` or ``<div>``."""
+_PARSER_DEPTH = 2048
+"""libxml2's nesting limit with ``huge_tree`` (256 without it, which real pages exceed)."""
 
 
 def block_key(text: str) -> str:
@@ -84,11 +89,22 @@ def parse_page(data: bytes, path: str) -> tuple[Any, tuple[str, ...]]:
     if not text.strip():
         raise ConvertError(path, "page is empty")
     try:
-        parser = lxml.html.HTMLParser(no_network=True, remove_comments=True, remove_pis=True)
+        # huge_tree raises only the nesting and text-node limits: the HTML parser expands no
+        # declared entity either way, and a page with a DTD was refused above.
+        parser = lxml.html.HTMLParser(
+            no_network=True, remove_comments=True, remove_pis=True, huge_tree=True
+        )
         root = lxml.html.document_fromstring(text, parser=parser)
     except (etree.ParserError, ValueError) as exc:
         raise ConvertError(path, f"not a readable HTML page ({exc})") from exc
-    return root, decoded.notes
+    notes = decoded.notes
+    if any("Excessive depth" in entry.message for entry in parser.error_log):
+        # libxml2 stops at the limit and keeps what came before: say so, never silently.
+        notes += (
+            f"elements nested deeper than {_PARSER_DEPTH}: "
+            "the page's text after that point was not read",
+        )
+    return root, notes
 
 
 def _is_boilerplate(el: Any, in_content: bool) -> bool:
@@ -118,6 +134,8 @@ class _Renderer:
         self.keys: list[str] = []
         self.removed = 0
         self.notes: tuple[str, ...] = ()
+        self.level = 0
+        self.in_bold = False
 
     def emit(self, text: str, key_text: str | None = None) -> None:
         key = block_key(key_text if key_text is not None else text)
@@ -143,6 +161,11 @@ class _Renderer:
         if el.get("id"):
             self.where = SourceLocation(element=el.get("id"))
         in_content = in_content or tag in ("main", "article")
+        if self.level >= _MAX_NEST:
+            self.inline.append(" " + el.text_content() + " ")
+            self.tail(el)
+            return
+        self.level += 1
         # The container case stays here, not in a helper: a frame per nesting level, as
         # deep pages recurse through it.
         if not self.own_form(el, tag, depth, in_content):
@@ -155,6 +178,7 @@ class _Renderer:
                 self.walk(child, in_content, depth)
             if block:
                 self.flush()
+        self.level -= 1
         self.tail(el)
 
     def own_form(self, el: Any, tag: str, depth: int, in_content: bool) -> bool:
@@ -195,12 +219,22 @@ class _Renderer:
             self.list_items(el, tag == "ol", depth, in_content)
 
     def bold(self, el: Any, in_content: bool, depth: int) -> None:
-        # Bold stays bold: a reader quotes "**до** запуска" as the page shows it.
-        saved, self.inline = self.inline, []
+        # Bold stays bold: a reader quotes "**до** запуска" as the page shows it. Bold inside
+        # bold is the same bold: marked once, not once per tag.
+        if self.in_bold:
+            if el.text:
+                self.inline.append(el.text)
+            for child in el:
+                self.walk(child, in_content, depth)
+            return
+        saved, self.inline, self.in_bold = self.inline, [], True
         if el.text:
             self.inline.append(el.text)
-        for child in el:
-            self.walk(child, in_content, depth)
+        try:
+            for child in el:
+                self.walk(child, in_content, depth)
+        finally:
+            self.in_bold = False
         inner, self.inline = "".join(self.inline), saved
         core = inner.strip()
         lead = inner[: len(inner) - len(inner.lstrip())]

@@ -15,7 +15,8 @@ that runs threads, which a plain ``fork`` of the server or of a sync with embedd
 is not), started on the first conversion and kept for the next ones: each conversion costs a
 round trip through a pipe, not a process. A child whose memory grew past half its floor, or
 that broke a limit, is replaced. Threads that convert at once get a child each (idle children
-are kept up to ``MAX_IDLE``). Requests carry the file's bytes and the environment of the
+are kept up to ``MAX_IDLE``). Requests carry the file's bytes, the run's ``ConvertOptions``
+and the environment of the
 moment; answers come back as JSON (no pickle from the process that parsed
 the hostile bytes).
 """
@@ -33,6 +34,7 @@ import sys
 import threading
 import time
 from collections.abc import Collection
+from dataclasses import astuple
 from pathlib import Path
 from typing import IO, Any
 
@@ -40,6 +42,7 @@ from narezka import defaults, environment
 from narezka.convert import Converted, convert
 from narezka.convert.child import ANSWER, REQUEST, decode
 from narezka.convert.limits import Limits, human_bytes
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.errors import (
     ConversionLimitError,
     ConvertError,
@@ -214,17 +217,23 @@ def _limit_message(body: dict[str, Any], limits: Limits) -> str:
 
 
 def convert_bounded(
-    data: bytes, suffix: str, path: str = "", *, boilerplate: Collection[str] = frozenset()
+    data: bytes,
+    suffix: str,
+    path: str = "",
+    *,
+    boilerplate: Collection[str] = frozenset(),
+    options: ConvertOptions = DEFAULT,
 ) -> Converted:
-    """``narezka.convert.convert`` in a child process under ``Limits.for_size(len(data))``.
+    """``narezka.convert.convert`` in a child process under ``Limits.for_size(len(data),
+    options)``, the run's ``options`` (OCR, limits) handed to the child with the file.
 
     Raises what ``convert`` raises, and ``ConversionLimitError`` naming ``path`` and the
     limit when the conversion broke one (its child is killed; the next call starts another).
     """
     if INLINE:
-        return convert(data, suffix, path, boilerplate=boilerplate)
+        return convert(data, suffix, path, boilerplate=boilerplate, options=options)
     name = path or f"<{suffix.lower()} file>"
-    limits = Limits.for_size(len(data))
+    limits = Limits.for_size(len(data), options)
     env = environment.for_child()
     request = json.dumps(
         {
@@ -233,6 +242,7 @@ def convert_bounded(
             "boilerplate": sorted(boilerplate),
             "limits": [limits.memory, limits.cpu, limits.wall, limits.output],
             "env": env,
+            "options": astuple(options),
         },
         ensure_ascii=False,
     ).encode("utf-8", "surrogatepass")

@@ -6,7 +6,8 @@ Every limit is derived from the file's size with a floor, so a small file that e
 ordinary one has room in proportion. The defaults are in :mod:`narezka.defaults`; the user
 sets them with ``NAREZKA_CONVERT_MEMORY_MB``, ``NAREZKA_CONVERT_SECONDS`` and
 ``NAREZKA_MAX_FILE_MB`` (from the environment only: a corpus's own ``narezka.toml`` cannot
-lift its limits).
+lift its limits), read at the top and handed down as a
+:class:`~narezka.convert.options.ConvertOptions`.
 """
 
 from __future__ import annotations
@@ -15,10 +16,17 @@ import os
 from dataclasses import dataclass
 
 from narezka import defaults, environment
-from narezka.environment import Environment
+from narezka.convert.options import ConvertOptions
 from narezka.errors import RefusedFileError
 
-__all__ = ["Limits", "check_size", "human_bytes", "max_file_bytes", "stored_size"]
+__all__ = [
+    "Limits",
+    "check_size",
+    "human_bytes",
+    "max_file_bytes",
+    "output_chars",
+    "stored_size",
+]
 
 MIB = 1 << 20
 MEMORY_ENV = environment.CONVERT_MEMORY_MB
@@ -52,45 +60,48 @@ class Limits:
     output: int
 
     @classmethod
-    def for_size(cls, size: int, env: Environment | None = None) -> Limits:
-        """The limits for converting ``size`` bytes, under ``env`` (default: the process's)."""
-        env = env or environment.current()
-        floor_mb = env.convert_memory_mb or defaults.CONVERT_MEMORY_MB
+    def for_size(cls, size: int, options: ConvertOptions) -> Limits:
+        """The limits for converting ``size`` bytes under the run's ``options``."""
+        floor_mb = options.memory_mb or defaults.CONVERT_MEMORY_MB
         cap_mb = max(floor_mb, defaults.CONVERT_MEMORY_CAP_MB)
         memory = max(floor_mb * MIB, defaults.CONVERT_MEMORY_PER_BYTE * size)
-        seconds = env.convert_seconds or defaults.CONVERT_SECONDS
+        seconds = options.seconds or defaults.CONVERT_SECONDS
         cpu = min(
             max(seconds, defaults.CONVERT_SECONDS_CAP),
             seconds + defaults.CONVERT_SECONDS_PER_MB * size / MIB,
         )
-        output = max(defaults.CONVERT_OUTPUT_CHARS, defaults.CONVERT_OUTPUT_PER_BYTE * size)
-        return cls(int(min(memory, cap_mb * MIB)), cpu, 2 * cpu, output)
+        return cls(int(min(memory, cap_mb * MIB)), cpu, 2 * cpu, output_chars(size))
 
     def key(self) -> str:
         """The limits as a short text: a file that broke them is tried again once they change."""
         return f"{self.memory}:{self.cpu:g}:{self.output}"
 
 
-def max_file_bytes(suffix: str, env: Environment | None = None) -> int:
-    """The largest file with ``suffix`` that is read ("" or an unknown suffix: read as text),
-    under ``env`` (default: the process's)."""
-    mb = (env or environment.current()).max_file_mb
+def output_chars(size: int) -> int:
+    """The most Markdown characters converting ``size`` bytes may make (no variable sets it)."""
+    return max(defaults.CONVERT_OUTPUT_CHARS, defaults.CONVERT_OUTPUT_PER_BYTE * size)
+
+
+def max_file_bytes(suffix: str, options: ConvertOptions) -> int:
+    """The largest file with ``suffix`` that is read ("" or an unknown suffix: read as text)
+    under the run's ``options``."""
+    mb = options.max_file_mb
     if mb is None:
         mb = defaults.MAX_FILE_MB.get(suffix.lower(), defaults.MAX_FILE_MB["text"])
     return int(mb * MIB)
 
 
-def stored_size(path: str, size: int) -> int:
+def stored_size(path: str, size: int, options: ConvertOptions) -> int:
     """The bytes of a file of ``size`` a sync may store: none for a file over its limit
     (it is refused unread and named), so that a 20 GB sparse file does not make the
     free-space check refuse the whole run."""
-    return size if size <= max_file_bytes(os.path.splitext(path)[1]) else 0
+    return size if size <= max_file_bytes(os.path.splitext(path)[1], options) else 0
 
 
-def check_size(path: str, suffix: str, size: int) -> None:
+def check_size(path: str, suffix: str, size: int, options: ConvertOptions) -> None:
     """Raise ``RefusedFileError`` naming the file, its size and the limit when a file of
     ``size`` bytes is over its kind's limit (checked before a byte of it is read)."""
-    limit = max_file_bytes(suffix)
+    limit = max_file_bytes(suffix, options)
     if size > limit:
         kind = f"{suffix.lower()} files" if suffix.lower() in defaults.MAX_FILE_MB else "text files"
         raise RefusedFileError(

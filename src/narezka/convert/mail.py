@@ -45,6 +45,7 @@ from narezka.convert.mail_markdown import (
     render,
 )
 from narezka.convert.markdown import Converted, inline_text
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.errors import ConvertError
 
 __all__ = [
@@ -271,7 +272,7 @@ def eml_mail(data: bytes, path: str, depth: int) -> Mail:
     return _EmlReader(path).read(msg, depth)
 
 
-def convert_eml(data: bytes, path: str) -> Converted:
+def convert_eml(data: bytes, path: str, options: ConvertOptions = DEFAULT) -> Converted:
     """Convert an RFC 5322 / MIME mail (``.eml``) to Markdown: subject, headers as front matter
     and ``meta["headers"]``, body, then each attachment as its own section (module docstring).
 
@@ -280,4 +281,4 @@ def convert_eml(data: bytes, path: str) -> Converted:
     mail = eml_mail(data, path, current_depth())
     if not mail.headers and not any(t.strip() for t, _ in mail.bodies) and not mail.attachments:
         raise ConvertError(path, "not an e-mail: no headers, no body, no attachments")
-    return render(mail, path)
+    return render(mail, path, options)

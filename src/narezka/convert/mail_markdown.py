@@ -20,6 +20,7 @@ from narezka.convert.capability import lacking
 from narezka.convert.charset import bom_codec, decode_table_text, whatwg_codec
 from narezka.convert.limits import human_bytes, max_file_bytes
 from narezka.convert.markdown import Converted, MarkdownWriter, escape_line, inline_text
+from narezka.convert.options import ConvertOptions
 from narezka.errors import ConvertError, NoTextLayerError
 from narezka.types import SourceLocation
 
@@ -142,8 +143,9 @@ def _where(base: str | None, inner: SourceLocation | None = None) -> SourceLocat
 
 
 class _Renderer:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, options: ConvertOptions) -> None:
         self.path = path
+        self.options = options
         self.writer = MarkdownWriter()
         self.notes: list[str] = []
         self.comments: list[dict[str, Any]] = []
@@ -183,7 +185,7 @@ class _Renderer:
         from narezka.convert import SUFFIXES
 
         suffix = _suffix(item)
-        limit = max_file_bytes(suffix)
+        limit = max_file_bytes(suffix, self.options)
         if len(item.data) > limit:
             self.notes.append(
                 f"{element}: {human_bytes(len(item.data))}, over the limit of "
@@ -220,12 +222,12 @@ class _Renderer:
             if _depth.get() > MAX_DEPTH:
                 self.notes.append(f"{label}: a mail nested more than {MAX_DEPTH} deep, not read")
                 return
-            done = convert(data, suffix, f"{self.path} › {label}")
+            done = convert(data, suffix, f"{self.path} › {label}", options=self.options)
         except ConvertError as exc:
             self.notes.append(f"{label}: not read ({exc.problem})")
             # A scan or an image left unread for want of OCR: the mail is read again once
             # tesseract is there (narezka.convert.capability), as a scanned PDF is.
-            self.lacks_ocr |= isinstance(exc, NoTextLayerError) and ocr.engine() is None
+            self.lacks_ocr |= isinstance(exc, NoTextLayerError) and ocr.engine(self.options) is None
             return
         finally:
             _depth.reset(token)
@@ -290,9 +292,10 @@ def _suffix(item: Attachment) -> str:
     return (mimetypes.guess_extension(item.mime, strict=False) or "").lower()
 
 
-def render(mail: Mail, path: str) -> Converted:
-    """A ``Mail`` as Markdown with its provenance map, ``meta["headers"]`` and the notes."""
-    renderer = _Renderer(path)
+def render(mail: Mail, path: str, options: ConvertOptions) -> Converted:
+    """A ``Mail`` as Markdown with its provenance map, ``meta["headers"]`` and the notes; its
+    attachments converted under the run's ``options``."""
+    renderer = _Renderer(path, options)
     headers = {k: mail.headers[k] for k in HEADER_KEYS if mail.headers.get(k)}
     top = SourceLocation()
     if headers:

@@ -36,6 +36,7 @@ from narezka.convert.mail import (
     render,
 )
 from narezka.convert.markdown import Converted, inline_text
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.errors import ConvertError
 
 __all__ = ["convert_msg"]
@@ -303,7 +304,7 @@ class _MsgReader:
         mail.attachments.append(Attachment(name, data, mime))
 
 
-def convert_msg(data: bytes, path: str) -> Converted:
+def convert_msg(data: bytes, path: str, options: ConvertOptions = DEFAULT) -> Converted:
     """Convert an Outlook ``.msg`` mail to Markdown as ``convert_eml`` converts an ``.eml``.
 
     Raises ``ConvertError`` naming ``path`` when the file is not a readable compound file. An
@@ -316,4 +317,4 @@ def convert_msg(data: bytes, path: str) -> Converted:
             mail = _MsgReader(ole, path).read([], current_depth())
     except _OLE_ERRORS as exc:
         raise ConvertError(path, "not a readable Outlook .msg file (damaged?)") from exc
-    return render(mail, path)
+    return render(mail, path, options)

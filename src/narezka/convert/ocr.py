@@ -4,18 +4,21 @@
 A page is rendered by PDFium in grey at ``DPI`` and handed to tesseract as a PGM image on
 its stdin; its TSV answer gives each word with its box and its block, paragraph and line, so
 the page's lines come back with positions as a text layer's do. ``NAREZKA_OCR=off`` turns
-OCR off (a scanned page is then reported as having no text layer).
+OCR off (a scanned page is then reported as having no text layer): read at the top, it
+comes here as :attr:`ConvertOptions.ocr <narezka.convert.options.ConvertOptions.ocr>`.
 """
 
 from __future__ import annotations
 
 import shutil
+import statistics
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from narezka import environment
-from narezka.environment import Environment
+from narezka.convert.options import ConvertOptions
 
 __all__ = [
     "DPI",
@@ -27,6 +30,7 @@ __all__ = [
     "languages_for",
     "orientation",
     "pgm",
+    "read_upright",
     "recognise",
     "scale_for",
     "script_of",
@@ -55,6 +59,8 @@ class OcrLine:
     bottom: int
     paragraph: tuple[int, int]
     """(block, paragraph) numbers: lines of one paragraph share them."""
+    confidence: float = 100.0
+    """Tesseract's mean confidence in the line's words, 0–100."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,10 +113,10 @@ def _languages(exe: str) -> tuple[str, ...]:
     return tuple(lang for lang in (*WANTED, "osd") if lang in found)
 
 
-def engine(env: Environment | None = None) -> tuple[str, str] | None:
-    """``(tesseract's path, languages like "rus+eng")`` when OCR can run under ``env``
-    (default: the process's; a converter child runs with its parent's), else None."""
-    if not (env or environment.current()).ocr:
+def engine(options: ConvertOptions) -> tuple[str, str] | None:
+    """``(tesseract's path, languages like "rus+eng")`` when OCR can run under ``options``
+    (the run's, handed down from the top), else None."""
+    if not options.ocr:
         return None
     exe = shutil.which("tesseract")
     if exe is None:
@@ -161,9 +167,9 @@ def parse_osd(text: str) -> Orientation:
     return Orientation(rotate if rotate in (0, 90, 180, 270) else 0, fields.get("Script", ""))
 
 
-def available(env: Environment | None = None) -> str:
+def available(options: ConvertOptions) -> str:
     """What reads scans here, for cache keys and messages: ``"tesseract rus+eng"`` or ``""``."""
-    found = engine(env)
+    found = engine(options)
     return f"tesseract {found[1]}" if found else ""
 
 
@@ -200,7 +206,7 @@ def recognise(image: bytes, exe: str, languages: str) -> list[OcrLine]:
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise OSError(f"tesseract failed: {message[-1] if message else done.returncode}")
-    lines: dict[tuple[int, int, int], list[tuple[str, int, int, int, int]]] = {}
+    lines: dict[tuple[int, int, int], list[tuple[str, int, int, int, int, float]]] = {}
     for row in done.stdout.decode("utf-8", "replace").splitlines()[1:]:
         cells = row.split("\t")
         if len(cells) != 12 or cells[0] != "5" or not cells[11].strip():
@@ -208,9 +214,10 @@ def recognise(image: bytes, exe: str, languages: str) -> list[OcrLine]:
         try:
             block, par, line = int(cells[2]), int(cells[3]), int(cells[4])
             left, top, width, height = (int(c) for c in cells[6:10])
+            confidence = max(0.0, float(cells[10]))
         except ValueError:
             continue
-        word = (cells[11].strip(), left, top, left + width, top + height)
+        word = (cells[11].strip(), left, top, left + width, top + height, confidence)
         lines.setdefault((block, par, line), []).append(word)
     return [
         OcrLine(
@@ -220,6 +227,59 @@ def recognise(image: bytes, exe: str, languages: str) -> list[OcrLine]:
             max(w[3] for w in words),
             max(w[4] for w in words),
             key[:2],
+            statistics.fmean(w[5] for w in words),
         )
         for key, words in lines.items()
     ]
+
+
+_DOUBTFUL = 60.0
+"""A reading in one script's languages whose mean word confidence is below this is read
+again in all of them: OSD names a page's script wrongly now and then (a squashed Cyrillic
+scan called Latin reads as ``MpaBpuina`` at 32, and at 70 in Russian)."""
+_BETTER = 10.0
+"""Points of confidence the second reading must gain to replace the first: a blurred
+English page reads about as badly in both, and Russian would add Cyrillic letters to it."""
+
+
+def _confidence(lines: list[OcrLine]) -> float:
+    return statistics.fmean(line.confidence for line in lines) if lines else 0.0
+
+
+def read_upright(
+    image: bytes,
+    exe: str,
+    languages: str,
+    turned: Callable[[int], bytes],
+    notes: list[str] | None = None,
+) -> list[OcrLine]:
+    """The lines of a page ``image`` (PGM) read upright in its script's languages: OSD
+    tells the turn and the script, ``turned(degrees)`` gives the page turned that far
+    clockwise. A Latin page is read in English alone (Russian as well puts Cyrillic letters
+    inside its words), a Cyrillic one in Russian and English; a doubtful reading is read
+    again in every installed language, and the surer one kept. A page in a script no
+    installed language reads (Han, Hangul, Arabic…) is read all the same and said so in
+    ``notes``: its text is likely noise.
+
+    Raises ``OSError`` or ``subprocess.SubprocessError`` when tesseract fails."""
+    turn = orientation(image, exe)
+    script = turn.script
+    if turn.rotate:
+        image = turned(turn.rotate)
+        # OSD tells a turned page's script worse than an upright one's: a page upside down
+        # of Russian over English was "Latin", and read so lost its Russian.
+        script = orientation(image, exe).script or script
+    wanted = languages_for(script, languages)
+    if script and script not in _SCRIPT_LANGUAGES and notes is not None:
+        notes.append(f"its script is {script}, which no installed OCR language reads")
+    read = recognise(image, exe, wanted)
+    if wanted != languages and _confidence(read) < _DOUBTFUL:
+        again = recognise(image, exe, languages)
+        if _confidence(again) >= _confidence(read) + _BETTER:
+            read, wanted = again, languages
+    latin = languages_for("Latin", languages)
+    if latin != wanted and script_of(" ".join(line.text for line in read)) == "Latin":
+        # OSD took a Latin page for Cyrillic (capitals look alike): read it in English,
+        # or its words come back with Cyrillic letters inside.
+        read = recognise(image, exe, latin)
+    return read

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from narezka.convert.guard import check_office_zip, parse_xml
-from narezka.convert.limits import Limits
+from narezka.convert.limits import output_chars
 from narezka.convert.markdown import (
     Converted,
     MarkdownWriter,
@@ -55,7 +55,7 @@ class _Budget:
     stopped before it is built."""
 
     def __init__(self, size: int, path: str) -> None:
-        self.left = Limits.for_size(size).output
+        self.left = output_chars(size)
         self.path = path
 
     def spend(self, chars: int) -> None:
@@ -63,7 +63,7 @@ class _Budget:
         if self.left < 0:
             raise ConversionLimitError(
                 self.path,
-                f"its cells hold more than {Limits.for_size(0).output:,} characters of text "
+                f"its cells hold more than {output_chars(0):,} characters of text "
                 "(a shared-strings or dimension bomb?)",
             )
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sqlite3
+import zipfile
 from collections.abc import Collection, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -16,6 +18,7 @@ from narezka.convert.capability import lacking
 from narezka.convert.failures import FAILED_NAME, REMEMBERED, FailedConversions, failure_key
 from narezka.convert.html import page_block_keys, repeated_blocks
 from narezka.convert.isolate import convert_bounded as convert
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.convert.sheets import CSV_MAX_ROWS
 from narezka.errors import ConversionLimitError, ConvertError
 from narezka.formats import PAGE_SUFFIXES
@@ -28,7 +31,27 @@ from narezka.types import RawDocument
 _MAX_CRAWL = 2000
 """Pages of one folder read to find its repeated blocks: enough to see a site's menu."""
 
-__all__ = ["conversion_notes", "converted_document"]
+__all__ = ["conversion_notes", "converted_document", "ooxml_suffix"]
+
+_OOXML_PARTS = (
+    ("word/document.xml", ".docx"),
+    ("ppt/presentation.xml", ".pptx"),
+    ("xl/workbook.xml", ".xlsx"),
+)
+
+
+def ooxml_suffix(data: bytes) -> str | None:
+    """``.docx``, ``.pptx`` or ``.xlsx`` when ``data`` is that Office Open XML package by
+    its main part, else None: a Word 2007+ file saved under a ``.doc`` name is read by what
+    it holds, not refused by its name."""
+    if not data.startswith(b"PK\x03\x04"):
+        return None
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as package:
+            names = set(package.namelist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return None
+    return next((suffix for part, suffix in _OOXML_PARTS if part in names), None)
 
 
 def _crawl(folder: Path) -> tuple[tuple[str, int, int], ...]:
@@ -78,17 +101,27 @@ def _remember(cache: Path, key: str, reason: str) -> None:
         failed.remember(key, reason)
 
 
-def _converted(data: bytes, file: Path, cache: Path | None, *, redact: bool) -> Converted:
+def _converted(
+    data: bytes,
+    file: Path,
+    cache: Path | None,
+    *,
+    redact: bool,
+    options: ConvertOptions,
+    suffix: str,
+) -> Converted:
     boilerplate = _boilerplate(file)
     if cache is not None:
         # A file that broke a conversion's limits is named again at once, not converted again.
-        key = failure_key(data, file.suffix)
+        key = failure_key(data, suffix, options)
         reason = _remembered(cache, key)
         if reason is not None:
             raise ConversionLimitError(str(file), reason + REMEMBERED)
         try:
             with ConvertCache(cache, redact=redact) as converted:
-                return converted.convert(data, file.suffix, str(file), boilerplate=boilerplate)
+                return converted.convert(
+                    data, suffix, str(file), boilerplate=boilerplate, options=options
+                )
         except ConversionLimitError as exc:
             _remember(cache, key, exc.problem)
             raise
@@ -96,7 +129,7 @@ def _converted(data: bytes, file: Path, cache: Path | None, *, redact: bool) -> 
             # A cache that cannot be written (locked by another process, read-only, full)
             # costs a conversion, never the file.
             pass
-    result = convert(data, file.suffix, str(file), boilerplate=boilerplate)
+    result = convert(data, suffix, str(file), boilerplate=boilerplate, options=options)
     # Redacted as the cache redacts: the same canonical text, cached or not.
     return redacted(result) if redact else result
 
@@ -143,6 +176,8 @@ def converted_document(
     cache: Path | None = None,
     *,
     redact: bool = True,
+    options: ConvertOptions = DEFAULT,
+    suffix: str | None = None,
 ) -> tuple[RawDocument, list[str]]:
     """The document whose text is the file's canonical Markdown, with its provenance map,
     and the run's notes on it (``conversion_notes``); converted through the ``cache`` sqlite
@@ -150,11 +185,15 @@ def converted_document(
     across most pages of its folder (a crawl's menus, footers, notices:
     ``narezka.convert.html.repeated_blocks``). With ``redact`` (the index's default) the
     canonical text, its provenance and meta have their secrets replaced by markers
-    (``narezka.convert.cache.redacted``), cached or not.
+    (``narezka.convert.cache.redacted``), cached or not. ``options`` (OCR, limits) are the
+    run's, handed down from the top.
 
+    ``suffix`` names the format when the file's own suffix does not (``ooxml_suffix``).
     Raises ``ConvertError`` naming ``file``.
     """
-    result = _converted(data, file, cache, redact=redact)
+    result = _converted(
+        data, file, cache, redact=redact, options=options, suffix=suffix or file.suffix
+    )
     document = RawDocument(
         source=source,
         text=result.markdown,

@@ -59,6 +59,13 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
 )
 _BZIP2 = re.compile(rb"BZh[1-9]1AY&SY")
 _ID3 = re.compile(rb"ID3[\x02-\x04]\x00")
+_FTYP_IMAGES = {
+    brand: "HEIF/AVIF image" for brand in (b"heic", b"heix", b"mif1", b"msf1", b"avif", b"heim")
+}
+"""ISO media brands of still pictures (an iPhone's photo), not films."""
+_BMP_HEADS = frozenset(bytes([n]) for n in (12, 40, 52, 56, 64, 108, 124))
+"""First byte of a BMP's info header size: with ``BM`` and four reserved zero bytes, no
+text starts so."""
 _RIFF_KINDS = {b"WAVE": "WAV audio", b"WEBP": "WebP image", b"AVI ": "AVI video"}
 
 # Letter frequencies of Russian prose, per mille. Unlike case, they still tell the tables apart
@@ -113,7 +120,9 @@ def binary_signature(raw: bytes) -> str | None:
     if raw.startswith(b"RIFF") and raw[8:12] in _RIFF_KINDS:
         return _RIFF_KINDS[raw[8:12]]
     if raw[4:8] == b"ftyp":
-        return "MP4/QuickTime media"
+        return _FTYP_IMAGES.get(raw[8:12], "MP4/QuickTime media")
+    if raw.startswith(b"BM") and raw[6:10] == b"\x00\x00\x00\x00" and raw[14:15] in _BMP_HEADS:
+        return "BMP image"
     return None
 
 

@@ -9,9 +9,15 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from narezka.convert.limits import check_size
-from narezka.discover.converted import converted_document
+from narezka.convert.options import DEFAULT, ConvertOptions
+from narezka.discover.converted import converted_document, ooxml_suffix
 from narezka.discover.decode import decode_bytes, junk_kind
-from narezka.discover.kinds import TEXT_CONVERTED_SUFFIXES, special_kind, unread_type
+from narezka.discover.kinds import (
+    TEXT_CONVERTED_SUFFIXES,
+    UNREAD_SUFFIXES,
+    special_kind,
+    unread_type,
+)
 from narezka.discover.notes import with_embeds
 from narezka.discover.vault import is_vault, vault_excludes
 from narezka.errors import BinaryFileError, RefusedFileError, SourceError
@@ -392,7 +398,7 @@ def iter_files(
                 yield root, file
 
 
-def _read_regular(file: Path) -> tuple[bytes, float]:
+def _read_regular(file: Path, options: ConvertOptions) -> tuple[bytes, float]:
     """The bytes and mtime of a regular file. Opened without blocking and checked before a
     byte is read: a FIFO put in a file's place after the walk must not hang the run, and a
     file over its kind's size limit (``narezka.convert.limits``) is refused unread."""
@@ -402,12 +408,21 @@ def _read_regular(file: Path) -> tuple[bytes, float]:
         kind = special_kind(st.st_mode)
         if kind is not None:
             raise RefusedFileError(str(file), f"{kind}, not a regular file")
-        check_size(str(file), file.suffix, st.st_size)  # a 6 GB file is never read whole
+        check_size(str(file), file.suffix, st.st_size, options)  # a 6 GB file is never read whole
         return handle.read(), st.st_mtime
 
 
+_SAVE_AS = {".doc": ".docx or .odt", ".rtf": ".docx or .odt", ".ppt": ".pptx", ".xls": ".xlsx"}
+"""The format to save a file of a format narezka does not read in (``UNREAD_SUFFIXES``)."""
+
+
 def read_document(
-    root: Path, file: Path, *, convert_cache: Path | None = None, redact: bool = True
+    root: Path,
+    file: Path,
+    *,
+    convert_cache: Path | None = None,
+    redact: bool = True,
+    options: ConvertOptions = DEFAULT,
 ) -> tuple[RawDocument, list[str]]:
     """Read and decode one file; ``source`` is its POSIX path relative to ``root``.
 
@@ -416,10 +431,12 @@ def read_document(
     ``![[embeds]]`` of notes resolved into its text. A PDF, Word, HTML, slide or sheet file is
     converted to Markdown, through
     the ``convert_cache`` sqlite file when given, its secrets redacted unless ``redact`` is
-    false (``--no-redact``: read it as the index it is read for was built).
+    false (``--no-redact``: read it as the index it is read for was built). ``options``
+    (OCR on or off, the size limits) are what the top read from the environment
+    (:func:`narezka.settings.convert_options`); none: the defaults.
     """
     try:
-        raw, mtime = _read_regular(file)
+        raw, mtime = _read_regular(file, options)
     except OSError as exc:
         raise SourceError(str(file), f"cannot read: {exc.strerror or exc}") from exc
     try:
@@ -431,7 +448,20 @@ def read_document(
         junk = junk_kind(raw) if suffix in TEXT_CONVERTED_SUFFIXES else None
         if junk is not None:
             raise BinaryFileError(str(file), f"{junk}, skipped")
-        return converted_document(raw, file, source, mtime, convert_cache, redact=redact)
+        return converted_document(
+            raw, file, source, mtime, convert_cache, redact=redact, options=options
+        )
+    if suffix in UNREAD_SUFFIXES:  # offered by a glob such as ``*``: never read as text
+        actual = ooxml_suffix(raw)
+        if actual is None:
+            raise RefusedFileError(
+                str(file), f"narezka does not read {suffix} files: save it as {_SAVE_AS[suffix]}"
+            )
+        doc, notes = converted_document(
+            raw, file, source, mtime, convert_cache, redact=redact, options=options, suffix=actual
+        )
+        return doc, [f"{file}: an Office Open XML ({actual}) file named {suffix}: read as "
+                     f"{actual}", *notes]  # fmt: skip
     text, encoding, warnings = decode_bytes(raw, str(file))
     doc = RawDocument(source=source, text=text, encoding=encoding, mtime=mtime, size=len(raw))
     if suffix == ".md" and is_vault(root):
@@ -446,6 +476,7 @@ def read_all(
     exclude: Sequence[str] = (),
     *,
     follow_symlinks: bool = False,
+    options: ConvertOptions = DEFAULT,
 ) -> tuple[list[RawDocument], list[SourceError], list[str]]:
     """Read every input file: ``(documents, per-file errors, warnings)``; symlinks leading
     out of a folder given are named as errors unless ``follow_symlinks``.
@@ -459,7 +490,7 @@ def read_all(
     found = iter_files(paths, include, exclude, errors=errors, follow_symlinks=follow_symlinks)
     for root, file in found:
         try:
-            doc, file_warnings = read_document(root, file)
+            doc, file_warnings = read_document(root, file, options=options)
         except SourceError as exc:
             errors.append(exc)
             continue

@@ -161,7 +161,7 @@ def _survey(
             total += stat.st_size
             if not syncer.unchanged(source, stat):
                 changed += 1
-                changed_bytes += stored_size(source, stat.st_size)
+                changed_bytes += stored_size(source, stat.st_size, syncer.convert)
                 if work is not None and len(work) < HELD_CHANGES:
                     work.append(_Changed(source, stat.st_size, stat.st_mtime))
                 else:
@@ -203,7 +203,7 @@ def _add_embedding(syncer: Syncer, root: Path, survey: _Survey) -> None:
             continue  # gone since the walk: the next sync sees it
         survey.work.append(_Changed(source, stat.st_size, stat.st_mtime))
         survey.changed += 1
-        survey.changed_bytes += stored_size(source, stat.st_size)
+        survey.changed_bytes += stored_size(source, stat.st_size, syncer.convert)
         if survey.whole:
             syncer.report.files_unchanged -= 1  # the survey met it and counted it unchanged
 

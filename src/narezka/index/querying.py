@@ -15,6 +15,7 @@ from narezka.index.state import GET_BATCH, OpenIndex
 from narezka.search import INDEX_SETTING, Hit, Hits, Query, SearchEngine
 from narezka.search.hits import above
 from narezka.search.staleness import mark_stale
+from narezka.settings import convert_options
 from narezka.tokens.bm25 import DEFAULT_ANALYZER, bm25_encoder
 
 
@@ -65,6 +66,7 @@ def search(state: OpenIndex, query: str | Query, options: dict[str, Any]) -> Hit
     if state.home is not None and state.counted != meta.data:
         state.counted = meta.data  # once per generation this Index reads
         warn_if_damaged(store, meta.data_dir(state.home), str(state.home))
+    convert = convert_options()  # OCR and limits, for a hit's file read again
     engine = SearchEngine(
         store,
         corpus=state.corpus,
@@ -75,6 +77,7 @@ def search(state: OpenIndex, query: str | Query, options: dict[str, Any]) -> Hit
         bm25=bm25_encoder(meta.bm25 or DEFAULT_ANALYZER),
         convert_cache=state.convert_cache(),
         rescore=state.search_tier(meta) if query.rescore else None,
+        convert=convert,
     )
     found = engine.search(query)
     floor = query.min_relevance
@@ -86,7 +89,11 @@ def search(state: OpenIndex, query: str | Query, options: dict[str, Any]) -> Hit
         # By URL the records are the server's whole file list: asked only for a file whose
         # mtime moved (a local manifest is asked for every hit's file: size too).
         found = mark_stale(
-            found, state.corpus, lambda: state.manifest(meta), by_size=state.home is not None
+            found,
+            state.corpus,
+            lambda: state.manifest(meta),
+            by_size=state.home is not None,
+            convert=convert,
         )
     if found and state.source is not None:
         found = with_links(found, state.source, state.corpus)

@@ -46,7 +46,7 @@ from narezka.index.syncing import IndexReport, Progress, Syncer, open_embedder
 from narezka.runs.chunking import include_for
 from narezka.runs.config import ChunkConfig
 from narezka.runs.contexts import estimate_sync
-from narezka.settings import Settings, qdrant_key, servers
+from narezka.settings import Settings, convert_options, qdrant_key, servers
 from narezka.split import SplitParams, get_strategy
 from narezka.sqlite_cache import SqliteCache
 from narezka.store import Manifest, VectorStore
@@ -211,6 +211,7 @@ def fill(
     caches = _caches(cached, context) if plan.purge else []
     for cache in caches:
         cache.touched = set()  # what the new generation uses; the rest goes
+    convert = convert_options()  # NAREZKA_OCR and the limits, as they are at this sync
 
     def syncer_for(manifest: Manifest) -> Syncer:
         return Syncer(
@@ -218,6 +219,7 @@ def fill(
             report, writing=state.shared.lock.write if fresh_store is None else None,
             bm25=plan.analyzer, context=context,
             convert_cache=home / layout.CONVERT_CACHE_NAME, rescore=plan.tier,
+            convert=convert,
         )  # fmt: skip
 
     try:

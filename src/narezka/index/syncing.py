@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from narezka.convert.capability import still_lacking
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.discover import read_document
 from narezka.discover.naming import note_in_corpus
 from narezka.embed import (
@@ -107,6 +108,7 @@ class Syncer:
         context: ContextWriter | None = None,
         convert_cache: Path | None = None,
         rescore: RescoreModel | None = None,
+        convert: ConvertOptions = DEFAULT,
     ) -> None:
         self.corpus = corpus
         self.rescore = rescore
@@ -125,6 +127,8 @@ class Syncer:
         self.fingerprint = config.fingerprint
         self.context = context
         self.convert_cache = convert_cache
+        self.convert = convert
+        """OCR on or off and the size limits, read at the top (:func:`convert_options`)."""
         self._incomplete = False
         self._lacks = ""
         self._embeds: tuple[str, ...] = ()
@@ -180,7 +184,7 @@ class Syncer:
         state = (stat.st_size, stat.st_mtime, self.fingerprint, self.embedder.name)
         known = self.known.get(source)
         # A scan read without OCR counts unchanged only while OCR is still absent.
-        return known == state or still_lacking(known, state)
+        return known == state or still_lacking(known, state, self.convert)
 
     def unchanged(self, source: str, stat: FileStat) -> bool:
         """:meth:`is_current`, counted in the report as unchanged."""
@@ -204,7 +208,9 @@ class Syncer:
 
     def task(self, root: Path, file: Path, size: int = 0) -> ChunkTask:
         """The chunking of one file (of ``size`` bytes), for a worker."""
-        return ChunkTask(root, file, self.params, size, convert_cache=self.convert_cache)
+        return ChunkTask(
+            root, file, self.params, size, convert_cache=self.convert_cache, convert=self.convert
+        )
 
     def apply(self, root: Path, file: Path, stat: FileStat, outcome: FileOutcome) -> None:
         """Embed and write one file's chunks (``outcome``, chunked by a worker or here).
@@ -255,7 +261,9 @@ class Syncer:
                 text, result, chunks = self._recut(root, file, outcome.digest, params)
             if self.context is not None:
                 if text is None:  # the worker that chunked the file kept its text
-                    text = read_document(root, file, redact=params.redact)[0].text
+                    text = read_document(root, file, redact=params.redact, options=self.convert)[
+                        0
+                    ].text
                 chunks = self._with_contexts(source, text, chunks, params)
             entries = [
                 ChunkEntry(
@@ -288,7 +296,7 @@ class Syncer:
         """The file read and chunked again with ``params``: its text, chunking and chunks."""
         # A re-cut after a refusal is rare: done here, from the file as it is now.
         started = time.perf_counter()
-        raw, _ = read_document(root, file, redact=params.redact)
+        raw, _ = read_document(root, file, redact=params.redact, options=self.convert)
         note = is_note(root, file)
         result = chunk_raw(raw, self.strategy, params, self.counter, note=note)
         chunks = with_document_meta(result.chunks, raw, digest, note=note, resplit=True)

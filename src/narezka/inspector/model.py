@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.discover import iter_files, read_document
 from narezka.errors import SourceError
 from narezka.index import layout
@@ -82,11 +83,13 @@ def read_sources(
     exclude: Sequence[str] = (),
     *,
     convert_cache: Path | None = None,
+    options: ConvertOptions = DEFAULT,
 ) -> dict[str, SourceText]:
     """Read again every file the runs chunked and map the atoms of the Markdown ones.
 
     The globs are the runs' own: their strategies' unless ``include`` names some. Converted
-    files come from ``convert_cache`` when given (``index_convert_cache``).
+    files come from ``convert_cache`` when given (``index_convert_cache``), the others are
+    converted under ``options`` (the runs' OCR and limits).
     """
     chosen: dict[str, str] = {}
     for run in runs:
@@ -98,7 +101,7 @@ def read_sources(
     out: dict[str, SourceText] = {}
     for root, file in iter_files(paths, globs, exclude, errors=[]):
         try:
-            raw, _ = read_document(root, file, convert_cache=convert_cache)
+            raw, _ = read_document(root, file, convert_cache=convert_cache, options=options)
         except SourceError:
             continue  # the run already reported it as skipped
         if raw.source not in chosen or raw.source in out:

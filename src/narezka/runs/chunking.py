@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.defaults import STRATEGY as DEFAULT_STRATEGY
 from narezka.discover import iter_files, normalize_newlines, read_document
 from narezka.discover.naming import error_in_corpus, note_in_corpus
@@ -169,6 +170,7 @@ def chunk_documents(
     convert_cache: Path | None = None,
     servers: Servers | None = None,
     cache: Path | None = None,
+    convert: ConvertOptions = DEFAULT,
     **params: Any,
 ) -> ChunkReport:
     """Chunk every matching file under ``paths``; a bad file is reported, never fatal.
@@ -198,7 +200,10 @@ def chunk_documents(
     holds their sizes, so memory stays flat however big the corpus (workers render them).
     Symlinks that lead outside a folder given are skipped, named, unless ``follow_symlinks``.
     ``convert_cache`` (an index's ``converted.sqlite``) gives PDF, Word, HTML… files their
-    cached conversions: unchanged bytes are not converted again.
+    cached conversions: unchanged bytes are not converted again. ``convert`` says whether
+    scans are read by OCR and how much one file may cost (``NAREZKA_OCR``,
+    ``NAREZKA_MAX_FILE_MB``, ``NAREZKA_CONVERT_*``: the CLI reads them with
+    :func:`narezka.settings.convert_options`; none: the defaults).
     """
     spec = context if isinstance(context, str) else None
     config = _config(
@@ -218,7 +223,9 @@ def chunk_documents(
         tasks, seen = [], 0
         globs = include_for(chosen, include)
         for root, file in _files(paths, globs, exclude, report, follow_symlinks):
-            tasks.append(ChunkTask(root, file, split_params, _size(file), jsonl, convert_cache))
+            tasks.append(
+                ChunkTask(root, file, split_params, _size(file), jsonl, convert_cache, convert)
+            )
             seen += tasks[-1].size
             if jobs is None and seen - tasks[-1].size < PARALLEL_MIN_BYTES <= seen:
                 # Enough for workers: the rest of the listing overlaps their start.
@@ -286,7 +293,11 @@ def _taken(
         try:
             # The worker kept its copy.
             text = read_document(
-                task.root, task.file, convert_cache=task.convert_cache, redact=task.params.redact
+                task.root,
+                task.file,
+                convert_cache=task.convert_cache,
+                redact=task.params.redact,
+                options=task.convert,
             )[0].text
         except SourceError as exc:  # gone or changed since the worker read it
             report.skipped.append(error_in_corpus(exc, file, source))

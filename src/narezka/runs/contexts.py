@@ -35,7 +35,7 @@ def estimate_sync(
                 try:
                     if syncer.is_current(source, file.stat()):
                         continue
-                    raw, _ = read_document(base, file)
+                    raw, _ = read_document(base, file, options=syncer.convert)
                     chunks = chunk_raw(raw, syncer.strategy, syncer.params, syncer.counter).chunks
                 except (OSError, SourceError, NarezkaError):
                     continue

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from narezka.convert import locate
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.discover import read_document, replace_surrogates
 from narezka.discover.vault import is_vault
 from narezka.enrich.hashes import doc_hash
@@ -147,6 +148,8 @@ class ChunkTask:
     (that work would run in its one process, beside workers that wait for it)."""
     convert_cache: Path | None = None
     """The sqlite file that keeps converted PDF, Word, HTML… files (in the index folder)."""
+    convert: ConvertOptions = DEFAULT
+    """OCR on or off and the size limits, as the top read them (a worker reads none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,7 +323,11 @@ def chunk_file(task: ChunkTask, strategy: Strategy, counter: TokenCounter) -> Fi
     source = task.file.relative_to(task.root).as_posix()
     try:
         raw, warnings = read_document(
-            task.root, task.file, convert_cache=task.convert_cache, redact=task.params.redact
+            task.root,
+            task.file,
+            convert_cache=task.convert_cache,
+            redact=task.params.redact,
+            options=task.convert,
         )
     except SourceError as exc:
         return FileOutcome(source, error=exc, read_failed=True)

@@ -10,11 +10,13 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import cast
 
+from narezka.convert.options import DEFAULT as NO_OPTIONS
+from narezka.convert.options import ConvertOptions
 from narezka.embed import Embedder
 from narezka.embed.rescore import RescoreModel
 from narezka.errors import ConfigError
 from narezka.search import rescoring
-from narezka.search.expansion import expand_section, merged_text
+from narezka.search.expansion import Reread, expand_section, merged_text
 from narezka.search.folding import fold_neighbours, resolve_fold, to_parents
 from narezka.search.fusion import DEFAULT, hybrid_query, tie_order
 from narezka.search.hits import Hit
@@ -46,15 +48,15 @@ class SearchEngine:
         redact: bool = True,
         convert_cache: Path | None = None,
         rescore: RescoreModel | None = None,
+        convert: ConvertOptions = NO_OPTIONS,
     ) -> None:
         self.store = store
         self.rescore = rescore
         """The quality tier's model: the candidates are re-scored by their second vectors
         (None: an index without them, or a query that turned it off)."""
-        self.redact = redact
-        """Redact secrets in text re-read from files (off only for a --no-redact index)."""
-        self.convert_cache = convert_cache
-        """The index's cache of converted documents, read when a hit's file is re-read."""
+        self.reread = Reread(corpus, redact, convert_cache, convert)
+        """How a hit's file is read again for its section or its merged neighbours: as the
+        index read it (``redact``, its ``convert_cache``, ``convert``'s OCR and limits)."""
         self.corpus = corpus
         self.strategy = strategy
         self.embedder = embedder
@@ -138,23 +140,11 @@ class SearchEngine:
         """The hits' text as the query asks: their sections, or folded neighbours merged, cut
         to ``max_chars``."""
         text, expand = query.text, query.expand
-        if expand == "section":
+        if expand in ("section", None):
             # The section holds the folded neighbours too: one read of the file serves both.
-            hits = [
-                expand_section(
-                    h, self.corpus, text, redact=self.redact, convert_cache=self.convert_cache
-                )
-                for h in hits
-            ]
-        elif expand is None:
-            hits = [
-                merged_text(
-                    h, self.corpus, text, redact=self.redact, convert_cache=self.convert_cache
-                )
-                if h.merged
-                else h
-                for h in hits
-            ]
+            section = expand == "section"
+            grow = expand_section if section else merged_text
+            hits = [grow(h, text, self.reread) if section or h.merged else h for h in hits]
         if (limit := query.max_chars) is not None:
             # Last: what was searched, folded, expanded and scored is the whole text.
             hits = [

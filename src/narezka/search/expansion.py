@@ -6,10 +6,12 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from narezka.convert import locate
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.discover import read_document
 from narezka.discover.walk import inside
 from narezka.enrich.hashes import doc_hash
@@ -21,16 +23,41 @@ from narezka.search.hits import Hit, snippet
 from narezka.types import BlockKind, RawDocument
 
 
-def merged_text(
-    hit: Hit, corpus: Path, query: str, *, redact: bool = True, convert_cache: Path | None = None
-) -> Hit:
-    """The text of a folded hit's whole span, read from its file (secrets redacted, as in
-    everything the index stores); if the file changed since it was indexed, the hit shrinks
-    back to its best chunk, marked stale."""
-    raw = current_source(corpus, hit, convert_cache, redact=redact)
+@dataclass(frozen=True, slots=True)
+class Reread:
+    """How a hit's file is read again: as the index read it."""
+
+    corpus: Path
+    redact: bool = True
+    """Secrets replaced by markers, as in everything the index stores (off only for an
+    index built with --no-redact)."""
+    convert_cache: Path | None = None
+    """The index's cache of converted documents: a scanned PDF is not read by OCR again."""
+    options: ConvertOptions = DEFAULT
+    """OCR and the limits a file past the cache is converted under (the caller read them)."""
+
+    def current(self, hit: Hit) -> RawDocument | None:
+        """The hit's file read this way, only if it still says what the index holds: same
+        document hash (or, for an index older than stored hashes, the same text at the hit's
+        own span). None if it changed, is gone or is unreadable now."""
+        raw = read_source(
+            self.corpus, hit.file_path, self.convert_cache, redact=self.redact, options=self.options
+        )
+        if raw is None:
+            return None
+        own = hit.record
+        if own.doc_hash:
+            return raw if doc_hash(raw.text) == own.doc_hash else None
+        return raw if raw.text[own.start : own.end] == own.text else None
+
+
+def merged_text(hit: Hit, query: str, reread: Reread) -> Hit:
+    """The text of a folded hit's whole span, read from its file; if the file changed since
+    it was indexed, the hit shrinks back to its best chunk, marked stale."""
+    raw = reread.current(hit)
     if raw is None:
         return _stored(hit, query)
-    text = _span(raw.text, hit.start, hit.end, redact=redact)
+    text = _span(raw.text, hit.start, hit.end, redact=reread.redact)
     return dataclasses.replace(
         hit, text=text, snippet=snippet(text, query), covers=_covers(hit, raw, hit.start, hit.end)
     )
@@ -48,12 +75,10 @@ def _span(text: str, start: int, end: int, *, redact: bool) -> str:
     return redact_span(text, find_secrets(text), start, end) if redact else text[start:end]
 
 
-def expand_section(
-    hit: Hit, corpus: Path, query: str, *, redact: bool = True, convert_cache: Path | None = None
-) -> Hit:
+def expand_section(hit: Hit, query: str, reread: Reread) -> Hit:
     """Replace the hit's text by its whole heading section from the source file (or keep the
     stored text, marked stale, when the file no longer matches the index)."""
-    raw = current_source(corpus, hit, convert_cache, redact=redact)
+    raw = reread.current(hit)
     if raw is None:
         return _stored(hit, query)
     doc, _ = parse_document(raw)
@@ -71,7 +96,7 @@ def expand_section(
         end -= 1
     while start < end and doc.text[start].isspace():
         start += 1
-    text = _span(doc.text, start, end, redact=redact)
+    text = _span(doc.text, start, end, redact=reread.redact)
     return dataclasses.replace(
         hit,
         text=text,
@@ -97,23 +122,13 @@ def _stored(hit: Hit, query: str) -> Hit:
     )
 
 
-def current_source(
-    corpus: Path, hit: Hit, convert_cache: Path | None = None, *, redact: bool = True
-) -> RawDocument | None:
-    """The hit's file as the index read it, only if it still says what the index holds:
-    same document hash (or, for an index older than stored hashes, the same text at the
-    hit's own span). None if it changed, is gone or is unreadable now."""
-    raw = read_source(corpus, hit.file_path, convert_cache, redact=redact)
-    if raw is None:
-        return None
-    own = hit.record
-    if own.doc_hash:
-        return raw if doc_hash(raw.text) == own.doc_hash else None
-    return raw if raw.text[own.start : own.end] == own.text else None
-
-
 def read_source(
-    corpus: Path, file_path: str, convert_cache: Path | None = None, *, redact: bool = True
+    corpus: Path,
+    file_path: str,
+    convert_cache: Path | None = None,
+    *,
+    redact: bool = True,
+    options: ConvertOptions = DEFAULT,
 ) -> RawDocument | None:
     """The indexed file as the index read it (decoded, LF newlines; a PDF, Word file or web
     page as its canonical Markdown, redacted unless the index was built with ``redact``
@@ -128,6 +143,8 @@ def read_source(
     if not inside(os.path.realpath(root / relative), os.path.realpath(root)):
         return None  # a link put in the corpus after it was indexed must not leak
     try:
-        return read_document(root, root / relative, convert_cache=convert_cache, redact=redact)[0]
+        return read_document(
+            root, root / relative, convert_cache=convert_cache, redact=redact, options=options
+        )[0]
     except (OSError, NarezkaError):
         return None

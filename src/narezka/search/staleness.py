@@ -12,7 +12,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
-from narezka.search.expansion import current_source
+from narezka.convert.options import DEFAULT, ConvertOptions
+from narezka.search.expansion import Reread
 from narezka.search.hits import Hit
 from narezka.store.errors import IndexDamagedError
 
@@ -41,6 +42,7 @@ def mark_stale(
     records: Callable[[], AbstractContextManager[Records]],
     *,
     by_size: bool = True,
+    convert: ConvertOptions = DEFAULT,
 ) -> list[Hit]:
     """``hits``, each flagged ``stale`` whose file changed since its text was indexed: gone,
     or not what the last sync recorded, or a sync has replaced its points since this search
@@ -49,8 +51,10 @@ def mark_stale(
     touched but unchanged file is not called stale, and a changed size is stale whatever the
     mtime says. ``by_size=False`` (a reader by URL, whose records are the server's whole
     published file list) opens ``records`` only for files whose mtime moved, and so misses an
-    edit that restored its old mtime."""
+    edit that restored its old mtime. A file hashed is read as a sync would read it under
+    ``convert`` (OCR, limits: the index's caller reads them)."""
     root = corpus if corpus.is_dir() else corpus.parent
+    reread = Reread(corpus, options=convert)
     changed: dict[str, bool] = {}
     suspects: dict[str, tuple[Hit, os.stat_result]] = {}
     for hit in hits:
@@ -72,12 +76,12 @@ def mark_stale(
         try:
             with records() as known:
                 for path, (hit, stat) in suspects.items():
-                    changed[path] = _differs(hit, stat, known.get(path), corpus)
+                    changed[path] = _differs(hit, stat, known.get(path), reread)
         except IndexDamagedError:
             # A manifest that cannot be read (the search has warned of it) cannot say what
             # the last sync saw; the file's text still tells an edit from a touch.
             for path, (hit, _) in suspects.items():
-                changed[path] = current_source(corpus, hit) is None
+                changed[path] = reread.current(hit) is None
     return [
         dataclasses.replace(h, stale=True) if changed[h.file_path] and not h.stale else h
         for h in hits
@@ -91,7 +95,7 @@ def _same_mtime(now: float, indexed: object) -> bool:
     return isinstance(indexed, int | float) and abs(now - indexed) < 1e-6
 
 
-def _differs(hit: Hit, stat: os.stat_result, entry: Indexed | None, corpus: Path) -> bool:
+def _differs(hit: Hit, stat: os.stat_result, entry: Indexed | None, reread: Reread) -> bool:
     if entry is None:
         return True  # synced away (deleted) since the hit's points were read
     stored = str(hit.payload.get("doc_hash") or "")
@@ -102,4 +106,4 @@ def _differs(hit: Hit, stat: os.stat_result, entry: Indexed | None, corpus: Path
     if stat.st_size != entry.size:
         return True
     # Same size, new mtime: only its content can tell an edit from a touch.
-    return current_source(corpus, hit) is None
+    return reread.current(hit) is None

@@ -38,7 +38,7 @@ from narezka.search.expansion import read_source
 from narezka.serve.cursors import cursor_offset, make_cursor
 from narezka.serve.errors import NotFoundError, ServiceError
 from narezka.serve.limits import REQUEST_SECONDS, checked, limited, on_time
-from narezka.settings import Settings
+from narezka.settings import Settings, convert_options
 from narezka.tokens import TokenCounter, get_counter
 
 DEFAULT_REPLY_TOKENS = 8000
@@ -308,7 +308,9 @@ class Service:
         cut to the reply budget. Only files the index holds, inside the corpus, are read."""
         file = self._inside(path)
         plain = self.index.settings.redact is False
-        raw = read_source(self.corpus, file, self.index.convert_cache, redact=not plain)
+        raw = read_source(
+            self.corpus, file, self.index.convert_cache, redact=not plain, options=convert_options()
+        )
         if raw is None:
             raise NotFoundError(f"{path}: cannot be read now (gone or unreadable)")
         text = raw.text if plain else redact(raw.text)[0]

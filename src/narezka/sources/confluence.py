@@ -32,7 +32,7 @@ page's next version.
 from __future__ import annotations
 
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -41,14 +41,7 @@ from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.formats import CONVERTED_SUFFIXES
 from narezka.sources.base import strip_credentials
 from narezka.sources.confluence_storage import storage_page
-from narezka.sources.live_http import (
-    DEFAULT_LIMITS,
-    TOO_LARGE,
-    LiveClient,
-    LiveLimits,
-    PageFailed,
-    check_origin,
-)
+from narezka.sources.live_http import TOO_LARGE, LiveClient, PageFailed, check_origin
 from narezka.sources.live_staging import (
     Body,
     LivePage,
@@ -82,16 +75,7 @@ class ConfluenceSource(LiveSource):
 
     kind = "confluence"
 
-    def __init__(
-        self,
-        spec: str,
-        *,
-        cache: Path | None = None,
-        limits: LiveLimits = DEFAULT_LIMITS,
-        env: environment.Environment | None = None,
-        home: Path | None = None,
-        staging: Path | None = None,
-    ) -> None:
+    def _parse(self, spec: str) -> str:
         url = strip_credentials(spec.removeprefix(CONFLUENCE_PREFIX))
         parts = urlsplit(url)
         address = f"{parts.scheme}://{parts.netloc}{parts.path}".rstrip("/")
@@ -106,8 +90,7 @@ class ConfluenceSource(LiveSource):
         self.base = found["base"]
         self.key = found["key"]
         where = "/spaces/" if self.cloud else "/display/"
-        spec = f"{CONFLUENCE_PREFIX}{self.base}{where}{self.key}"
-        self._place(spec, cache, home, staging, limits, env)
+        return f"{CONFLUENCE_PREFIX}{self.base}{where}{self.key}"
 
     def _client(self) -> LiveClient:
         env = self._environment()

@@ -33,7 +33,7 @@ from narezka.sources.base import (
     safe_member,
     write_state,
 )
-from narezka.sources.live_http import LiveClient, LiveLimits, PageFailed
+from narezka.sources.live_http import DEFAULT_LIMITS, LiveClient, LiveLimits, PageFailed
 
 __all__ = [
     "LivePage",
@@ -266,26 +266,32 @@ def kept_on_failure(read: Callable[[], bytes | None], page: LivePage, warnings: 
 
 class LiveSource(CachedSource):
     """A live service's pages staged into the cache (see the module docstring). A subclass
-    says how to reach the service (``_client``) and lists its pages (``_listing``: the pages
-    and how to read one's body); a listing that fails stops the run before anything staged
-    changes."""
+    says what its spec names (``_parse``: the spec written the one way it keeps), how to
+    reach the service (``_client``) and lists its pages (``_listing``: the pages and how to
+    read one's body); a listing that fails stops the run before anything staged changes."""
 
     limits: LiveLimits
     requests: int
     """Requests the last refresh sent (the tests count them)."""
     _env: environment.Environment | None
 
-    def _place(
+    def __init__(
         self,
         spec: str,
-        cache: Path | None,
-        home: Path | None,
-        staging: Path | None,
-        limits: LiveLimits,
-        env: environment.Environment | None,
+        *,
+        cache: Path | None = None,
+        limits: LiveLimits = DEFAULT_LIMITS,
+        env: environment.Environment | None = None,
+        home: Path | None = None,
+        staging: Path | None = None,
     ) -> None:
-        self._settle(spec, cache, home, staging)
+        self._settle(self._parse(spec), cache, home, staging)
         self.limits, self._env, self.requests = limits, env, 0
+
+    def _parse(self, spec: str) -> str:
+        """Take in what ``spec`` names (a ``ConfigError`` when it names nothing this source
+        reads); the spec as it is kept, credentials stripped."""
+        raise NotImplementedError
 
     def _environment(self) -> environment.Environment:
         """The environment given (the command read it at its top), else the process's."""

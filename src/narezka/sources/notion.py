@@ -24,27 +24,14 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from narezka import environment
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.sources.base import strip_credentials
-from narezka.sources.live_http import (
-    DEFAULT_LIMITS,
-    LiveClient,
-    LiveLimits,
-    PageFailed,
-    check_origin,
-)
-from narezka.sources.live_staging import (
-    Body,
-    LivePage,
-    LiveSource,
-    kept_on_failure,
-    previous_pages,
-)
+from narezka.sources.live_http import LiveClient, PageFailed, check_origin
+from narezka.sources.live_staging import Body, LivePage, LiveSource, kept_on_failure, previous_pages
 from narezka.sources.notion_blocks import plain_text, render
 
 __all__ = ["NOTION_PREFIXES", "NotionSource"]
@@ -72,16 +59,7 @@ class NotionSource(LiveSource):
 
     kind = "notion"
 
-    def __init__(
-        self,
-        spec: str,
-        *,
-        cache: Path | None = None,
-        limits: LiveLimits = DEFAULT_LIMITS,
-        env: environment.Environment | None = None,
-        home: Path | None = None,
-        staging: Path | None = None,
-    ) -> None:
+    def _parse(self, spec: str) -> str:
         clean = strip_credentials(spec)
         if clean.startswith("notion://"):
             api, rest = API, clean.removeprefix("notion://")
@@ -94,8 +72,7 @@ class NotionSource(LiveSource):
                 f"{clean}: a Notion source is notion://<database or page id> (32 hex digits)"
             )
         self.api, self.id = api, page_id
-        spec = f"notion://{page_id}" if api == API else f"notion+{api}/{page_id}"
-        self._place(spec, cache, home, staging, limits, env)
+        return f"notion://{page_id}" if api == API else f"notion+{api}/{page_id}"
 
     def _client(self) -> LiveClient:
         env = self._environment()

@@ -225,6 +225,10 @@ class DocumentContext(Cuts, Sizes):
         before, after = self._frame(self.atoms[k])
         return len(before), len(after)
 
+    def frame_texts(self, k: int) -> tuple[str, str]:
+        """``atoms[k]``'s frame before and after a piece (the native packer asks in tokens)."""
+        return self._frame(self.atoms[k])
+
     def _frame(self, atom: Block) -> tuple[str, str]:
         """The atom's header or fences, shortened to their share of the budget (once)."""
         frame = self._frames.get(atom.start)
@@ -421,17 +425,18 @@ class DocumentContext(Cuts, Sizes):
         known, chars, name = self._tokens, self.chars, self.counter.name
         salt = f"{self.fingerprint}\0"
         spans, framed = self._spans, self._framed
-        # A subclass that renders its own embed_text (chat) is asked for it; else the
-        # breadcrumb and body are joined here, the range's section pair looked up once for
-        # the breadcrumb, the path, the anchor and whether the range has anchors.
-        rendered = type(self).embed_text is not DocumentContext.embed_text
+        # In characters the breadcrumb and body are joined here (no embed_text was made while
+        # packing); in tokens embed_text's memo holds most of them already. A subclass that
+        # renders its own (chat) is always asked. The range's section pair is looked up
+        # once for the breadcrumb, the path, the anchor and whether the range has anchors.
+        joined = chars and type(self).embed_text is DocumentContext.embed_text
         for index, (start, end) in enumerate(ranges):
             key = (bisect_right(starts, start), bisect_right(starts, max(start, end - 1)))
             span = spans.get(key)
             if span is None:
                 span = self._span(start, end)
             path, anchor, crumb = span
-            embed = self.embed_text(start, end) if rendered else crumb + framed(start, end)
+            embed = crumb + framed(start, end) if joined else self.embed_text(start, end)
             tokens = len(embed) if chars else known.get((start, end))
             if tokens is None:
                 tokens = self.counter.count(embed)

@@ -63,21 +63,16 @@ def native_ranges(
     ctx: DocumentContext, bounds: list[int], min_chars: int
 ) -> list[tuple[int, int]] | None:
     """What :meth:`HeadingsStrategy.split` packs, from the native core where it answers:
-    in characters, for a document without secrets (their markers' sizes stay Python's).
-    Breadcrumbs and split atoms' frames are asked of the context, once each."""
-    if core is None or not ctx.chars or ctx.secrets:
+    in characters, or in the tokens of a counter the core counts (cl100k_base), for a
+    document without secrets (their markers' sizes stay Python's). Breadcrumbs and split
+    atoms' frames are asked of the context, once each."""
+    if core is None or ctx.secrets:
         return None
-    atoms = [
-        (
-            a.start,
-            a.end,
-            _ATOM_BITS.get(a.kind, 0)
-            | (_FENCE if a.fence else 0)
-            | (_FENCE_CLOSE if a.fence_close else 0),
-        )
-        for a in ctx.atoms
-    ]
-    found: list[tuple[int, int]] | None = core.pack_headings(
+    native = None if ctx.chars else getattr(ctx.counter, "native", None)
+    if not ctx.chars and native is None:
+        return None
+    atoms = native_atoms(ctx)
+    state = (
         ctx.text,
         bounds,
         [(b.start, b.end) for b in ctx.blocks if b.kind is BlockKind.HEADING],
@@ -87,10 +82,43 @@ def native_ranges(
         ctx.section_starts,
         ctx.budget,
         min_chars,
-        lambda start, end: len(ctx.crumb(start, end)),
-        ctx.frame_lengths,
     )
-    return found
+    if native is None:
+        found: list[tuple[int, int]] | None = core.pack_headings(
+            *state, lambda start, end: len(ctx.crumb(start, end)), ctx.frame_lengths
+        )
+        return found
+    clean = ctx.clean
+    # Python's own counts where sanitizing may change a range (a document that needs it).
+    packed: tuple[list[tuple[int, int]], list[int]] | None = core.pack_headings_tokens(
+        native,
+        *state,
+        ctx.crumb,
+        ctx.frame_texts,
+        clean,
+        ([], []) if clean else ctx.changed,
+        ctx.embed_text,
+        ctx.piece_text,
+    )
+    if packed is None:
+        return None
+    ranges, counts = packed
+    ctx.known_counts(ranges, counts)
+    return ranges
+
+
+def native_atoms(ctx: DocumentContext) -> list[tuple[int, int, int]]:
+    """The context's atoms as the native packer reads them: start, end, kind bits."""
+    return [
+        (
+            a.start,
+            a.end,
+            _ATOM_BITS.get(a.kind, 0)
+            | (_FENCE if a.fence else 0)
+            | (_FENCE_CLOSE if a.fence_close else 0),
+        )
+        for a in ctx.atoms
+    ]
 
 
 def glued_starts(ctx: DocumentContext) -> list[int]:

@@ -197,6 +197,11 @@ class Sizes(WordEndSizes):
         total = frame(start, end) + a - frame(*left) + b - frame(*right) + gap
         return self._record_exact(key, total)
 
+    def known_counts(self, ranges: Sequence[tuple[int, int]], counts: Sequence[int]) -> None:
+        """Exact counts of the ranges' ``embed_text`` made elsewhere (the native packer), kept
+        as chunk counts: the chunks are not tokenized again."""
+        self._tokens.update(zip(ranges, counts, strict=True))
+
     def _record_exact(self, key: tuple[int, int], exact: int) -> int:
         """Keep a range's exact count, summed untokenized, as its chunk's count and as its
         cost (never under the raw-length floor); the cost is returned."""

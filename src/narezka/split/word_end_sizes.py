@@ -242,6 +242,15 @@ class WordEndSizes:
         spans = changed_spans(self.text)
         return [a for a, _ in spans], [b for _, b in spans]
 
+    @property
+    def changed(self) -> tuple[list[int], list[int]]:
+        """Starts and ends of the spans sanitizing may change (the native packer's copy)."""
+        return self._changed
+
+    def piece_text(self, start: int, end: int) -> str:
+        """The range's own text as a piece is counted (see :meth:`_sanitized`)."""
+        return self._sanitized(start, end, self.text[start:end])
+
     def _meets_change(self, start: int, end: int) -> bool:
         """Whether a span sanitizing may change meets the range: if not, the range's text is
         its own sanitized form (``changed_spans``)."""

@@ -177,6 +177,8 @@ class TiktokenCounter:
         self.word_ends = splits_at_word_ends(encoding)
         """Whether counts split exactly at word ends (:mod:`narezka.tokens.word_ends`)."""
         native = _native_counter(encoding)
+        self.native: Any = native
+        """The native core's counter behind ``count`` (cl100k_base), or None."""
         if native is not None:
             self.count = native.count  # type: ignore[method-assign]
             self.count_batch = native.count_batch  # type: ignore[method-assign]

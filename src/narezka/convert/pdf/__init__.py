@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from narezka.convert.markdown import Converted, MarkdownWriter
+from narezka.convert.options import DEFAULT, ConvertOptions
 from narezka.convert.pdf.base import _BAD_SHARE, _SAME_PAGES, _Line
 from narezka.convert.pdf.headings import _mark_headings, _outline
 from narezka.convert.pdf.lines import _open, _page_lines
@@ -124,11 +125,12 @@ def _no_text_error(path: str, reading: _Reading, count: int, ocr_name: str | Non
     raise NoTextLayerError(path, f"no text layer in {count} page(s) ({why})")
 
 
-def convert_pdf(data: bytes, path: str) -> Converted:
+def convert_pdf(data: bytes, path: str, options: ConvertOptions = DEFAULT) -> Converted:
     """Convert a PDF's text layer to Markdown with one provenance span per page run.
 
     A page without a text layer that draws something (a scan) is read by OCR when
-    ``tesseract`` is installed (``narezka.convert.ocr``; meta ``ocr_pages``), else listed in
+    ``tesseract`` is installed and ``options`` allow it (``narezka.convert.ocr``; meta
+    ``ocr_pages``), else listed in
     meta ``no_text_pages``, never left out silently. A page whose content cannot be read is
     skipped and named in meta ``notes`` (a run prints them as warnings naming the file).
 
@@ -138,14 +140,14 @@ def convert_pdf(data: bytes, path: str) -> Converted:
     """
     from narezka.convert import ocr
 
-    reader = ocr.engine()
+    reader = ocr.engine(options)
     pdf = _open(data, path)
     try:
         reading, count = _read(pdf, path, reader)
         outline = _outline(pdf)
     finally:
         pdf.close()  # type: ignore[attr-defined]
-    _no_text_error(path, reading, count, ocr.available() if reader else None)
+    _no_text_error(path, reading, count, ocr.available(options) if reader else None)
     lines, running = _strip_running(reading.pages)
     lines = _mark_headings(lines, outline)
     lines = separate_notes(lines, _joins)
@@ -156,7 +158,7 @@ def convert_pdf(data: bytes, path: str) -> Converted:
     meta: dict[str, object] = {"pages": count, "running_text": running}
     if reading.ocr_pages:
         meta["ocr_pages"] = reading.ocr_pages
-        meta["ocr"] = ocr.available()
+        meta["ocr"] = ocr.available(options)
     if reading.no_text:
         meta["no_text_pages"] = reading.no_text
     if reading.ocr_failed:

@@ -57,12 +57,19 @@ def _strip_running(pages: list[list[_Line]]) -> tuple[list[_Line], list[str]]:
     number)."""
     seen: dict[str, list[tuple[int, tuple[int, ...]]]] = {}
     placed: dict[tuple[str, int], list[tuple[int, tuple[int, ...]]]] = {}
+    # A page printed twice (a memo's copy, a form) repeats its body as well as its margins:
+    # that says nothing of running lines, so each distinct page counts once.
+    distinct: set[tuple[str, ...]] = set()
     for lines in pages:
+        page_text = tuple(" ".join(ln.text.split()) for ln in lines)
+        if page_text in distinct:
+            continue
+        distinct.add(page_text)
         for key, line in {_running_key(ln.text): ln for ln in lines if ln.margin}.items():
             seen.setdefault(key, []).append((line.page, _numbers(line.text)))
             spot = (key, round(line.baseline / _PLACE))
             placed.setdefault(spot, []).append((line.page, _numbers(line.text)))
-    need = max(2, math.ceil(len(pages) * _REPEAT_SHARE))
+    need = max(2, math.ceil(len(distinct) * _REPEAT_SHARE))
     running = {key for key, where in seen.items() if len(where) >= need and _follows_pages(where)}
     # A chapter's running head ("Diagnosis 13", "Diagnosis 15"…) or a footer on every other
     # page recurs on fewer pages, but at one place: enough there.

@@ -36,18 +36,16 @@ def _ocr_lines(page: object, number: int, exe: str, languages: str) -> list[_Lin
     image, height = _render(page, pixels, 0)
     progress()  # tesseract's time is its own (ocr.TIMEOUT a page): the wall clock allows it
     # Turned pages are read upright, each in its script's languages (OSD tells both).
-    turn = ocr.orientation(image, exe)
-    if turn.rotate:
-        image, height = _render(page, pixels, turn.rotate)
+    turned_height = [height]
+
+    def turned(degrees: int) -> bytes:
+        picture, turned_height[0] = _render(page, pixels, degrees)
+        return picture
+
+    read = ocr.read_upright(image, exe, languages, turned)
+    height = turned_height[0]
     scale = 1 / pixels
     lines = []
-    wanted = ocr.languages_for(turn.script, languages)
-    read = ocr.recognise(image, exe, wanted)
-    latin = ocr.languages_for("Latin", languages)
-    if latin != wanted and ocr.script_of(" ".join(f.text for f in read)) == "Latin":
-        # OSD took a Latin page for Cyrillic (capitals look alike): read it in English,
-        # or its words come back with Cyrillic letters inside.
-        read = ocr.recognise(image, exe, latin)
     for found in read:
         margin = found.top < height * _MARGIN or found.bottom > height * (1 - _MARGIN)
         size = (found.bottom - found.top) * scale
