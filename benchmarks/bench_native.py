@@ -32,8 +32,11 @@ DEFAULT_CORPUS = SHARED / "data/md_corpus"
 import narezka  # noqa: E402
 from narezka._native import core  # noqa: E402
 from narezka.parse import core_blocks, redaction, sentences  # noqa: E402
+from narezka.parse import sanitize as _sanitize  # noqa: E402, F401
 from narezka.parse.scanner import scan_blocks  # noqa: E402
-from narezka.split import headings, recursive  # noqa: E402
+from narezka.split import context, headings, recursive  # noqa: E402
+
+sanitize_module = sys.modules["narezka.parse.sanitize"]  # the package re-exports a function
 
 Run = Callable[[str], Any]
 
@@ -56,6 +59,8 @@ USERS = (
     (redaction, "_PREFILTER"),
     (headings, "core"),
     (recursive, "core"),
+    (sanitize_module, "core"),
+    (context, "core"),
 )
 """The modules that call the core, and the name each holds it (or its object) under."""
 

@@ -99,3 +99,47 @@ def test_the_cl100k_counter_counts_lone_surrogates_as_tiktoken() -> None:
     expected = [len(encoding.encode_ordinary(t)) for t in texts]
     assert [counter.count(t) for t in texts] == expected
     assert counter.count_batch(texts) == expected
+
+
+def test_make_objects_builds_what_the_constructor_builds() -> None:
+    import dataclasses
+
+    import pytest
+
+    from narezka.types import Chunk
+
+    if core is None:
+        return
+    names = [f.name for f in dataclasses.fields(Chunk)]
+    row = ("a.md", 0, 0, 2, "ab", "x > y\n\nab", ("x", "y"), "y", "a.md#y", 9, 9)
+    row += ("chars", "headings", "0" * 32, {"k": 1}, ())
+    made = core.make_objects(Chunk, names, [row, row])
+    assert made == [Chunk(*row), Chunk(*row)]
+    assert type(made[0]) is Chunk
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made[0].index = 1  # type: ignore[misc]
+    with pytest.raises(ValueError, match="a row of 15 values for 16 fields"):
+        core.make_objects(Chunk, names, [row[:-1]])
+    assert core.make_objects(Chunk, names, []) == []
+
+
+_CHUNK_RECORDS = """
+import narezka
+texts = [
+    "---\\ntitle: T\\n---\\n# A\\n\\ntext " * 30
+    + "\\n\\n## B\\n\\n| h |\\n|---|\\n" + "| r |\\n" * 200,
+    "# Заголовок\\n\\nпароль: password=hunter2hunter2 и\\u200b текст.\\n\\n" * 40,
+    "# C\\n\\n```py\\n" + "x = 1\\n" * 300 + "```\\n\\n" + "слово " * 400,
+]
+for text in texts:
+    for strategy in ("headings", "recursive", "parent-child", "sentences", "fixed", "chat"):
+        for chunk in narezka.chunk_text(text, strategy, size=120):
+            print(chunk.to_json())
+"""
+
+
+def test_chunk_records_alike_with_the_core_and_without() -> None:
+    native = _in_fresh_interpreter(_CHUNK_RECORDS, NAREZKA_PURE="0")
+    pure = _in_fresh_interpreter(_CHUNK_RECORDS, NAREZKA_PURE="1")
+    assert native == pure
+    assert native.count("\n") > 100

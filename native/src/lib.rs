@@ -9,9 +9,11 @@ mod bpe;
 mod chars;
 mod html;
 mod pack;
+mod records;
 mod scanner;
 mod secrets;
 mod sentences;
+mod words;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -337,6 +339,112 @@ impl Cl100kCounter {
     }
 }
 
+/// `narezka.parse.sanitize`'s `needs_sanitizing(text[start:])` and
+/// `removed_characters(text[start:])`, or None for a text with a lone surrogate (no UTF-8
+/// form).
+#[pyfunction]
+fn body_scan(text: Bound<'_, PyString>, start: usize) -> Option<(bool, usize)> {
+    let text = text.to_str().ok()?;
+    let from = text
+        .char_indices()
+        .nth(start)
+        .map_or(text.len(), |(at, _)| at);
+    Some(records::body_scan(&text[from..]))
+}
+
+/// Instances of `cls` (a frozen slotted dataclass), one per row, each slot `names[i]` set to
+/// `row[i]` through the type's descriptors: what its `__init__` does, without a Python call
+/// per field (the frozen `__setattr__` is not in the way of `PyObject_GenericSetAttr`).
+#[pyfunction]
+fn make_objects<'py>(
+    py: Python<'py>,
+    cls: Bound<'py, PyType>,
+    names: Vec<Bound<'py, PyString>>,
+    rows: Vec<Bound<'py, PyTuple>>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let new = py.get_type::<pyo3::types::PyAny>().getattr("__new__")?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        if row.len() != names.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "a row of {} values for {} fields",
+                row.len(),
+                names.len()
+            )));
+        }
+        let obj = new.call1((&cls,))?;
+        for (name, value) in names.iter().zip(row.iter()) {
+            // SAFETY: all three are live objects held by this frame.
+            let rc = unsafe {
+                ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr())
+            };
+            if rc != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        out.push(obj);
+    }
+    Ok(out)
+}
+
+/// BM25's `Counter(re.findall(r"[^\W_]+", text.lower())).items()`, or None for a text
+/// with a character the core leaves to Python.
+#[pyfunction]
+fn word_counts(py: Python<'_>, text: Bound<'_, PyString>) -> Option<Vec<(String, usize)>> {
+    let text = text.to_str().ok()?;
+    py.allow_threads(|| words::word_counts(text))
+}
+
+/// `narezka.tokens.bm25.Bm25Encoder.encode_document`'s work for an analyzer with no title
+/// weight and no identifiers, the stems Python gives it held here.
+#[pyclass(frozen, module = "narezka._core")]
+struct Bm25Terms {
+    terms: Mutex<words::Terms>,
+}
+
+#[pymethods]
+impl Bm25Terms {
+    #[new]
+    fn new(k1: f64, b: f64, avg_len: f64, held: usize) -> Self {
+        Bm25Terms {
+            terms: Mutex::new(words::Terms {
+                k1,
+                b,
+                avg_len,
+                held,
+                stems: HashMap::new(),
+            }),
+        }
+    }
+
+    /// (sorted token ids, weights) of `text`; or the words whose stems it needs (ask again
+    /// with them in `extra`); or None for a text left to Python.
+    #[pyo3(signature = (text, extra=None))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: Bound<'py, PyString>,
+        extra: Option<HashMap<String, String>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Ok(text) = text.to_str() else {
+            return Ok(py.None().into_bound(py));
+        };
+        let mut terms = self
+            .terms
+            .lock()
+            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("poisoned"))?;
+        Ok(match terms.encode(text, extra) {
+            words::Encoded::Unknown => py.None().into_bound(py),
+            words::Encoded::Unstemmed(found) => found.into_pyobject(py)?.into_any(),
+            words::Encoded::Vector(ids, weights) => {
+                (PyTuple::new(py, ids)?, PyTuple::new(py, weights)?)
+                    .into_pyobject(py)?
+                    .into_any()
+            }
+        })
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
@@ -348,8 +456,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pack_headings, m)?)?;
     m.add_function(wrap_pyfunction!(pack::tokens::pack_headings_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(pack::recursive::pack_recursive, m)?)?;
+    m.add_function(wrap_pyfunction!(body_scan, m)?)?;
+    m.add_function(wrap_pyfunction!(make_objects, m)?)?;
+    m.add_function(wrap_pyfunction!(word_counts, m)?)?;
     m.add_class::<SecretPrefilter>()?;
     m.add_class::<Cl100kCounter>()?;
+    m.add_class::<Bm25Terms>()?;
     m.add("CL100K_PATTERN", bpe::CL100K_PATTERN)?;
     Ok(())
 }

@@ -1,8 +1,11 @@
 """The native core (Rust): private; reach it through :mod:`narezka._native`."""
 
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from narezka.types import Block, BlockKind
+
+_T = TypeVar("_T")
 
 VERSION: str
 OPTIMIZED: bool
@@ -34,6 +37,30 @@ def pack_headings(
     """``narezka.split.headings``'s ranges in characters for a document without secrets
     (``native_ranges`` says what each argument is), or None when ``text`` holds a character
     the core leaves to Python."""
+
+def body_scan(text: str, start: int) -> tuple[bool, int] | None:
+    """``narezka.parse.sanitize``'s ``needs_sanitizing(text[start:])`` and
+    ``removed_characters(text[start:])`` in one pass, or None for a text with a lone
+    surrogate."""
+
+def make_objects(cls: type[_T], names: list[str], rows: list[tuple[Any, ...]]) -> list[_T]:
+    """Instances of the frozen slotted dataclass ``cls``, each slot ``names[i]`` set to
+    ``row[i]`` without ``__init__``; ValueError for a row of another length."""
+
+def word_counts(text: str) -> list[tuple[str, int]] | None:
+    """``Counter(re.findall(r"[^\\W_]+", text.lower())).items()`` as a list, or None for a
+    text with a character the core leaves to Python."""
+
+class Bm25Terms:
+    """``Bm25Encoder.encode_document``'s work for an analyzer with no title weight and no
+    identifiers; it holds up to ``held`` stems Python gave it."""
+
+    def __init__(self, k1: float, b: float, avg_len: float, held: int) -> None: ...
+    def encode(
+        self, text: str, extra: dict[str, str] | None = None
+    ) -> tuple[tuple[int, ...], tuple[float, ...]] | list[str] | None:
+        """(sorted token ids, weights); or the words it needs stems for (ask again with
+        them in ``extra``); or None for a text left to Python."""
 
 class SecretPrefilter:
     """The secret rules' prefilter, built once from each rule's (hints, case-blind)."""

@@ -8,6 +8,9 @@ unbroken runs (base64, hashes) or runs of blank space only burn the token budget
 from __future__ import annotations
 
 import re
+from typing import cast
+
+from narezka._native import core
 
 LONG_RUN = 200
 """Long non-space runs are shortened to this many characters plus ``...``."""
@@ -154,6 +157,37 @@ def removed_characters(text: str) -> int:
     if not _has_dropped(text):
         return 0
     return len(text) - len(_DROP.sub("", text))
+
+
+_last_body: tuple[str, int, tuple[bool, int] | None] = ("", 0, None)
+"""The core's answer about the latest body: the context asks whether it needs sanitizing,
+the chunker then how many characters it drops (one entry, one reference to one text)."""
+
+
+def _body_scan(text: str, start: int) -> tuple[bool, int] | None:
+    """The core's (needs sanitizing, characters dropped) of ``text[start:]`` in one pass,
+    or None on pure Python or for a text the core leaves to Python."""
+    global _last_body
+    if core is None:
+        return None
+    held, at, found = _last_body
+    if text is held and at == start:
+        return found
+    found = cast("tuple[bool, int] | None", core.body_scan(text, start))
+    _last_body = (text, start, found)
+    return found
+
+
+def body_needs_sanitizing(text: str, start: int) -> bool:
+    """``needs_sanitizing(text[start:])``, for a document's body, without slicing it."""
+    found = _body_scan(text, start)
+    return needs_sanitizing(text[start:]) if found is None else found[0]
+
+
+def body_removed_characters(text: str, start: int) -> int:
+    """``removed_characters(text[start:])``, for a document's body, without slicing it."""
+    found = _body_scan(text, start)
+    return removed_characters(text[start:]) if found is None else found[1]
 
 
 _WHITESPACE = frozenset(" \t\n\r\f\v\u00a0\u2028\u2029\u3000\u2000\u2001\u2002\u2003\u2009")

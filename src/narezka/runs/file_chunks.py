@@ -28,7 +28,7 @@ from narezka.formats import place
 from narezka.parse.markdown import parse_document, plain_document
 from narezka.parse.obsidian import callout_spans, note_meta, with_callout_blocks
 from narezka.parse.redaction import count_kinds, find_secrets
-from narezka.parse.sanitize import removed_characters
+from narezka.parse.sanitize import body_removed_characters
 from narezka.runs.workers import (
     PoolKind,
     WorkerPool,
@@ -112,7 +112,7 @@ def chunk_raw(
             warnings_module.warn(_surrogates_note(surrogates), NarezkaWarning, stacklevel=2)
         chunks = chosen.split(doc, params, counter)
     notes = [*warnings, *(f"{raw.source}: {w.message}" for w in caught)]
-    removed = removed_characters(doc.text[doc.body_start :])
+    removed = body_removed_characters(doc.text, doc.body_start)
     return FileChunks(chunks, notes, removed, chosen.name, caught, count_kinds(doc.secrets))
 
 

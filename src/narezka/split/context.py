@@ -7,11 +7,14 @@ text the model sees, its exact size, and finally the ``Chunk`` with its identity
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 from bisect import bisect_right
 from collections.abc import Sequence
 from functools import cached_property
+from hashlib import sha256
+from typing import Any
 
+from narezka._native import core
 from narezka.parse.redaction import (
     DerivedRedactor,
     marker,
@@ -19,7 +22,7 @@ from narezka.parse.redaction import (
     secrets_in,
     size_change,
 )
-from narezka.parse.sanitize import needs_sanitizing, sanitize, trim_whitespace
+from narezka.parse.sanitize import body_needs_sanitizing, sanitize, trim_whitespace
 from narezka.split.atom_frame import atom_frame
 from narezka.split.cuts import Cuts
 from narezka.split.packer import Packer, Refiner
@@ -37,6 +40,7 @@ ATOM_FRAME_SHARE = 0.5
 smallest budget the document is packed at, so every piece keeps room of its own."""
 _NO_FRAME = ("", "")
 _ATOM_KINDS = tuple(b for b in BlockKind if Block(b, 0, 0).is_atom)
+_CHUNK_FIELDS = [f.name for f in dataclasses.fields(Chunk)]
 
 
 class DocumentContext(Cuts, Sizes):
@@ -115,7 +119,14 @@ class DocumentContext(Cuts, Sizes):
         """Whether the body needs no sanitizing: most documents don't, and knowing it once
         lets every range skip the regex passes and character costs be pure arithmetic.
         Asked on first use: strategies that render their own text (chat) never ask."""
-        return not needs_sanitizing(self.text[self.doc.body_start :])
+        return not body_needs_sanitizing(self.text, self.doc.body_start)
+
+    @cached_property
+    def _raw_bodies(self) -> bool:
+        """Whether every range's body is its own text: no atom to frame a piece of, no
+        secret, nothing to sanitize (and no subclass framing ranges its own way)."""
+        plain_frames = type(self)._atom_context is DocumentContext._atom_context
+        return plain_frames and not self.atoms and not self.secrets and self.clean
 
     # ---- sections and breadcrumbs -------------------------------------------------------
 
@@ -261,6 +272,17 @@ class DocumentContext(Cuts, Sizes):
         cached = self._embed.get(key)
         if cached is not None:
             return cached
+        result = self.crumb(start, end) + self._framed(start, end)
+        if len(self._embed) > 4096:
+            self._embed.clear()
+        self._embed[key] = result
+        return result
+
+    def _framed(self, start: int, end: int) -> str:
+        """``embed_text`` after its breadcrumb: the redacted span in its atom's frame,
+        sanitized where that changes it."""
+        if self._raw_bodies:
+            return self.text[start:end]
         before, after = self._atom_context(start, end)
         body = before + self.span_text(start, end) + after
         # A marker can make a run long enough to shorten, in a clean document too; else, in
@@ -269,11 +291,7 @@ class DocumentContext(Cuts, Sizes):
             not self.clean and not self._unchanged(start, end, before, after)
         ):
             body = sanitize(body)
-        result = self.crumb(start, end) + body
-        if len(self._embed) > 4096:
-            self._embed.clear()
-        self._embed[key] = result
-        return result
+        return body
 
     def cost(self, start: int, end: int) -> int:
         """Size of the range as a chunk: exact tokens of its ``embed_text`` (never less than a
@@ -394,52 +412,63 @@ class DocumentContext(Cuts, Sizes):
     # ---- chunks -------------------------------------------------------------------------
 
     def make_chunks(self, ranges: list[tuple[int, int]]) -> list[Chunk]:
-        chunks = []
+        rows: list[tuple[Any, ...]] = []  # the fields of each Chunk, in their order
         if not self.chars:
             # Chunks whose count is not known yet (sized by bounds only) in one batch.
             todo = [r for r in ranges if r not in self._tokens]
             if todo:
                 counts = self.counter.count_batch([self.embed_text(*r) for r in todo])
                 self._tokens.update(zip(todo, counts, strict=True))
-        source = self.doc.source
+        text, source, strategy = self.text, self.doc.source, self.strategy
         meta = dict(self.meta)
         secrets, sections, starts = self.secrets, self.sections, self.section_starts
         known, chars, name = self._tokens, self.chars, self.counter.name
         salt = f"{self.fingerprint}\0"
+        spans, framed = self._spans, self._framed
+        # In characters the breadcrumb and body are joined here (no embed_text was made while
+        # packing); in tokens embed_text's memo holds most of them already. A subclass that
+        # renders its own (chat) is always asked. The range's section pair is looked up
+        # once for the breadcrumb, the path, the anchor and whether the range has anchors.
+        joined = chars and type(self).embed_text is DocumentContext.embed_text
         for index, (start, end) in enumerate(ranges):
-            embed = self.embed_text(start, end)
-            path, anchor, _ = self._span(start, end)
-            tokens = known.get((start, end))
+            key = (bisect_right(starts, start), bisect_right(starts, max(start, end - 1)))
+            span = spans.get(key)
+            if span is None:
+                span = self._span(start, end)
+            path, anchor, crumb = span
+            embed = crumb + framed(start, end) if joined else self.embed_text(start, end)
+            tokens = len(embed) if chars else known.get((start, end))
             if tokens is None:
-                tokens = len(embed) if chars else self.counter.count(embed)
+                tokens = self.counter.count(embed)
             # surrogatepass: a lone surrogate (text decoded with errors="surrogateescape")
             # still hashes; any other text hashes as its plain UTF-8, as it always did.
             data = (salt + embed).encode("utf-8", "surrogatepass")
-            digest = hashlib.sha256(data).hexdigest()[:32]
-            # A range within one section (most) lists no anchors: skip the lookups.
-            first = bisect_right(starts, start)
-            if first < len(starts) and starts[first] < end:
-                anchors = anchors_in(sections, starts, start, end)
-            else:
-                anchors = []
-            chunks.append(
-                Chunk(
-                    source=source,
-                    index=index,
-                    start=start,
-                    end=end,
-                    text=self.text[start:end],
-                    embed_text=embed,
-                    section=path,
-                    anchor=anchor,
-                    url=f"{source}#{anchor}" if anchor else source,
-                    chars=len(embed),
-                    tokens=tokens,
-                    tokenizer=name,
-                    strategy=self.strategy,
-                    content_hash=digest,
-                    meta={**meta, "anchors": anchors} if anchors else meta,
-                    secrets=secrets_in(secrets, start, end),
+            digest = sha256(data).hexdigest()[:32]
+            # A range within one section (most) lists no anchors.
+            anchors = anchors_in(sections, starts, start, end) if key[0] != key[1] else None
+            rows.append(
+                (
+                    source,
+                    index,
+                    start,
+                    end,
+                    text[start:end],
+                    embed,
+                    path,
+                    anchor,
+                    f"{source}#{anchor}" if anchor else source,
+                    len(embed),
+                    tokens,
+                    name,
+                    strategy,
+                    digest,
+                    {**meta, "anchors": anchors} if anchors else meta,
+                    secrets_in(secrets, start, end) if secrets else (),
                 )
             )
+        # The core sets the slots of each frozen Chunk without a Python call per field.
+        if core is not None:
+            chunks: list[Chunk] = core.make_objects(Chunk, _CHUNK_FIELDS, rows)
+        else:
+            chunks = [Chunk(*row) for row in rows]
         return chunks

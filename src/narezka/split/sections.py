@@ -25,14 +25,19 @@ class Section:
 def heading_sections(blocks: Sequence[Block]) -> list[Section]:
     """One section per heading, with the titles and anchors of the headings above it."""
     sections: list[Section] = []
-    path: list[tuple[int, str, str]] = []
+    # (level, titles, anchors) of the open headings: each extends its parent's tuples.
+    path: list[tuple[int, tuple[str, ...], tuple[str, ...]]] = []
+    heading = BlockKind.HEADING
     for block in blocks:
-        if block.kind is not BlockKind.HEADING:
+        if block.kind is not heading:
             continue
-        while path and path[-1][0] >= block.level:
+        level = block.level
+        while path and path[-1][0] >= level:
             path.pop()
-        path.append((block.level, block.title, block.anchor))
-        sections.append(Section(block.start, tuple(p[1] for p in path), tuple(p[2] for p in path)))
+        titles, anchors = (path[-1][1], path[-1][2]) if path else ((), ())
+        titles, anchors = (*titles, block.title), (*anchors, block.anchor)
+        path.append((level, titles, anchors))
+        sections.append(Section(block.start, titles, anchors))
     return sections
 
 

@@ -51,6 +51,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from narezka._native import core
 from narezka.errors import ConfigError, MissingDependencyError
 from narezka.types import SparseVector
 
@@ -244,6 +245,11 @@ class Bm25Encoder:
         if self.lemmas:
             _morph()  # a missing pymorphy3 fails here, not at the first Russian word
         self._stems: dict[str, str] = {}
+        # Without title weights or identifiers, a document's vector is made in the core
+        # (words, counts, token ids, weights); the stems still come from _stem.
+        self._native: Any = None
+        if core is not None and self.title_weight == 1 and not self.ident:
+            self._native = core.Bm25Terms(k1, b, avg_len, STEMS_HELD)
 
     def tokens(self, text: str) -> list[str]:
         """Terms of the text: stems (or lemmas) of its words, lowercased, stop words dropped,
@@ -294,6 +300,12 @@ class Bm25Encoder:
 
     def encode_document(self, text: str) -> SparseVector:
         """Term-frequency weights saturated by k1 and normalized by length (b, avg_len)."""
+        if self._native is not None:
+            found = self._native.encode(text)
+            if isinstance(found, list):  # words it has no stem for yet
+                found = self._native.encode(text, {word: self._stem(word) for word in found})
+            if found is not None:  # else a character the core leaves to Python
+                return SparseVector(*found)
         counts, length = self._term_counts(text)
         if not length:
             return SparseVector((), ())
@@ -319,8 +331,11 @@ class Bm25Encoder:
         counts: Counter[str] = Counter()
         length = 0
         stems = self._stems
-        # Words counted first (in C): a word's stem is looked up once per chunk, not per use.
-        for word, tf in Counter(_WORD.findall(text.lower())).items():
+        # Words counted first (in the core, else in C): a word's stem is looked up once per
+        # chunk, not per use.
+        found = None if core is None else core.word_counts(text)
+        words = Counter(_WORD.findall(text.lower())).items() if found is None else found
+        for word, tf in words:
             stem = stems.get(word)
             if stem is None:
                 stem = self._new_stem(word)
