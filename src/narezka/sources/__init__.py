@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from narezka.environment import Environment
 from narezka.errors import ConfigError, SourceUnavailableError
@@ -36,7 +36,20 @@ from narezka.sources.several import (
     several_from_config,
     several_from_record,
 )
-from narezka.sources.site import SiteSource
+
+# A site's crawler (urllib's HTTP and TLS stack) loads when a site is indexed, not at the
+# start of every command that opens a source.
+if TYPE_CHECKING:
+    from narezka.sources.site import SiteSource
+
+
+def __getattr__(name: str) -> object:
+    if name == "SiteSource":
+        from narezka.sources.site import SiteSource
+
+        return SiteSource
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ArchiveSource",
@@ -113,6 +126,8 @@ def open_source(
     if spec.startswith(("http://", "https://")):
         if link_template is not None:
             raise ConfigError(f"{strip_credentials(spec)}: a site's pages link to themselves")
+        from narezka.sources.site import SiteSource
+
         return SiteSource(spec, cache=cache)
     raise ConfigError(
         f"{strip_credentials(spec)}: not a source narezka reads (a folder's path, "
@@ -132,6 +147,8 @@ def source_from_record(
     if isinstance(record, Mapping) and record.get("kind") == "several":
         return several_from_record(record, where, env)
     if isinstance(record, Mapping) and record.get("kind") == "site":
+        from narezka.sources.site import SiteSource
+
         return SiteSource(str(record.get("spec")), cache=cache)
     if isinstance(record, Mapping) and record.get("kind") == "confluence":
         return ConfluenceSource(str(record.get("spec")), cache=cache, env=env)

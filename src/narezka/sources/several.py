@@ -60,7 +60,6 @@ from narezka.sources.folder import FolderSource
 from narezka.sources.git import GIT_PREFIX, REPO_DIRNAME, GitSource
 from narezka.sources.links import check_template
 from narezka.sources.notion import NOTION_PREFIXES, NotionSource
-from narezka.sources.site import SiteSource
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 SEVERAL_PREFIX = "sources:"
@@ -243,6 +242,8 @@ def _recorded(
     """One recorded member, opened at the version it staged."""
     kind, spec = item.get("kind"), str(item.get("spec"))
     if kind == "site":
+        from narezka.sources.site import SiteSource  # its crawler: only when a site is a member
+
         return SiteSource(spec, home=part, staging=staging)
     if kind in ("confluence", "notion"):
         live = ConfluenceSource if kind == "confluence" else NotionSource
@@ -300,6 +301,8 @@ def _member(
     kind, value = given[0], str(table[given[0]])
     try:
         if kind == "site":
+            from narezka.sources.site import SiteSource
+
             return name, SiteSource(value, home=part, staging=staging)
         if kind in ("confluence", "notion"):
             return name, _live(kind, value, template, part, staging, env)
