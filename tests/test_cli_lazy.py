@@ -181,7 +181,7 @@ def test_the_index_command_loads_no_reader_crawler_or_converter() -> None:
         WATCHED = (
             "narezka.search", "narezka.index.querying", "narezka.index.maintenance",
             "narezka.sources.site", "narezka.sources.crawl", "urllib.request",
-            "narezka.convert.html", "narezka.convert.sheets",
+            "narezka.convert.html", "narezka.convert.sheets", "email.utils", "http.client",
         )
         import narezka.api.indexing, narezka.cli.index
         from narezka.index import Index
