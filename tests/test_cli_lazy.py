@@ -181,6 +181,7 @@ def test_the_index_command_loads_no_reader_crawler_or_converter() -> None:
         WATCHED = (
             "narezka.search", "narezka.index.querying", "narezka.index.maintenance",
             "narezka.sources.site", "narezka.sources.crawl", "urllib.request",
+            "narezka.sources.confluence", "narezka.sources.notion",
             "narezka.convert.html", "narezka.convert.sheets", "email.utils", "http.client",
         )
         import narezka.api.indexing, narezka.cli.index
@@ -204,9 +205,14 @@ def test_the_lazily_loaded_names_are_still_there() -> None:
     import narezka.index.handle
     import narezka.sources
     from narezka.index.querying import IndexStats, SourceInfo
+    from narezka.sources.confluence import CONFLUENCE_PREFIX, ConfluenceSource
+    from narezka.sources.notion import NOTION_PREFIXES, NotionSource
     from narezka.sources.site import SiteSource
 
     assert narezka.sources.SiteSource is SiteSource
+    assert narezka.sources.ConfluenceSource is ConfluenceSource
+    assert narezka.sources.NotionSource is NotionSource
+    assert (CONFLUENCE_PREFIX, NOTION_PREFIXES) == ("confluence+", ("notion://", "notion+"))
     assert narezka.index.IndexStats is narezka.index.handle.IndexStats is IndexStats
     assert narezka.index.SourceInfo is narezka.index.handle.SourceInfo is SourceInfo
     with pytest.raises(AttributeError):

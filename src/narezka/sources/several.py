@@ -40,12 +40,14 @@ import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from narezka.config import read_toml
 from narezka.environment import Environment
 from narezka.errors import ConfigError
 from narezka.sources.base import (
+    CONFLUENCE_PREFIX,
+    NOTION_PREFIXES,
     STAGING_DIRNAME,
     STATE_FILE,
     Refresh,
@@ -55,11 +57,13 @@ from narezka.sources.base import (
     source_dir,
     strip_credentials,
 )
-from narezka.sources.confluence import CONFLUENCE_PREFIX, ConfluenceSource
 from narezka.sources.folder import FolderSource
 from narezka.sources.git import GIT_PREFIX, REPO_DIRNAME, GitSource
 from narezka.sources.links import check_template
-from narezka.sources.notion import NOTION_PREFIXES, NotionSource
+
+if TYPE_CHECKING:
+    from narezka.sources.confluence import ConfluenceSource
+    from narezka.sources.notion import NotionSource
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 SEVERAL_PREFIX = "sources:"
@@ -246,8 +250,7 @@ def _recorded(
 
         return SiteSource(spec, home=part, staging=staging)
     if kind in ("confluence", "notion"):
-        live = ConfluenceSource if kind == "confluence" else NotionSource
-        return live(spec, env=env, home=part, staging=staging)
+        return _live_class(kind)(spec, env=env, home=part, staging=staging)
     if kind == "folder":
         return FolderSource(Path(spec), home=part, staging=staging)
     template = item.get("link_template")
@@ -333,6 +336,18 @@ def _live(
         raise ConfigError("a live page links to its own URL: no link_template")
     if kind == "confluence":
         spec = value if value.startswith(CONFLUENCE_PREFIX) else CONFLUENCE_PREFIX + value
-        return ConfluenceSource(spec, env=env, home=home, staging=staging)
-    spec = value if value.startswith(NOTION_PREFIXES) else "notion://" + value
-    return NotionSource(spec, env=env, home=home, staging=staging)
+    else:
+        spec = value if value.startswith(NOTION_PREFIXES) else "notion://" + value
+    return _live_class(kind)(spec, env=env, home=home, staging=staging)
+
+
+def _live_class(kind: str) -> type[ConfluenceSource] | type[NotionSource]:
+    """A live service's source class, loaded here: its HTTP client and renderer are needed
+    only by a corpus that has such a member."""
+    if kind == "confluence":
+        from narezka.sources.confluence import ConfluenceSource
+
+        return ConfluenceSource
+    from narezka.sources.notion import NotionSource
+
+    return NotionSource
