@@ -111,15 +111,86 @@ def _decoded(data: bytes) -> str:
         return data.decode("cp1252", "replace")
 
 
+_BLOCK_TAGS = frozenset(
+    "address article aside blockquote body br caption center dd details div dl dt fieldset "
+    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section "
+    "table tbody td tfoot th thead title tr ul".split()
+)
+_UNSHOWN_TAGS = frozenset("head script style noscript template".split())
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_FURNITURE_ROLES = frozenset("navigation banner contentinfo complementary search".split())
+_SECTIONING = frozenset("article aside main nav section".split())
+_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?[\w-]+""", re.IGNORECASE)
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1].lower()
+
+
+def _furniture(el: Any, tag: str) -> bool:
+    """Page furniture as HTML's own semantics mark it: ``nav`` and ``aside``, ARIA landmark
+    roles of furniture, and a ``header`` or ``footer`` of the page (not of an article or a
+    section, where HTML makes it no banner or contentinfo). Class and id names are not read:
+    they are narezka's guess, which this reference must not share."""
+    if tag in ("nav", "aside") or (el.get("role") or "").lower() in _FURNITURE_ROLES:
+        return True
+    if tag in ("header", "footer"):
+        return not any(
+            isinstance(a.tag, str) and _local(a.tag) in _SECTIONING for a in el.iterancestors()
+        )
+    return False
+
+
+def _rendered_text(root: Any) -> str:
+    """The text a browser shows of a page's body, as it shows it: no ``head`` (its title is
+    the tab's), comments, scripts or styles; nothing the ``hidden`` attribute or an inline
+    ``display: none`` / ``visibility: hidden`` hides (an inline-XBRL filing's hidden facts);
+    no furniture (``_furniture``); inline elements run together (``annu<span>al</span>`` is one
+    word), block elements apart."""
+    parts: list[str] = []
+    todo: list[Any] = [root]
+    while todo:  # iterative: real pages nest deeper than Python's recursion limit
+        item = todo.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            continue
+        tail = item.tail or ""
+        if not isinstance(item.tag, str):  # a comment or a processing instruction
+            parts.append(tail)
+            continue
+        tag = _local(item.tag)
+        shown = not (
+            tag in _UNSHOWN_TAGS
+            or item.get("hidden") is not None
+            or _HIDDEN_STYLE.search(item.get("style") or "")
+            or _furniture(item, tag)
+        )
+        apart = " " if tag in _BLOCK_TAGS else ""
+        todo.append(tail)
+        if shown:
+            todo.append(apart)
+            todo.extend(reversed([*item]))
+            todo.append(apart + (item.text or ""))
+        else:
+            todo.append(" ")
+    return "".join(parts)
+
+
 def _html_text(data: bytes | str) -> str:
     from lxml import html as lhtml
 
-    if isinstance(data, bytes) and data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
-        data = data.decode("utf-16")
+    if isinstance(data, bytes) and (
+        data[:3] == codecs.BOM_UTF8
+        or data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+        or not _CHARSET.search(data[:4096])
+    ):
+        # No charset declared: a browser reads UTF-8 when the bytes are, else cp1252 (lxml
+        # alone would read Latin-1, making "Geschäftsjahr" two words).
+        data = _decoded(data)
+    if isinstance(data, str):  # lxml refuses a decoded page that declares an encoding
+        data = re.sub(r"^\s*<\?xml[^>]*\?>", "", data, count=1)
     root = lhtml.fromstring(data or "<p></p>")
-    for bad in root.xpath("//script|//style|//noscript|//template"):
-        bad.drop_tree()
-    return " ".join(root.itertext())
+    return _rendered_text(root)
 
 
 def _pdf_text(path: Path, pages: int | None = None) -> str:
@@ -152,7 +223,10 @@ def _zip_xml_text(path: Path, members: re.Pattern[str]) -> str:
             if members.search(name):
                 root = etree.fromstring(archive.read(name), etree.XMLParser(recover=True))
                 if root is not None:
-                    out.append(" ".join(root.itertext()))
+                    # An e-book's pages as a reader shows them (``_rendered_text``); other
+                    # XML (an ODT's content) as all its text.
+                    xhtml = _local(str(root.tag)) == "html"
+                    out.append(_rendered_text(root) if xhtml else " ".join(root.itertext()))
     return "\n".join(out)
 
 
