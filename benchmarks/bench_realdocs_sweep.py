@@ -7,11 +7,13 @@ characters, no conversion cache.
 Per file: the format narezka gives it, the outcome (``read``; ``named`` — not read, with the
 message the user sees; ``empty`` — read, 0 chunks; ``crash`` — a traceback), chunks, seconds,
 the words recall of the chunks' text against a neutral reading where one exists (a PDF's text
-layer by PDFium; Word/PowerPoint/Excel XML by lxml, ``realdocs/office_reference.py``; HTML,
-EPUB and ODT text by lxml; a mail's plain or HTML body by the standard library; CSV/TSV/text
-files' own decoded text; an image's twin PDF; ``language-docs/eng_spa_mult.txt`` for every
-``eng_spa_mult.*``; a generated sample's own passages) and every warning. The summary checks
-the issue's first number: 0 tracebacks, no file of a read format refused or silently empty,
+layer by PDFium; Word/PowerPoint/Excel XML by lxml, ``realdocs/office_reference.py``; HTML and
+EPUB pages as a browser shows them, by lxml (``_rendered_text``: no head, comments, scripts,
+hidden elements, nor the furniture HTML's own semantics mark); ODT text by lxml; a mail's
+plain or HTML body by the standard library; CSV/TSV/text files' own decoded text; an
+image's twin PDF; ``language-docs/eng_spa_mult.txt`` for every ``eng_spa_mult.*``; a
+generated sample's own passages) and every warning. The summary checks the issue's first
+number: 0 tracebacks, no file of a read format refused or silently empty,
 every file not read named with why, no raw library exception text in a message.
 
     NAREZKA_SHARED=/work/shared nice python benchmarks/bench_realdocs_sweep.py \\
