@@ -188,3 +188,13 @@ def test_document_parts_are_offsets_inside_the_text() -> None:
 
     assert document_parts({"parts": [30, 10, 10, 0, 99, "x", 50]}, 60) == (10, 30, 50)
     assert document_parts({}, 60) == () and document_parts({"parts": "10"}, 60) == ()
+
+
+def test_an_attachment_left_unread_is_named_in_the_mails_chunk_not_one_of_its_own(
+    tmp_path: Path,
+) -> None:
+    msg = _mail("Запись звонка", "Запись во вложении.\n")
+    msg.add_attachment(b"ID3\x00\x00", maintype="audio", subtype="mpeg", filename="call.mp3")
+    (tmp_path / "m.eml").write_bytes(bytes(msg))
+    chunks = _chunks(tmp_path, "--size", "800", "--unit", "chars")
+    assert len(chunks) == 1 and "## call.mp3" in chunks[0]["text"]

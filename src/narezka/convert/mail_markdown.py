@@ -177,7 +177,12 @@ class _Renderer:
             self.parts.append(self.writer.length + (0 if self.writer.empty() else 2))
             if isinstance(item, Attachment):
                 self.writer.block("#" * min(level + 1, 6) + " " + inline_text(name), _where(inner))
+                named = self.writer.length
                 self.attachment(item, inner or name)
+                if self.writer.length == named:
+                    # Nothing read (a sound, a picture without text): its name stays in the
+                    # mail's text, but a chunk of a lone heading would be no document.
+                    self.parts.pop()
             else:
                 subject = item[1].headers.get("subject") or NO_SUBJECT
                 self.writer.block(
