@@ -101,3 +101,14 @@ def test_a_list_right_in_a_list_nests_under_the_item_before_it() -> None:
         "   - And another",
         "- Back at the root\n",
     ]
+
+
+def test_a_table_of_one_cell_is_read_as_the_blocks_it_holds() -> None:
+    # An old layout: the site's title in a one-cell banner table, a footer line in another.
+    page = b"""<table><tr><td><font><h1>SteelJIS: Japanese Steels</h1></font></td></tr></table>
+    <table><tr><td>Grade</td><td>SNB22-3</td></tr></table>
+    <table><tr><th>Only a header</th></tr><tr></tr></table>"""
+    text = convert(page, ".html", "t.html").markdown
+    assert text.startswith("# SteelJIS: Japanese Steels\n")
+    assert "| Grade | SNB22-3 |" in text  # two cells: a table
+    assert "\n\nOnly a header\n" in text and "| Only a header |" not in text

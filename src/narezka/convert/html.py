@@ -217,6 +217,13 @@ class _Renderer:
             for stray in _outside_cells(el):
                 self.walk(stray, in_content, depth)
             self.flush()
+            box = _layout_box(el)
+            if box is not None:
+                # One row of one cell lays a page out (a banner holding the site's <h1>, a
+                # footer line): its content is read as the blocks it holds, not as a grid.
+                self.walk(box, in_content, depth)
+                self.flush()
+                return
             rows = [r for r in table_grid(el) if any(r)]
             if rows:
                 self.emit(table_markdown(rows), " ".join(" ".join(r) for r in rows))
@@ -325,6 +332,17 @@ def table_grid(table: Any) -> list[list[str]]:
     while heads < len(own) and _is_header_row(own[heads]):
         heads += 1
     return _merged_header(grid, heads) if heads > 1 else grid
+
+
+def _layout_box(table: Any) -> Any:
+    """The only cell of a table of one row and one cell, else None."""
+    rows = [
+        cells
+        for r in table.iter("tr")
+        if next(r.iterancestors("table"), None) is table
+        and (cells := [c for c in r if c.tag in ("td", "th")])
+    ]
+    return rows[0][0] if len(rows) == 1 and len(rows[0]) == 1 else None
 
 
 _TABLE_PARTS = frozenset("tr td th thead tbody tfoot colgroup col".split())
