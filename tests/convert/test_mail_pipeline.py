@@ -169,6 +169,9 @@ def test_each_attachment_is_a_document_of_its_own_however_short(
     assert where("m.eml", named["meta"], section) == "report.txt"
     if strategy in ("headings", "parent-child", "auto"):  # under the mail's heading path
         assert section == ["Отчёт за май", "report.txt"]
+    if strategy == "parent-child":  # each part's parents numbered apart (search folds by it)
+        parents = {c["meta"].get("element"): c["meta"]["parent"]["index"] for c in chunks}
+        assert len(set(parents.values())) == 3, parents
 
 
 def test_a_secret_before_an_attachment_moves_its_boundary(tmp_path: Path) -> None:

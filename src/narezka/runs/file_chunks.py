@@ -133,6 +133,7 @@ def _split_parts(
     the strategy sees the text up to the part's end with its body starting at the part, and
     the headings before it still give its chunks their path (the mail's subject)."""
     chunks: list[Chunk] = []
+    parent_base = 0
     bounds = [doc.body_start, *(p for p in parts if p > doc.body_start), len(doc.text)]
     for start, end in itertools.pairwise(bounds):
         if not doc.text[start:end].strip():
@@ -144,8 +145,17 @@ def _split_parts(
             blocks=tuple(b for b in doc.blocks if b.end <= end),
             secrets=tuple(s for s in doc.secrets if s.end <= end),
         )
+        parents = 0
         for c in strategy.split(window, params, counter):
+            parent = c.meta.get("parent")
+            if isinstance(parent, Mapping):
+                # A parent-child index folds children by their parent's index: numbered
+                # across the parts, so an attachment's first parent is not the body's.
+                parents = max(parents, int(parent["index"]) + 1)
+                meta = {**c.meta, "parent": {**parent, "index": parent["index"] + parent_base}}
+                c = dataclasses.replace(c, meta=meta)
             chunks.append(dataclasses.replace(c, index=len(chunks)))
+        parent_base += parents
     return chunks
 
 
