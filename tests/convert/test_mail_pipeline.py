@@ -201,3 +201,21 @@ def test_an_attachment_left_unread_is_named_in_the_mails_chunk_not_one_of_its_ow
     (tmp_path / "m.eml").write_bytes(bytes(msg))
     chunks = _chunks(tmp_path, "--size", "800", "--unit", "chars")
     assert len(chunks) == 1 and "## call.mp3" in chunks[0]["text"]
+
+
+def test_a_body_hit_expanded_to_its_section_stops_where_the_attachments_start(
+    tmp_path: Path,
+) -> None:
+    from narezka import Index, Settings
+
+    msg = _mail("Отчёт за май", "Привет! Заказы выросли, подробности во вложении.\n")
+    msg.add_attachment("Итог: сорок два заказа за май.\n", filename="report.txt")
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "m.eml").write_bytes(bytes(msg))
+    with Index.create(root, Settings(embedder="hash")) as index:
+        index.sync()
+        body = index.search("заказы выросли", k=1, mode="bm25", expand="section", fold=None)[0]
+        attached = index.search("сорок два", k=1, mode="bm25", expand="section", fold=None)[0]
+    assert "Заказы выросли" in body.text and "сорок два" not in body.text
+    assert attached.text.startswith("## report.txt") and attached.where == "report.txt"
