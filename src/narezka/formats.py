@@ -25,12 +25,16 @@ __all__ = [
     "PLACE_KEYS",
     "SLIDE_NOTES",
     "TEXT_SUFFIXES",
+    "TOP_OF_PAGE",
     "Format",
     "format_for",
     "place",
     "sheet_ref",
     "where",
 ]
+
+TOP_OF_PAGE = "top of page"
+"""What a web page's hit says when it lies before the page's first heading and first id."""
 
 PLACE_KEYS = ("page_start", "page_end", "slide", "sheet", "element")
 """The payload keys that say where a converted file's chunk lies in its original, made from
@@ -169,7 +173,9 @@ def _page_element(p: Mapping[str, Any], section: Sequence[str]) -> str:
     # A web page's or an e-book's element id is a link target; the heading path says more
     # to a reader, so both are given when both are known.
     element = f"#{p['element']}" if p.get("element") else ""
-    return " · ".join(part for part in (_heading(section), element) if part)
+    # Neither is known only before the page's first heading and first id: its top (a
+    # filing's cover page), which is still a place a reader can find.
+    return " · ".join(part for part in (_heading(section), element) if part) or TOP_OF_PAGE
 
 
 def _chapter(p: Mapping[str, Any], section: Sequence[str]) -> str:

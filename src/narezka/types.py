@@ -61,6 +61,11 @@ class RawDocument:
     ``author``, ``text``, ``on`` (the text or cell it is anchored to) and ``at``, the
     ``[start, end)`` of ``text`` it is anchored in: the metadata of the chunks that meet it,
     never their text."""
+    parts: tuple[int, ...] = ()
+    """For a converted file that holds several documents (a mail and each of its
+    attachments): the offsets of ``text`` where each after the first starts, ascending. Each
+    part is split as a document of its own (its heading path still under the mail's), so no
+    chunk holds text of two parts and a hit on an attachment is named by it alone."""
     embeds: tuple[str, ...] = ()
     """For an Obsidian note with ``![[embeds]]``: the note names they asked for (lowercased,
     nested ones included), recorded in the index so that a sync re-reads the note when a

@@ -70,3 +70,45 @@ def test_a_table_without_spans_keeps_every_cell_in_place(cells: list[list[str]])
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in cells)
     markdown = convert(f"<table>{body}</table>".encode(), ".html", "t.html").markdown
     assert _table(markdown) == cells
+
+
+def test_what_a_table_holds_outside_its_cells_is_read_before_it() -> None:
+    # Broken markup from a real page: a table right in a row (no cell around it), which a
+    # browser shows before the outer table; and a caption.
+    page = b"""<table><caption>Prices, 2024</caption><tr><td>Tea</td><td>5</td></tr>
+    <tr><table><tr><td>All rights reserved. The contents may not be reproduced.</td></tr>
+    </table></tr></table>"""
+    text = convert(page, ".html", "t.html").markdown
+    assert "All rights reserved. The contents may not be reproduced." in text
+    assert "Prices, 2024" in text
+    assert text.index("Prices, 2024") < text.index("| Tea | 5 |")
+
+
+def test_a_script_in_a_cell_is_not_its_text() -> None:
+    page = b"""<table><tr><td>Tweet<script>(function(d) { var js; })(document);</script></td>
+    <td><style>td { color: red }</style>Share</td></tr></table>"""
+    text = convert(page, ".html", "t.html").markdown
+    assert "| Tweet | Share |" in text and "function" not in text and "color" not in text
+
+
+def test_a_list_right_in_a_list_nests_under_the_item_before_it() -> None:
+    page = b"""<ul><li>A test list</li><ul><li>With sub-bullets!</li><li>And another</li></ul>
+    <li>Back at the root</li></ul>"""
+    text = convert(page, ".html", "t.html").markdown
+    assert text.split("\n\n") == [
+        "- A test list",
+        "   - With sub-bullets!",
+        "   - And another",
+        "- Back at the root\n",
+    ]
+
+
+def test_a_table_of_one_cell_is_read_as_the_blocks_it_holds() -> None:
+    # An old layout: the site's title in a one-cell banner table, a footer line in another.
+    page = b"""<table><tr><td><font><h1>SteelJIS: Japanese Steels</h1></font></td></tr></table>
+    <table><tr><td>Grade</td><td>SNB22-3</td></tr></table>
+    <table><tr><th>Only a header</th></tr><tr></tr></table>"""
+    text = convert(page, ".html", "t.html").markdown
+    assert text.startswith("# SteelJIS: Japanese Steels\n")
+    assert "| Grade | SNB22-3 |" in text  # two cells: a table
+    assert "\n\nOnly a header\n" in text and "| Only a header |" not in text

@@ -101,6 +101,7 @@ def test_converted_formats_are_read_by_default(tmp_path: Path) -> None:
         ("prices.xlsx", {"sheet": "Прайс"}, (), "sheet Прайс"),
         ("page.html", {"element": "tariffs"}, ("Доставка",), "§ Доставка · #tariffs"),
         ("page.htm", {}, ("Доставка", "Тарифы"), "§ Доставка > Тарифы"),
+        ("page.html", {}, (), "top of page"),
         ("book.epub", {"element": "ch2.xhtml#s1"}, ("Глава 2",), "ch2.xhtml#s1 · § Глава 2"),
         ("policy.docx", {"element": "p7"}, ("Возврат", "Сроки"), "§ Возврат > Сроки"),
         ("policy.odt", {"element": "p7"}, (), "¶ 7"),

@@ -9,6 +9,7 @@ import io
 import json
 from email.message import EmailMessage
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -128,3 +129,93 @@ def test_a_hit_in_a_mails_body_says_where_by_its_heading_path() -> None:
     attached = {"element": "report.pdf", "page_start": 2, "page_end": 3}
     assert where("mail.eml", attached, ["Отчёт"]) == "report.pdf p. 2–3"
     assert where("mail.eml", {}, []) == ""
+
+
+def _chunks(folder: Path, *flags: str) -> list[dict[str, Any]]:
+    run = CliRunner().invoke(cli, ["chunk", str(folder), "--format", "jsonl", *flags])
+    assert run.exit_code == 0, run.output
+    return [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+
+
+_STRATEGIES = ["headings", "recursive", "fixed", "sentences", "overlap", "parent-child", "auto"]
+
+
+@pytest.mark.parametrize("strategy", _STRATEGIES)
+def test_each_attachment_is_a_document_of_its_own_however_short(
+    tmp_path: Path, strategy: str
+) -> None:
+    from narezka.formats import where
+
+    # Body and attachments all far under the merge threshold (150 characters): before, the
+    # splitter packed them into one chunk, named by the body alone.
+    msg = _mail("Отчёт за май", "Привет! Отчёт во вложении.\n")
+    msg.add_attachment("Итог: 42 заказа.\n", filename="report.txt")
+    msg.add_attachment(b"# Plan\n\nShip it.\n", maintype="text", subtype="markdown",
+                       filename="plan.md")  # fmt: skip
+    (tmp_path / "m.eml").write_bytes(bytes(msg))
+    chunks = _chunks(tmp_path, "--strategy", strategy, "--size", "800", "--unit", "chars")
+    by_part: dict[str | None, list[str]] = {}
+    for chunk in chunks:
+        meta = chunk["meta"]
+        by_part.setdefault(meta.get("element"), []).append(chunk["text"])
+        assert meta["from"] == "Анна <anna@example.ru>"  # the mail's headers reach them all
+    assert set(by_part) == {None, "report.txt", "plan.md"}, by_part
+    assert all("Итог" not in t and "Ship" not in t for t in by_part[None])
+    assert "Итог: 42 заказа." in "".join(by_part["report.txt"])
+    assert "Ship it." in "".join(by_part["plan.md"])
+    assert [c["index"] for c in chunks] == list(range(len(chunks)))
+    named = next(c for c in chunks if "Итог" in c["text"])
+    section = named["section"]
+    assert where("m.eml", named["meta"], section) == "report.txt"
+    if strategy in ("headings", "parent-child", "auto"):  # under the mail's heading path
+        assert section == ["Отчёт за май", "report.txt"]
+    if strategy == "parent-child":  # each part's parents numbered apart (search folds by it)
+        parents = {c["meta"].get("element"): c["meta"]["parent"]["index"] for c in chunks}
+        assert len(set(parents.values())) == 3, parents
+
+
+def test_a_secret_before_an_attachment_moves_its_boundary(tmp_path: Path) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    msg = _mail("Доступ", f"Токен: {token}\n")
+    msg.add_attachment("Инструкция короткая.\n", filename="howto.txt")
+    (tmp_path / "m.eml").write_bytes(bytes(msg))
+    chunks = _chunks(tmp_path, "--size", "800", "--unit", "chars")
+    attached = [c for c in chunks if c["meta"].get("element") == "howto.txt"]
+    assert len(attached) == 1
+    assert attached[0]["text"].startswith("## howto.txt")
+    assert all(token not in c["text"] for c in chunks)
+
+
+def test_document_parts_are_offsets_inside_the_text() -> None:
+    from narezka.convert import document_parts
+
+    assert document_parts({"parts": [30, 10, 10, 0, 99, "x", 50]}, 60) == (10, 30, 50)
+    assert document_parts({}, 60) == () and document_parts({"parts": "10"}, 60) == ()
+
+
+def test_an_attachment_left_unread_is_named_in_the_mails_chunk_not_one_of_its_own(
+    tmp_path: Path,
+) -> None:
+    msg = _mail("Запись звонка", "Запись во вложении.\n")
+    msg.add_attachment(b"ID3\x00\x00", maintype="audio", subtype="mpeg", filename="call.mp3")
+    (tmp_path / "m.eml").write_bytes(bytes(msg))
+    chunks = _chunks(tmp_path, "--size", "800", "--unit", "chars")
+    assert len(chunks) == 1 and "## call.mp3" in chunks[0]["text"]
+
+
+def test_a_body_hit_expanded_to_its_section_stops_where_the_attachments_start(
+    tmp_path: Path,
+) -> None:
+    from narezka import Index, Settings
+
+    msg = _mail("Отчёт за май", "Привет! Заказы выросли, подробности во вложении.\n")
+    msg.add_attachment("Итог: сорок два заказа за май.\n", filename="report.txt")
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "m.eml").write_bytes(bytes(msg))
+    with Index.create(root, Settings(embedder="hash")) as index:
+        index.sync()
+        body = index.search("заказы выросли", k=1, mode="bm25", expand="section", fold=None)[0]
+        attached = index.search("сорок два", k=1, mode="bm25", expand="section", fold=None)[0]
+    assert "Заказы выросли" in body.text and "сорок два" not in body.text
+    assert attached.text.startswith("## report.txt") and attached.where == "report.txt"

@@ -54,6 +54,12 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "<html><body><h1>Гарантия</h1><p>Гарантия на чайники один год.</p></body></html>",
         encoding="utf-8",
     )
+    (root / "cover.html").write_text(
+        "<html><body><p>Годовой отчёт компании Самоварный двор за две тысячи двадцать"
+        " четвёртый год, форма десять-К.</p><h1>Риски</h1><p>Риски описаны ниже подробно"
+        " и по порядку, от сырья до логистики.</p></body></html>",
+        encoding="utf-8",
+    )
     (root / "deck.pptx").write_bytes(samples.make_pptx())
     (root / "prices.xlsx").write_bytes(samples.make_xlsx())
     (root / "manual.odt").write_bytes(samples.make_odt())
@@ -77,6 +83,10 @@ def _top(corpus: Path, text: str, file_path: str) -> Any:
 def test_html_hits_name_heading_and_element(corpus: Path) -> None:
     assert _top(corpus, "карты Мир", "page.html").where == "§ Оплата > Карты · #cards"
     assert _top(corpus, "гарантия чайники", "plain.htm").where == "§ Гарантия"
+
+
+def test_a_web_page_hit_before_any_heading_or_id_says_top_of_page(corpus: Path) -> None:
+    assert _top(corpus, "Самоварный двор", "cover.html").where == "top of page"
 
 
 def test_epub_hits_name_chapter_and_heading(corpus: Path) -> None:

@@ -36,10 +36,11 @@ __all__ = [
     "Converted",
     "anchored_comments",
     "convert",
+    "document_parts",
     "locate",
 ]
 
-CONVERTER_VERSION = "20"
+CONVERTER_VERSION = "21"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 
@@ -108,6 +109,16 @@ def convert(
         raise ConvertError(name, f"too large or deep to convert ({type(exc).__name__})") from exc
     except _UNREADABLE as exc:  # a converter's gap: the run must still go on without the file
         raise ConvertError(name, f"damaged or unreadable ({type(exc).__name__})") from exc
+
+
+def document_parts(meta: Mapping[str, Any], size: int) -> tuple[int, ...]:
+    """Where the documents a conversion holds after its first start (``meta["parts"]``: a
+    mail's attachments), ascending and inside a text of ``size`` characters
+    (``RawDocument.parts``)."""
+    parts = meta.get("parts") or ()
+    if not isinstance(parts, list | tuple):
+        return ()
+    return tuple(sorted({p for p in parts if type(p) is int and 0 < p < size}))
 
 
 def anchored_comments(meta: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:

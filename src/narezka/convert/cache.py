@@ -131,9 +131,15 @@ def redacted(converted: Converted) -> Converted:
             else note
             for note in meta["comments"]
         ]
+    if secrets and _all_offsets(meta.get("parts")):  # a mail's attachments move with it
+        meta["parts"] = sorted({moved(p) for p in meta["parts"]})
     if secrets:
         text = redact_span(text, secrets, 0, len(text))
     return Converted(text, tuple(spans), meta)
+
+
+def _all_offsets(parts: object) -> bool:
+    return isinstance(parts, list) and all(type(x) is int for x in parts)
 
 
 def _offsets(at: object) -> bool:

@@ -212,6 +212,18 @@ class _Renderer:
             body = el.text_content().strip("\n")
             self.emit(fenced(body), body)
         elif tag == "table":
+            # What a table holds outside its cells (a table or text right in a row, a
+            # caption) a browser shows before it: it is read there, not lost with the grid.
+            for stray in _outside_cells(el):
+                self.walk(stray, in_content, depth)
+            self.flush()
+            box = _layout_box(el)
+            if box is not None:
+                # One row of one cell lays a page out (a banner holding the site's <h1>, a
+                # footer line): its content is read as the blocks it holds, not as a grid.
+                self.walk(box, in_content, depth)
+                self.flush()
+                return
             rows = [r for r in table_grid(el) if any(r)]
             if rows:
                 self.emit(table_markdown(rows), " ".join(" ".join(r) for r in rows))
@@ -246,7 +258,16 @@ class _Renderer:
             self.inline.append(el.tail)
 
     def list_items(self, el: Any, ordered: bool, depth: int, in_content: bool) -> None:
-        for n, li in enumerate((c for c in el if c.tag == "li"), 1):
+        n = 0
+        for li in el:
+            if li.tag in ("ul", "ol"):
+                # A list right in a list (no <li> around it, as browsers still show it):
+                # nested under the item before it.
+                self.list_items(li, li.tag == "ol", depth + 1, in_content)
+                continue
+            if li.tag != "li":
+                continue
+            n += 1
             nested = [c for c in li if c.tag in ("ul", "ol")]
             for sub in nested:
                 li.remove(sub)  # rendered after the item's own text, one level deeper
@@ -313,6 +334,35 @@ def table_grid(table: Any) -> list[list[str]]:
     return _merged_header(grid, heads) if heads > 1 else grid
 
 
+def _layout_box(table: Any) -> Any:
+    """The only cell of a table of one row and one cell, else None."""
+    rows = [
+        cells
+        for r in table.iter("tr")
+        if next(r.iterancestors("table"), None) is table
+        and (cells := [c for c in r if c.tag in ("td", "th")])
+    ]
+    return rows[0][0] if len(rows) == 1 and len(rows[0]) == 1 else None
+
+
+_TABLE_PARTS = frozenset("tr td th thead tbody tfoot colgroup col".split())
+
+
+def _outside_cells(table: Any) -> list[Any]:
+    """The elements of ``table``'s own structure that are no row, row group or cell: its
+    caption, and what broken markup left right in a row or a row group (``<tr><table>``)."""
+    found = []
+    for el in (table, *table.findall("thead"), *table.findall("tbody"), *table.findall("tfoot")):
+        for child in el:
+            if isinstance(child.tag, str) and child.tag not in _TABLE_PARTS:
+                found.append(child)
+            elif child.tag == "tr":
+                found.extend(
+                    c for c in child if isinstance(c.tag, str) and c.tag not in _TABLE_PARTS
+                )
+    return found
+
+
 def _is_header_row(tr: Any) -> bool:
     cells = [c for c in tr if c.tag in ("td", "th")]
     return bool(cells) and (tr.getparent().tag == "thead" or all(c.tag == "th" for c in cells))
@@ -344,6 +394,9 @@ def _cell_text(cell: Any) -> str:
     def visit(el: Any) -> None:
         parts.append(el.text or "")
         for child in el:
+            if not isinstance(child.tag, str) or child.tag in _DROP:
+                parts.append(child.tail or "")  # a script's code is not the cell's text
+                continue
             apart = isinstance(child.tag, str) and child.tag in _CELL_BREAKS
             parts.append(" " if apart else "")
             visit(child)

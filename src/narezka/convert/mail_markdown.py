@@ -150,6 +150,7 @@ class _Renderer:
         self.notes: list[str] = []
         self.comments: list[dict[str, Any]] = []
         self.lacks_ocr = False
+        self.parts: list[int] = []
 
     def mail(self, mail: Mail, level: int, base: str | None) -> None:
         prefix = f"{base}: " if base else ""
@@ -171,9 +172,17 @@ class _Renderer:
         for item in mail.attachments:
             name = item.name if isinstance(item, Attachment) else item[0]
             inner = _element(base, name)
+            # Each attachment (an attached mail too) is a document of its own: the splitter
+            # packs nothing across the offset where its heading starts.
+            self.parts.append(self.writer.length + (0 if self.writer.empty() else 2))
             if isinstance(item, Attachment):
                 self.writer.block("#" * min(level + 1, 6) + " " + inline_text(name), _where(inner))
+                named = self.writer.length
                 self.attachment(item, inner or name)
+                if self.writer.length == named:
+                    # Nothing read (a sound, a picture without text): its name stays in the
+                    # mail's text, but a chunk of a lone heading would be no document.
+                    self.parts.pop()
             else:
                 subject = item[1].headers.get("subject") or NO_SUBJECT
                 self.writer.block(
@@ -310,4 +319,9 @@ def render(mail: Mail, path: str, options: ConvertOptions) -> Converted:
         meta["notes"] = renderer.notes
     if renderer.lacks_ocr:
         meta["lacks_ocr"] = True
-    return renderer.writer.result(meta)
+    done = renderer.writer.result(meta)
+    # An attachment that wrote nothing leaves no part: no empty document, no repeated offset.
+    parts = sorted({p for p in renderer.parts if 0 < p < len(done.markdown.rstrip())})
+    if parts:
+        return Converted(done.markdown, done.provenance, {**done.meta, "parts": parts})
+    return done

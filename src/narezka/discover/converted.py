@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from narezka.convert import Converted, anchored_comments
+from narezka.convert import Converted, anchored_comments, document_parts
 from narezka.convert.cache import ConvertCache, redacted
 from narezka.convert.capability import lacking
 from narezka.convert.failures import FAILED_NAME, REMEMBERED, FailedConversions, failure_key
@@ -205,6 +205,7 @@ def converted_document(
         provenance=result.provenance,
         lacks=lacking(result.meta),
         comments=anchored_comments(result.meta),
+        parts=document_parts(result.meta, len(result.markdown)),
     )
     notes = conversion_notes(result.meta, file)
     if not result.markdown.strip():

@@ -9,6 +9,7 @@ these.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import time
 import warnings as warnings_module
@@ -42,7 +43,7 @@ from narezka.split import (
     Strategy,
 )
 from narezka.tokens import TokenCounter
-from narezka.types import Chunk, ProvenanceSpan, RawDocument
+from narezka.types import Chunk, Document, ProvenanceSpan, RawDocument
 
 
 def make_params(**params: Any) -> SplitParams:
@@ -110,10 +111,52 @@ def chunk_raw(
         warnings_module.simplefilter("always", NarezkaWarning)
         if surrogates:
             warnings_module.warn(_surrogates_note(surrogates), NarezkaWarning, stacklevel=2)
-        chunks = chosen.split(doc, params, counter)
+        chunks = (
+            _split_parts(chosen, doc, raw.parts, params, counter)
+            if raw.parts and chosen.markdown
+            else chosen.split(doc, params, counter)
+        )
     notes = [*warnings, *(f"{raw.source}: {w.message}" for w in caught)]
     removed = body_removed_characters(doc.text, doc.body_start)
     return FileChunks(chunks, notes, removed, chosen.name, caught, count_kinds(doc.secrets))
+
+
+def _split_parts(
+    strategy: Strategy,
+    doc: Document,
+    parts: tuple[int, ...],
+    params: SplitParams,
+    counter: TokenCounter,
+) -> list[Chunk]:
+    """Chunks of a document holding several (a mail and its attachments,
+    ``RawDocument.parts``), each part split on its own so that no chunk reaches across two:
+    the strategy sees the text up to the part's end with its body starting at the part, and
+    the headings before it still give its chunks their path (the mail's subject)."""
+    chunks: list[Chunk] = []
+    parent_base = 0
+    bounds = [doc.body_start, *(p for p in parts if p > doc.body_start), len(doc.text)]
+    for start, end in itertools.pairwise(bounds):
+        if not doc.text[start:end].strip():
+            continue
+        window = dataclasses.replace(
+            doc,
+            text=doc.text[:end],
+            body_start=start,
+            blocks=tuple(b for b in doc.blocks if b.end <= end),
+            secrets=tuple(s for s in doc.secrets if s.end <= end),
+        )
+        parents = 0
+        for c in strategy.split(window, params, counter):
+            parent = c.meta.get("parent")
+            if isinstance(parent, Mapping):
+                # A parent-child index folds children by their parent's index: numbered
+                # across the parts, so an attachment's first parent is not the body's.
+                parents = max(parents, int(parent["index"]) + 1)
+                meta = {**c.meta, "parent": {**parent, "index": parent["index"] + parent_base}}
+                c = dataclasses.replace(c, meta=meta)
+            chunks.append(dataclasses.replace(c, index=len(chunks)))
+        parent_base += parents
+    return chunks
 
 
 def _surrogates_note(count: int) -> str:

@@ -92,6 +92,9 @@ def expand_section(hit: Hit, query: str, reread: Reread) -> Hit:
         elif block.start > hit.start and block.level <= max(level, 1):
             end = block.start
             break
+    # A file holding several documents (a mail's attachments): the section ends with its own.
+    start = max([start, *(p for p in raw.parts if p <= hit.start)])
+    end = min([end, *(p for p in raw.parts if p > hit.start)])
     while end > start and doc.text[end - 1].isspace():
         end -= 1
     while start < end and doc.text[start].isspace():
