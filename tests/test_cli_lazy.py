@@ -170,3 +170,52 @@ def test_a_command_that_is_no_command_is_named() -> None:
     finally:
         COMMANDS.clear()
         COMMANDS.update(saved)
+
+
+def test_the_index_command_loads_no_reader_crawler_or_converter() -> None:
+    # An index run of a Markdown folder uses none of these: each is a part of its start-up
+    # paid by every run when imported eagerly (the search stack alone ~0.02 s).
+    probe = textwrap.dedent(
+        """
+        import json, sys
+        WATCHED = (
+            "narezka.search", "narezka.index.querying", "narezka.index.maintenance",
+            "narezka.sources.site", "narezka.sources.crawl", "urllib.request",
+            "narezka.sources.confluence", "narezka.sources.notion",
+            "narezka.convert.html", "narezka.convert.sheets", "email.utils", "http.client",
+        )
+        import narezka.api.indexing, narezka.cli.index
+        from narezka.index import Index
+        from narezka.sources import open_source
+        print(json.dumps([m for m in WATCHED if m in sys.modules]))
+        from narezka.index import IndexStats
+        print(json.dumps([m for m in WATCHED if m in sys.modules]))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    at_start, after = (json.loads(line) for line in done.stdout.splitlines())
+    assert at_start == []
+    assert after == ["narezka.search", "narezka.index.querying"]  # asked for: loaded
+
+
+def test_the_lazily_loaded_names_are_still_there() -> None:
+    import narezka.index
+    import narezka.index.handle
+    import narezka.sources
+    from narezka.index.querying import IndexStats, SourceInfo
+    from narezka.sources.confluence import CONFLUENCE_PREFIX, ConfluenceSource
+    from narezka.sources.notion import NOTION_PREFIXES, NotionSource
+    from narezka.sources.site import SiteSource
+
+    assert narezka.sources.SiteSource is SiteSource
+    assert narezka.sources.ConfluenceSource is ConfluenceSource
+    assert narezka.sources.NotionSource is NotionSource
+    assert (CONFLUENCE_PREFIX, NOTION_PREFIXES) == ("confluence+", ("notion://", "notion+"))
+    assert narezka.index.IndexStats is narezka.index.handle.IndexStats is IndexStats
+    assert narezka.index.SourceInfo is narezka.index.handle.SourceInfo is SourceInfo
+    with pytest.raises(AttributeError):
+        _ = narezka.sources.NoSuchSource
+    with pytest.raises(AttributeError):
+        _ = narezka.index.handle.NoSuchName

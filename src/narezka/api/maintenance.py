@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import cast
 
 from narezka import environment
-from narezka.api.searching import resolve_store
 from narezka.defaults import WATCH_DEBOUNCE_MS
 from narezka.embed import Embedder, get_embedder
 from narezka.embed.calibrate import (
@@ -24,7 +23,7 @@ from narezka.embed.calibrate import (
     save_calibration,
 )
 from narezka.errors import ConfigError, MissingDependencyError
-from narezka.index import Index
+from narezka.index import Index, resolve_home
 from narezka.index.records import corpus_of, read_record
 from narezka.index.syncing import STORE_DIRNAME, IndexReport, Progress
 from narezka.runs.chunking import chunk_documents
@@ -51,7 +50,7 @@ def sync(
     ``corpus`` says where the corpus is now, when it moved away from its index folder (the
     new place is recorded); ``embedder`` is needed for an index built with an embedder
     object. ``jobs``: worker processes that chunk (default: the machine's cores)."""
-    home = resolve_store(location)
+    home = resolve_home(location)
     if corpus is not None and not Path(corpus).is_dir():
         raise ConfigError(f"{corpus}: not a folder (the corpus of {home})")
     if not read_record(home).embedder_spec and embedder is None:
@@ -78,7 +77,7 @@ def watch(
 ) -> Iterator[IndexReport]:
     """Sync once, then again after every burst of file changes in the corpus
     (``follow_symlinks``, when given, replaces the recorded choice, as in :func:`sync`)."""
-    home = resolve_store(location)
+    home = resolve_home(location)
     corpus = corpus_of(home, read_record(home))
     report = sync(home, follow_symlinks=follow_symlinks)  # recorded for the syncs below
     if on_sync:

@@ -16,10 +16,8 @@ from narezka.convert import Converted, anchored_comments, document_parts
 from narezka.convert.cache import ConvertCache, redacted
 from narezka.convert.capability import lacking
 from narezka.convert.failures import FAILED_NAME, REMEMBERED, FailedConversions, failure_key
-from narezka.convert.html import page_block_keys, repeated_blocks
 from narezka.convert.isolate import convert_bounded as convert
 from narezka.convert.options import DEFAULT, ConvertOptions
-from narezka.convert.sheets import CSV_MAX_ROWS
 from narezka.errors import ConversionLimitError, ConvertError
 from narezka.formats import PAGE_SUFFIXES
 from narezka.types import RawDocument
@@ -68,6 +66,9 @@ def _crawl(folder: Path) -> tuple[tuple[str, int, int], ...]:
 @lru_cache(maxsize=64)
 def _folder_boilerplate(folder: Path, pages: tuple[tuple[str, int, int], ...]) -> frozenset[str]:
     """Blocks repeated across the web pages of one folder (a crawl's menus and footers)."""
+    # The HTML converter (and its CSS tables) loads only for a folder with web pages.
+    from narezka.convert.html import page_block_keys, repeated_blocks
+
     keys = []
     for name, _, _ in pages:
         try:
@@ -162,6 +163,8 @@ def conversion_notes(meta: Mapping[str, Any], file: Path | str) -> list[str]:
         notes.append(f"{file}: {_pages(meta['no_text_pages'])}: no text layer, not indexed ({why})")
     notes.extend(f"{file}: {note}" for note in meta.get("notes", ()))  # e.g. a bad charset
     if meta.get("rows_left_out"):
+        from narezka.convert.sheets import CSV_MAX_ROWS  # the sheet converter ran: loaded
+
         notes.append(
             f"{file}: {meta['rows_left_out']:,} rows after the first {CSV_MAX_ROWS:,} not indexed"
         )

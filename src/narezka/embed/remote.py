@@ -4,7 +4,6 @@ length-error recognition, token-count drift, and tokenizers by model family.
 
 from __future__ import annotations
 
-import email.utils
 import random
 import re
 import time
@@ -55,6 +54,8 @@ def retry_after_seconds(value: str | None, *, now: float | None = None) -> float
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # an HTTP date here is rare; the email package is 8 ms of start-up
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

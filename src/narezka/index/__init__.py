@@ -17,14 +17,16 @@ from typing import TYPE_CHECKING
 from narezka._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from narezka.index.handle import Index, IndexStats, SourceInfo, SyncReport, resolve_home
+    from narezka.index.handle import Index, SyncReport, resolve_home
     from narezka.index.layout import CONVERT_CACHE_NAME, cache_file
+    from narezka.index.querying import IndexStats, SourceInfo
     from narezka.index.syncing import Progress
 
 # Loaded on first use: ``narezka.index.layout`` is imported by light callers (the CLI's
 # cache commands) that need none of the store and embedders behind ``Index``.
 _HOMES = {
-    "narezka.index.handle": "Index IndexStats SourceInfo SyncReport resolve_home",
+    "narezka.index.handle": "Index SyncReport resolve_home",
+    "narezka.index.querying": "IndexStats SourceInfo",
     "narezka.index.layout": "CONVERT_CACHE_NAME cache_file",
     "narezka.index.syncing": "Progress",
 }

@@ -24,24 +24,37 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from narezka import environment
 from narezka.embed import Embedder
-from narezka.index import lifecycle, maintenance, publishing, querying, sync_steps
-from narezka.index.compaction import CompactReport
-from narezka.index.integrity import CheckReport
+from narezka.index import lifecycle, publishing, sync_steps
 from narezka.index.lifecycle import resolve_home
-from narezka.index.querying import IndexStats, SourceInfo
 from narezka.index.state import OpenIndex
 from narezka.index.syncing import IndexReport, Progress
 from narezka.runs.config import ChunkConfig
-from narezka.search import Hit, Hits, Query
 from narezka.settings import Settings
 from narezka.sources import Source
 from narezka.store import VectorStore
 from narezka.store.cluster import ClusterParams
 from narezka.store.collections import DEFAULT_COLLECTION
+
+# Reading (the search stack) and maintenance load when first asked for: an ``index`` run
+# needs neither, and they are a tenth of its start-up.
+if TYPE_CHECKING:
+    from narezka.index.compaction import CompactReport
+    from narezka.index.integrity import CheckReport
+    from narezka.index.querying import IndexStats, SourceInfo
+    from narezka.search import Hit, Hits, Query
+
+
+def __getattr__(name: str) -> object:
+    if name in ("IndexStats", "SourceInfo"):
+        from narezka.index import querying
+
+        return getattr(querying, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Index", "IndexStats", "SourceInfo", "SyncReport", "resolve_home"]
 
@@ -220,6 +233,8 @@ class Index:
         trace in the index folder (the engine keeps deleted payloads in its log and pages,
         SQLite keeps deleted manifest rows). Nothing is embedded again, and searches answer
         from the live generation until the swap (:mod:`narezka.index.compaction`)."""
+        from narezka.index import maintenance
+
         return maintenance.compact(self._state)
 
     def check(self, *, repair: bool = False) -> CheckReport:
@@ -227,6 +242,8 @@ class Index:
         unreadable, or unknown to the manifest (:mod:`narezka.index.integrity`). With
         ``repair``, re-index the damaged files (vectors from the embedding cache), or build
         a fresh generation where only that repairs it."""
+        from narezka.index import maintenance
+
         return maintenance.check(self._state, repair=repair)
 
     # ---- reading ------------------------------------------------------------------------
@@ -246,6 +263,8 @@ class Index:
         (:data:`~narezka.search.INDEX_SETTING`, resolved here and only here, so every front
         answers alike), 0 keeps every hit. The result's ``best_relevance`` says how close the
         best of all came, its ``min_relevance`` which floor applied."""
+        from narezka.index import querying
+
         return querying.search(self._state, query, options)
 
     def get(self, chunk_id: str) -> Hit | None:
@@ -255,18 +274,26 @@ class Index:
 
     def neighbours(self, chunk_id: str, n: int = 1) -> list[Hit]:
         """The chunk and up to ``n`` chunks before and after it in its file, in order."""
+        from narezka.index import querying
+
         return querying.neighbours(self._state, chunk_id, n)
 
     def chunks(self, source: str | None = None) -> Iterator[Hit]:
         """Every stored chunk (of one source file, if given), file by file in order."""
+        from narezka.index import querying
+
         return querying.chunks(self._state, source)
 
     def sources(self) -> list[SourceInfo]:
         """Every indexed file, sorted by path."""
+        from narezka.index import querying
+
         return querying.sources(self._state)
 
     def stats(self) -> IndexStats:
         """Files, chunks, embedder, strategy, last sync, and files changed since it."""
+        from narezka.index import querying
+
         return querying.stats(self._state)
 
     def push(

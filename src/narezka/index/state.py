@@ -22,14 +22,15 @@ from narezka.index.records import IndexRecord, read_record
 from narezka.index.sharing import SharedStore, acquire, room_to_merge
 from narezka.index.syncing import open_embedder
 from narezka.runs.config import ChunkConfig
-from narezka.search import Hit
 from narezka.settings import Settings, chunk_config, qdrant_key, servers
 from narezka.sources import Source
 from narezka.store import Manifest, StoredHit, VectorStore
 from narezka.store.cluster import ClusterParams
 from narezka.store.collections import DEFAULT_COLLECTION
 
-if TYPE_CHECKING:  # qdrant-client is imported only for an index on a server
+# qdrant-client is imported only for an index on a server, the search stack only by a search
+if TYPE_CHECKING:
+    from narezka.search import Hit
     from narezka.store import server_record
 
 GET_BATCH = 256
@@ -165,6 +166,8 @@ class OpenIndex:
         with self.shared.lock.read():
             points = store.get(list(ids))
         by_id = {p.id: p for p in points}
+        from narezka.search import Hit  # the search stack: not loaded by an index run
+
         return [Hit.from_stored(StoredHit(i, 0.0, by_id[i].payload), "") for i in ids if i in by_id]
 
     def spec(self) -> str | Embedder:

@@ -10,14 +10,17 @@ space ``confluence+https://…/wiki/spaces/KEY`` or Notion database or page ``no
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from narezka.environment import Environment
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.sources.archive import ArchiveSource, is_export_archive
 from narezka.sources.base import (
+    CONFLUENCE_PREFIX,
+    NOTION_PREFIXES,
     Refresh,
     Source,
     cache_root,
@@ -25,18 +28,35 @@ from narezka.sources.base import (
     split_credentials,
     strip_credentials,
 )
-from narezka.sources.confluence import CONFLUENCE_PREFIX, ConfluenceSource
 from narezka.sources.folder import FolderSource
 from narezka.sources.git import GIT_PREFIX, GitSource
 from narezka.sources.links import check_template, line_span
-from narezka.sources.notion import NOTION_PREFIXES, NotionSource
 from narezka.sources.several import (
     SEVERAL_PREFIX,
     SeveralSources,
     several_from_config,
     several_from_record,
 )
-from narezka.sources.site import SiteSource
+
+# A site's crawler (urllib's HTTP and TLS stack) and a live service's client load when such
+# a source is opened, not at the start of every command that opens a source.
+if TYPE_CHECKING:
+    from narezka.sources.confluence import ConfluenceSource
+    from narezka.sources.notion import NotionSource
+    from narezka.sources.site import SiteSource
+
+_LAZY = {
+    "ConfluenceSource": "narezka.sources.confluence",
+    "NotionSource": "narezka.sources.notion",
+    "SiteSource": "narezka.sources.site",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ArchiveSource",
@@ -104,7 +124,11 @@ def open_source(
         if link_template is not None:
             raise ConfigError(f"{strip_credentials(spec)}: a live page links to its own URL")
         if spec.startswith(CONFLUENCE_PREFIX):
+            from narezka.sources.confluence import ConfluenceSource
+
             return ConfluenceSource(spec, cache=cache, env=env)
+        from narezka.sources.notion import NotionSource
+
         return NotionSource(spec, cache=cache, env=env)
     if spec.startswith(SEVERAL_PREFIX) or Path(spec).name == "narezka.toml":
         if link_template is not None:
@@ -113,6 +137,8 @@ def open_source(
     if spec.startswith(("http://", "https://")):
         if link_template is not None:
             raise ConfigError(f"{strip_credentials(spec)}: a site's pages link to themselves")
+        from narezka.sources.site import SiteSource
+
         return SiteSource(spec, cache=cache)
     raise ConfigError(
         f"{strip_credentials(spec)}: not a source narezka reads (a folder's path, "
@@ -132,10 +158,16 @@ def source_from_record(
     if isinstance(record, Mapping) and record.get("kind") == "several":
         return several_from_record(record, where, env)
     if isinstance(record, Mapping) and record.get("kind") == "site":
+        from narezka.sources.site import SiteSource
+
         return SiteSource(str(record.get("spec")), cache=cache)
     if isinstance(record, Mapping) and record.get("kind") == "confluence":
+        from narezka.sources.confluence import ConfluenceSource
+
         return ConfluenceSource(str(record.get("spec")), cache=cache, env=env)
     if isinstance(record, Mapping) and record.get("kind") == "notion":
+        from narezka.sources.notion import NotionSource
+
         return NotionSource(str(record.get("spec")), cache=cache, env=env)
     if isinstance(record, Mapping) and record.get("kind") == "export":
         template = record.get("link_template")

@@ -23,6 +23,10 @@ from urllib.parse import urlsplit
 from narezka.embed.cache import default_cache_path
 from narezka.environment import Environment
 
+CONFLUENCE_PREFIX = "confluence+"
+NOTION_PREFIXES = ("notion://", "notion+")
+"""How a spec names a live service (here, not in its module: recognising one must not load
+its HTTP client and page renderer)."""
 SOURCES_DIRNAME = "sources"
 """The folder under narezka's cache that holds every source's own folder."""
 STAGING_DIRNAME = "tree"

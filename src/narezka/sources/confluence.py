@@ -39,7 +39,7 @@ from urllib.parse import quote, urlsplit
 from narezka import environment
 from narezka.errors import ConfigError, SourceUnavailableError
 from narezka.formats import CONVERTED_SUFFIXES
-from narezka.sources.base import strip_credentials
+from narezka.sources.base import CONFLUENCE_PREFIX, strip_credentials
 from narezka.sources.confluence_storage import storage_page
 from narezka.sources.live_http import TOO_LARGE, LiveClient, PageFailed, check_origin
 from narezka.sources.live_staging import (
@@ -54,7 +54,6 @@ from narezka.sources.live_staging import (
 
 __all__ = ["CONFLUENCE_PREFIX", "ConfluenceSource"]
 
-CONFLUENCE_PREFIX = "confluence+"
 MAX_PAGES = 20_000
 """Pages of a space read at most; past it the rest is named in one warning."""
 PAGE_LIMIT = 250

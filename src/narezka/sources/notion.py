@@ -29,14 +29,13 @@ from urllib.parse import urlsplit
 
 from narezka import environment
 from narezka.errors import ConfigError, SourceUnavailableError
-from narezka.sources.base import strip_credentials
+from narezka.sources.base import NOTION_PREFIXES, strip_credentials
 from narezka.sources.live_http import LiveClient, PageFailed, check_origin
 from narezka.sources.live_staging import Body, LivePage, LiveSource, kept_on_failure, previous_pages
 from narezka.sources.notion_blocks import plain_text, render
 
 __all__ = ["NOTION_PREFIXES", "NotionSource"]
 
-NOTION_PREFIXES = ("notion://", "notion+")
 API = "https://api.notion.com"
 NOTION_VERSION = "2022-06-28"
 MAX_PAGES = 20_000

@@ -40,12 +40,14 @@ import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from narezka.config import read_toml
 from narezka.environment import Environment
 from narezka.errors import ConfigError
 from narezka.sources.base import (
+    CONFLUENCE_PREFIX,
+    NOTION_PREFIXES,
     STAGING_DIRNAME,
     STATE_FILE,
     Refresh,
@@ -55,12 +57,13 @@ from narezka.sources.base import (
     source_dir,
     strip_credentials,
 )
-from narezka.sources.confluence import CONFLUENCE_PREFIX, ConfluenceSource
 from narezka.sources.folder import FolderSource
 from narezka.sources.git import GIT_PREFIX, REPO_DIRNAME, GitSource
 from narezka.sources.links import check_template
-from narezka.sources.notion import NOTION_PREFIXES, NotionSource
-from narezka.sources.site import SiteSource
+
+if TYPE_CHECKING:
+    from narezka.sources.confluence import ConfluenceSource
+    from narezka.sources.notion import NotionSource
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 SEVERAL_PREFIX = "sources:"
@@ -243,10 +246,11 @@ def _recorded(
     """One recorded member, opened at the version it staged."""
     kind, spec = item.get("kind"), str(item.get("spec"))
     if kind == "site":
+        from narezka.sources.site import SiteSource  # its crawler: only when a site is a member
+
         return SiteSource(spec, home=part, staging=staging)
     if kind in ("confluence", "notion"):
-        live = ConfluenceSource if kind == "confluence" else NotionSource
-        return live(spec, env=env, home=part, staging=staging)
+        return _live_class(kind)(spec, env=env, home=part, staging=staging)
     if kind == "folder":
         return FolderSource(Path(spec), home=part, staging=staging)
     template = item.get("link_template")
@@ -300,6 +304,8 @@ def _member(
     kind, value = given[0], str(table[given[0]])
     try:
         if kind == "site":
+            from narezka.sources.site import SiteSource
+
             return name, SiteSource(value, home=part, staging=staging)
         if kind in ("confluence", "notion"):
             return name, _live(kind, value, template, part, staging, env)
@@ -330,6 +336,18 @@ def _live(
         raise ConfigError("a live page links to its own URL: no link_template")
     if kind == "confluence":
         spec = value if value.startswith(CONFLUENCE_PREFIX) else CONFLUENCE_PREFIX + value
-        return ConfluenceSource(spec, env=env, home=home, staging=staging)
-    spec = value if value.startswith(NOTION_PREFIXES) else "notion://" + value
-    return NotionSource(spec, env=env, home=home, staging=staging)
+    else:
+        spec = value if value.startswith(NOTION_PREFIXES) else "notion://" + value
+    return _live_class(kind)(spec, env=env, home=home, staging=staging)
+
+
+def _live_class(kind: str) -> type[ConfluenceSource] | type[NotionSource]:
+    """A live service's source class, loaded here: its HTTP client and renderer are needed
+    only by a corpus that has such a member."""
+    if kind == "confluence":
+        from narezka.sources.confluence import ConfluenceSource
+
+        return ConfluenceSource
+    from narezka.sources.notion import NotionSource
+
+    return NotionSource
