@@ -116,9 +116,7 @@ def test_a_one_page_pdf_keeps_its_header_and_footer_text() -> None:
 
 @pytest.mark.skipif(not latex_samples.have_pdflatex(), reason="pdflatex is not installed")
 @pytest.mark.parametrize(("head", "goes"), [("\\hfill 5", True), (" 5", False)])
-def test_a_one_page_pdfs_head_goes_when_its_page_number_stands_apart(
-    head: str, goes: bool
-) -> None:
+def test_a_one_page_pdfs_head_goes_when_its_page_number_stands_apart(head: str, goes: bool) -> None:
     # A page cut from a paper: nothing repeats, but its head prints the page number at the
     # far end of the line. The same words with the number right after them are a title.
     pdf = latex_samples.latex_pdf(
