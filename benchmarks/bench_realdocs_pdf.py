@@ -12,7 +12,10 @@ cells as cells (expected cells found as cells of a Markdown table row), running 
 footer lines left in the text (a count, summed), pages per second (all pages over all
 conversion time) and peak RSS (MB, the child process that converts one document).
 
-    python benchmarks/bench_realdocs_pdf.py [--base main] [--out FILE]
+    python benchmarks/bench_realdocs_pdf.py [--base main] [--peers DIR] [--out FILE]
+
+``--peers``: a ``pip install --target`` directory holding the peers, on the children's path
+after the tree under test.
 
 Each conversion runs in a child process of its own (``--one``), so peak RSS is one reader's.
 """
@@ -185,8 +188,8 @@ def _base_tree(ref: str, tmp: Path) -> Path:
     return tmp / "src"
 
 
-def _run(reader: str, path: Path, src: Path) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": str(src)}
+def _run(reader: str, path: Path, src: Path, peers: str = "") -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(src), peers)))}
     done = subprocess.run(
         [sys.executable, __file__, "--one", reader, str(path)],
         capture_output=True,
@@ -210,6 +213,7 @@ def main() -> None:
     parser.add_argument("--base", default="main")
     parser.add_argument("--readers", default=",".join(READERS))
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--peers", default="")
     args = parser.parse_args()
     if args.one:
         _one(*args.one)
@@ -237,7 +241,7 @@ def main() -> None:
             words, heads, cells, rss = [], [], [], []
             running, pages, seconds, errors = 0, 0, 0.0, []
             for doc, path, expect in docs:
-                got = _run(reader, path, src)
+                got = _run(reader, path, src, args.peers)
                 if got["error"]:
                     errors.append(f"{doc}: {got['error']}")
                     continue

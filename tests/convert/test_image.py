@@ -216,3 +216,45 @@ def test_a_page_in_a_script_no_installed_language_reads_is_said_so(
     assert result.meta["notes"] == [
         "page 1: its script is Han, which no installed OCR language reads"
     ]
+
+
+@pytest.mark.parametrize(("confidence", "noted"), [(30.0, True), (56.0, False)])
+def test_a_block_read_as_noise_in_a_script_no_language_reads_is_said_so(
+    fake: _FakeTesseract, monkeypatch: pytest.MonkeyPatch, confidence: float, noted: bool
+) -> None:
+    # OSD calls an English page with a paragraph of Korean "Latin"; the paragraph reads as
+    # noise. Its crop alone is asked, and named; a merely doubtful block (addresses,
+    # superscripts: OSD calls such crops Greek) is not asked.
+    lines = [
+        ocr.OcrLine("Rules and instructions", 0, 0, 300, 20, (1, 0), 96.0),
+        ocr.OcrLine("for day one", 0, 25, 300, 45, (1, 0), 96.0),
+        ocr.OcrLine("StS ofAl2, AS|E", 10, 100, 210, 120, (2, 0), confidence),
+        ocr.OcrLine("BHEYLICH, BHO AY", 10, 125, 190, 150, (2, 0), confidence),
+    ]
+    monkeypatch.setattr(ocr, "recognise", lambda pgm, exe, languages: lines)
+    asked: list[tuple[int, int]] = []
+
+    def osd(pgm: bytes, exe: str) -> ocr.Orientation:
+        width, height = (int(v) for v in pgm.split(b"\n", 3)[1].split())
+        asked.append((width, height))
+        return ocr.Orientation(0, "Latin" if width == 1400 else "Korean")
+
+    monkeypatch.setattr(ocr, "orientation", osd)
+    result = convert_image(_save([_picture([], (1400, 400))], "PNG"), "mixed.png")
+    assert "StS ofAl2" in result.markdown  # read all the same
+    if noted:
+        assert asked[1:] == [(200, 50)]
+        assert result.meta["notes"] == [
+            "page 1: part of it is in Korean script, which no installed OCR language reads"
+        ]
+    else:
+        assert asked[1:] == []
+        assert "notes" not in result.meta
+
+
+def test_crop_pgm_cuts_a_box_and_keeps_inside_the_image() -> None:
+    whole = ocr.pgm(4, 3, 4, bytes(range(12)))
+    assert whole.split(b"\n", 3)[3] == bytes(range(12))
+    assert ocr.crop_pgm(whole, (1, 1, 3, 3)) == ocr.pgm(2, 2, 2, bytes([5, 6, 9, 10]))
+    assert ocr.crop_pgm(whole, (2, -5, 9, 1)) == ocr.pgm(2, 1, 2, bytes([2, 3]))
+    assert ocr.crop_pgm(whole, (3, 3, 3, 3)) == whole  # an empty box: the page

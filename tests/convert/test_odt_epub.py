@@ -39,6 +39,21 @@ def test_epub_chapters_in_spine_order_located_by_chapter_and_id() -> None:
     assert first == SourceLocation(element="OEBPS/text/ch2.xhtml#two")
 
 
+def test_a_books_chapter_keeps_what_only_a_class_or_id_calls_boilerplate() -> None:
+    # Project Gutenberg's licence sits in id "pg-footer"; a book has no site chrome, so
+    # only landmark tags and ARIA roles mark what is not its text.
+    body = (
+        '<h1 id="one">Глава 1</h1><div class="pg-boilerplate" id="pg-footer">'
+        "<p>Лицензия книги.</p></div><footer><p>Конец главы.</p></footer>"
+        '<nav><p>Меню</p></nav><div role="contentinfo"><p>Подвал сайта</p></div>'
+    )
+    chapters = {"ch1.xhtml": body, "ch2.xhtml": "<p>Два.</p>", "nav.xhtml": "<nav/>"}
+    result = convert(samples.make_epub(chapters=chapters), ".epub", "book.epub")
+    assert result.markdown == "# Глава 1\n\nЛицензия книги.\n\nКонец главы.\n\nДва.\n"
+    page = convert(f"<html><body>{body}</body></html>".encode(), ".html", "page.html")
+    assert page.markdown == "# Глава 1\n"  # a web page's footer by name is still left out
+
+
 @pytest.mark.parametrize("writer", ["odt", "epub3"])
 def test_pandocs_renderings_read_back(writer: str, tmp_path: Path) -> None:
     if shutil.which("pandoc") is None:

@@ -115,6 +115,22 @@ def test_a_one_page_pdf_keeps_its_header_and_footer_text() -> None:
 
 
 @pytest.mark.skipif(not latex_samples.have_pdflatex(), reason="pdflatex is not installed")
+@pytest.mark.parametrize(("head", "goes"), [("\\hfill 5", True), (" 5", False)])
+def test_a_one_page_pdfs_head_goes_when_its_page_number_stands_apart(head: str, goes: bool) -> None:
+    # A page cut from a paper: nothing repeats, but its head prints the page number at the
+    # far end of the line. The same words with the number right after them are a title.
+    pdf = latex_samples.latex_pdf(
+        "Глава 5 описывает поставки товара на склад.\n\nИтоговая сумма договора: 1500",
+        preamble="\\usepackage{fancyhdr}\\pagestyle{fancy}\\fancyhf{}"
+        f"\\fancyhead[L]{{Отчёт о поставках за год{head}}}\n",
+    )
+    done = convert(pdf, ".pdf", "page.pdf")
+    assert "Глава 5 описывает поставки товара на склад." in done.markdown
+    assert ("Отчёт о поставках за год" not in done.markdown) == goes, done.markdown
+    assert done.meta["running_text"] == (["Отчёт о поставках за год 5"] if goes else [])
+
+
+@pytest.mark.skipif(not latex_samples.have_pdflatex(), reason="pdflatex is not installed")
 def test_a_beamer_decks_footline_goes_and_its_frames_text_stays() -> None:
     import re
 

@@ -40,7 +40,7 @@ __all__ = [
     "locate",
 ]
 
-CONVERTER_VERSION = "21"
+CONVERTER_VERSION = "22"
 """Bumped whenever any converter's output changes: cached conversions of an older version
 are converted again."""
 

@@ -87,7 +87,7 @@ def convert_epub(data: bytes, path: str) -> Converted:
             except (KeyError, *ZIP_ERRORS) as exc:
                 raise ConvertError(path, f"broken EPUB chapter {name}: {exc}") from exc
             try:
-                chapter = convert_html(page, f"{path}:{name}")
+                chapter = convert_html(page, f"{path}:{name}", book=True)
             except ConvertError as exc:
                 if "empty" in str(exc):  # a cover or a blank page
                     continue

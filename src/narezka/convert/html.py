@@ -418,14 +418,17 @@ def _content_root(root: Any) -> Any:
     return body if body is not None else root
 
 
-def _render(data: bytes, path: str, skip: Collection[str]) -> _Renderer:
+def _render(data: bytes, path: str, skip: Collection[str], book: bool = False) -> _Renderer:
     root, notes = parse_page(data, path)
     renderer = _Renderer(skip)
     renderer.notes = notes
     try:
         hide(root)
         content = _content_root(root)
-        renderer.walk(content, content.tag in ("main", "article"))
+        # A book's page has no site around it: all of it is content, so class and id names
+        # are not guessed at (Project Gutenberg's licence sits in "pg-footer"); landmark tags
+        # and ARIA roles still mark what is not the text.
+        renderer.walk(content, book or content.tag in ("main", "article"))
         renderer.flush()
     except RecursionError as exc:
         raise ConvertError(path, "HTML nested too deeply to convert") from exc
@@ -451,10 +454,14 @@ def repeated_blocks(
     return frozenset(k for k, n in counts.items() if n >= need)
 
 
-def convert_html(data: bytes, path: str, boilerplate: Collection[str] = frozenset()) -> Converted:
+def convert_html(
+    data: bytes, path: str, boilerplate: Collection[str] = frozenset(), *, book: bool = False
+) -> Converted:
     """Convert an HTML page to Markdown without its boilerplate; blocks whose key is in
-    ``boilerplate`` (from ``repeated_blocks`` over the page's folder) are left out too."""
-    renderer = _render(data, path, boilerplate)
+    ``boilerplate`` (from ``repeated_blocks`` over the page's folder) are left out too.
+    ``book``: a chapter of a book (EPUB), where only landmark tags and ARIA roles mark
+    boilerplate, never class or id names, nor ``header`` and ``footer`` tags."""
+    renderer = _render(data, path, boilerplate, book)
     meta: dict[str, Any] = {"repeated_blocks_removed": renderer.removed}
     if renderer.notes:
         meta["notes"] = list(renderer.notes)

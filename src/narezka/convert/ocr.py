@@ -270,7 +270,8 @@ def read_upright(
         # of Russian over English was "Latin", and read so lost its Russian.
         script = orientation(image, exe).script or script
     wanted = languages_for(script, languages)
-    if script and script not in _SCRIPT_LANGUAGES and notes is not None:
+    unread = bool(script) and script not in _SCRIPT_LANGUAGES
+    if unread and notes is not None:
         notes.append(f"its script is {script}, which no installed OCR language reads")
     read = recognise(image, exe, wanted)
     if wanted != languages and _confidence(read) < _DOUBTFUL:
@@ -282,4 +283,58 @@ def read_upright(
         # OSD took a Latin page for Cyrillic (capitals look alike): read it in English,
         # or its words come back with Cyrillic letters inside.
         read = recognise(image, exe, latin)
+    if not unread and notes is not None:
+        other = _unread_block_script(image, exe, read)
+        if other:
+            notes.append(f"part of it is in {other} script, which no installed OCR language reads")
     return read
+
+
+_BLOCKS_ASKED = 3
+"""Blocks read as noise of a page whose script OSD is asked (the largest first): each is one
+more run of tesseract."""
+_BLOCK_MIN_LINES = 2
+"""Lines a block needs before OSD can tell its script."""
+_NOISE = 45.0
+"""A block read at a mean word confidence below this is noise rather than a doubtful
+reading: Korean read in English came back at 30, while a Latin block of e-mail addresses
+and superscripts reads at 56 (and OSD, asked of its crop, calls it Greek)."""
+
+
+def _unread_block_script(image: bytes, exe: str, lines: list[OcrLine]) -> str:
+    """The script of a block of the page that no installed language reads, or ``""``. OSD
+    tells a page's script by its bulk: a paragraph of Korean amid English is "Latin", and
+    read in English it comes back as noise (``StS ofAl2``) at a low confidence. Each
+    block read as noise (below ``_NOISE``) is cut out and its script asked."""
+    blocks: dict[int, list[OcrLine]] = {}
+    for line in lines:
+        blocks.setdefault(line.paragraph[0], []).append(line)
+    noisy = [
+        found
+        for found in blocks.values()
+        if len(found) >= _BLOCK_MIN_LINES and _confidence(found) < _NOISE
+    ]
+    noisy.sort(key=lambda found: -sum(len(line.text) for line in found))
+    for found in noisy[:_BLOCKS_ASKED]:
+        box = (
+            min(line.left for line in found),
+            min(line.top for line in found),
+            max(line.right for line in found),
+            max(line.bottom for line in found),
+        )
+        script = orientation(crop_pgm(image, box), exe).script
+        if script and script not in _SCRIPT_LANGUAGES:
+            return script
+    return ""
+
+
+def crop_pgm(image: bytes, box: tuple[int, int, int, int]) -> bytes:
+    """The part ``box`` (left, top, right, bottom; pixels) of a PGM image from ``pgm``."""
+    magic, size, depth, pixels = image.split(b"\n", 3)
+    width, height = (int(n) for n in size.split())
+    left, top = max(0, box[0]), max(0, box[1])
+    right, bottom = min(width, box[2]), min(height, box[3])
+    if magic != b"P5" or depth != b"255" or right <= left or bottom <= top:
+        return image
+    rows = b"".join(pixels[y * width + left : y * width + right] for y in range(top, bottom))
+    return pgm(right - left, bottom - top, right - left, rows)

@@ -92,6 +92,10 @@ class _Line:
     """A footnote's line (``notes``): it never joins the body text around it."""
     wraps: bool = False
     """A code line that runs on in the next line (``_mark_wrapped``)."""
+    folio: bool = False
+    """One of the page's first or last two lines with a bare number at its start or end
+    set apart by a gap of ``_CELL_GAP`` font sizes: a running head and its page number
+    (``LayoutParser: A Unified Toolkit …      5``)."""
     blanks: tuple[int, ...] = ()
     """PDFium's indexes of the characters on either side of each blank between the line's
     words (before, after, before, after…), where a table's columns may part

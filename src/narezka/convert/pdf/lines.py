@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 
 from narezka.convert.pdf.base import (
     _ALIGN,
+    _CELL_GAP,
     _INDEXED_CHARS,
     _LINE_BREAK,
     _MARGIN,
@@ -90,6 +91,8 @@ def _page_lines(
         width = float(page.get_width())  # type: ignore[attr-defined]
         lines = _reading_order(_top_down(lines), width, [] if gutters is None else gutters)
         mark_stream_tables(tp, lines)
+        for line in (*lines[:2], *lines[-2:]):
+            line.folio = _folio_apart(tp, line)
         for line in lines:
             line.blanks = ()
         for extreme in (*lines[:2], *lines[-2:]):
@@ -173,6 +176,35 @@ def _read_line(
     elif not cells:
         found.blanks = _blanks(faces, stripped, first, ci, last)
     return found
+
+
+_FOLIO_NUMBER = re.compile(r"\d{1,4}")
+
+
+def _folio_apart(tp: object, line: _Line) -> bool:
+    """``_Line.folio``: the line's first or last word is a bare number set ``_CELL_GAP``
+    font sizes or more apart from two words or more of text (PDFium's runs may hold the
+    gap inside one; its characters' boxes show it)."""
+    words = line.text.split()
+    if len(line.blanks) < 2 or len(words) < 3 or line.table or line.cells or not line.upright:
+        return False
+    import pypdfium2.raw as raw
+
+    handle = getattr(tp, "raw", tp)
+    box = [ctypes.c_double() for _ in range(4)]
+    refs = [ctypes.byref(b) for b in box]
+    wide = _CELL_GAP * max(line.size, 1.0)
+    ends = (
+        (words[0], line.blanks[0], line.blanks[1]),
+        (words[-1], line.blanks[-2], line.blanks[-1]),
+    )
+    for word, before, after in ends:
+        if not _FOLIO_NUMBER.fullmatch(word) or not raw.FPDFText_GetCharBox(handle, before, *refs):
+            continue
+        right = box[1].value
+        if raw.FPDFText_GetCharBox(handle, after, *refs) and box[0].value - right >= wide:
+            return True
+    return False
 
 
 def _blanks(faces: _Faces, stripped: str, first: int, ci: int, last: int) -> tuple[int, ...]:

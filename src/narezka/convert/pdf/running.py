@@ -137,7 +137,12 @@ def _page_running(
     for line in lines:
         key = _running_key(line.text)
         if line.margin and (
-            key in running or _is_page_number(line, single) or _is_folio_line(line, folios or {})
+            key in running
+            or _is_page_number(line, single)
+            or _is_folio_line(line, folios or {})
+            # Nothing repeats on a document's only page (a page cut from a paper): its
+            # head is told by the page number set apart at its end.
+            or (single and line.folio)
         ):
             page_removed.append((key, line))
         else:
