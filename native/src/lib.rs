@@ -207,27 +207,18 @@ fn pack_headings<'py>(
         return Ok(None);
     };
     glued.sort_unstable();
-    let atoms: Vec<pack::Atom> = atoms
-        .into_iter()
-        .map(|(start, end, kind)| pack::Atom { start, end, kind })
-        .collect();
-    let mut doc = pack::Doc {
-        chars: &parsed.chars,
-        flags: &parsed.flags,
-        sentences: &parsed,
+    let mut doc = pack::Doc::new(
+        &parsed,
         block_starts,
         glued,
-        atom_starts: atoms.iter().map(|a| a.start).collect(),
         atoms,
         section_starts,
         budget,
         crumb,
         frame,
-        crumbs: HashMap::new(),
-        frames: HashMap::new(),
-        tok: None,
-        refiners: Vec::new(),
-    };
+        None,
+        Vec::new(),
+    );
     let headings: HashMap<usize, usize> = headings.into_iter().collect();
     pack::pack_headings(&mut doc, &bounds, &headings, min_chars).map(Some)
 }

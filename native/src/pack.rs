@@ -54,6 +54,46 @@ pub struct Doc<'a, 'py> {
     pub refiners: Vec<Refiner>,
 }
 
+impl<'a, 'py> Doc<'a, 'py> {
+    /// A document as the entry points receive it: atoms as `(start, end, kind)` triples in
+    /// order, the caches empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        parsed: &'a crate::sentences::Text,
+        block_starts: Vec<usize>,
+        glued: Vec<usize>,
+        atoms: Vec<(usize, usize, u8)>,
+        section_starts: Vec<usize>,
+        budget: i64,
+        crumb: Bound<'py, PyAny>,
+        frame: Bound<'py, PyAny>,
+        tok: Option<tokens::Tok<'a, 'py>>,
+        refiners: Vec<Refiner>,
+    ) -> Self {
+        let atoms: Vec<Atom> = atoms
+            .into_iter()
+            .map(|(start, end, kind)| Atom { start, end, kind })
+            .collect();
+        Doc {
+            chars: &parsed.chars,
+            flags: &parsed.flags,
+            sentences: parsed,
+            block_starts,
+            glued,
+            atom_starts: atoms.iter().map(|a| a.start).collect(),
+            atoms,
+            section_starts,
+            budget,
+            crumb,
+            frame,
+            crumbs: HashMap::new(),
+            frames: HashMap::new(),
+            tok,
+            refiners,
+        }
+    }
+}
+
 /// A refiner of `narezka.split.cuts.Cuts`.
 #[derive(Clone)]
 pub enum Refiner {

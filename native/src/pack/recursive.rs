@@ -2,13 +2,11 @@
 //! document's body with the separators as refiners, in characters or in cl100k_base tokens.
 //! The overlap is left to Python (`with_overlap`), which extends the ranges handed back.
 
-use std::collections::HashMap;
-
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use super::tokens::Tok;
-use super::{Atom, Doc, Packer, Range, Refiner};
+use super::{Doc, Packer, Range, Refiner};
 
 /// The ranges, and their counts in tokens.
 type Packed = (Vec<Range>, Option<Vec<i64>>);
@@ -60,10 +58,6 @@ pub fn pack_recursive<'py>(
         // Only the atom bounds are left (no refiner at all: the `headings` ones).
         refiners.push(Refiner::Nothing);
     }
-    let atoms: Vec<Atom> = atoms
-        .into_iter()
-        .map(|(start, end, kind)| Atom { start, end, kind })
-        .collect();
     let poisoned = || pyo3::exceptions::PyRuntimeError::new_err("poisoned");
     let tok = match &counter {
         Some(c) => {
@@ -84,23 +78,18 @@ pub fn pack_recursive<'py>(
         }
         None => None,
     };
-    let mut doc = Doc {
-        chars: &parsed.chars,
-        flags: &parsed.flags,
-        sentences: &parsed,
-        block_starts: Vec::new(),
-        glued: Vec::new(),
-        atom_starts: atoms.iter().map(|a| a.start).collect(),
+    let mut doc = Doc::new(
+        &parsed,
+        Vec::new(),
+        Vec::new(),
         atoms,
         section_starts,
-        budget: size,
+        size,
         crumb,
         frame,
-        crumbs: HashMap::new(),
-        frames: HashMap::new(),
         tok,
         refiners,
-    };
+    );
     let probe = match &doc.tok {
         Some(tok) => tok.max_probe,
         None => size.max(1) as usize,

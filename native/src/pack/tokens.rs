@@ -470,10 +470,6 @@ pub fn pack_headings_tokens<'py>(
         return Ok(None);
     };
     glued.sort_unstable();
-    let atoms: Vec<super::Atom> = atoms
-        .into_iter()
-        .map(|(start, end, kind)| super::Atom { start, end, kind })
-        .collect();
     // The piece cache leaves its lock while the document is packed: the callbacks count
     // breadcrumbs and frames through the same counter.
     let poisoned = || pyo3::exceptions::PyRuntimeError::new_err("poisoned");
@@ -489,23 +485,18 @@ pub fn pack_headings_tokens<'py>(
         sanitized,
         budget,
     );
-    let mut doc = Doc {
-        chars: &parsed.chars,
-        flags: &parsed.flags,
-        sentences: &parsed,
+    let mut doc = Doc::new(
+        &parsed,
         block_starts,
         glued,
-        atom_starts: atoms.iter().map(|a| a.start).collect(),
         atoms,
         section_starts,
         budget,
         crumb,
         frame,
-        crumbs: HashMap::new(),
-        frames: HashMap::new(),
-        tok: Some(tok),
-        refiners: Vec::new(),
-    };
+        Some(tok),
+        Vec::new(),
+    );
     let headings: HashMap<usize, usize> = headings.into_iter().collect();
     let found = super::pack_headings(&mut doc, &bounds, &headings, min_chars)
         .and_then(|ranges| Ok((doc.chunk_counts(&ranges)?, ranges)));
