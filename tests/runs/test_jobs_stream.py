@@ -109,7 +109,7 @@ def test_ctrl_c_while_jsonl_streams_exits_130_and_leaves_no_process(tmp_path: Pa
 
 
 SERVER_PROBE = """
-import os, sys
+import os, sys, time
 from pathlib import Path
 from narezka.runs import start_workers_early
 from narezka.tokens import CharCounter
@@ -122,8 +122,16 @@ def read(p, name):
 def parent(p):
     return read(p, "stat").rsplit(b")", 1)[-1].split()[1:2]
 me = [str(os.getpid()).encode()]
-children = [p for p in Path("/proc").iterdir() if p.name.isdigit() and parent(p) == me]
-print(any(b"forkserver" in read(p, "cmdline") for p in children))
+own = read(Path("/proc/self"), "cmdline")
+def children():
+    return [p for p in Path("/proc").iterdir() if p.name.isdigit() and parent(p) == me]
+# Between its fork and its exec a child still shows this process's command line: on a busy
+# machine the server may not have reached its exec yet when the scan runs.
+for _ in range(100):
+    if not any(read(p, "cmdline") == own for p in children()):
+        break
+    time.sleep(0.1)
+print(any(b"forkserver" in read(p, "cmdline") for p in children()))
 """
 
 
